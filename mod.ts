@@ -1,0 +1,45 @@
+/**
+ * @module
+ * The forensic annotation service: seven HTTP workers (user, image, PDF, data, keys,
+ * captcha, audit) as Hono apps over ports, runnable on Node, Bun, Deno and Cloudflare or
+ * mounted inside an existing app.
+ *
+ * @example
+ * ```ts
+ * import { createService, createBlobStore, createKvStore, parseConfig, systemClock } from "@forensic-annotation/service";
+ * import { createStorage } from "unstorage";
+ *
+ * const store = () => createBlobStore(createStorage());
+ * const app = createService(
+ *   { data: store(), audit: store(), images: store(), users: createKvStore(createStorage()), clock: systemClock },
+ *   parseConfig({ R2_KEY_SECRET: "data-key", KEYS_AUTH: "keys-key" }),
+ * );
+ * const response = await app.request("/health");
+ * ```
+ */
+export { createService, type ServicePorts, WORKER_MOUNTS, type WorkerName } from "./src/core/service.ts";
+export { ConfigError, GENERATED_SECRETS, NEVER_EXPOSED, parseConfig, type ServiceConfig, ServiceEnvSchema } from "./src/core/config.ts";
+export type {
+  BlobStore,
+  Bytes,
+  CaptchaOutcome,
+  CaptchaVerifier,
+  Clock,
+  HostedImage,
+  ImageHost,
+  ImageUpload,
+  KvStore,
+  Mailer,
+  MailMessage,
+} from "./src/core/ports.ts";
+export { systemClock } from "./src/core/ports.ts";
+export { type BlobStoreOptions, createBlobStore, createKvStore } from "./src/core/storage/unstorage-stores.ts";
+export { storageKeys } from "./src/core/storage/keys.ts";
+export { createDataWorker, type DataWorkerDeps } from "./src/core/workers/data.ts";
+export { createAuditWorker, type AuditWorkerDeps } from "./src/core/workers/audit.ts";
+export { createKeysWorker, type KeysWorkerDeps } from "./src/core/workers/keys.ts";
+export { createCaptchaWorker, type CaptchaWorkerDeps } from "./src/core/workers/captcha.ts";
+export { createSiteverifyVerifier, type SiteverifyOptions } from "./src/core/captcha/siteverify.ts";
+export { ServiceError } from "./src/core/http/errors.ts";
+export type { ServiceBindings, WorkerApp, WorkerEnv } from "./src/core/http/worker-app.ts";
+export * from "./src/core/schemas/index.ts";

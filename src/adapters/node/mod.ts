@@ -1,0 +1,15 @@
+/**
+ * @module
+ * The Node adapter: the embedded default stores (files) and `serve`.
+ *
+ * @example
+ * ```ts
+ * import { startServer } from "@forensic-annotation/service/node";
+ * const server = await startServer({ port: 8787, host: "127.0.0.1", dataDir: "./data", env: process.env });
+ * ```
+ */
+export { startServer, type RunningServer, type ServeOptions } from "./serve.ts";
+export { createFileBlobStore, createFilePorts } from "./file-ports.ts";
+export { atomicFileDriver, type AtomicFileDriverOptions, writeFileAtomic } from "./file-driver.ts";
+export { createFileJsonArrayAppend } from "./file-append.ts";
+export { ensureSecrets, type SecretsResult } from "./secrets.ts";

@@ -1,0 +1,160 @@
+/**
+ * @module
+ * `ServiceConfig`: parsed once, with zod, from an env-like record (CONTRACT
+ * "Configuration"). Empty strings count as unset, so `FOO=` in a `.env` file unsets FOO.
+ */
+import * as z from "zod";
+
+/** Secrets that no worker ever hands out, whatever `KEYS_EXPOSED` says. */
+export const NEVER_EXPOSED = [
+  "KEYS_AUTH",
+  "HMAC_KEY",
+  "CF_IMAGES_TOKEN",
+  "CF_ACCOUNT_ID",
+  "CAPTCHA_SECRET",
+  "SMTP_URL",
+  "MAIL_HTTP_TOKEN",
+  "ADMIN_AUTH",
+  "EXPORT_SIGNING_KEY",
+] as const;
+
+/** The secrets `serve` generates and persists when they are not configured. */
+export const GENERATED_SECRETS = ["USER_DB_AUTH", "R2_KEY_SECRET", "KEYS_AUTH", "IMAGES_API_TOKEN", "HMAC_KEY"] as const;
+
+const DEFAULT_KEYS_EXPOSED = "USER_DB_AUTH,R2_KEY_SECRET,IMAGES_API_TOKEN,ACCOUNT_HASH";
+const TURNSTILE_SITEVERIFY = "https://challenges.cloudflare.com/turnstile/v0/siteverify";
+
+const optional = z.string().optional();
+const list = (fallback: string) =>
+  z.string().default(fallback).transform((value) =>
+    value.split(",").map((item) => item.trim()).filter((item) => item !== "")
+  );
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+const url = z.url({ protocol: /^https?$/ });
+
+/** The environment variables the service reads (CONTRACT "Configuration"). */
+export const ServiceEnvSchema = z.object({
+  USER_DB_AUTH: optional,
+  R2_KEY_SECRET: optional,
+  KEYS_AUTH: optional,
+  IMAGES_API_TOKEN: optional,
+  ACCOUNT_HASH: optional,
+  HMAC_KEY: optional,
+  KEYS_EXPOSED: list(DEFAULT_KEYS_EXPOSED),
+  ALLOWED_ORIGIN: optional,
+  ADMIN_EMAIL: optional,
+  MAIL_FROM: optional,
+  MAIL_TRANSPORT: z.enum(["outbox", "smtp", "http"]).default("outbox"),
+  MAIL_HTTP_URL: url.optional(),
+  MAIL_HTTP_TOKEN: optional,
+  SMTP_URL: optional,
+  CAPTCHA_SECRET: optional,
+  CAPTCHA_VERIFY_URL: url.default(TURNSTILE_SITEVERIFY),
+  CAPTCHA_TIMEOUT_MS: positiveInt(10_000),
+  IMAGE_HOST: z.enum(["local", "cloudflare"]).default("local"),
+  CF_ACCOUNT_ID: optional,
+  CF_IMAGES_TOKEN: optional,
+  PUBLIC_URL: url.optional(),
+  PDF_IMAGE_HOSTS: z.string().optional(),
+  RATE_LIMITS: optional,
+  AUTH_JWKS_URL: url.optional(),
+  AUTH_ISSUER: optional,
+  AUTH_AUDIENCE: optional,
+  /** Largest JSON document the data worker stores, in bytes. */
+  MAX_JSON_BYTES: positiveInt(10 * 1024 * 1024),
+  /** Largest audit entry, in bytes. */
+  MAX_AUDIT_ENTRY_BYTES: positiveInt(64 * 1024),
+});
+
+/** The parsed configuration every worker receives. */
+export interface ServiceConfig {
+  userDbAuth: string | undefined;
+  r2KeySecret: string | undefined;
+  keysAuth: string | undefined;
+  imagesApiToken: string | undefined;
+  accountHash: string | undefined;
+  hmacKey: string | undefined;
+  /** Names the keys worker may return (never one of {@link NEVER_EXPOSED}). */
+  keysExposed: readonly string[];
+  allowedOrigin: string | undefined;
+  adminEmail: string | undefined;
+  mailFrom: string | undefined;
+  mailTransport: "outbox" | "smtp" | "http";
+  mailHttpUrl: string | undefined;
+  mailHttpToken: string | undefined;
+  smtpUrl: string | undefined;
+  captchaSecret: string | undefined;
+  captchaVerifyUrl: string;
+  captchaTimeoutMs: number;
+  imageHost: "local" | "cloudflare";
+  cfAccountId: string | undefined;
+  cfImagesToken: string | undefined;
+  publicUrl: string | undefined;
+  pdfImageHosts: readonly string[] | undefined;
+  rateLimits: string | undefined;
+  authJwksUrl: string | undefined;
+  authIssuer: string | undefined;
+  authAudience: string | undefined;
+  maxJsonBytes: number;
+  maxAuditEntryBytes: number;
+  /** The raw variables, for the keys worker's by-name lookup. */
+  env: ReadonlyMap<string, string>;
+}
+
+/** A configuration problem, naming each bad variable. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration: ${problems.join("; ")}`);
+    this.name = "ConfigError";
+  }
+}
+
+/**
+ * Parses the configuration from environment variables (`process.env`, a Worker's `env`,
+ * `Deno.env.toObject()`...). Non-string values (Cloudflare bindings) are ignored.
+ *
+ * @throws {ConfigError} when a variable has an invalid value.
+ */
+export function parseConfig(source: Readonly<Record<string, unknown>>): ServiceConfig {
+  const env = new Map<string, string>();
+  for (const [name, value] of Object.entries(source)) {
+    if (typeof value === "string" && value !== "") env.set(name, value);
+  }
+  const result = ServiceEnvSchema.safeParse(Object.fromEntries(env));
+  if (!result.success) {
+    throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`));
+  }
+  const e = result.data;
+  const hidden = new Set<string>(NEVER_EXPOSED);
+  return {
+    userDbAuth: e.USER_DB_AUTH,
+    r2KeySecret: e.R2_KEY_SECRET,
+    keysAuth: e.KEYS_AUTH,
+    imagesApiToken: e.IMAGES_API_TOKEN,
+    accountHash: e.ACCOUNT_HASH,
+    hmacKey: e.HMAC_KEY,
+    keysExposed: e.KEYS_EXPOSED.filter((name) => !hidden.has(name)),
+    allowedOrigin: e.ALLOWED_ORIGIN,
+    adminEmail: e.ADMIN_EMAIL,
+    mailFrom: e.MAIL_FROM,
+    mailTransport: e.MAIL_TRANSPORT,
+    mailHttpUrl: e.MAIL_HTTP_URL,
+    mailHttpToken: e.MAIL_HTTP_TOKEN,
+    smtpUrl: e.SMTP_URL,
+    captchaSecret: e.CAPTCHA_SECRET,
+    captchaVerifyUrl: e.CAPTCHA_VERIFY_URL,
+    captchaTimeoutMs: e.CAPTCHA_TIMEOUT_MS,
+    imageHost: e.IMAGE_HOST,
+    cfAccountId: e.CF_ACCOUNT_ID,
+    cfImagesToken: e.CF_IMAGES_TOKEN,
+    publicUrl: e.PUBLIC_URL,
+    pdfImageHosts: e.PDF_IMAGE_HOSTS?.split(",").map((host) => host.trim()).filter((host) => host !== ""),
+    rateLimits: e.RATE_LIMITS,
+    authJwksUrl: e.AUTH_JWKS_URL,
+    authIssuer: e.AUTH_ISSUER,
+    authAudience: e.AUTH_AUDIENCE,
+    maxJsonBytes: e.MAX_JSON_BYTES,
+    maxAuditEntryBytes: e.MAX_AUDIT_ENTRY_BYTES,
+    env,
+  };
+}

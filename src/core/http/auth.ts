@@ -1,0 +1,75 @@
+/**
+ * @module
+ * Worker credentials (spec 5): `X-Custom-Auth-Key` for the user, data, keys and audit
+ * workers, `Authorization: Bearer` for the image worker. Keys are compared in constant
+ * time; a missing or wrong key is 401 on the user worker and 403 elsewhere (spec 5.2).
+ *
+ * @example
+ * ```ts
+ * app.use("*", requireAuthKey({ keys: [config.r2KeySecret], status: 403 }));
+ * ```
+ */
+import type { MiddlewareHandler } from "hono";
+import { ServiceError } from "./errors.ts";
+
+const encoder = new TextEncoder();
+
+async function digest(value: string): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(value)));
+}
+
+/**
+ * Compares two secrets without leaking, through timing, how much of them matched or how
+ * long the expected one is: both are hashed to 32 bytes and every byte is compared.
+ */
+export async function secretsEqual(given: string, expected: string): Promise<boolean> {
+  const [a, b] = await Promise.all([digest(given), digest(expected)]);
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= (a[i] ?? 0) ^ (b[i] ?? 0);
+  return diff === 0;
+}
+
+/** True when `given` equals any configured key; unset keys never match. */
+export async function matchesAnyKey(given: string | undefined, keys: readonly (string | undefined)[]): Promise<boolean> {
+  if (given === undefined || given === "") return false;
+  let ok = false;
+  for (const key of keys) {
+    // No early exit: every configured key is compared.
+    if (key !== undefined && key !== "" && (await secretsEqual(given, key))) ok = true;
+  }
+  return ok;
+}
+
+/** Options of {@link requireAuthKey} and {@link requireBearer}. */
+export interface AuthOptions {
+  /** Accepted secrets; an unset (undefined) key accepts nothing. */
+  keys: readonly (string | undefined)[];
+  /** 401 for the user worker, 403 for the others (spec 5.2). */
+  status: 401 | 403;
+}
+
+function refuse(status: 401 | 403, message: string): ServiceError {
+  return status === 401 ? ServiceError.unauthorized(message) : ServiceError.forbidden(message);
+}
+
+/** Requires `X-Custom-Auth-Key` to equal one of the configured keys. */
+export function requireAuthKey(options: AuthOptions): MiddlewareHandler {
+  return async (c, next) => {
+    if (!(await matchesAnyKey(c.req.header("X-Custom-Auth-Key"), options.keys))) {
+      throw refuse(options.status, "Missing or invalid X-Custom-Auth-Key");
+    }
+    await next();
+  };
+}
+
+/** Requires `Authorization: Bearer <token>` with one of the configured tokens. */
+export function requireBearer(options: AuthOptions): MiddlewareHandler {
+  return async (c, next) => {
+    const header = c.req.header("Authorization") ?? "";
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!(await matchesAnyKey(match?.[1], options.keys))) {
+      throw refuse(options.status, "Missing or invalid bearer token");
+    }
+    await next();
+  };
+}

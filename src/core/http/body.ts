@@ -1,0 +1,61 @@
+/**
+ * @module
+ * Reading request bodies and queries through a zod schema. Bodies are decoded as strict
+ * UTF-8 (invalid bytes are a 400, never silently replaced) and parsed as JSON whatever the
+ * Content-Type, as existing clients do not always send one.
+ */
+import type { Context } from "hono";
+import type * as z from "zod";
+import { ServiceError } from "./errors.ts";
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** Decodes bytes as strict UTF-8 or throws a 400. */
+export function decodeUtf8(bytes: ArrayBuffer | Uint8Array, what = "Request body"): string {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    throw ServiceError.validation(`${what} is not valid UTF-8`);
+  }
+}
+
+/** Parses JSON text or throws a 400 that says why. */
+export function parseJsonText(text: string, what = "Request body"): unknown {
+  if (text.trim() === "") throw ServiceError.validation(`${what} is empty; JSON expected`);
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : "parse error";
+    throw ServiceError.validation(`${what} is not valid JSON`, { reason });
+  }
+}
+
+/** The body as JSON text, checked to be well-formed UTF-8 JSON. */
+export async function readJsonText(c: Context): Promise<{ text: string; value: unknown }> {
+  const text = decodeUtf8(await c.req.arrayBuffer());
+  return { text, value: parseJsonText(text) };
+}
+
+/** Validates `value` with `schema`; the 400 names the first failing field. */
+export function parseWith<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map((issue) => ({
+    path: issue.path.map(String).join("."),
+    message: issue.message,
+  }));
+  const first = issues[0];
+  const field = first && first.path !== "" ? ` at "${first.path}"` : "";
+  throw ServiceError.validation(`Invalid ${where}${field}: ${first?.message ?? "invalid"}`, { issues });
+}
+
+/** Reads and validates a JSON body. */
+export async function readBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
+  const { value } = await readJsonText(c);
+  return parseWith(schema, value, "request body");
+}
+
+/** Validates the query string (last value of each name). */
+export function readQuery<S extends z.ZodType>(c: Context, schema: S): z.output<S> {
+  return parseWith(schema, c.req.query(), "query");
+}

@@ -1,0 +1,111 @@
+/**
+ * @module
+ * The one place that turns failures into the standard error body of spec section 7.
+ * Workers throw a {@link ServiceError} (or let Hono throw an `HTTPException`); the
+ * service's `onError` calls {@link errorResponse}.
+ *
+ * @example
+ * ```ts
+ * throw ServiceError.validation("startDate must be YYYY-MM-DD", { field: "startDate" });
+ * ```
+ */
+import { HTTPException } from "hono/http-exception";
+import type { Context } from "hono";
+import type { ErrorBody, ErrorCode } from "../schemas/error.ts";
+
+const REASON: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  413: "Payload Too Large",
+  415: "Unsupported Media Type",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+  504: "Gateway Timeout",
+};
+
+/** The spec knows five codes; every status maps onto one of them. */
+export function codeForStatus(status: number): ErrorCode {
+  if (status === 401) return "UNAUTHORIZED";
+  if (status === 403 || status === 429) return "FORBIDDEN";
+  if (status === 404) return "NOT_FOUND";
+  if (status >= 500) return "SERVER_ERROR";
+  return "VALIDATION_ERROR";
+}
+
+export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 413 | 415 | 429 | 500 | 502 | 503 | 504;
+
+/** A failure with a stable spec code, an HTTP status and details safe to show a client. */
+export class ServiceError extends Error {
+  readonly status: ErrorStatus;
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    status: ErrorStatus,
+    message: string,
+    details: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = "ServiceError";
+    this.status = status;
+    this.code = codeForStatus(status);
+    this.details = details;
+    this.headers = headers;
+  }
+
+  static validation(message: string, details: Record<string, unknown> = {}): ServiceError {
+    return new ServiceError(400, message, details);
+  }
+  static unauthorized(message = "Missing or invalid authentication"): ServiceError {
+    return new ServiceError(401, message);
+  }
+  static forbidden(message = "Missing or invalid authentication"): ServiceError {
+    return new ServiceError(403, message);
+  }
+  static notFound(message: string, details: Record<string, unknown> = {}): ServiceError {
+    return new ServiceError(404, message, details);
+  }
+  static methodNotAllowed(allowed: readonly string[]): ServiceError {
+    return new ServiceError(405, `Method not allowed; allowed: ${allowed.join(", ")}`, { allowed }, {
+      Allow: allowed.join(", "),
+    });
+  }
+  static tooLarge(limitBytes: number): ServiceError {
+    return new ServiceError(413, `Request body exceeds ${limitBytes} bytes`, { limitBytes });
+  }
+  /** A dependency (store, upstream service) failed; the message must not leak internals. */
+  static server(message = "Internal server error", status: 500 | 502 | 503 | 504 = 500): ServiceError {
+    return new ServiceError(status, message);
+  }
+}
+
+/** The standard body for a status, code and message. */
+export function errorBody(status: number, message: string, details: Record<string, unknown> = {}): ErrorBody {
+  return { error: REASON[status] ?? "Error", code: codeForStatus(status), message, details };
+}
+
+/** Renders any thrown value as the standard error body; unknown errors become SERVER_ERROR. */
+export function errorResponse(err: unknown, c: Context): Response {
+  if (err instanceof ServiceError) {
+    return c.json(errorBody(err.status, err.message, err.details), err.status, err.headers);
+  }
+  if (err instanceof HTTPException) {
+    const status = err.status;
+    const message = status >= 500 ? "Internal server error" : err.message || (REASON[status] ?? "Error");
+    // Hono's own exceptions (validator, body limit) carry no secrets; keep their headers.
+    const headers: Record<string, string> = {};
+    err.getResponse().headers.forEach((value, key) => {
+      if (key.toLowerCase() !== "content-type" && key.toLowerCase() !== "content-length") headers[key] = value;
+    });
+    return c.json(errorBody(status, message), status as ErrorStatus, headers);
+  }
+  console.error("unhandled error:", err instanceof Error ? `${err.name}: ${err.message}` : String(err));
+  return c.json(errorBody(500, "Internal server error"), 500);
+}

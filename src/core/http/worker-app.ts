@@ -1,0 +1,71 @@
+/**
+ * @module
+ * The frame every worker shares: standard error bodies for thrown errors and unknown paths,
+ * CORS before anything else, and the OpenAPI registry the routes describe themselves in.
+ */
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context, MiddlewareHandler } from "hono";
+import { errorBody, errorResponse, ServiceError } from "./errors.ts";
+import { siteCors } from "./cors.ts";
+import { ErrorBodySchema } from "../schemas/error.ts";
+
+/** What an adapter may pass as the second argument of `fetch`. */
+export interface ServiceBindings {
+  /** The client's IP address as the adapter saw it (socket peer, or CF-Connecting-IP on Cloudflare). */
+  clientIp?: string;
+}
+
+/** The Hono environment of every worker. */
+export interface WorkerEnv {
+  Bindings: ServiceBindings;
+}
+
+/** A worker or the whole service: a Hono app with an OpenAPI registry. */
+export type WorkerApp = OpenAPIHono<WorkerEnv>;
+
+/** Creates a worker's app: CORS for its methods, then the standard error handling. */
+export function createWorkerApp(options: { allowedOrigin: string | undefined; methods: readonly string[] }): WorkerApp {
+  const app = new OpenAPIHono<WorkerEnv>();
+  app.onError(errorResponse);
+  app.notFound((c) => c.json(errorBody(404, `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
+  app.use("*", siteCors({ allowedOrigin: options.allowedOrigin, methods: options.methods }));
+  return app;
+}
+
+/** A handler that answers 405 with `Allow` for a path whose other methods exist. */
+export function methodNotAllowed(allowed: readonly string[]): MiddlewareHandler {
+  return () => {
+    throw ServiceError.methodNotAllowed([...allowed, "OPTIONS"]);
+  };
+}
+
+/** The client IP the adapter passed in, if any. */
+export function clientIp(c: Context<WorkerEnv>): string | undefined {
+  const value: unknown = (c.env as ServiceBindings | undefined)?.clientIp;
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+/**
+ * The request path after the worker's mount point, still percent-encoded. Hono decodes
+ * `c.req.path`; storage keys must be decoded exactly once, by the key builder.
+ */
+export function rawPathAfterMount(c: Context, routeSuffix = "/*"): string {
+  const mount = c.req.routePath.endsWith(routeSuffix)
+    ? c.req.routePath.slice(0, -routeSuffix.length)
+    : c.req.routePath;
+  const pathname = new URL(c.req.url).pathname;
+  return pathname.startsWith(mount) ? pathname.slice(mount.length) : pathname;
+}
+
+/** OpenAPI response entries with the standard error body, for the given statuses. */
+export function errorResponses(statuses: Record<number, string>): Record<
+  number,
+  { description: string; content: { "application/json": { schema: typeof ErrorBodySchema } } }
+> {
+  return Object.fromEntries(
+    Object.entries(statuses).map(([status, description]) => [
+      status,
+      { description, content: { "application/json": { schema: ErrorBodySchema } } },
+    ]),
+  );
+}

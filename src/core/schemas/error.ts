@@ -1,0 +1,23 @@
+import * as z from "zod";
+
+/** The error codes of spec section 7.2. */
+export const ErrorCodeSchema = z.enum([
+  "UNAUTHORIZED",
+  "FORBIDDEN",
+  "NOT_FOUND",
+  "VALIDATION_ERROR",
+  "SERVER_ERROR",
+]);
+export type ErrorCode = z.infer<typeof ErrorCodeSchema>;
+
+/** The standard error body of spec section 7.1. */
+export const ErrorBodySchema = z.object({
+  error: z.string(),
+  code: ErrorCodeSchema,
+  message: z.string(),
+  details: z.record(z.string(), z.unknown()),
+});
+export type ErrorBody = z.infer<typeof ErrorBodySchema>;
+
+/** `{success: true}`, the answer of data-worker writes (spec 4.4). */
+export const SuccessSchema = z.object({ success: z.literal(true) });

@@ -1,0 +1,81 @@
+/**
+ * @module
+ * Every storage key is built and checked here (CONTRACT "Storage layout"). unstorage
+ * turns `/` into `:` and cuts keys at `?`, and drivers called directly do no traversal
+ * check, so a segment may hold none of those characters, nor `..`, `\`, `#` or controls.
+ */
+import { ServiceError } from "../http/errors.ts";
+
+const MAX_SEGMENT_BYTES = 255;
+const MAX_KEY_BYTES = 1024;
+// Control characters (C0, DEL, C1) and the characters that change a key's meaning downstream.
+// deno-lint-ignore no-control-regex
+const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f/\\:?#]/;
+const encoder = new TextEncoder();
+
+/** Checks one decoded key segment; `what` names it in the 400. */
+export function checkSegment(segment: string, what = "key segment"): string {
+  if (segment === "") throw ServiceError.validation(`${what} is empty`);
+  if (segment === "." || segment === "..") throw ServiceError.validation(`${what} may not be "${segment}"`);
+  const bad = FORBIDDEN.exec(segment);
+  if (bad) {
+    const char = bad[0];
+    const shown = char.charCodeAt(0) < 0x20 || char.charCodeAt(0) >= 0x7f
+      ? `U+${char.charCodeAt(0).toString(16).padStart(4, "0").toUpperCase()}`
+      : `"${char}"`;
+    throw ServiceError.validation(`${what} contains a forbidden character ${shown}`, { [what]: segment });
+  }
+  if (encoder.encode(segment).length > MAX_SEGMENT_BYTES) {
+    throw ServiceError.validation(`${what} is longer than ${MAX_SEGMENT_BYTES} bytes`);
+  }
+  return segment;
+}
+
+/** Decodes one percent-encoded path segment exactly once, then checks it. */
+export function decodeSegment(raw: string, what = "key segment"): string {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(raw);
+  } catch {
+    throw ServiceError.validation(`${what} has invalid percent-encoding`);
+  }
+  return checkSegment(decoded, what);
+}
+
+/**
+ * Turns a raw (still percent-encoded) request path such as `u1/case%201/data.json` into a
+ * checked storage key `u1/case 1/data.json`. Empty segments (`a//b`, a leading `/`) are refused.
+ */
+export function keyFromRawPath(rawPath: string): string {
+  if (rawPath === "") throw ServiceError.validation("Storage key is missing");
+  const key = rawPath.split("/").map((raw) => decodeSegment(raw)).join("/");
+  if (encoder.encode(key).length > MAX_KEY_BYTES) {
+    throw ServiceError.validation(`Storage key is longer than ${MAX_KEY_BYTES} bytes`);
+  }
+  return key;
+}
+
+/** A `YYYY-MM-DD` UTC day. */
+export type AuditDay = string;
+
+/** The keys of CONTRACT "Storage layout"; each argument is checked as one segment. */
+export const storageKeys = {
+  /** KV: the user record. */
+  user: (userUid: string): string => checkSegment(userUid, "userUid"),
+  /** Blob: a case document. */
+  case: (userUid: string, caseNumber: string): string =>
+    `${checkSegment(userUid, "userUid")}/${checkSegment(caseNumber, "caseNumber")}/data.json`,
+  /** Blob: the annotations of one file. */
+  annotations: (userUid: string, caseNumber: string, fileId: string): string =>
+    `${checkSegment(userUid, "userUid")}/${checkSegment(caseNumber, "caseNumber")}/${
+      checkSegment(fileId, "fileId")
+    }/data.json`,
+  /** Audit store: one user's day (spec 4.8). */
+  auditDay: (userId: string, day: AuditDay): string =>
+    `audit-trails/${checkSegment(userId, "userId")}-${checkSegment(day, "date")}.json`,
+  /** Audit store: the day as existing deployments wrote it (CONTRACT). */
+  legacyAuditDay: (userId: string, day: AuditDay): string =>
+    `audit-trails/${checkSegment(userId, "userId")}/${checkSegment(day, "date")}.json`,
+  /** Image store: a hosted image. */
+  image: (imageId: string): string => `images/${checkSegment(imageId, "imageId")}`,
+} as const;

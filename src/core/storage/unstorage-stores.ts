@@ -1,0 +1,107 @@
+/**
+ * @module
+ * `BlobStore` and `KvStore` over any unstorage `Storage`. Drivers do raw reads and writes
+ * only; this layer owns keys (`/` outside, `:` inside unstorage), per-key serialization and
+ * the lossless JSON-array append. A backend with a faster or cross-process append (files
+ * in place, Redis transactions, R2 conditional writes) passes its own `appendToJsonArray`.
+ */
+import type { Storage } from "unstorage";
+import type { BlobStore, Bytes, KvStore } from "../ports.ts";
+import { KeyedMutex } from "./keyed-mutex.ts";
+import { encodeJsonArray, parseJsonArray } from "./json-array.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** unstorage separates with `:`; our segments never contain one, so the mapping is exact. */
+const toStorageKey = (key: string): string => key.replaceAll("/", ":");
+const fromStorageKey = (key: string): string => key.replaceAll(":", "/");
+
+/** Normalizes whatever a driver returns for a raw read into bytes. */
+export function toBytes(value: unknown): Bytes | null {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Uint8Array) {
+    return value.buffer instanceof ArrayBuffer
+      ? new Uint8Array(value.buffer, value.byteOffset, value.byteLength)
+      : new Uint8Array(value);
+  }
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  if (typeof value === "string") return encoder.encode(value);
+  // A driver without raw support hands back what its JSON layer made of the bytes.
+  return encoder.encode(JSON.stringify(value));
+}
+
+/** Options of {@link createBlobStore}. */
+export interface BlobStoreOptions {
+  /**
+   * A backend's own append, called under this process's per-key lock. Returns the item
+   * count after the append. Without it, append is read-modify-write under that lock,
+   * lossless within one process.
+   */
+  appendToJsonArray?: (key: string, item: unknown) => Promise<number>;
+}
+
+/** A `BlobStore` over an unstorage `Storage`. */
+export function createBlobStore(storage: Storage, options: BlobStoreOptions = {}): BlobStore {
+  const mutex = new KeyedMutex();
+
+  const get = async (key: string): Promise<Bytes | null> => toBytes(await storage.getItemRaw(toStorageKey(key)));
+  const put = async (key: string, value: Uint8Array): Promise<void> => {
+    await storage.setItemRaw(toStorageKey(key), value);
+  };
+  const has = (key: string): Promise<boolean> => storage.hasItem(toStorageKey(key));
+
+  const store: BlobStore = {
+    get,
+    put: (key, value) => mutex.run(key, () => put(key, value)),
+    has,
+    delete: (key) =>
+      mutex.run(key, async () => {
+        if (!(await has(key))) return false;
+        await storage.removeItem(toStorageKey(key));
+        return true;
+      }),
+    async list(prefix) {
+      const keys = await storage.getKeys(toStorageKey(prefix.replace(/\/$/, "")));
+      return keys.map(fromStorageKey).filter((key) => key.startsWith(prefix)).sort();
+    },
+    update: (key, change) =>
+      mutex.run(key, async () => {
+        const next = await change(await get(key));
+        await put(key, next);
+        return next;
+      }),
+    appendToJsonArray: (key, item) =>
+      mutex.run(key, async () => {
+        if (options.appendToJsonArray) return options.appendToJsonArray(key, item);
+        const current = await get(key);
+        const items = current === null ? [] : parseJsonArray(current).items;
+        items.push(item);
+        await put(key, encodeJsonArray(items));
+        return items.length;
+      }),
+  };
+  return store;
+}
+
+/** A `KvStore` over an unstorage `Storage` (values are UTF-8 strings). */
+export function createKvStore(storage: Storage): KvStore {
+  const mutex = new KeyedMutex();
+  return {
+    async get(key) {
+      const bytes = toBytes(await storage.getItemRaw(toStorageKey(key)));
+      return bytes === null ? null : decoder.decode(bytes);
+    },
+    put: (key, value) => mutex.run(key, () => storage.setItemRaw(toStorageKey(key), encoder.encode(value))),
+    delete: (key) =>
+      mutex.run(key, async () => {
+        if (!(await storage.hasItem(toStorageKey(key)))) return false;
+        await storage.removeItem(toStorageKey(key));
+        return true;
+      }),
+    async list(prefix) {
+      const keys = await storage.getKeys();
+      return keys.map(fromStorageKey).filter((key) => key.startsWith(prefix)).sort();
+    },
+  };
+}

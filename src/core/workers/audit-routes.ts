@@ -1,0 +1,77 @@
+/**
+ * @module
+ * The audit endpoints of spec 4.8, mounted by both the data worker and the audit worker
+ * over one audit store. Entries are validated, appended losslessly, never modified.
+ */
+import type { BlobStore, Clock } from "../ports.ts";
+import type { ServiceConfig } from "../config.ts";
+import {
+  AuditAppendResponseSchema,
+  AuditEntriesResponseSchema,
+  AuditGetQuerySchema,
+  AuditPostQuerySchema,
+  ValidationAuditEntrySchema,
+} from "../schemas/audit.ts";
+import { parseWith, readJsonText, readQuery } from "../http/body.ts";
+import { limitBody } from "../http/limits.ts";
+import { errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
+import { checkSegment } from "../storage/keys.ts";
+import { auditDayRange } from "../audit/days.ts";
+import { appendAuditEntry, readAuditDays } from "../audit/trail.ts";
+
+/** What the audit routes need. */
+export interface AuditRoutesDeps {
+  audit: BlobStore;
+  clock: Clock;
+  config: ServiceConfig;
+}
+
+const AUDIT_PATHS = ["/audit", "/audit/"] as const;
+
+/** Adds POST and GET `/audit/` to a worker app (its auth is the worker's). */
+export function registerAuditRoutes(app: WorkerApp, deps: AuditRoutesDeps): void {
+  const { audit, clock, config } = deps;
+
+  app.openAPIRegistry.registerPath({
+    method: "post",
+    path: "/audit/",
+    summary: "Append an audit entry to the user's file of today (UTC)",
+    request: {
+      query: AuditPostQuerySchema,
+      body: { required: true, content: { "application/json": { schema: ValidationAuditEntrySchema } } },
+    },
+    responses: {
+      200: { description: "Appended", content: { "application/json": { schema: AuditAppendResponseSchema } } },
+      ...errorResponses({ 400: "userId missing or invalid entry", 403: "Bad key", 413: "Entry too large" }),
+    },
+  });
+  app.openAPIRegistry.registerPath({
+    method: "get",
+    path: "/audit/",
+    summary: "Entries of today, or of each day from startDate to endDate",
+    request: { query: AuditGetQuerySchema },
+    responses: {
+      200: { description: "Entries", content: { "application/json": { schema: AuditEntriesResponseSchema } } },
+      ...errorResponses({ 400: "userId missing or bad dates", 403: "Bad key" }),
+    },
+  });
+
+  for (const path of AUDIT_PATHS) {
+    app.post(path, limitBody(config.maxAuditEntryBytes), async (c) => {
+      const { userId } = readQuery(c, AuditPostQuerySchema);
+      checkSegment(userId, "userId");
+      const { value } = await readJsonText(c);
+      const entry = parseWith(ValidationAuditEntrySchema, value, "audit entry");
+      const { entryCount, filename } = await appendAuditEntry(audit, clock, userId, entry);
+      return c.json({ success: true as const, entryCount, filename }, 200);
+    });
+    app.get(path, async (c) => {
+      const query = readQuery(c, AuditGetQuerySchema);
+      checkSegment(query.userId, "userId");
+      const days = auditDayRange(query.startDate, query.endDate, clock.now());
+      const entries = await readAuditDays(audit, query.userId, days);
+      return c.json({ entries, total: entries.length }, 200);
+    });
+    app.all(path, methodNotAllowed(["GET", "POST"]));
+  }
+}

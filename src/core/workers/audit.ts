@@ -1,0 +1,25 @@
+/**
+ * @module
+ * The audit worker (spec 4.8): the audit endpoints on their own, with the data worker's
+ * key (`R2_KEY_SECRET`) and the same audit store.
+ */
+import type { BlobStore, Clock } from "../ports.ts";
+import type { ServiceConfig } from "../config.ts";
+import { requireAuthKey } from "../http/auth.ts";
+import { createWorkerApp, type WorkerApp } from "../http/worker-app.ts";
+import { registerAuditRoutes } from "./audit-routes.ts";
+
+/** Ports and configuration of the audit worker. */
+export interface AuditWorkerDeps {
+  audit: BlobStore;
+  clock: Clock;
+  config: ServiceConfig;
+}
+
+/** Creates the audit worker: `POST /audit/` and `GET /audit/`. */
+export function createAuditWorker(deps: AuditWorkerDeps): WorkerApp {
+  const app = createWorkerApp({ allowedOrigin: deps.config.allowedOrigin, methods: ["GET", "POST"] });
+  app.use("*", requireAuthKey({ keys: [deps.config.r2KeySecret], status: 403 }));
+  registerAuditRoutes(app, deps);
+  return app;
+}

@@ -1,0 +1,64 @@
+/**
+ * @module
+ * The captcha worker (spec 4.6): verifies a client's CAPTCHA token with the external
+ * service and answers its verdict with 200, whether the token passed or not.
+ */
+import type { CaptchaVerifier } from "../ports.ts";
+import type { ServiceConfig } from "../config.ts";
+import { CaptchaRequestSchema, CaptchaResponseSchema } from "../schemas/captcha.ts";
+import { decodeUtf8, parseJsonText, parseWith } from "../http/body.ts";
+import { limitBody } from "../http/limits.ts";
+import { clientIp, createWorkerApp, errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
+
+/** Ports and configuration of the captcha worker. */
+export interface CaptchaWorkerDeps {
+  verifier: CaptchaVerifier;
+  config: ServiceConfig;
+}
+
+const MAX_BODY_BYTES = 16 * 1024;
+
+/** Reads the token from JSON or, as a Turnstile widget posts it, from a form body. */
+async function readCaptchaBody(request: Request): Promise<unknown> {
+  const type = request.headers.get("Content-Type") ?? "";
+  if (/^(application\/x-www-form-urlencoded|multipart\/form-data)/i.test(type)) {
+    const form = await request.formData().catch(() => null);
+    if (form === null) return {};
+    return Object.fromEntries([...form.entries()].filter(([, value]) => typeof value === "string"));
+  }
+  return parseJsonText(decodeUtf8(await request.arrayBuffer()));
+}
+
+/** Creates the captcha worker: `POST /`. */
+export function createCaptchaWorker(deps: CaptchaWorkerDeps): WorkerApp {
+  const { verifier, config } = deps;
+  const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["POST"] });
+
+  app.openAPIRegistry.registerPath({
+    method: "post",
+    path: "/",
+    summary: "Verify a CAPTCHA token",
+    request: { body: { required: true, content: { "application/json": { schema: CaptchaRequestSchema } } } },
+    responses: {
+      200: { description: "Verification completed", content: { "application/json": { schema: CaptchaResponseSchema } } },
+      ...errorResponses({ 400: "Token missing or bad body", 405: "Method not allowed", 500: "Verifier failed" }),
+    },
+  });
+
+  app.post("/", limitBody(MAX_BODY_BYTES), async (c) => {
+    const body = parseWith(CaptchaRequestSchema, await readCaptchaBody(c.req.raw), "request body");
+    const token = body["captcha-response"] ?? body["cf-turnstile-response"] ?? "";
+    const outcome = await verifier.verify(token, clientIp(c));
+    return c.json(
+      {
+        success: outcome.success,
+        "error-codes": outcome["error-codes"],
+        challenge_ts: outcome.challenge_ts,
+        hostname: outcome.hostname,
+      },
+      200,
+    );
+  });
+  app.all("/", methodNotAllowed(["POST"]));
+  return app;
+}

@@ -1,0 +1,100 @@
+/**
+ * @module
+ * The data worker (spec 4.4): JSON documents in the data store under `{name}.json`, plus
+ * the audit endpoints (spec 4.8). Keys arrive percent-encoded per segment and are decoded
+ * once by the key builder.
+ */
+import * as z from "zod";
+import type { BlobStore, Clock } from "../ports.ts";
+import type { ServiceConfig } from "../config.ts";
+import { SuccessSchema } from "../schemas/error.ts";
+import { readJsonText } from "../http/body.ts";
+import { requireAuthKey } from "../http/auth.ts";
+import { limitBody } from "../http/limits.ts";
+import { ServiceError } from "../http/errors.ts";
+import {
+  createWorkerApp,
+  errorResponses,
+  methodNotAllowed,
+  rawPathAfterMount,
+  type WorkerApp,
+} from "../http/worker-app.ts";
+import { keyFromRawPath } from "../storage/keys.ts";
+import { registerAuditRoutes } from "./audit-routes.ts";
+
+/** Ports and configuration of the data worker. */
+export interface DataWorkerDeps {
+  /** The data store (cases, annotations). */
+  blobs: BlobStore;
+  /** The audit store, shared with the audit worker. */
+  audit: BlobStore;
+  clock: Clock;
+  config: ServiceConfig;
+}
+
+const encoder = new TextEncoder();
+const EMPTY_DOCUMENT = encoder.encode("[]");
+const DocumentPathSchema = z.object({
+  filename: z.string().describe("Key without `.json`, each `/`-separated segment percent-encoded"),
+});
+const AnyJsonSchema = z.unknown().describe("Any JSON value");
+
+/** The checked storage key of a `/{filename}.json` request path. */
+function documentKey(rawPath: string): string {
+  const key = keyFromRawPath(rawPath.replace(/^\//, ""));
+  const name = key.slice(key.lastIndexOf("/") + 1);
+  if (!name.endsWith(".json") || name === ".json") {
+    throw ServiceError.validation("Invalid file type: only .json documents are stored", { key });
+  }
+  return key;
+}
+
+/** Creates the data worker. */
+export function createDataWorker(deps: DataWorkerDeps): WorkerApp {
+  const { blobs, config } = deps;
+  const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["GET", "PUT", "DELETE", "POST"] });
+  app.use("*", requireAuthKey({ keys: [config.r2KeySecret], status: 403 }));
+  registerAuditRoutes(app, deps);
+
+  const documentPath = "/{filename}.json";
+  const describe = (method: "get" | "put" | "delete", summary: string, ok: string, extra: Record<number, string>) =>
+    app.openAPIRegistry.registerPath({
+      method,
+      path: documentPath,
+      summary,
+      request: {
+        params: DocumentPathSchema,
+        ...(method === "put"
+          ? { body: { required: true, content: { "application/json": { schema: AnyJsonSchema } } } }
+          : {}),
+      },
+      responses: {
+        200: {
+          description: ok,
+          content: { "application/json": { schema: method === "get" ? AnyJsonSchema : SuccessSchema } },
+        },
+        ...errorResponses({ 400: "Not a .json key, bad key or invalid JSON", 403: "Bad key", ...extra }),
+      },
+    });
+  describe("get", "Read a document; `[]` when it does not exist", "The stored JSON", {});
+  describe("put", "Store any valid JSON document", "Stored", { 413: "Document too large" });
+  describe("delete", "Delete a document", "Deleted", { 404: "No such document" });
+
+  app.get("/*", async (c) => {
+    const stored = await blobs.get(documentKey(rawPathAfterMount(c)));
+    return c.body(stored ?? EMPTY_DOCUMENT, 200, { "Content-Type": "application/json; charset=utf-8" });
+  });
+  app.put("/*", limitBody(config.maxJsonBytes), async (c) => {
+    const key = documentKey(rawPathAfterMount(c));
+    const { text } = await readJsonText(c);
+    await blobs.put(key, encoder.encode(text));
+    return c.json({ success: true as const }, 200);
+  });
+  app.delete("/*", async (c) => {
+    const key = documentKey(rawPathAfterMount(c));
+    if (!(await blobs.delete(key))) throw ServiceError.notFound("File not found", { key });
+    return c.json({ success: true as const }, 200);
+  });
+  app.all("/*", methodNotAllowed(["GET", "PUT", "DELETE"]));
+  return app;
+}

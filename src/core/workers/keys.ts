@@ -1,0 +1,51 @@
+/**
+ * @module
+ * The keys worker (spec 4.5): hands a logged-in client the worker keys it needs, by name.
+ * Only names on the allow-list (`KEYS_EXPOSED`) are answered, looked up as own entries of
+ * the configuration, and the signing and upstream secrets are never on that list.
+ */
+import * as z from "zod";
+import type { ServiceConfig } from "../config.ts";
+import { requireAuthKey } from "../http/auth.ts";
+import { ServiceError } from "../http/errors.ts";
+import { createWorkerApp, errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
+
+/** Configuration of the keys worker. */
+export interface KeysWorkerDeps {
+  config: ServiceConfig;
+}
+
+const KeyNameSchema = z.object({ keyName: z.string().describe("Environment variable name, e.g. R2_KEY_SECRET") });
+
+/** Creates the keys worker: `GET /{keyName}` answers the value as plain text. */
+export function createKeysWorker(deps: KeysWorkerDeps): WorkerApp {
+  const { config } = deps;
+  const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["GET"] });
+  app.use("*", requireAuthKey({ keys: [config.keysAuth], status: 403 }));
+  const exposed = new Set(config.keysExposed);
+
+  app.openAPIRegistry.registerPath({
+    method: "get",
+    path: "/{keyName}",
+    summary: "The value of an allow-listed key, as plain text",
+    request: { params: KeyNameSchema },
+    responses: {
+      200: { description: "The value", content: { "text/plain": { schema: z.string() } } },
+      ...errorResponses({ 400: "Key name missing", 403: "Bad key", 404: "Unknown or not exposed" }),
+    },
+  });
+
+  app.get("/", () => {
+    throw ServiceError.validation("Key name is missing: GET /{keyName}");
+  });
+  app.get("/:keyName", (c) => {
+    const name = c.req.param("keyName");
+    // A Map holds only own entries, so names like "__proto__" or "constructor" find nothing.
+    const value = exposed.has(name) ? config.env.get(name) : undefined;
+    if (value === undefined) throw ServiceError.notFound("Key not found", { keyName: name });
+    return c.text(value, 200, { "Cache-Control": "no-store" });
+  });
+  app.all("/", methodNotAllowed(["GET"]));
+  app.all("/:keyName", methodNotAllowed(["GET"]));
+  return app;
+}
