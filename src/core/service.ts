@@ -43,7 +43,7 @@ const HealthSchema = z.object({ ok: z.literal(true) });
 
 /** Mounts every worker on one app with `/health` and `/openapi.json`. */
 export function createService(ports: ServicePorts, config: ServiceConfig): WorkerApp {
-  const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["GET"] });
+  const app = createWorkerApp({ allowedOrigin: config.allowedOrigin });
   app.openAPIRegistry.registerPath({
     method: "get",
     path: "/health",

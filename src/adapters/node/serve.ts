@@ -68,8 +68,14 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     port,
     close: () =>
       new Promise<void>((resolve, reject) => {
-        server.close((err) => (err ? reject(err) : resolve()));
-        // Idle keep-alive sockets would hold close() open; busy ones finish their request first.
+        // Keep-alive sockets would hold close() open: close each one as soon as its
+        // in-flight request is answered.
+        const sweep = setInterval(() => "closeIdleConnections" in server && server.closeIdleConnections(), 50);
+        server.close((err) => {
+          clearInterval(sweep);
+          if (err) reject(err);
+          else resolve();
+        });
         if ("closeIdleConnections" in server) server.closeIdleConnections();
       }),
   };

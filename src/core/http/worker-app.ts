@@ -23,12 +23,20 @@ export interface WorkerEnv {
 /** A worker or the whole service: a Hono app with an OpenAPI registry. */
 export type WorkerApp = OpenAPIHono<WorkerEnv>;
 
+/** Options of {@link createWorkerApp}. */
+export interface WorkerAppOptions {
+  allowedOrigin: string | undefined;
+  /** The worker's methods, for CORS; without them the app adds no CORS (the root app). */
+  methods?: readonly string[];
+}
+
 /** Creates a worker's app: CORS for its methods, then the standard error handling. */
-export function createWorkerApp(options: { allowedOrigin: string | undefined; methods: readonly string[] }): WorkerApp {
-  const app = new OpenAPIHono<WorkerEnv>();
+export function createWorkerApp(options: WorkerAppOptions): WorkerApp {
+  // Not strict: `/keys` and `/keys/`, `/audit` and `/audit/` are the same route, as clients send both.
+  const app = new OpenAPIHono<WorkerEnv>({ strict: false });
   app.onError(errorResponse);
   app.notFound((c) => c.json(errorBody(404, `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
-  app.use("*", siteCors({ allowedOrigin: options.allowedOrigin, methods: options.methods }));
+  if (options.methods) app.use("*", siteCors({ allowedOrigin: options.allowedOrigin, methods: options.methods }));
   return app;
 }
 

@@ -26,7 +26,6 @@ export interface AuditRoutesDeps {
   config: ServiceConfig;
 }
 
-const AUDIT_PATHS = ["/audit", "/audit/"] as const;
 
 /** Adds POST and GET `/audit/` to a worker app (its auth is the worker's). */
 export function registerAuditRoutes(app: WorkerApp, deps: AuditRoutesDeps): void {
@@ -56,22 +55,21 @@ export function registerAuditRoutes(app: WorkerApp, deps: AuditRoutesDeps): void
     },
   });
 
-  for (const path of AUDIT_PATHS) {
-    app.post(path, limitBody(config.maxAuditEntryBytes), async (c) => {
-      const { userId } = readQuery(c, AuditPostQuerySchema);
-      checkSegment(userId, "userId");
-      const { value } = await readJsonText(c);
-      const entry = parseWith(ValidationAuditEntrySchema, value, "audit entry");
-      const { entryCount, filename } = await appendAuditEntry(audit, clock, userId, entry);
-      return c.json({ success: true as const, entryCount, filename }, 200);
-    });
-    app.get(path, async (c) => {
-      const query = readQuery(c, AuditGetQuerySchema);
-      checkSegment(query.userId, "userId");
-      const days = auditDayRange(query.startDate, query.endDate, clock.now());
-      const entries = await readAuditDays(audit, query.userId, days);
-      return c.json({ entries, total: entries.length }, 200);
-    });
-    app.all(path, methodNotAllowed(["GET", "POST"]));
-  }
+  const path = "/audit";
+  app.post(path, limitBody(config.maxAuditEntryBytes), async (c) => {
+    const { userId } = readQuery(c, AuditPostQuerySchema);
+    checkSegment(userId, "userId");
+    const { value } = await readJsonText(c);
+    const entry = parseWith(ValidationAuditEntrySchema, value, "audit entry");
+    const { entryCount, filename } = await appendAuditEntry(audit, clock, userId, entry);
+    return c.json({ success: true as const, entryCount, filename }, 200);
+  });
+  app.get(path, async (c) => {
+    const query = readQuery(c, AuditGetQuerySchema);
+    checkSegment(query.userId, "userId");
+    const days = auditDayRange(query.startDate, query.endDate, clock.now());
+    const entries = await readAuditDays(audit, query.userId, days);
+    return c.json({ entries, total: entries.length }, 200);
+  });
+  app.all(path, methodNotAllowed(["GET", "POST"]));
 }

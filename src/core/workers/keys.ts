@@ -45,7 +45,6 @@ export function createKeysWorker(deps: KeysWorkerDeps): WorkerApp {
     if (value === undefined) throw ServiceError.notFound("Key not found", { keyName: name });
     return c.text(value, 200, { "Cache-Control": "no-store" });
   });
-  app.all("/", methodNotAllowed(["GET"]));
-  app.all("/:keyName", methodNotAllowed(["GET"]));
+  app.all("/:keyName?", methodNotAllowed(["GET"]));
   return app;
 }

@@ -1,0 +1,126 @@
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { spawnSync } from "node:child_process";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { CLI, spawnServe, type Served } from "../../helpers/spawn-serve.ts";
+import { auditEntry } from "../../helpers/audit-entry.ts";
+
+let dir: string;
+const running: Served[] = [];
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "fa-serve-"));
+});
+afterEach(async () => {
+  while (running.length) await running.pop()!.stop("SIGKILL");
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function serve(options: Parameters<typeof spawnServe>[0]): Promise<Served> {
+  const served = await spawnServe(options);
+  running.push(served);
+  return served;
+}
+
+describe("forensic-annotation serve on Node (CONTRACT: Starting it)", () => {
+  it("prints one line per worker, answers /health, and exits 0 on SIGTERM", async () => {
+    const served = await serve({ dataDir: join(dir, "data"), env: { R2_KEY_SECRET: "k" } });
+    for (const worker of ["data", "keys", "captcha", "audit"]) {
+      expect(served.output()).toMatch(new RegExp(`^${worker}\\s+${served.url}/${worker}$`, "m"));
+    }
+    expect(await (await fetch(`${served.url}/health`)).json()).toEqual({ ok: true });
+    expect((await fetch(`${served.url}/openapi.json`)).status).toBe(200);
+    running.pop();
+    expect(await served.stop("SIGTERM")).toBe(0);
+  });
+
+  it("generates missing secrets once, keeps them under --data, never prints configured ones", async () => {
+    const dataDir = join(dir, "data");
+    const first = await serve({ dataDir, env: { KEYS_AUTH: "configured-keys-secret" } });
+    const generated = /generated R2_KEY_SECRET=([0-9a-f]{64})/.exec(first.output())?.[1];
+    expect(generated).toBeDefined();
+    expect(first.output()).not.toContain("configured-keys-secret");
+    expect(first.output()).not.toMatch(/generated KEYS_AUTH/);
+    const stored = JSON.parse(await readFile(join(dataDir, "secrets.json"), "utf8")) as Record<string, string>;
+    expect(stored.R2_KEY_SECRET).toBe(generated);
+    await first.stop();
+
+    const second = await serve({ dataDir, env: { KEYS_AUTH: "configured-keys-secret" } });
+    expect(second.output()).not.toContain("generated");
+    const response = await fetch(`${second.url}/data/u1/C-1/data.json`, { headers: { "X-Custom-Auth-Key": generated! } });
+    expect(response.status).toBe(200);
+    const keys = await fetch(`${second.url}/keys/R2_KEY_SECRET`, { headers: { "X-Custom-Auth-Key": "configured-keys-secret" } });
+    expect(await keys.text()).toBe(generated);
+  });
+
+  it("reads .env from the working directory; the environment wins over it", async () => {
+    await writeFile(join(dir, ".env"), "R2_KEY_SECRET=from-dotenv\nKEYS_AUTH=dotenv-keys\n");
+    const served = await serve({ dataDir: join(dir, "data"), cwd: dir, env: { KEYS_AUTH: "env-keys" } });
+    expect((await fetch(`${served.url}/data/a/b.json`, { headers: { "X-Custom-Auth-Key": "from-dotenv" } })).status).toBe(200);
+    expect((await fetch(`${served.url}/keys/R2_KEY_SECRET`, { headers: { "X-Custom-Auth-Key": "env-keys" } })).status).toBe(200);
+    expect((await fetch(`${served.url}/keys/R2_KEY_SECRET`, { headers: { "X-Custom-Auth-Key": "dotenv-keys" } })).status).toBe(403);
+  });
+
+  it("--help prints usage and exits 0; a bad flag exits 2", () => {
+    const help = spawnSync(process.execPath, [CLI, "--help"], { encoding: "utf8" });
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/Usage: forensic-annotation serve/);
+    for (const flag of ["--port", "--host", "--data"]) expect(help.stdout).toContain(flag);
+    expect(spawnSync(process.execPath, [CLI, "serve", "--bogus"], { encoding: "utf8" }).status).toBe(2);
+    expect(spawnSync(process.execPath, [CLI, "serve", "--port", "http"], { encoding: "utf8" }).status).toBe(2);
+  });
+
+  it("a bad configuration is refused at start with the variable named", () => {
+    const result = spawnSync(process.execPath, [CLI, "serve", "--port", "0", "--data", join(dir, "d")], {
+      encoding: "utf8",
+      env: { PATH: process.env.PATH ?? "", MAIL_TRANSPORT: "pigeon" },
+      timeout: 15_000,
+    });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain("MAIL_TRANSPORT");
+  });
+
+  it("finishes an in-flight request after SIGTERM", async () => {
+    const served = await serve({ dataDir: join(dir, "data"), env: { R2_KEY_SECRET: "k" } });
+    // A slow upload: the body arrives in pieces after the signal.
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"part":"'));
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        served.proc.kill("SIGTERM");
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        controller.enqueue(new TextEncoder().encode('two"}'));
+        controller.close();
+      },
+    });
+    const response = await fetch(`${served.url}/data/u1/slow.json`, {
+      method: "PUT",
+      body,
+      headers: { "X-Custom-Auth-Key": "k" },
+      duplex: "half",
+    } as RequestInit);
+    expect(response.status).toBe(200);
+    running.pop();
+    expect(await served.exited).toBe(0);
+    expect(JSON.parse(await readFile(join(dir, "data", "data", "u1", "slow.json"), "utf8"))).toEqual({ part: "two" });
+  });
+
+  it("64 concurrent audit POSTs over HTTP give exactly 64 entries on disk and counts 1..64", async () => {
+    const served = await serve({ dataDir: join(dir, "data"), env: { R2_KEY_SECRET: "k" } });
+    const responses = await Promise.all(
+      Array.from({ length: 64 }, (_, i) =>
+        fetch(`${served.url}/data/audit/?userId=u1`, {
+          method: "POST",
+          headers: { "X-Custom-Auth-Key": "k", "Content-Type": "application/json" },
+          body: JSON.stringify(auditEntry({ details: { validationErrors: [], seq: i } })),
+        }).then((r) => r.json() as Promise<{ entryCount: number; filename: string }>)
+      ),
+    );
+    expect(responses.map((r) => r.entryCount).sort((a, b) => a - b)).toEqual(Array.from({ length: 64 }, (_, i) => i + 1));
+    const filename = responses[0]!.filename;
+    const onDisk = JSON.parse(await readFile(join(dir, "data", "audit", filename), "utf8")) as { details: { seq: number } }[];
+    expect(onDisk.map((entry) => entry.details.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: 64 }, (_, i) => i));
+    const listed = await fetch(`${served.url}/audit/audit/?userId=u1`, { headers: { "X-Custom-Auth-Key": "k" } });
+    expect(((await listed.json()) as { total: number }).total).toBe(64);
+  });
+});

@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { dataHeaders, memoryPorts, testService } from "../helpers/service.ts";
+import { createService } from "../../src/core/service.ts";
+import { parseConfig } from "../../src/core/config.ts";
+import type { BlobStore } from "../../src/core/ports.ts";
+
+describe("the service (CONTRACT: one process, seven workers)", () => {
+  it("GET /health answers {ok:true} without authentication", async () => {
+    const { app } = testService();
+    const response = await app.request("/health");
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ ok: true });
+  });
+
+  it("GET /openapi.json is an OpenAPI 3.1 document of every route", async () => {
+    const { app } = testService();
+    const response = await app.request("/openapi.json");
+    expect(response.status).toBe(200);
+    const doc = (await response.json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };
+    expect(doc.openapi).toBe("3.1.0");
+    const routes = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`));
+    expect(routes.sort()).toEqual(
+      [
+        "GET /health",
+        "POST /data/audit/",
+        "GET /data/audit/",
+        "GET /data/{filename}.json",
+        "PUT /data/{filename}.json",
+        "DELETE /data/{filename}.json",
+        "GET /keys/{keyName}",
+        "POST /captcha",
+        "POST /audit/audit/",
+        "GET /audit/audit/",
+      ].sort(),
+    );
+    // Derived from the schemas that validate: the audit entry's action enum is in it.
+    expect(JSON.stringify(doc.paths["/data/audit/"])).toContain("confirmation-import");
+  });
+
+  it("an unknown path is a 404 with the standard body", async () => {
+    const { app } = testService();
+    const response = await app.request("/nowhere");
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({ code: "NOT_FOUND", error: "Not Found" });
+  });
+
+  it("a failing store answers 500 SERVER_ERROR without internals", async () => {
+    const ports = memoryPorts();
+    const broken: BlobStore = {
+      ...ports.data,
+      get: () => Promise.reject(new Error("ECONNREFUSED 10.0.0.5:6379 password=hunter2")),
+    };
+    const app = createService({ ...ports, data: broken }, parseConfig({ R2_KEY_SECRET: dataHeaders["X-Custom-Auth-Key"] }));
+    const response = await app.request("/data/u1/C-1/data.json", { headers: dataHeaders });
+    expect(response.status).toBe(500);
+    const text = await response.text();
+    expect(JSON.parse(text)).toEqual({ error: "Internal Server Error", code: "SERVER_ERROR", message: "Internal server error", details: {} });
+    expect(text).not.toContain("hunter2");
+  });
+});

@@ -1,0 +1,65 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+export const CLI = fileURLToPath(new URL("../../dist/src/adapters/node/cli.js", import.meta.url));
+
+export interface Served {
+  url: string;
+  proc: ChildProcess;
+  output: () => string;
+  /** Resolves with the exit code (or signal name) once the process has ended. */
+  exited: Promise<number | string>;
+  stop(signal?: NodeJS.Signals): Promise<number | string>;
+}
+
+/** Starts `forensic-annotation serve --port 0` and waits (bounded) for its ready line. */
+export async function spawnServe(options: {
+  dataDir: string;
+  env?: Record<string, string>;
+  cwd?: string;
+  args?: string[];
+  timeoutMs?: number;
+}): Promise<Served> {
+  const proc = spawn(process.execPath, [CLI, "serve", "--port", "0", "--data", options.dataDir, ...(options.args ?? [])], {
+    cwd: options.cwd,
+    env: { PATH: process.env.PATH ?? "", ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  proc.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  proc.stderr!.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  const exited = new Promise<number | string>((resolve) =>
+    proc.once("exit", (code, signal) => resolve(code ?? signal ?? -1))
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      proc.kill("SIGKILL");
+      reject(new Error(`serve did not get ready within ${options.timeoutMs ?? 15_000} ms:\n${out}`));
+    }, options.timeoutMs ?? 15_000);
+    const check = () => {
+      const match = /^ready\s+(http:\/\/\S+)/m.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    };
+    proc.stdout!.on("data", check);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited (${code}) before it was ready:\n${out}`));
+    });
+  });
+  return {
+    url,
+    proc,
+    output: () => out,
+    exited,
+    stop: async (signal = "SIGTERM") => {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+      const timer = setTimeout(() => proc.kill("SIGKILL"), 10_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
