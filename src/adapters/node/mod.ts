@@ -8,7 +8,9 @@
  * const server = await startServer({ port: 8787, host: "127.0.0.1", dataDir: "./data", env: process.env });
  * ```
  */
-export { startServer, type RunningServer, type ServeOptions } from "./serve.ts";
+export { nodeListen, startServer } from "./serve.ts";
+export { type Listen, type Listening, type RunningServer, type ServeOptions, startService } from "./start.ts";
+export { main, parseServeFlags, readEnvironment, runServeCommand, type ServeFlags } from "./command.ts";
 export { createFileBlobStore, createFilePorts } from "./file-ports.ts";
 export { atomicFileDriver, type AtomicFileDriverOptions, writeFileAtomic } from "./file-driver.ts";
 export { createFileJsonArrayAppend } from "./file-append.ts";

@@ -10,7 +10,7 @@ const post = (app: App, body: unknown, query = "?userId=u1", base = "/data/audit
   app.request(`${base}${query}`, {
     method: "POST",
     headers: dataHeaders,
-    body: typeof body === "string" || body instanceof Uint8Array ? body : JSON.stringify(body),
+    body: typeof body === "string" ? body : body instanceof Uint8Array ? new Uint8Array(body) : JSON.stringify(body),
   });
 
 const list = async (app: App, query: string, base = "/data/audit/") => {
@@ -188,7 +188,7 @@ describe("audit endpoints (spec 4.8)", () => {
   it("a missing or wrong key is 403 on both mounts; other methods are 405", async () => {
     const { app } = testService();
     for (const base of ["/data/audit/", "/audit/audit/"]) {
-      for (const headers of [{}, { "X-Custom-Auth-Key": KEYS.USER_DB_AUTH }]) {
+      for (const headers of [{}, { "X-Custom-Auth-Key": KEYS.USER_DB_AUTH }] as Record<string, string>[]) {
         const response = await app.request(`${base}?userId=u1`, { method: "POST", headers, body: JSON.stringify(auditEntry()) });
         expect(response.status).toBe(403);
         expect(await response.json()).toMatchObject({ code: "FORBIDDEN" });

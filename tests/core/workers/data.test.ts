@@ -99,7 +99,7 @@ describe("data worker (spec 4.4)", () => {
 
   it("a missing or wrong key answers 403 with the standard body, and nothing is written", async () => {
     const { app, ports } = testService();
-    for (const headers of [{}, { "X-Custom-Auth-Key": "wrong" }, { "X-Custom-Auth-Key": KEYS.USER_DB_AUTH }, { "X-Custom-Auth-Key": "" }]) {
+    for (const headers of [{}, { "X-Custom-Auth-Key": "wrong" }, { "X-Custom-Auth-Key": KEYS.USER_DB_AUTH }, { "X-Custom-Auth-Key": "" }] as Record<string, string>[]) {
       for (const method of ["GET", "PUT", "DELETE"]) {
         const response = await app.request("/data/u1/C-1/data.json", { method, headers, body: method === "PUT" ? "{}" : undefined });
         await expectError(response, 403, "FORBIDDEN");

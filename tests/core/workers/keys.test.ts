@@ -65,7 +65,7 @@ describe("keys worker (spec 4.5, CONTRACT allow-list)", () => {
 
   it("a missing or wrong key is 403; another worker's key does not open it", async () => {
     const { app } = testService();
-    for (const headers of [{}, { "X-Custom-Auth-Key": "nope" }, { "X-Custom-Auth-Key": KEYS.R2_KEY_SECRET }]) {
+    for (const headers of [{}, { "X-Custom-Auth-Key": "nope" }, { "X-Custom-Auth-Key": KEYS.R2_KEY_SECRET }] as Record<string, string>[]) {
       const response = await app.request("/keys/R2_KEY_SECRET", { headers });
       expect(response.status).toBe(403);
       expect(await response.json()).toMatchObject({ code: "FORBIDDEN" });

@@ -1,0 +1,43 @@
+/**
+ * @module
+ * `serve` on Bun, with `Bun.serve`. The stores are the embedded default's files (Bun runs
+ * `node:fs`).
+ */
+import type { Listen, RunningServer, ServeOptions } from "../node/start.ts";
+import { startService } from "../node/start.ts";
+
+/** The part of Bun's API this adapter uses (so it type-checks without Bun's types). */
+interface BunServer {
+  port: number;
+  requestIP(request: Request): { address: string } | null;
+  stop(closeActiveConnections?: boolean): Promise<void>;
+}
+interface BunApi {
+  serve(options: {
+    port: number;
+    hostname: string;
+    fetch(request: Request, server: BunServer): Response | Promise<Response>;
+  }): BunServer;
+}
+
+function bun(): BunApi {
+  const api = (globalThis as { Bun?: BunApi }).Bun;
+  if (!api) throw new Error("the Bun adapter runs under Bun");
+  return api;
+}
+
+/** Listens with `Bun.serve`; the client IP is `server.requestIP`. */
+export const bunListen: Listen = (app, address) => {
+  const server = bun().serve({
+    port: address.port,
+    hostname: address.hostname,
+    fetch: (request, srv) => app.fetch(request, { clientIp: srv.requestIP(request)?.address }),
+  });
+  // stop(false) stops accepting and resolves once in-flight requests are answered.
+  return Promise.resolve({ port: server.port, close: () => server.stop(false) });
+};
+
+/** Starts the whole service on Bun over the embedded default (files under `dataDir`). */
+export function startServer(options: ServeOptions): Promise<RunningServer> {
+  return startService(options, bunListen);
+}

@@ -1,0 +1,23 @@
+/**
+ * @module
+ * The Cloudflare adapter: module workers on KV and R2 bindings, used directly so stored
+ * keys match existing buckets (`u1/C-1/data.json`).
+ *
+ * @example
+ * ```ts
+ * // worker.ts, deployed with a wrangler.jsonc that binds USER_DB, STRIAE_DATA, STRIAE_AUDIT, STRIAE_IMAGES
+ * import { createCloudflareWorker } from "@forensic-annotation/service/cloudflare";
+ * export default createCloudflareWorker("all");
+ * ```
+ */
+export {
+  type CloudflareEnv,
+  type CloudflareWorkerKind,
+  cloudflarePorts,
+  createCloudflareWorker,
+  MissingBindingError,
+  type ModuleWorker,
+} from "./worker.ts";
+export { createR2BlobStore, r2Backend } from "./r2-store.ts";
+export { createKvNamespaceStore } from "./kv-store.ts";
+export type { KVNamespaceLike, R2BucketLike, R2ObjectBodyLike, R2ObjectLike } from "./bindings.ts";

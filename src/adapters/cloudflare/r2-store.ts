@@ -1,0 +1,49 @@
+/**
+ * @module
+ * A `BlobStore` on an R2 binding, used directly so objects keep the `/` keys existing
+ * buckets hold (unstorage's Cloudflare drivers would store `u1:case:data.json`). Updates
+ * and audit appends are conditional writes on the object's ETag: lossless across isolates.
+ */
+import type { BlobStore } from "../../core/ports.ts";
+import { createVersionedBlobStore, type VersionedBackend } from "../../core/storage/versioned-store.ts";
+import type { R2BucketLike } from "./bindings.ts";
+
+/** The compare-and-swap backend over one bucket. */
+export function r2Backend(bucket: R2BucketLike): VersionedBackend {
+  return {
+    async get(key) {
+      const object = await bucket.get(key);
+      return object === null ? null : { bytes: new Uint8Array(await object.arrayBuffer()), version: object.etag };
+    },
+    async put(key, value) {
+      await bucket.put(key, value);
+    },
+    async putIf(key, value, expected) {
+      const onlyIf = expected === null ? new Headers({ "If-None-Match": "*" }) : { etagMatches: expected };
+      return (await bucket.put(key, value, { onlyIf })) !== null;
+    },
+    async delete(key) {
+      if ((await bucket.head(key)) === null) return false;
+      await bucket.delete(key);
+      return true;
+    },
+    async has(key) {
+      return (await bucket.head(key)) !== null;
+    },
+    async list(prefix) {
+      const keys: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await bucket.list({ prefix, cursor });
+        keys.push(...page.objects.map((object) => object.key));
+        cursor = page.truncated ? page.cursor : undefined;
+      } while (cursor !== undefined);
+      return keys;
+    },
+  };
+}
+
+/** A `BlobStore` on an R2 bucket binding. */
+export function createR2BlobStore(bucket: R2BucketLike): BlobStore {
+  return createVersionedBlobStore(r2Backend(bucket));
+}

@@ -1,0 +1,105 @@
+/**
+ * @module
+ * Cloudflare module workers: the whole service, or one worker deployed alone, on the
+ * bindings `USER_DB` (KV), `STRIAE_DATA`, `STRIAE_AUDIT` and `STRIAE_IMAGES` (R2), with
+ * secrets and settings from `env`. The app is built once per isolate and `env`.
+ */
+import { parseConfig, type ServiceConfig } from "../../core/config.ts";
+import { systemClock } from "../../core/ports.ts";
+import { createService, type ServicePorts } from "../../core/service.ts";
+import { errorBody } from "../../core/http/errors.ts";
+import type { WorkerApp } from "../../core/http/worker-app.ts";
+import { createDataWorker } from "../../core/workers/data.ts";
+import { createAuditWorker } from "../../core/workers/audit.ts";
+import { createKeysWorker } from "../../core/workers/keys.ts";
+import { createCaptchaWorker } from "../../core/workers/captcha.ts";
+import { createSiteverifyVerifier } from "../../core/captcha/siteverify.ts";
+import type { KVNamespaceLike, R2BucketLike } from "./bindings.ts";
+import { createR2BlobStore } from "./r2-store.ts";
+import { createKvNamespaceStore } from "./kv-store.ts";
+
+/** The bindings and variables a deployment provides (see `examples/cloudflare`). */
+export interface CloudflareEnv {
+  USER_DB?: KVNamespaceLike;
+  STRIAE_DATA?: R2BucketLike;
+  STRIAE_AUDIT?: R2BucketLike;
+  STRIAE_IMAGES?: R2BucketLike;
+  [variable: string]: unknown;
+}
+
+/** Which app a module worker serves: the whole service or one worker. */
+export type CloudflareWorkerKind = "all" | "data" | "audit" | "keys" | "captcha";
+
+/** A module worker's default export. */
+export interface ModuleWorker {
+  fetch(request: Request, env: CloudflareEnv): Promise<Response>;
+}
+
+function binding<T>(env: CloudflareEnv, name: string): T {
+  const value = env[name];
+  if (value === undefined || value === null || typeof value !== "object") {
+    throw new MissingBindingError(name);
+  }
+  return value as T;
+}
+
+/** A binding the worker needs is not configured in its wrangler file. */
+export class MissingBindingError extends Error {
+  constructor(readonly binding: string) {
+    super(`The binding ${binding} is not configured for this worker`);
+    this.name = "MissingBindingError";
+  }
+}
+
+const bucket = (env: CloudflareEnv, name: string) => createR2BlobStore(binding<R2BucketLike>(env, name));
+
+/** The ports of the whole service from the bindings. */
+export function cloudflarePorts(env: CloudflareEnv): ServicePorts {
+  return {
+    data: bucket(env, "STRIAE_DATA"),
+    audit: bucket(env, "STRIAE_AUDIT"),
+    images: bucket(env, "STRIAE_IMAGES"),
+    users: createKvNamespaceStore(binding<KVNamespaceLike>(env, "USER_DB")),
+    clock: systemClock,
+  };
+}
+
+function buildApp(kind: CloudflareWorkerKind, env: CloudflareEnv, config: ServiceConfig): WorkerApp {
+  switch (kind) {
+    case "all":
+      return createService(cloudflarePorts(env), config);
+    case "data":
+      return createDataWorker({ blobs: bucket(env, "STRIAE_DATA"), audit: bucket(env, "STRIAE_AUDIT"), clock: systemClock, config });
+    case "audit":
+      return createAuditWorker({ audit: bucket(env, "STRIAE_AUDIT"), clock: systemClock, config });
+    case "keys":
+      return createKeysWorker({ config });
+    case "captcha":
+      return createCaptchaWorker({
+        verifier: createSiteverifyVerifier({ url: config.captchaVerifyUrl, secret: config.captchaSecret, timeoutMs: config.captchaTimeoutMs }),
+        config,
+      });
+  }
+}
+
+/** Creates a module worker serving `kind` on the request's bindings. */
+export function createCloudflareWorker(kind: CloudflareWorkerKind): ModuleWorker {
+  const apps = new WeakMap<CloudflareEnv, WorkerApp>();
+  return {
+    fetch(request, env) {
+      let app = apps.get(env);
+      if (app === undefined) {
+        try {
+          app = buildApp(kind, env, parseConfig(env));
+        } catch (err) {
+          // A deployment mistake: say which binding or variable, nothing else.
+          const message = err instanceof Error ? err.message : "Worker configuration failed";
+          return Promise.resolve(Response.json(errorBody(500, message), { status: 500 }));
+        }
+        apps.set(env, app);
+      }
+      // Cloudflare sets CF-Connecting-IP itself; a client cannot forge it.
+      return Promise.resolve(app.fetch(request, { clientIp: request.headers.get("CF-Connecting-IP") ?? undefined }));
+    },
+  };
+}

@@ -1,0 +1,9 @@
+/**
+ * @module
+ * `forensic-annotation serve` on Deno: `deno run -A src/adapters/deno/cli.ts serve --port 8787`.
+ */
+import process from "node:process";
+import { main } from "../node/command.ts";
+import { denoListen } from "./serve.ts";
+
+main(process.argv.slice(2), denoListen);

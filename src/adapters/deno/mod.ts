@@ -1,0 +1,12 @@
+/**
+ * @module
+ * The Deno adapter: `Deno.serve` over the embedded default stores.
+ *
+ * @example
+ * ```ts
+ * import { startServer } from "@forensic-annotation/service/deno";
+ * const server = await startServer({ port: 8787, host: "127.0.0.1", dataDir: "./data", env: Deno.env.toObject() });
+ * ```
+ */
+export { denoListen, startServer } from "./serve.ts";
+export type { RunningServer, ServeOptions } from "../node/start.ts";

@@ -1,0 +1,41 @@
+/**
+ * @module
+ * `serve` on Deno, with `Deno.serve`. The stores are the embedded default's files (Deno
+ * runs `node:fs`); Deno KV is a storage backend of its own.
+ */
+import type { Listen, RunningServer, ServeOptions } from "../node/start.ts";
+import { startService } from "../node/start.ts";
+
+/** The part of Deno's API this adapter uses (so it type-checks without Deno's types). */
+interface DenoHttpServer {
+  addr: { port: number };
+  finished: Promise<void>;
+  shutdown(): Promise<void>;
+}
+interface DenoApi {
+  serve(
+    options: { port: number; hostname: string; onListen?: (addr: { port: number }) => void },
+    handler: (request: Request, info: { remoteAddr: { hostname: string } }) => Response | Promise<Response>,
+  ): DenoHttpServer;
+}
+
+function deno(): DenoApi {
+  const api = (globalThis as { Deno?: DenoApi }).Deno;
+  if (!api) throw new Error("the Deno adapter runs under Deno");
+  return api;
+}
+
+/** Listens with `Deno.serve`; the client IP is the connection's remote address. */
+export const denoListen: Listen = (app, address) => {
+  const server = deno().serve(
+    { port: address.port, hostname: address.hostname, onListen: () => {} },
+    (request, info) => app.fetch(request, { clientIp: info.remoteAddr.hostname }),
+  );
+  // shutdown() stops accepting and resolves once in-flight requests are answered.
+  return Promise.resolve({ port: server.addr.port, close: () => server.shutdown() });
+};
+
+/** Starts the whole service on Deno over the embedded default (files under `dataDir`). */
+export function startServer(options: ServeOptions): Promise<RunningServer> {
+  return startService(options, denoListen);
+}

@@ -1,0 +1,119 @@
+/**
+ * @module
+ * The `serve` command, the same on Node, Bun and Deno (CONTRACT "Starting it"): flags,
+ * `.env`, start, and a graceful stop on SIGINT/SIGTERM.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { parseArgs, parseEnv } from "node:util";
+import { ConfigError } from "../../core/config.ts";
+import { type Listen, startService } from "./start.ts";
+
+const USAGE = `Usage: forensic-annotation serve [options]
+
+Runs the workers of the forensic annotation service on one port.
+With no other configuration every store is files under --data, mail goes to
+DATA/outbox/, images are hosted by the image worker itself.
+
+Options:
+  --port PORT   port to listen on (default 8787; 0 picks a free one)
+  --host HOST   address to bind (default 127.0.0.1)
+  --data DIR    data directory (default ./.forensic-data)
+  --help        show this help
+
+Configuration comes from environment variables and a .env file in the working
+directory (the environment wins); see README.md.
+`;
+
+const SHUTDOWN_GRACE_MS = 30_000;
+
+/** The parsed flags of `serve`. */
+export interface ServeFlags {
+  port: number;
+  host: string;
+  data: string;
+}
+
+/** Parses `serve` flags; a string is the error to print (exit 2), null means `--help`. */
+export function parseServeFlags(argv: readonly string[]): ServeFlags | string | null {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: {
+        port: { type: "string", default: "8787" },
+        host: { type: "string", default: "127.0.0.1" },
+        data: { type: "string", default: "./.forensic-data" },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return null;
+  if ((positionals[0] ?? "serve") !== "serve" || positionals.length > 1) {
+    return `Unknown command: ${positionals.join(" ")}`;
+  }
+  const port = Number(values.port);
+  if (!/^\d+$/.test(values.port) || port > 65535) return `--port must be an integer from 0 to 65535, got "${values.port}"`;
+  return { port, host: values.host, data: values.data };
+}
+
+/** The environment: `.env` of the working directory under the process environment. */
+export function readEnvironment(): Record<string, string | undefined> {
+  const file = resolve(".env");
+  const fromFile = existsSync(file) ? parseEnv(readFileSync(file, "utf8")) : {};
+  return { ...fromFile, ...process.env };
+}
+
+/** Runs `serve` until SIGINT/SIGTERM; resolves with the exit code. */
+export async function runServeCommand(argv: readonly string[], listen: Listen): Promise<number> {
+  const flags = parseServeFlags(argv);
+  if (flags === null) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (typeof flags === "string") {
+    console.error(`${flags}\n\n${USAGE}`);
+    return 2;
+  }
+  let server;
+  try {
+    server = await startService({ port: flags.port, host: flags.host, dataDir: resolve(flags.data), env: readEnvironment() }, listen);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      return 2;
+    }
+    throw err;
+  }
+  await new Promise<void>((resolveStop) => {
+    const stop = (signal: string) => {
+      console.log(`${signal}: finishing in-flight requests`);
+      const force = setTimeout(() => {
+        console.error("in-flight requests did not finish in time; exiting");
+        process.exit(1);
+      }, SHUTDOWN_GRACE_MS);
+      server.close().then(() => {
+        clearTimeout(force);
+        resolveStop();
+      }, () => resolveStop());
+    };
+    process.once("SIGTERM", () => stop("SIGTERM"));
+    process.once("SIGINT", () => stop("SIGINT"));
+  });
+  return 0;
+}
+
+/** Runs the command and exits the process with its code. */
+export function main(argv: readonly string[], listen: Listen): void {
+  runServeCommand(argv, listen).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
+      process.exit(1);
+    },
+  );
+}

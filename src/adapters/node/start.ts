@@ -1,0 +1,63 @@
+/**
+ * @module
+ * What `serve` does on every runtime that runs `node:fs` (Node, Bun, Deno): fill in the
+ * generated secrets, parse the configuration, build the service over the file stores,
+ * listen with the runtime's own server and print one line per worker.
+ */
+import { parseConfig } from "../../core/config.ts";
+import { createService, WORKER_MOUNTS } from "../../core/service.ts";
+import type { WorkerApp } from "../../core/http/worker-app.ts";
+import { createFilePorts } from "./file-ports.ts";
+import { ensureSecrets } from "./secrets.ts";
+
+/** A runtime's server, listening. */
+export interface Listening {
+  port: number;
+  /** Stops accepting, lets in-flight requests finish, then resolves. */
+  close(): Promise<void>;
+}
+
+/** Serves an app with a runtime's own HTTP server (port 0 picks a free port). */
+export type Listen = (app: WorkerApp, address: { port: number; hostname: string }) => Promise<Listening>;
+
+/** Options of {@link startService}. */
+export interface ServeOptions {
+  /** 0 picks a free port. */
+  port: number;
+  host: string;
+  dataDir: string;
+  /** Environment variables (already merged with `.env`). */
+  env: Readonly<Record<string, string | undefined>>;
+  /** Where the start-up lines go; default `console.log`. */
+  log?: (line: string) => void;
+}
+
+/** A running service. */
+export interface RunningServer {
+  /** `http://host:port` */
+  url: string;
+  port: number;
+  /** Stops accepting, lets in-flight requests finish, then resolves. */
+  close(): Promise<void>;
+}
+
+/** Starts the service on `listen` and prints one line per worker with its base URL. */
+export async function startService(options: ServeOptions, listen: Listen): Promise<RunningServer> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const defined = Object.fromEntries(
+    Object.entries(options.env).filter((entry): entry is [string, string] => typeof entry[1] === "string"),
+  );
+  const secrets = await ensureSecrets(options.dataDir, defined);
+  const config = parseConfig(secrets.env);
+  const app = createService(createFilePorts(options.dataDir), config);
+  const server = await listen(app, { port: options.port, hostname: options.host });
+  const shownHost = options.host.includes(":") ? `[${options.host}]` : options.host;
+  const url = `http://${shownHost}:${server.port}`;
+
+  for (const name of secrets.generated) {
+    log(`generated ${name}=${secrets.env[name]} (kept in ${options.dataDir}/secrets.json; shown once)`);
+  }
+  for (const [name, mount] of Object.entries(WORKER_MOUNTS)) log(`${name.padEnd(8)} ${url}${mount}`);
+  log(`ready    ${url} (data in ${options.dataDir})`);
+  return { url, port: server.port, close: () => server.close() };
+}

@@ -1,0 +1,82 @@
+/**
+ * @module
+ * A `BlobStore` over a backend with compare-and-swap (R2 conditional writes, Redis
+ * WATCH/MULTI, Deno KV versionstamps, S3 If-Match): the backend does raw versioned reads
+ * and conditional writes; this layer owns serialization in the process and the bounded
+ * retry loop, so updates and appends stay lossless across processes and isolates.
+ */
+import type { BlobStore, Bytes } from "../ports.ts";
+import { KeyedMutex } from "./keyed-mutex.ts";
+import { encodeJsonArray, parseJsonArray } from "./json-array.ts";
+
+/** A stored value and the version a conditional write must name. */
+export interface Versioned {
+  bytes: Bytes;
+  version: string;
+}
+
+/** What a compare-and-swap backend provides. */
+export interface VersionedBackend {
+  get(key: string): Promise<Versioned | null>;
+  /** Writes unconditionally. */
+  put(key: string, value: Uint8Array): Promise<void>;
+  /** Writes only if the current version is `expected` (null: only if absent); false on conflict. */
+  putIf(key: string, value: Uint8Array, expected: string | null): Promise<boolean>;
+  /** Removes a key; true when it existed. */
+  delete(key: string): Promise<boolean>;
+  has(key: string): Promise<boolean>;
+  list(prefix: string): Promise<string[]>;
+}
+
+/** Thrown when a key stays contended after every retry; the request fails as a 503-class error. */
+export class ContentionError extends Error {
+  constructor(key: string, attempts: number) {
+    super(`gave up updating ${key} after ${attempts} conflicting attempts`);
+    this.name = "ContentionError";
+  }
+}
+
+/** Options of {@link createVersionedBlobStore}. */
+export interface VersionedStoreOptions {
+  /** Conditional-write attempts before giving up (default 50). */
+  maxAttempts?: number;
+}
+
+const pause = (attempt: number): Promise<void> =>
+  new Promise((resolve) => setTimeout(resolve, Math.min(200, 2 ** Math.min(attempt, 7)) * Math.random()));
+
+/** A lossless `BlobStore` over a compare-and-swap backend. */
+export function createVersionedBlobStore(backend: VersionedBackend, options: VersionedStoreOptions = {}): BlobStore {
+  const mutex = new KeyedMutex();
+  const maxAttempts = options.maxAttempts ?? 50;
+
+  async function swap(key: string, change: (current: Bytes | null) => Uint8Array | Promise<Uint8Array>) {
+    for (let attempt = 0; attempt < maxAttempts; attempt++) {
+      const current = await backend.get(key);
+      const next = await change(current?.bytes ?? null);
+      if (await backend.putIf(key, next, current?.version ?? null)) return next;
+      await pause(attempt);
+    }
+    throw new ContentionError(key, maxAttempts);
+  }
+
+  return {
+    get: async (key) => (await backend.get(key))?.bytes ?? null,
+    put: (key, value) => mutex.run(key, () => backend.put(key, value)),
+    delete: (key) => mutex.run(key, () => backend.delete(key)),
+    has: (key) => backend.has(key),
+    list: (prefix) => backend.list(prefix).then((keys) => keys.filter((key) => key.startsWith(prefix)).sort()),
+    update: (key, change) => mutex.run(key, () => swap(key, change)),
+    appendToJsonArray: (key, item) =>
+      mutex.run(key, async () => {
+        let count = 0;
+        await swap(key, (current) => {
+          const items = current === null ? [] : parseJsonArray(current).items;
+          items.push(item);
+          count = items.length;
+          return encodeJsonArray(items);
+        });
+        return count;
+      }),
+  };
+}
