@@ -48,6 +48,19 @@ async function main(argv) {
   const bindings = Object.fromEntries(
     Object.entries(secrets.env).filter(([name]) => /^[A-Z][A-Z0-9_]*$/.test(name) && !/^(PATH|HOME|PWD|SHELL|USER|TERM|LANG|NODE_|npm_)/.test(name)),
   );
+  let stopping;
+  const stopped = new Promise((done) => {
+    stopping = done;
+  });
+  const stop = (signal) => {
+    if (stopping === undefined) return;
+    const done = stopping;
+    stopping = undefined;
+    console.log(`${signal}: stopping workerd`);
+    mf.dispose().then(done, done);
+  };
+  const onTerm = () => stop("SIGTERM");
+  const onInt = () => stop("SIGINT");
   const mf = new Miniflare({
     modules: true,
     scriptPath,
@@ -61,19 +74,16 @@ async function main(argv) {
     host: flags.host,
     port: flags.port,
   });
+  // Miniflare's exit hook answers SIGTERM/SIGINT with process.exit(128 + n) before in-flight
+  // requests finish; take those listeners off and stop gracefully (dispose), then exit 0.
+  process.removeAllListeners("SIGTERM").removeAllListeners("SIGINT");
+  process.on("SIGTERM", onTerm).on("SIGINT", onInt);
   const ready = await mf.ready;
   const url = ready.origin;
   for (const name of secrets.generated) console.log(`generated ${name}=${secrets.env[name]} (kept in ${dataDir}/secrets.json; shown once)`);
   for (const [name, mount] of Object.entries(WORKER_MOUNTS)) console.log(`${name.padEnd(8)} ${url}${mount}`);
   console.log(`ready    ${url} (data in ${dataDir}, workerd)`);
-  await new Promise((done) => {
-    const stop = (signal) => {
-      console.log(`${signal}: stopping workerd`);
-      mf.dispose().then(done, done);
-    };
-    process.once("SIGTERM", () => stop("SIGTERM"));
-    process.once("SIGINT", () => stop("SIGINT"));
-  });
+  await stopped;
   return 0;
 }
 

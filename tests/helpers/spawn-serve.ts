@@ -1,7 +1,19 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-export const CLI = fileURLToPath(new URL("../../dist/src/adapters/node/cli.js", import.meta.url));
+const root = fileURLToPath(new URL("../../", import.meta.url));
+export const CLI = `${root}dist/src/adapters/node/cli.js`;
+
+/** The runtimes `serve` runs under, and how each is started (CONTRACT "Starting it"). */
+export const RUNTIMES = {
+  node: [process.execPath, CLI, "serve"],
+  bun: [`${root}node_modules/.bin/bun`, `${root}src/adapters/bun/cli.ts`, "serve"],
+  deno: [`${root}node_modules/.bin/deno`, "run", "-A", `${root}src/adapters/deno/cli.ts`, "serve"],
+  workerd: [process.execPath, `${root}scripts/start-workerd.mjs`],
+} as const;
+
+/** A runtime's name. */
+export type Runtime = keyof typeof RUNTIMES;
 
 export interface Served {
   url: string;
@@ -14,15 +26,17 @@ export interface Served {
 
 /** Starts `forensic-annotation serve --port 0` and waits (bounded) for its ready line. */
 export async function spawnServe(options: {
+  runtime?: Runtime;
   dataDir: string;
   env?: Record<string, string>;
   cwd?: string;
   args?: string[];
   timeoutMs?: number;
 }): Promise<Served> {
-  const proc = spawn(process.execPath, [CLI, "serve", "--port", "0", "--data", options.dataDir, ...(options.args ?? [])], {
+  const [command, ...prefix] = RUNTIMES[options.runtime ?? "node"];
+  const proc = spawn(command, [...prefix, "--port", "0", "--data", options.dataDir, ...(options.args ?? [])], {
     cwd: options.cwd,
-    env: { PATH: process.env.PATH ?? "", ...options.env },
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -34,8 +48,8 @@ export async function spawnServe(options: {
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       proc.kill("SIGKILL");
-      reject(new Error(`serve did not get ready within ${options.timeoutMs ?? 15_000} ms:\n${out}`));
-    }, options.timeoutMs ?? 15_000);
+      reject(new Error(`serve did not get ready within ${options.timeoutMs ?? 30_000} ms:\n${out}`));
+    }, options.timeoutMs ?? 30_000);
     const check = () => {
       const match = /^ready\s+(http:\/\/\S+)/m.exec(out);
       if (match) {

@@ -19,7 +19,8 @@ export function r2Backend(bucket: R2BucketLike): VersionedBackend {
       await bucket.put(key, value);
     },
     async putIf(key, value, expected) {
-      const onlyIf = expected === null ? new Headers({ "If-None-Match": "*" }) : { etagMatches: expected };
+      // `etagDoesNotMatch: "*"` is If-None-Match: * (create only when absent).
+      const onlyIf = expected === null ? { etagDoesNotMatch: "*" } : { etagMatches: expected };
       return (await bucket.put(key, value, { onlyIf })) !== null;
     },
     async delete(key) {

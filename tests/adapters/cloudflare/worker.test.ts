@@ -1,0 +1,77 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Miniflare } from "miniflare";
+// @ts-expect-error: a plain ESM script without types
+import { bundleWorker } from "../../../scripts/start-workerd.mjs";
+import { auditEntry } from "../../helpers/audit-entry.ts";
+
+const KEY = "r2-key";
+let dir: string;
+const running: Miniflare[] = [];
+
+async function start(entry: string, bindings: Record<string, string> = { R2_KEY_SECRET: KEY }, withBindings = true) {
+  const scriptPath = await (bundleWorker as (entry: string, out: string) => Promise<string>)(entry, join(dir, entry, "worker.js"));
+  const mf = new Miniflare({
+    modules: true,
+    scriptPath,
+    modulesRoot: join(dir, entry),
+    compatibilityDate: "2026-04-01",
+    ...(withBindings ? { kvNamespaces: ["USER_DB"], r2Buckets: ["STRIAE_DATA", "STRIAE_AUDIT", "STRIAE_IMAGES"] } : {}),
+    bindings,
+  });
+  running.push(mf);
+  await mf.ready;
+  return mf;
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "fa-workerd-"));
+});
+afterAll(async () => {
+  await Promise.all(running.map((mf) => mf.dispose()));
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("Cloudflare module workers in workerd", () => {
+  it("[workerd] stores objects under the CONTRACT's /-separated keys in the R2 buckets", async () => {
+    const mf = await start("all");
+    const headers = { "X-Custom-Auth-Key": KEY };
+    expect((await mf.dispatchFetch("http://w/data/u1/C-1/data.json", { method: "PUT", headers, body: '{"caseNumber":"C-1"}' })).status).toBe(200);
+    expect((await mf.dispatchFetch("http://w/data/u1/C-1/f%201/data.json", { method: "PUT", headers, body: "{}" })).status).toBe(200);
+    const posted = await mf.dispatchFetch("http://w/audit/audit/?userId=u1", { method: "POST", headers, body: JSON.stringify(auditEntry()) });
+    const { filename } = (await posted.json()) as { filename: string };
+
+    const data = await mf.getR2Bucket("STRIAE_DATA");
+    expect((await data.list()).objects.map((object) => object.key).sort()).toEqual(["u1/C-1/data.json", "u1/C-1/f 1/data.json"]);
+    expect(await (await data.get("u1/C-1/data.json"))!.text()).toBe('{"caseNumber":"C-1"}');
+    const audit = await mf.getR2Bucket("STRIAE_AUDIT");
+    expect((await audit.list()).objects.map((object) => object.key)).toEqual([filename]);
+    expect(filename).toMatch(/^audit-trails\/u1-\d{4}-\d{2}-\d{2}\.json$/);
+  }, 60_000);
+
+  it("[workerd] reads days that existing deployments wrote under the legacy key", async () => {
+    const mf = await start("audit");
+    const today = new Date().toISOString().slice(0, 10);
+    const audit = await mf.getR2Bucket("STRIAE_AUDIT");
+    await audit.put(`audit-trails/u9/${today}.json`, JSON.stringify([auditEntry({ userId: "u9", action: "user-login" })]));
+    const listed = await mf.dispatchFetch("http://w/audit/?userId=u9", { headers: { "X-Custom-Auth-Key": KEY } });
+    expect(((await listed.json()) as { entries: { action: string }[] }).entries.map((e) => e.action)).toEqual(["user-login"]);
+  }, 60_000);
+
+  it("[workerd] the data worker deployed alone serves at its root", async () => {
+    const mf = await start("data");
+    const headers = { "X-Custom-Auth-Key": KEY };
+    expect((await mf.dispatchFetch("http://w/u2/C-9/data.json", { method: "PUT", headers, body: "[]" })).status).toBe(200);
+    expect(await (await mf.dispatchFetch("http://w/u2/C-9/data.json", { headers })).json()).toEqual([]);
+    expect((await (await mf.getR2Bucket("STRIAE_DATA")).list()).objects.map((o) => o.key)).toEqual(["u2/C-9/data.json"]);
+  }, 60_000);
+
+  it("[workerd] a missing binding is a 500 that names it", async () => {
+    const mf = await start("data", { R2_KEY_SECRET: KEY }, false);
+    const response = await mf.dispatchFetch("http://w/u1/C-1/data.json", { headers: { "X-Custom-Auth-Key": KEY } });
+    expect(response.status).toBe(500);
+    expect(await response.json()).toMatchObject({ code: "SERVER_ERROR", message: expect.stringContaining("STRIAE_DATA") });
+  }, 60_000);
+});

@@ -1,0 +1,143 @@
+/**
+ * One HTTP suite, run against the service started under every runtime (ARCHITECTURE
+ * "Testing"). Each test's title carries the runtime's name.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Runtime, spawnServe, type Served } from "../helpers/spawn-serve.ts";
+import { auditEntry } from "../helpers/audit-entry.ts";
+
+const SECRETS = {
+  USER_DB_AUTH: "conf-user-key",
+  R2_KEY_SECRET: "conf-data-key",
+  KEYS_AUTH: "conf-keys-key",
+  IMAGES_API_TOKEN: "conf-images-token",
+  HMAC_KEY: "conf-hmac-key",
+  ACCOUNT_HASH: "conf-account-hash",
+  ALLOWED_ORIGIN: "https://lab.example",
+  MAX_JSON_BYTES: "65536",
+};
+const data = { "X-Custom-Auth-Key": SECRETS.R2_KEY_SECRET };
+
+/** Registers the conformance suite for one runtime. */
+export function conformance(runtime: Runtime): void {
+  describe(`conformance on ${runtime}`, () => {
+    let dir: string;
+    let served: Served;
+    let url: string;
+    beforeAll(async () => {
+      dir = await mkdtemp(join(tmpdir(), `fa-conf-${runtime}-`));
+      served = await spawnServe({ runtime, dataDir: join(dir, "data"), env: SECRETS, timeoutMs: 60_000 });
+      url = served.url;
+    }, 90_000);
+    afterAll(async () => {
+      const code = await served?.stop("SIGTERM");
+      await rm(dir, { recursive: true, force: true });
+      expect(code, `${runtime} exit code after SIGTERM`).toBe(0);
+    }, 30_000);
+
+    const t = (name: string) => `[${runtime}] ${name}`;
+    const call = (path: string, init: RequestInit = {}) => fetch(`${url}${path}`, init);
+
+    it(t("GET /health is 200 {ok:true}"), async () => {
+      const response = await call("/health");
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ ok: true });
+    });
+
+    it(t("GET /openapi.json is OpenAPI 3.1 with the data routes"), async () => {
+      const doc = (await (await call("/openapi.json")).json()) as { openapi: string; paths: Record<string, unknown> };
+      expect(doc.openapi).toBe("3.1.0");
+      expect(Object.keys(doc.paths)).toContain("/data/{filename}.json");
+    });
+
+    it(t("data: missing document is [], PUT then GET round-trips, DELETE then 404"), async () => {
+      expect(await (await call("/data/u1/C-1/data.json", { headers: data })).json()).toEqual([]);
+      const body = JSON.stringify({ caseNumber: "C-1", files: [{ id: "f1", originalFilename: "é.png", uploadedAt: "2026-11-22T00:00:00Z" }] });
+      const put = await call("/data/u1/C-1/data.json", { method: "PUT", headers: data, body });
+      expect(put.status).toBe(200);
+      expect(await put.json()).toEqual({ success: true });
+      expect(await (await call("/data/u1/C-1/data.json", { headers: data })).text()).toBe(body);
+      expect((await call("/data/u1/C-1/data.json", { method: "DELETE", headers: data })).status).toBe(200);
+      const again = await call("/data/u1/C-1/data.json", { method: "DELETE", headers: data });
+      expect(again.status).toBe(404);
+      expect(await again.json()).toMatchObject({ code: "NOT_FOUND" });
+    });
+
+    it(t("data: percent-encoded segments are decoded once"), async () => {
+      await call("/data/u1/case%201/data.json", { method: "PUT", headers: data, body: "[1]" });
+      expect(await (await call("/data/u1/case%201/data.json", { headers: data })).json()).toEqual([1]);
+    });
+
+    it(t("data: bad input is a 400/403/405/413 standard body, never 500"), async () => {
+      const cases: [string, RequestInit, number][] = [
+        ["/data/u1/C-1/data.json", { method: "PUT", headers: data, body: "{not json" }, 400],
+        ["/data/u1/C-1/data.json", { method: "PUT", headers: data, body: new Uint8Array([0x22, 0xff, 0x22]) }, 400],
+        ["/data/u1/C-1/data.txt", { headers: data }, 400],
+        ["/data/u1%2F..%2F..%2Fsecrets.json", { headers: data }, 400],
+        ["/data/u1/..%5C..%5Cx.json", { headers: data }, 400],
+        ["/data/u1/a%00b.json", { headers: data }, 400],
+        ["/data/u1/C-1/data.json", { headers: { "X-Custom-Auth-Key": "wrong" } }, 403],
+        ["/data/u1/C-1/data.json", { method: "POST", headers: data, body: "{}" }, 405],
+        ["/data/u1/C-1/data.json", { method: "PUT", headers: data, body: JSON.stringify({ pad: "x".repeat(70_000) }) }, 413],
+      ];
+      for (const [path, init, status] of cases) {
+        const response = await call(path, init);
+        expect(response.status, `${init.method ?? "GET"} ${path}`).toBe(status);
+        const body = (await response.json()) as Record<string, unknown>;
+        expect(Object.keys(body).sort()).toEqual(["code", "details", "error", "message"]);
+      }
+    });
+
+    it(t("audit: 64 concurrent POSTs give 64 entries and entryCounts 1..64"), async () => {
+      const responses = await Promise.all(
+        Array.from({ length: 64 }, (_, i) =>
+          call("/data/audit/?userId=conc", {
+            method: "POST",
+            headers: { ...data, "Content-Type": "application/json" },
+            body: JSON.stringify(auditEntry({ userId: "conc", details: { validationErrors: [], seq: i } })),
+          }).then((r) => r.json() as Promise<{ entryCount: number }>)
+        ),
+      );
+      expect(responses.map((r) => r.entryCount).sort((a, b) => a - b)).toEqual(Array.from({ length: 64 }, (_, i) => i + 1));
+      const listed = (await (await call("/audit/audit/?userId=conc", { headers: data })).json()) as { total: number };
+      expect(listed.total).toBe(64);
+    }, 60_000);
+
+    it(t("audit: validation and date-range errors are 400"), async () => {
+      const bad = await call("/audit/audit/?userId=u1", { method: "POST", headers: data, body: JSON.stringify(auditEntry({ action: "nope" })) });
+      expect(bad.status).toBe(400);
+      expect((await call("/audit/audit/", { headers: data })).status).toBe(400);
+      expect((await call("/audit/audit/?userId=u1&startDate=2026-02-03&endDate=2026-02-01", { headers: data })).status).toBe(400);
+      expect((await call("/audit/audit/?userId=u1&startDate=2024-01-01&endDate=2025-06-01", { headers: data })).status).toBe(400);
+      expect((await call("/audit/audit/?userId=u1", { headers: { "X-Custom-Auth-Key": "no" } })).status).toBe(403);
+    });
+
+    it(t("keys: allow-listed key as text, secrets never, bad key 403"), async () => {
+      const keys = { "X-Custom-Auth-Key": SECRETS.KEYS_AUTH };
+      const ok = await call("/keys/ACCOUNT_HASH", { headers: keys });
+      expect(ok.status).toBe(200);
+      expect(await ok.text()).toBe(SECRETS.ACCOUNT_HASH);
+      for (const name of ["KEYS_AUTH", "HMAC_KEY", "__proto__", "PATH"]) {
+        expect((await call(`/keys/${name}`, { headers: keys })).status, name).toBe(404);
+      }
+      expect((await call("/keys/ACCOUNT_HASH", { headers: data })).status).toBe(403);
+    });
+
+    it(t("captcha: missing token 400, other methods 405"), async () => {
+      expect((await call("/captcha/", { method: "POST", body: "{}", headers: { "Content-Type": "application/json" } })).status).toBe(400);
+      expect((await call("/captcha/", { method: "GET" })).status).toBe(405);
+    });
+
+    it(t("CORS preflight is answered for the configured origin without credentials"), async () => {
+      const response = await call("/data/u1/C-1/data.json", {
+        method: "OPTIONS",
+        headers: { Origin: SECRETS.ALLOWED_ORIGIN, "Access-Control-Request-Method": "PUT", "Access-Control-Request-Headers": "x-custom-auth-key" },
+      });
+      expect(response.status).toBe(204);
+      expect(response.headers.get("access-control-allow-origin")).toBe(SECRETS.ALLOWED_ORIGIN);
+    });
+  });
+}
