@@ -6,6 +6,9 @@ import { Miniflare } from "miniflare";
 // @ts-expect-error: a plain ESM script without types
 import { bundleWorker } from "../../../scripts/start-workerd.mjs";
 import { auditEntry } from "../../helpers/audit-entry.ts";
+import type { R2BucketLike } from "../../../src/adapters/cloudflare/bindings.ts";
+
+const bucket = async (mf: Miniflare, name: string) => (await mf.getR2Bucket(name)) as unknown as R2BucketLike;
 
 const KEY = "r2-key";
 let dir: string;
@@ -43,10 +46,10 @@ describe("Cloudflare module workers in workerd", () => {
     const posted = await mf.dispatchFetch("http://w/audit/audit/?userId=u1", { method: "POST", headers, body: JSON.stringify(auditEntry()) });
     const { filename } = (await posted.json()) as { filename: string };
 
-    const data = await mf.getR2Bucket("STRIAE_DATA");
+    const data = await bucket(mf, "STRIAE_DATA");
     expect((await data.list()).objects.map((object) => object.key).sort()).toEqual(["u1/C-1/data.json", "u1/C-1/f 1/data.json"]);
-    expect(await (await data.get("u1/C-1/data.json"))!.text()).toBe('{"caseNumber":"C-1"}');
-    const audit = await mf.getR2Bucket("STRIAE_AUDIT");
+    expect(new TextDecoder().decode(await (await data.get("u1/C-1/data.json"))!.arrayBuffer())).toBe('{"caseNumber":"C-1"}');
+    const audit = await bucket(mf, "STRIAE_AUDIT");
     expect((await audit.list()).objects.map((object) => object.key)).toEqual([filename]);
     expect(filename).toMatch(/^audit-trails\/u1-\d{4}-\d{2}-\d{2}\.json$/);
   }, 60_000);
@@ -54,7 +57,7 @@ describe("Cloudflare module workers in workerd", () => {
   it("[workerd] reads days that existing deployments wrote under the legacy key", async () => {
     const mf = await start("audit");
     const today = new Date().toISOString().slice(0, 10);
-    const audit = await mf.getR2Bucket("STRIAE_AUDIT");
+    const audit = await bucket(mf, "STRIAE_AUDIT");
     await audit.put(`audit-trails/u9/${today}.json`, JSON.stringify([auditEntry({ userId: "u9", action: "user-login" })]));
     const listed = await mf.dispatchFetch("http://w/audit/?userId=u9", { headers: { "X-Custom-Auth-Key": KEY } });
     expect(((await listed.json()) as { entries: { action: string }[] }).entries.map((e) => e.action)).toEqual(["user-login"]);
@@ -65,7 +68,7 @@ describe("Cloudflare module workers in workerd", () => {
     const headers = { "X-Custom-Auth-Key": KEY };
     expect((await mf.dispatchFetch("http://w/u2/C-9/data.json", { method: "PUT", headers, body: "[]" })).status).toBe(200);
     expect(await (await mf.dispatchFetch("http://w/u2/C-9/data.json", { headers })).json()).toEqual([]);
-    expect((await (await mf.getR2Bucket("STRIAE_DATA")).list()).objects.map((o) => o.key)).toEqual(["u2/C-9/data.json"]);
+    expect((await (await bucket(mf, "STRIAE_DATA")).list()).objects.map((o) => o.key)).toEqual(["u2/C-9/data.json"]);
   }, 60_000);
 
   it("[workerd] a missing binding is a 500 that names it", async () => {
