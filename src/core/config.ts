@@ -60,6 +60,10 @@ export const ServiceEnvSchema = z.object({
   AUTH_JWKS_URL: url.optional(),
   AUTH_ISSUER: optional,
   AUTH_AUDIENCE: optional,
+  /** Where the stores live under `serve` (Node, Bun, Deno): files under --data, memory, or Redis. */
+  STORAGE: z.enum(["fs", "memory", "redis"]).default("fs"),
+  /** The backend's URL, e.g. `redis://127.0.0.1:6379/0` (STORAGE=redis). */
+  STORAGE_URL: z.string().optional(),
   /** Largest JSON document the data worker stores, in bytes. */
   MAX_JSON_BYTES: positiveInt(10 * 1024 * 1024),
   /** Largest audit entry, in bytes. */
@@ -95,6 +99,8 @@ export interface ServiceConfig {
   authJwksUrl: string | undefined;
   authIssuer: string | undefined;
   authAudience: string | undefined;
+  storage: "fs" | "memory" | "redis";
+  storageUrl: string | undefined;
   maxJsonBytes: number;
   maxAuditEntryBytes: number;
   /** The raw variables, for the keys worker's by-name lookup. */
@@ -121,6 +127,9 @@ export function parseConfig(source: Readonly<Record<string, unknown>>): ServiceC
     if (typeof value === "string" && value !== "") env.set(name, value);
   }
   const result = ServiceEnvSchema.safeParse(Object.fromEntries(env));
+  if (result.success && result.data.STORAGE === "redis" && result.data.STORAGE_URL === undefined) {
+    throw new ConfigError(["STORAGE_URL: required when STORAGE=redis (e.g. redis://127.0.0.1:6379/0)"]);
+  }
   if (!result.success) {
     throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`));
   }
@@ -153,6 +162,8 @@ export function parseConfig(source: Readonly<Record<string, unknown>>): ServiceC
     authJwksUrl: e.AUTH_JWKS_URL,
     authIssuer: e.AUTH_ISSUER,
     authAudience: e.AUTH_AUDIENCE,
+    storage: e.STORAGE,
+    storageUrl: e.STORAGE_URL,
     maxJsonBytes: e.MAX_JSON_BYTES,
     maxAuditEntryBytes: e.MAX_AUDIT_ENTRY_BYTES,
     env,

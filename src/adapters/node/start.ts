@@ -8,6 +8,22 @@ import { parseConfig } from "../../core/config.ts";
 import { createService, WORKER_MOUNTS } from "../../core/service.ts";
 import type { WorkerApp } from "../../core/http/worker-app.ts";
 import { createFilePorts } from "./file-ports.ts";
+import { createRedisPorts } from "./redis-ports.ts";
+import { createMemoryPorts } from "../../core/storage/memory-ports.ts";
+import type { ServiceConfig } from "../../core/config.ts";
+import type { ServicePorts } from "../../core/service.ts";
+
+/** The stores `STORAGE` names, and how to release them on shutdown. */
+export function storagePorts(config: ServiceConfig, dataDir: string): { ports: ServicePorts; close(): Promise<void> } {
+  switch (config.storage) {
+    case "fs":
+      return { ports: createFilePorts(dataDir), close: async () => {} };
+    case "memory":
+      return { ports: createMemoryPorts(), close: async () => {} };
+    case "redis":
+      return createRedisPorts(config.storageUrl ?? "");
+  }
+}
 import { ensureSecrets } from "./secrets.ts";
 
 /** A runtime's server, listening. */
@@ -49,7 +65,8 @@ export async function startService(options: ServeOptions, listen: Listen): Promi
   );
   const secrets = await ensureSecrets(options.dataDir, defined);
   const config = parseConfig(secrets.env);
-  const app = createService(createFilePorts(options.dataDir), config);
+  const storage = storagePorts(config, options.dataDir);
+  const app = createService(storage.ports, config);
   const server = await listen(app, { port: options.port, hostname: options.host });
   const shownHost = options.host.includes(":") ? `[${options.host}]` : options.host;
   const url = `http://${shownHost}:${server.port}`;
@@ -58,6 +75,14 @@ export async function startService(options: ServeOptions, listen: Listen): Promi
     log(`generated ${name}=${secrets.env[name]} (kept in ${options.dataDir}/secrets.json; shown once)`);
   }
   for (const [name, mount] of Object.entries(WORKER_MOUNTS)) log(`${name.padEnd(8)} ${url}${mount}`);
-  log(`ready    ${url} (data in ${options.dataDir})`);
-  return { url, port: server.port, close: () => server.close() };
+  const where = config.storage === "fs" ? `data in ${options.dataDir}` : `storage: ${config.storage}`;
+  log(`ready    ${url} (${where})`);
+  return {
+    url,
+    port: server.port,
+    close: async () => {
+      await server.close();
+      await storage.close();
+    },
+  };
 }

@@ -1,0 +1,56 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawnServe, type Served } from "../../helpers/spawn-serve.ts";
+import { startRedis, type RedisServer } from "../../helpers/redis-server.ts";
+import { auditEntry } from "../../helpers/audit-entry.ts";
+
+let redis: RedisServer;
+let dir: string;
+const servers: Served[] = [];
+beforeAll(async () => {
+  redis = await startRedis();
+  dir = await mkdtemp(join(tmpdir(), "fa-redis-"));
+}, 20_000);
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.stop()));
+  await redis?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("serve with STORAGE=redis", () => {
+  it("two server processes sharing Redis lose no concurrent audit append", async () => {
+    const env = { STORAGE: "redis", STORAGE_URL: redis.url, R2_KEY_SECRET: "k" };
+    const [a, b] = await Promise.all([
+      spawnServe({ dataDir: join(dir, "a"), env }),
+      spawnServe({ dataDir: join(dir, "b"), env }),
+    ]);
+    servers.push(a, b);
+    expect(a.output()).toMatch(/storage: redis/);
+    const headers = { "X-Custom-Auth-Key": "k", "Content-Type": "application/json" };
+    const counts = await Promise.all(
+      Array.from({ length: 64 }, (_, i) =>
+        fetch(`${(i % 2 ? a : b).url}/data/audit/?userId=u1`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify(auditEntry({ details: { validationErrors: [], seq: i } })),
+        }).then(async (r) => ((await r.json()) as { entryCount: number }).entryCount)
+      ),
+    );
+    expect(counts.sort((x, y) => x - y)).toEqual(Array.from({ length: 64 }, (_, i) => i + 1));
+    for (const server of [a, b]) {
+      const listed = (await (await fetch(`${server.url}/audit/audit/?userId=u1`, { headers })).json()) as {
+        entries: { details: { seq: number } }[];
+      };
+      expect(listed.entries.map((e) => e.details.seq).sort((x, y) => x - y)).toEqual(Array.from({ length: 64 }, (_, i) => i));
+    }
+    // A document written through one process is read through the other.
+    await fetch(`${a.url}/data/u1/C-1/data.json`, { method: "PUT", headers, body: '{"from":"a"}' });
+    expect(await (await fetch(`${b.url}/data/u1/C-1/data.json`, { headers })).json()).toEqual({ from: "a" });
+  }, 60_000);
+
+  it("STORAGE=redis without STORAGE_URL is refused at start", async () => {
+    await expect(spawnServe({ dataDir: join(dir, "c"), env: { STORAGE: "redis" }, timeoutMs: 10_000 })).rejects.toThrow(/STORAGE_URL/);
+  });
+});

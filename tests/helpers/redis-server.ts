@@ -1,0 +1,46 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { Redis } from "ioredis";
+import { closedPort } from "./http-server.ts";
+
+/** A real redis-server on 127.0.0.1 and a free port, without persistence. */
+export interface RedisServer {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Starts redis-server (Debian package, installed by .ci/run) and waits for PING, bounded. */
+export async function startRedis(timeoutMs = 10_000): Promise<RedisServer> {
+  const port = await closedPort();
+  const proc: ChildProcess = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
+    stdio: "ignore",
+  });
+  const url = `redis://127.0.0.1:${port}/0`;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const client = new Redis(url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    client.on("error", () => undefined); // refused until the server is up
+    try {
+      await client.connect();
+      if ((await client.ping()) === "PONG") {
+        client.disconnect();
+        break;
+      }
+    } catch {
+      client.disconnect();
+    }
+    if (Date.now() > deadline || proc.exitCode !== null) {
+      proc.kill("SIGKILL");
+      throw new Error(`redis-server did not answer on port ${port} within ${timeoutMs} ms`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    url,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (proc.exitCode !== null) return resolve();
+        proc.once("exit", () => resolve());
+        proc.kill("SIGTERM");
+      }),
+  };
+}
