@@ -18,7 +18,7 @@
  * ```
  */
 export { createService, type ServicePorts, WORKER_MOUNTS, type WorkerName } from "./src/core/service.ts";
-export { ConfigError, GENERATED_SECRETS, NEVER_EXPOSED, parseConfig, type ServiceConfig, ServiceEnvSchema } from "./src/core/config.ts";
+export { ConfigError, GENERATED_SECRETS, NEVER_EXPOSED, parseConfig, type ServiceConfig } from "./src/core/config.ts";
 export type {
   BlobStore,
   Bytes,
@@ -34,6 +34,14 @@ export type {
 } from "./src/core/ports.ts";
 export { systemClock } from "./src/core/ports.ts";
 export { type BlobStoreOptions, createBlobStore, createKvStore } from "./src/core/storage/unstorage-stores.ts";
+export {
+  ContentionError,
+  createVersionedBlobStore,
+  type Versioned,
+  type VersionedBackend,
+  type VersionedStoreOptions,
+} from "./src/core/storage/versioned-store.ts";
+export { createMemoryPorts } from "./src/core/storage/memory-ports.ts";
 export { storageKeys } from "./src/core/storage/keys.ts";
 export { createDataWorker, type DataWorkerDeps } from "./src/core/workers/data.ts";
 export { createAuditWorker, type AuditWorkerDeps } from "./src/core/workers/audit.ts";
@@ -42,4 +50,3 @@ export { createCaptchaWorker, type CaptchaWorkerDeps } from "./src/core/workers/
 export { createSiteverifyVerifier, type SiteverifyOptions } from "./src/core/captcha/siteverify.ts";
 export { ServiceError } from "./src/core/http/errors.ts";
 export type { ServiceBindings, WorkerApp, WorkerEnv } from "./src/core/http/worker-app.ts";
-export * from "./src/core/schemas/index.ts";

@@ -8,7 +8,7 @@
 import { mkdir, readdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { randomUUID } from "node:crypto";
-import { defineDriver } from "unstorage";
+import { type Driver, defineDriver } from "unstorage";
 
 /** Temporary files are `.{name}.{uuid}.tmp`; listings skip them. */
 const isTemporary = (name: string): boolean => name.startsWith(".") && name.endsWith(".tmp");
@@ -68,7 +68,7 @@ export interface AtomicFileDriverOptions {
 }
 
 /** The unstorage driver: one file per key under `base`, replaced atomically. */
-export const atomicFileDriver = defineDriver((options: AtomicFileDriverOptions) => {
+export const atomicFileDriver: (options: AtomicFileDriverOptions) => Driver = defineDriver((options: AtomicFileDriverOptions) => {
   const base = resolve(options.base);
   return {
     name: "fs-atomic",

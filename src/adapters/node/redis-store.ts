@@ -6,7 +6,7 @@
  * that checks the version and writes atomically, so any number of server processes can
  * append to one audit day without losing an entry.
  */
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import type { BlobStore, KvStore } from "../../core/ports.ts";
 import { createVersionedBlobStore, type VersionedBackend } from "../../core/storage/versioned-store.ts";
 

@@ -1,14 +1,11 @@
 import * as z from "zod";
 
 /** The error codes of spec section 7.2. */
-export const ErrorCodeSchema = z.enum([
-  "UNAUTHORIZED",
-  "FORBIDDEN",
-  "NOT_FOUND",
-  "VALIDATION_ERROR",
-  "SERVER_ERROR",
-]);
-export type ErrorCode = z.infer<typeof ErrorCodeSchema>;
+export const ERROR_CODES = ["UNAUTHORIZED", "FORBIDDEN", "NOT_FOUND", "VALIDATION_ERROR", "SERVER_ERROR"] as const;
+/** One of {@link ERROR_CODES}. */
+export type ErrorCode = (typeof ERROR_CODES)[number];
+/** Validates an error code. */
+export const ErrorCodeSchema = z.enum(ERROR_CODES);
 
 /** The standard error body of spec section 7.1. */
 export const ErrorBodySchema = z.object({
