@@ -24,8 +24,8 @@ export interface Served {
   stop(signal?: NodeJS.Signals): Promise<number | string>;
 }
 
-/** Starts `forensic-annotation serve --port 0` and waits (bounded) for its ready line. */
-export async function spawnServe(options: {
+/** Starts `forensic-annotation serve --port 0` under a runtime and waits (bounded) for its ready line. */
+export function spawnServe(options: {
   runtime?: Runtime;
   dataDir: string;
   env?: Record<string, string>;
@@ -34,7 +34,17 @@ export async function spawnServe(options: {
   timeoutMs?: number;
 }): Promise<Served> {
   const [command, ...prefix] = RUNTIMES[options.runtime ?? "node"];
-  const proc = spawn(command, [...prefix, "--port", "0", "--data", options.dataDir, ...(options.args ?? [])], {
+  return spawnUntilReady(command, [...prefix, "--port", "0", "--data", options.dataDir, ...(options.args ?? [])], options);
+}
+
+/** Spawns a server process and waits (bounded) until its output shows `ready` (or `readyPattern`). */
+export async function spawnUntilReady(
+  command: string,
+  args: readonly string[],
+  options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number; readyPattern?: RegExp } = {},
+): Promise<Served> {
+  const pattern = options.readyPattern ?? /^ready\s+(http:\/\/\S+)/m;
+  const proc = spawn(command, [...args], {
     cwd: options.cwd,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -45,22 +55,24 @@ export async function spawnServe(options: {
   const exited = new Promise<number | string>((resolve) =>
     proc.once("exit", (code, signal) => resolve(code ?? signal ?? -1))
   );
+  const timeoutMs = options.timeoutMs ?? 30_000;
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       proc.kill("SIGKILL");
-      reject(new Error(`serve did not get ready within ${options.timeoutMs ?? 30_000} ms:\n${out}`));
-    }, options.timeoutMs ?? 30_000);
+      reject(new Error(`${command} did not get ready within ${timeoutMs} ms:\n${out}`));
+    }, timeoutMs);
     const check = () => {
-      const match = /^ready\s+(http:\/\/\S+)/m.exec(out);
+      const match = pattern.exec(out);
       if (match) {
         clearTimeout(timer);
-        resolve(match[1]!);
+        resolve(match[1]!.replace(/\/$/, ""));
       }
     };
     proc.stdout!.on("data", check);
+    proc.stderr!.on("data", check);
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`serve exited (${code}) before it was ready:\n${out}`));
+      reject(new Error(`${command} exited (${code}) before it was ready:\n${out}`));
     });
   });
   return {

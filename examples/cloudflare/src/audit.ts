@@ -1,0 +1,4 @@
+// The audit worker deployed alone.
+import { createCloudflareWorker } from "@forensic-annotation/service/cloudflare";
+
+export default createCloudflareWorker("audit");

@@ -1,0 +1,113 @@
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { build } from "esbuild";
+import { Miniflare } from "miniflare";
+import { spawnUntilReady, type Served } from "../helpers/spawn-serve.ts";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const bin = (name: string) => join(root, "node_modules/.bin", name);
+let dir: string;
+const running: Served[] = [];
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "fa-examples-"));
+});
+afterAll(async () => {
+  await Promise.all(running.map((s) => s.stop()));
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function expectServes(served: Served): Promise<void> {
+  running.push(served);
+  expect(await (await fetch(`${served.url}/health`)).json()).toEqual({ ok: true });
+  const put = await fetch(`${served.url}/data/u1/C-1/data.json`, { method: "PUT", headers: { "X-Custom-Auth-Key": "example-key" }, body: "{}" });
+  expect(put.status).toBe(200);
+}
+
+describe("examples run as written", () => {
+  it("examples/node", async () => {
+    const env = { PORT: "0", DATA_DIR: join(dir, "node"), R2_KEY_SECRET: "example-key" };
+    await expectServes(await spawnUntilReady(process.execPath, ["examples/node/server.mjs"], { cwd: root, env }));
+  }, 60_000);
+
+  it("examples/bun", async () => {
+    const env = { PORT: "0", DATA_DIR: join(dir, "bun"), R2_KEY_SECRET: "example-key" };
+    await expectServes(await spawnUntilReady(bin("bun"), ["examples/bun/server.ts"], { cwd: root, env }));
+  }, 60_000);
+
+  it("examples/deno-deploy (deno task start)", async () => {
+    const env = { PORT: "0", R2_KEY_SECRET: "example-key" };
+    const served = await spawnUntilReady(bin("deno"), ["task", "start"], {
+      cwd: join(root, "examples/deno-deploy"),
+      env,
+      readyPattern: /Listening on (http:\/\/\S+)/,
+      timeoutMs: 60_000,
+    });
+    await expectServes(served);
+  }, 90_000);
+
+  it("examples/embed-in-hono keeps its own middleware and routes", async () => {
+    process.env.R2_KEY_SECRET = "example-key";
+    const { app } = await import("../../examples/embed-in-hono/app.ts");
+    expect(await (await app.request("/")).text()).toBe("the lab's own app");
+    const health = await app.request("/forensic/health");
+    expect(await health.json()).toEqual({ ok: true });
+    expect(health.headers.get("x-content-type-options")).toBe("nosniff"); // the host app's secureHeaders
+    const headers = { "X-Custom-Auth-Key": "example-key" };
+    expect((await app.request("/api/data/u1/C-1/data.json", { method: "PUT", headers, body: '{"a":1}' })).status).toBe(200);
+    // Both mounts share the ports: the document is visible under /forensic/data too.
+    expect(await (await app.request("/forensic/data/u1/C-1/data.json", { headers })).json()).toEqual({ a: 1 });
+    expect((await app.request("/api/data/u1/C-1/data.json")).status).toBe(403);
+  });
+
+  it("examples/cloudflare: every wrangler file's worker runs in workerd with the bindings it declares", async () => {
+    const files = (await readdir(join(root, "examples/cloudflare"))).filter((name) => /^wrangler\..+\.jsonc$/.test(name));
+    expect(files.sort()).toEqual(["wrangler.all.jsonc", "wrangler.audit.jsonc", "wrangler.captcha.jsonc", "wrangler.data.jsonc", "wrangler.keys.jsonc"]);
+    for (const file of files) {
+      const text = await readFile(join(root, "examples/cloudflare", file), "utf8");
+      const config = JSON.parse(text.replace(/^\s*\/\/.*$/gm, "")) as {
+        main: string;
+        vars?: Record<string, string>;
+        kv_namespaces?: { binding: string }[];
+        r2_buckets?: { binding: string }[];
+      };
+      const outdir = join(dir, file);
+      await build({
+        entryPoints: [join(root, "examples/cloudflare", config.main)],
+        bundle: true,
+        format: "esm",
+        platform: "neutral",
+        mainFields: ["module", "main"],
+        conditions: ["workerd", "worker", "browser"],
+        alias: { "@forensic-annotation/service/cloudflare": join(root, "src/adapters/cloudflare/mod.ts") },
+        outfile: join(outdir, "worker.js"),
+        logLevel: "error",
+      });
+      const mf = new Miniflare({
+        modules: true,
+        scriptPath: join(outdir, "worker.js"),
+        modulesRoot: outdir,
+        compatibilityDate: "2026-04-01",
+        kvNamespaces: (config.kv_namespaces ?? []).map((kv) => kv.binding),
+        r2Buckets: (config.r2_buckets ?? []).map((r2) => r2.binding),
+        bindings: { ...config.vars, R2_KEY_SECRET: "k", KEYS_AUTH: "kk", ACCOUNT_HASH: "h" },
+      });
+      try {
+        const kind = file.split(".")[1];
+        const request = {
+          all: ["/data/u1/C-1/data.json", "k"],
+          data: ["/u1/C-1/data.json", "k"],
+          audit: ["/audit/?userId=u1", "k"],
+          keys: ["/ACCOUNT_HASH", "kk"],
+          captcha: ["/", ""],
+        }[kind!]!;
+        const response = await mf.dispatchFetch(`http://worker${request[0]}`, { headers: { "X-Custom-Auth-Key": request[1]! } });
+        expect(response.status, file).toBe(kind === "captcha" ? 405 : 200);
+      } finally {
+        await mf.dispose();
+      }
+    }
+  }, 120_000);
+});
