@@ -1,4 +1,4 @@
 // All seven workers in one Cloudflare Worker.
-import { createCloudflareWorker } from "@forensic-annotation/service/cloudflare";
+import { serviceOnBindings, createCloudflareWorker } from "@forensic-annotation/service/cloudflare";
 
-export default createCloudflareWorker("all");
+export default createCloudflareWorker(serviceOnBindings);

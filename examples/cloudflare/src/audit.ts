@@ -1,4 +1,4 @@
 // The audit worker deployed alone.
-import { createCloudflareWorker } from "@forensic-annotation/service/cloudflare";
+import { auditWorkerOnBindings, createCloudflareWorker } from "@forensic-annotation/service/cloudflare";
 
-export default createCloudflareWorker("audit");
+export default createCloudflareWorker(auditWorkerOnBindings);

@@ -1,4 +1,4 @@
 // The captcha worker deployed alone.
-import { createCloudflareWorker } from "@forensic-annotation/service/cloudflare";
+import { captchaWorkerOnBindings, createCloudflareWorker } from "@forensic-annotation/service/cloudflare";
 
-export default createCloudflareWorker("captcha");
+export default createCloudflareWorker(captchaWorkerOnBindings);

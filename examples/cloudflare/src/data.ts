@@ -1,4 +1,4 @@
 // The data worker deployed alone.
-import { createCloudflareWorker } from "@forensic-annotation/service/cloudflare";
+import { dataWorkerOnBindings, createCloudflareWorker } from "@forensic-annotation/service/cloudflare";
 
-export default createCloudflareWorker("data");
+export default createCloudflareWorker(dataWorkerOnBindings);

@@ -1,4 +1,4 @@
 // The keys worker deployed alone.
-import { createCloudflareWorker } from "@forensic-annotation/service/cloudflare";
+import { keysWorkerOnBindings, createCloudflareWorker } from "@forensic-annotation/service/cloudflare";
 
-export default createCloudflareWorker("keys");
+export default createCloudflareWorker(keysWorkerOnBindings);

@@ -6,17 +6,22 @@
  * @example
  * ```ts
  * // worker.ts, deployed with a wrangler.jsonc that binds USER_DB, STRIAE_DATA, STRIAE_AUDIT, STRIAE_IMAGES
- * import { createCloudflareWorker } from "@forensic-annotation/service/cloudflare";
- * export default createCloudflareWorker("all");
+ * import { createCloudflareWorker, serviceOnBindings } from "@forensic-annotation/service/cloudflare";
+ * export default createCloudflareWorker(serviceOnBindings);
  * ```
  */
 export {
+  auditWorkerOnBindings,
+  type BuildApp,
+  captchaWorkerOnBindings,
   type CloudflareEnv,
-  type CloudflareWorkerKind,
   cloudflarePorts,
   createCloudflareWorker,
+  dataWorkerOnBindings,
+  keysWorkerOnBindings,
   MissingBindingError,
   type ModuleWorker,
+  serviceOnBindings,
 } from "./worker.ts";
 export { createR2BlobStore, r2Backend } from "./r2-store.ts";
 export { createKvNamespaceStore } from "./kv-store.ts";

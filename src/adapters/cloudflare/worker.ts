@@ -27,9 +27,6 @@ export interface CloudflareEnv {
   [variable: string]: unknown;
 }
 
-/** Which app a module worker serves: the whole service or one worker. */
-export type CloudflareWorkerKind = "all" | "data" | "audit" | "keys" | "captcha";
-
 /** A module worker's default export. */
 export interface ModuleWorker {
   fetch(request: Request, env: CloudflareEnv): Promise<Response>;
@@ -64,33 +61,42 @@ export function cloudflarePorts(env: CloudflareEnv): ServicePorts {
   };
 }
 
-function buildApp(kind: CloudflareWorkerKind, env: CloudflareEnv, config: ServiceConfig): WorkerApp {
-  switch (kind) {
-    case "all":
-      return createService(cloudflarePorts(env), config);
-    case "data":
-      return createDataWorker({ blobs: bucket(env, "STRIAE_DATA"), audit: bucket(env, "STRIAE_AUDIT"), clock: systemClock, config });
-    case "audit":
-      return createAuditWorker({ audit: bucket(env, "STRIAE_AUDIT"), clock: systemClock, config });
-    case "keys":
-      return createKeysWorker({ config });
-    case "captcha":
-      return createCaptchaWorker({
-        verifier: createSiteverifyVerifier({ url: config.captchaVerifyUrl, secret: config.captchaSecret, timeoutMs: config.captchaTimeoutMs }),
-        config,
-      });
-  }
-}
+/** Builds the app a module worker serves from its bindings and configuration. */
+export type BuildApp = (env: CloudflareEnv, config: ServiceConfig) => WorkerApp;
 
-/** Creates a module worker serving `kind` on the request's bindings. */
-export function createCloudflareWorker(kind: CloudflareWorkerKind): ModuleWorker {
+/** All seven workers under their mounts. */
+export const serviceOnBindings: BuildApp = (env, config) => createService(cloudflarePorts(env), config);
+
+/** The data worker (and its audit endpoints) alone. */
+export const dataWorkerOnBindings: BuildApp = (env, config) =>
+  createDataWorker({ blobs: bucket(env, "STRIAE_DATA"), audit: bucket(env, "STRIAE_AUDIT"), clock: systemClock, config });
+
+/** The audit worker alone. */
+export const auditWorkerOnBindings: BuildApp = (env, config) =>
+  createAuditWorker({ audit: bucket(env, "STRIAE_AUDIT"), clock: systemClock, config });
+
+/** The keys worker alone. */
+export const keysWorkerOnBindings: BuildApp = (_env, config) => createKeysWorker({ config });
+
+/** The captcha worker alone. */
+export const captchaWorkerOnBindings: BuildApp = (_env, config) =>
+  createCaptchaWorker({
+    verifier: createSiteverifyVerifier({ url: config.captchaVerifyUrl, secret: config.captchaSecret, timeoutMs: config.captchaTimeoutMs }),
+    config,
+  });
+
+/**
+ * Creates a module worker serving the app `build` makes from the request's bindings.
+ * Pass one of the `...OnBindings` builders; a bundle holds only the workers it names.
+ */
+export function createCloudflareWorker(build: BuildApp): ModuleWorker {
   const apps = new WeakMap<CloudflareEnv, WorkerApp>();
   return {
     fetch(request, env) {
       let app = apps.get(env);
       if (app === undefined) {
         try {
-          app = buildApp(kind, env, parseConfig(env));
+          app = build(env, parseConfig(env));
         } catch (err) {
           // A deployment mistake: say which binding or variable, nothing else.
           const message = err instanceof Error ? err.message : "Worker configuration failed";

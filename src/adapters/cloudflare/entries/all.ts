@@ -2,7 +2,7 @@
  * @module
  * Module worker: the whole service (every worker under its mount).
  */
-import { createCloudflareWorker, type ModuleWorker } from "../worker.ts";
+import { serviceOnBindings, createCloudflareWorker, type ModuleWorker } from "../worker.ts";
 
-const worker: ModuleWorker = createCloudflareWorker("all");
+const worker: ModuleWorker = createCloudflareWorker(serviceOnBindings);
 export default worker;

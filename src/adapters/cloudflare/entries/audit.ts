@@ -2,7 +2,7 @@
  * @module
  * Module worker: the audit worker deployed alone.
  */
-import { createCloudflareWorker, type ModuleWorker } from "../worker.ts";
+import { auditWorkerOnBindings, createCloudflareWorker, type ModuleWorker } from "../worker.ts";
 
-const worker: ModuleWorker = createCloudflareWorker("audit");
+const worker: ModuleWorker = createCloudflareWorker(auditWorkerOnBindings);
 export default worker;

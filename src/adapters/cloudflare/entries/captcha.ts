@@ -2,7 +2,7 @@
  * @module
  * Module worker: the captcha worker deployed alone.
  */
-import { createCloudflareWorker, type ModuleWorker } from "../worker.ts";
+import { captchaWorkerOnBindings, createCloudflareWorker, type ModuleWorker } from "../worker.ts";
 
-const worker: ModuleWorker = createCloudflareWorker("captcha");
+const worker: ModuleWorker = createCloudflareWorker(captchaWorkerOnBindings);
 export default worker;

@@ -2,7 +2,7 @@
  * @module
  * Module worker: the data worker deployed alone.
  */
-import { createCloudflareWorker, type ModuleWorker } from "../worker.ts";
+import { dataWorkerOnBindings, createCloudflareWorker, type ModuleWorker } from "../worker.ts";
 
-const worker: ModuleWorker = createCloudflareWorker("data");
+const worker: ModuleWorker = createCloudflareWorker(dataWorkerOnBindings);
 export default worker;

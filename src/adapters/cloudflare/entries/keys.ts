@@ -2,7 +2,7 @@
  * @module
  * Module worker: the keys worker deployed alone.
  */
-import { createCloudflareWorker, type ModuleWorker } from "../worker.ts";
+import { keysWorkerOnBindings, createCloudflareWorker, type ModuleWorker } from "../worker.ts";
 
-const worker: ModuleWorker = createCloudflareWorker("keys");
+const worker: ModuleWorker = createCloudflareWorker(keysWorkerOnBindings);
 export default worker;
