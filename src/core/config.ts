@@ -16,6 +16,9 @@ export const NEVER_EXPOSED = [
   "MAIL_HTTP_TOKEN",
   "ADMIN_AUTH",
   "EXPORT_SIGNING_KEY",
+  "STORAGE_URL",
+  "S3_ACCESS_KEY_ID",
+  "S3_SECRET_ACCESS_KEY",
 ] as const;
 
 /** The secrets `serve` generates and persists when they are not configured. */
@@ -60,10 +63,13 @@ export const ServiceEnvSchema = z.object({
   AUTH_JWKS_URL: url.optional(),
   AUTH_ISSUER: optional,
   AUTH_AUDIENCE: optional,
-  /** Where the stores live under `serve` (Node, Bun, Deno): files under --data, memory, or Redis. */
-  STORAGE: z.enum(["fs", "memory", "redis"]).default("fs"),
-  /** The backend's URL, e.g. `redis://127.0.0.1:6379/0` (STORAGE=redis). */
+  /** Where the stores live under `serve` (Node, Bun, Deno): files under --data, memory, Redis or S3. */
+  STORAGE: z.enum(["fs", "memory", "redis", "s3"]).default("fs"),
+  /** The backend's URL: `redis://127.0.0.1:6379/0`, or the S3 endpoint and bucket `https://host/bucket`. */
   STORAGE_URL: z.string().optional(),
+  S3_REGION: z.string().default("us-east-1"),
+  S3_ACCESS_KEY_ID: optional,
+  S3_SECRET_ACCESS_KEY: optional,
   /** Largest JSON document the data worker stores, in bytes. */
   MAX_JSON_BYTES: positiveInt(10 * 1024 * 1024),
   /** Largest audit entry, in bytes. */
@@ -99,8 +105,11 @@ export interface ServiceConfig {
   authJwksUrl: string | undefined;
   authIssuer: string | undefined;
   authAudience: string | undefined;
-  storage: "fs" | "memory" | "redis";
+  storage: "fs" | "memory" | "redis" | "s3";
   storageUrl: string | undefined;
+  s3Region: string;
+  s3AccessKeyId: string | undefined;
+  s3SecretAccessKey: string | undefined;
   maxJsonBytes: number;
   maxAuditEntryBytes: number;
   /** The raw variables, for the keys worker's by-name lookup. */
@@ -127,8 +136,19 @@ export function parseConfig(source: Readonly<Record<string, unknown>>): ServiceC
     if (typeof value === "string" && value !== "") env.set(name, value);
   }
   const result = ServiceEnvSchema.safeParse(Object.fromEntries(env));
-  if (result.success && result.data.STORAGE === "redis" && result.data.STORAGE_URL === undefined) {
-    throw new ConfigError(["STORAGE_URL: required when STORAGE=redis (e.g. redis://127.0.0.1:6379/0)"]);
+  if (result.success) {
+    const { STORAGE, STORAGE_URL, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY } = result.data;
+    const problems: string[] = [];
+    if (STORAGE === "redis" && !STORAGE_URL?.startsWith("redis")) {
+      problems.push("STORAGE_URL: required when STORAGE=redis (e.g. redis://127.0.0.1:6379/0)");
+    }
+    if (STORAGE === "s3") {
+      if (!STORAGE_URL || !/^https?:\/\/[^/]+\/[^/]+\/?$/.test(STORAGE_URL)) {
+        problems.push("STORAGE_URL: required when STORAGE=s3, as the endpoint and bucket (https://host/bucket)");
+      }
+      if (!S3_ACCESS_KEY_ID || !S3_SECRET_ACCESS_KEY) problems.push("S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY: required when STORAGE=s3");
+    }
+    if (problems.length > 0) throw new ConfigError(problems);
   }
   if (!result.success) {
     throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`));
@@ -164,6 +184,9 @@ export function parseConfig(source: Readonly<Record<string, unknown>>): ServiceC
     authAudience: e.AUTH_AUDIENCE,
     storage: e.STORAGE,
     storageUrl: e.STORAGE_URL,
+    s3Region: e.S3_REGION,
+    s3AccessKeyId: e.S3_ACCESS_KEY_ID,
+    s3SecretAccessKey: e.S3_SECRET_ACCESS_KEY,
     maxJsonBytes: e.MAX_JSON_BYTES,
     maxAuditEntryBytes: e.MAX_AUDIT_ENTRY_BYTES,
     env,

@@ -32,4 +32,11 @@ describe("ServiceConfig", () => {
       for (const name of ["MAIL_TRANSPORT", "CAPTCHA_VERIFY_URL", "MAX_JSON_BYTES"]) expect(message).toContain(name);
     }
   });
+
+  it("requires the backend's URL and credentials for STORAGE=redis and s3", () => {
+    expect(() => parseConfig({ STORAGE: "redis" })).toThrow(/STORAGE_URL/);
+    expect(() => parseConfig({ STORAGE: "s3", STORAGE_URL: "https://s3.example" })).toThrow(/endpoint and bucket/);
+    expect(() => parseConfig({ STORAGE: "s3", STORAGE_URL: "https://s3.example/b" })).toThrow(/S3_ACCESS_KEY_ID/);
+    expect(parseConfig({ STORAGE: "s3", STORAGE_URL: "https://s3.example/b", S3_ACCESS_KEY_ID: "a", S3_SECRET_ACCESS_KEY: "s" }).storage).toBe("s3");
+  });
 });

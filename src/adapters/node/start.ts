@@ -9,19 +9,39 @@ import { createService, WORKER_MOUNTS } from "../../core/service.ts";
 import type { WorkerApp } from "../../core/http/worker-app.ts";
 import { createFilePorts } from "./file-ports.ts";
 import { createRedisPorts } from "./redis-ports.ts";
+import { createS3Ports, s3LocationFromUrl } from "./s3-ports.ts";
 import { createMemoryPorts } from "../../core/storage/memory-ports.ts";
 import type { ServiceConfig } from "../../core/config.ts";
 import type { ServicePorts } from "../../core/service.ts";
 
-/** The stores `STORAGE` names, and how to release them on shutdown. */
-export function storagePorts(config: ServiceConfig, dataDir: string): { ports: ServicePorts; close(): Promise<void> } {
+/** The stores `STORAGE` names, how far appends stay lossless, and how to release them. */
+export interface StoragePorts {
+  ports: ServicePorts;
+  /** Shown at start, e.g. `storage: redis (appends lossless across processes)`. */
+  description: string;
+  close(): Promise<void>;
+}
+
+/** Builds the stores `STORAGE` names. */
+export async function storagePorts(config: ServiceConfig, dataDir: string): Promise<StoragePorts> {
+  const none = async () => {};
   switch (config.storage) {
     case "fs":
-      return { ports: createFilePorts(dataDir), close: async () => {} };
+      return { ports: createFilePorts(dataDir), description: `data in ${dataDir}`, close: none };
     case "memory":
-      return { ports: createMemoryPorts(), close: async () => {} };
-    case "redis":
-      return createRedisPorts(config.storageUrl ?? "");
+      return { ports: createMemoryPorts(), description: "storage: memory (lost on exit)", close: none };
+    case "redis": {
+      const redis = createRedisPorts(config.storageUrl ?? "");
+      return { ...redis, description: "storage: redis (appends lossless across processes)" };
+    }
+    case "s3": {
+      const location = s3LocationFromUrl(config.storageUrl ?? "", config.s3Region, config.s3AccessKeyId ?? "", config.s3SecretAccessKey ?? "");
+      const s3 = await createS3Ports(location);
+      const scope = s3.conditionalWrites
+        ? "conditional writes honoured: appends lossless across processes"
+        : "conditional writes ignored by this service: appends lossless within this process only";
+      return { ports: s3.ports, description: `storage: s3 ${location.endpoint}/${location.bucket} (${scope})`, close: none };
+    }
   }
 }
 import { ensureSecrets } from "./secrets.ts";
@@ -65,7 +85,7 @@ export async function startService(options: ServeOptions, listen: Listen): Promi
   );
   const secrets = await ensureSecrets(options.dataDir, defined);
   const config = parseConfig(secrets.env);
-  const storage = storagePorts(config, options.dataDir);
+  const storage = await storagePorts(config, options.dataDir);
   const app = createService(storage.ports, config);
   const server = await listen(app, { port: options.port, hostname: options.host });
   const shownHost = options.host.includes(":") ? `[${options.host}]` : options.host;
@@ -75,8 +95,7 @@ export async function startService(options: ServeOptions, listen: Listen): Promi
     log(`generated ${name}=${secrets.env[name]} (kept in ${options.dataDir}/secrets.json; shown once)`);
   }
   for (const [name, mount] of Object.entries(WORKER_MOUNTS)) log(`${name.padEnd(8)} ${url}${mount}`);
-  const where = config.storage === "fs" ? `data in ${options.dataDir}` : `storage: ${config.storage}`;
-  log(`ready    ${url} (${where})`);
+  log(`ready    ${url} (${storage.description})`);
   return {
     url,
     port: server.port,

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnServe, type Served } from "../../helpers/spawn-serve.ts";
 import { startRedis, type RedisServer } from "../../helpers/redis-server.ts";
 import { auditEntry } from "../../helpers/audit-entry.ts";
+import { startS3 } from "../../helpers/s3-server.ts";
 
 let redis: RedisServer;
 let dir: string;
@@ -53,4 +54,33 @@ describe("serve with STORAGE=redis", () => {
   it("STORAGE=redis without STORAGE_URL is refused at start", async () => {
     await expect(spawnServe({ dataDir: join(dir, "c"), env: { STORAGE: "redis" }, timeoutMs: 10_000 })).rejects.toThrow(/STORAGE_URL/);
   });
+
+  it("STORAGE=s3 keeps documents and audit days in the bucket and says how far appends are lossless", async () => {
+    const s3 = await startS3();
+    try {
+      const env = {
+        STORAGE: "s3",
+        STORAGE_URL: `${s3.endpoint}/${s3.bucket}`,
+        S3_ACCESS_KEY_ID: "S3RVER",
+        S3_SECRET_ACCESS_KEY: "S3RVER",
+        R2_KEY_SECRET: "k",
+      };
+      const served = await spawnServe({ dataDir: join(dir, "s3"), env });
+      servers.push(served);
+      expect(served.output()).toMatch(/storage: s3 .*conditional writes ignored by this service: appends lossless within this process only/);
+      const headers = { "X-Custom-Auth-Key": "k" };
+      await fetch(`${served.url}/data/u1/C-1/data.json`, { method: "PUT", headers, body: '{"in":"s3"}' });
+      const counts = await Promise.all(
+        Array.from({ length: 16 }, () =>
+          fetch(`${served.url}/data/audit/?userId=u1`, { method: "POST", headers, body: JSON.stringify(auditEntry()) })
+            .then(async (r) => ((await r.json()) as { entryCount: number }).entryCount)
+        ),
+      );
+      expect(counts.sort((x, y) => x - y)).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
+      const listed = await fetch(`${s3.endpoint}/${s3.bucket}?list-type=2&prefix=data/`);
+      expect(await listed.text()).toContain("<Key>data/u1/C-1/data.json</Key>");
+    } finally {
+      await s3.stop();
+    }
+  }, 60_000);
 });

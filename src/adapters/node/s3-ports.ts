@@ -1,0 +1,29 @@
+/**
+ * @module
+ * The ports on one S3 bucket (STORAGE=s3): each store under its own key prefix.
+ */
+import { systemClock } from "../../core/ports.ts";
+import type { ServicePorts } from "../../core/service.ts";
+import { createS3BlobStore, createS3KvStore, probeConditionalWrites, type S3Location } from "./s3-store.ts";
+
+/** `https://host/bucket` and the credentials, as a location. */
+export function s3LocationFromUrl(url: string, region: string, accessKeyId: string, secretAccessKey: string): S3Location {
+  const parsed = new URL(url);
+  const bucket = decodeURIComponent(parsed.pathname.replace(/^\/|\/$/g, ""));
+  return { endpoint: parsed.origin, bucket, region, accessKeyId, secretAccessKey };
+}
+
+/** Ports on the bucket, and whether the service honours conditional writes. */
+export async function createS3Ports(location: S3Location): Promise<{ ports: ServicePorts; conditionalWrites: boolean }> {
+  const at = (prefix: string): S3Location => ({ ...location, prefix });
+  return {
+    ports: {
+      data: createS3BlobStore(at("data/")),
+      audit: createS3BlobStore(at("audit/")),
+      images: createS3BlobStore(at("images/")),
+      users: createS3KvStore(at("users/")),
+      clock: systemClock,
+    },
+    conditionalWrites: await probeConditionalWrites(at("")),
+  };
+}

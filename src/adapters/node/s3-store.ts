@@ -1,0 +1,144 @@
+/**
+ * @module
+ * A `BlobStore` on any S3-compatible service (AWS S3, R2's S3 API, MinIO...), over `fetch`
+ * signed with aws4fetch. unstorage's S3 driver lists a bucket without prefix or paging
+ * (1,000 keys at most) and has no conditional writes, so this speaks the S3 API directly:
+ * ListObjectsV2 with continuation, and writes conditioned on `If-Match`/`If-None-Match`.
+ * Whether the server honours those conditions is probed once (`probeConditionalWrites`):
+ * only then are appends lossless across processes; otherwise within one process.
+ */
+import { AwsClient } from "aws4fetch";
+import type { BlobStore, KvStore } from "../../core/ports.ts";
+import { createVersionedBlobStore, type VersionedBackend } from "../../core/storage/versioned-store.ts";
+
+/** Where the objects live. */
+export interface S3Location {
+  /** e.g. `https://s3.eu-central-1.amazonaws.com` or `http://127.0.0.1:9000` */
+  endpoint: string;
+  bucket: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  /** Key prefix of this store inside the bucket, e.g. `data/`. */
+  prefix?: string;
+  /** Keys per list request (S3's `max-keys`, default 1000). */
+  listPageSize?: number;
+}
+
+const encodeKey = (key: string): string => key.split("/").map(encodeURIComponent).join("/");
+const xmlText = (text: string): string =>
+  text.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, "&");
+
+/** Thrown when the S3 service answers with an unexpected status. */
+export class S3Error extends Error {
+  constructor(readonly status: number, operation: string) {
+    super(`S3 ${operation} failed with HTTP ${status}`);
+    this.name = "S3Error";
+  }
+}
+
+/** The compare-and-swap backend over one bucket (and prefix). */
+export function s3Backend(location: S3Location): VersionedBackend {
+  const client = new AwsClient({
+    service: "s3",
+    region: location.region,
+    accessKeyId: location.accessKeyId,
+    secretAccessKey: location.secretAccessKey,
+  });
+  const bucketUrl = `${location.endpoint.replace(/\/$/, "")}/${encodeURIComponent(location.bucket)}`;
+  const prefix = location.prefix ?? "";
+  const objectUrl = (key: string) => `${bucketUrl}/${encodeKey(prefix + key)}`;
+
+  async function send(url: string, init: RequestInit, operation: string, ok: number[]): Promise<Response> {
+    const response = await client.fetch(url, init);
+    if (!ok.includes(response.status)) {
+      await response.body?.cancel();
+      throw new S3Error(response.status, operation);
+    }
+    return response;
+  }
+
+  return {
+    async get(key) {
+      const response = await send(objectUrl(key), { method: "GET" }, "GET", [200, 404]);
+      if (response.status === 404) {
+        await response.body?.cancel();
+        return null;
+      }
+      return { bytes: new Uint8Array(await response.arrayBuffer()), version: response.headers.get("ETag") ?? "" };
+    },
+    async put(key, value) {
+      await send(objectUrl(key), { method: "PUT", body: new Uint8Array(value) }, "PUT", [200]);
+    },
+    async putIf(key, value, expected) {
+      const headers: Record<string, string> = expected === null ? { "If-None-Match": "*" } : { "If-Match": expected };
+      const response = await send(objectUrl(key), { method: "PUT", body: new Uint8Array(value), headers }, "PUT", [200, 409, 412]);
+      await response.body?.cancel();
+      return response.status === 200;
+    },
+    async delete(key) {
+      const head = await send(objectUrl(key), { method: "HEAD" }, "HEAD", [200, 404]);
+      if (head.status === 404) return false;
+      await send(objectUrl(key), { method: "DELETE" }, "DELETE", [200, 204]);
+      return true;
+    },
+    async has(key) {
+      return (await send(objectUrl(key), { method: "HEAD" }, "HEAD", [200, 404])).status === 200;
+    },
+    async list(keyPrefix) {
+      const keys: string[] = [];
+      // Pages follow `start-after` (the last key seen), which every S3 implementation
+      // supports; some do not resume from continuation tokens.
+      let after: string | undefined;
+      for (;;) {
+        const query = new URLSearchParams({
+          "list-type": "2",
+          prefix: prefix + keyPrefix,
+          "max-keys": String(location.listPageSize ?? 1000),
+        });
+        if (after !== undefined) query.set("start-after", after);
+        const xml = await (await send(`${bucketUrl}?${query}`, { method: "GET" }, "LIST", [200])).text();
+        const page = [...xml.matchAll(/<Key>([^<]*)<\/Key>/g)].map((match) => xmlText(match[1]!));
+        keys.push(...page.map((key) => key.slice(prefix.length)));
+        if (!/<IsTruncated>true<\/IsTruncated>/.test(xml) || page.length === 0) return keys;
+        after = page[page.length - 1];
+      }
+    },
+  };
+}
+
+/** A `BlobStore` on an S3 bucket. */
+export function createS3BlobStore(location: S3Location): BlobStore {
+  return createVersionedBlobStore(s3Backend(location));
+}
+
+/**
+ * True when the service refuses a second create-only write of one key (If-None-Match: *),
+ * i.e. honours conditional writes. Writes and removes one probe object.
+ */
+export async function probeConditionalWrites(location: S3Location): Promise<boolean> {
+  const backend = s3Backend(location);
+  const key = `.conditional-write-probe-${crypto.randomUUID()}`;
+  try {
+    await backend.putIf(key, new Uint8Array([1]), null);
+    return !(await backend.putIf(key, new Uint8Array([2]), null));
+  } finally {
+    await backend.delete(key).catch(() => false);
+  }
+}
+
+/** A `KvStore` on an S3 bucket (one small object per key). */
+export function createS3KvStore(location: S3Location): KvStore {
+  const backend = s3Backend(location);
+  const encoder = new TextEncoder();
+  const decoder = new TextDecoder();
+  return {
+    get: async (key) => {
+      const stored = await backend.get(key);
+      return stored === null ? null : decoder.decode(stored.bytes);
+    },
+    put: (key, value) => backend.put(key, encoder.encode(value)),
+    delete: (key) => backend.delete(key),
+    list: async (prefix) => (await backend.list(prefix)).sort(),
+  };
+}

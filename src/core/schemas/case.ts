@@ -1,0 +1,38 @@
+/**
+ * @module
+ * Case documents (spec 2.3), with the fields an imported read-only case adds (EXCHANGE.md
+ * "Import as a read-only case" rule 6 and "Confirmations"). Unknown fields are kept.
+ */
+import * as z from "zod";
+import { ConfirmationSchema } from "./annotation.ts";
+
+/** FileData of spec 2.3: one image file of a case; unknown fields are kept. */
+export const FileDataSchema = z.looseObject({
+  id: z.string(),
+  originalFilename: z.string(),
+  uploadedAt: z.string(),
+});
+export type FileData = z.infer<typeof FileDataSchema>;
+
+/**
+ * CaseData of spec 2.3, the stored case document; unknown fields are kept. An imported case
+ * also has `isReadOnly`, `importedAt`, `originalImageIds` (original image id to new file id)
+ * and `confirmations` (original image id to its confirmations), EXCHANGE.md.
+ */
+export const CaseDataSchema = z.looseObject({
+  caseNumber: z.string(),
+  files: z.array(FileDataSchema),
+  createdAt: z.string(),
+  updatedAt: z.string().optional(),
+  isReadOnly: z.boolean().optional(),
+  importedAt: z.string().optional(),
+  originalImageIds: z.record(z.string(), z.string()).optional(),
+  confirmations: z.record(z.string(), z.array(ConfirmationSchema)).optional(),
+});
+export type CaseData = z.infer<typeof CaseDataSchema>;
+
+/** The case number an import accepts (EXCHANGE.md import rule 3); the user worker itself accepts any string. */
+export const ImportedCaseNumberSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9-]{1,25}$/, "case number must be 1 to 25 characters A-Z, a-z, 0-9 or -");
+export type ImportedCaseNumber = z.infer<typeof ImportedCaseNumberSchema>;

@@ -1,0 +1,233 @@
+/**
+ * @module
+ * Export and import of cases and confirmations (spec 2.7 and EXCHANGE.md). Exported
+ * documents are loose objects: files made by other clients keep their extra fields. Parsing
+ * may reorder keys (known fields first), so hashes are checked on the raw JSON, never on a
+ * parsed value.
+ */
+import * as z from "zod";
+import { AnnotationDataSchema, ConfirmationSchema } from "./annotation.ts";
+import { FileDataSchema } from "./case.ts";
+import { CasesDeleteBodySchema } from "./user.ts";
+
+export { type Confirmation, ConfirmationSchema } from "./annotation.ts";
+
+const count = z.int().min(0);
+const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/i, "expected a SHA-256 as 64 hex digits");
+
+/** Format of an export (spec 2.7 ExportFormat). */
+export const ExportFormatSchema = z.enum(["json", "csv"]);
+export type ExportFormat = z.infer<typeof ExportFormatSchema>;
+
+/** ExportOptions of spec 2.7. */
+export const ExportOptionsSchema = z.object({
+  includeAnnotations: z.boolean().optional(),
+  includeMetadata: z.boolean().optional(),
+});
+export type ExportOptions = z.infer<typeof ExportOptionsSchema>;
+
+/** Who exported (spec 2.7, EXCHANGE.md): shared by the case and bulk metadata. */
+const exporterShape = {
+  exportDate: z.string(),
+  exportedBy: z.string().nullable(),
+  exportedByUid: z.string().optional(),
+  exportedByName: z.string().optional(),
+  exportedByCompany: z.string().optional(),
+};
+
+/** The schema version under either name: older clients write `striaeExportSchemaVersion`. */
+const schemaVersionShape = {
+  exportSchemaVersion: z.string().optional(),
+  striaeExportSchemaVersion: z.string().optional(),
+};
+
+function hasSchemaVersion(metadata: { exportSchemaVersion?: string | undefined; striaeExportSchemaVersion?: string | undefined }): boolean {
+  return metadata.exportSchemaVersion !== undefined || metadata.striaeExportSchemaVersion !== undefined;
+}
+
+const schemaVersionRequired = {
+  error: "exportSchemaVersion (or striaeExportSchemaVersion) is required",
+  path: ["exportSchemaVersion"],
+};
+
+/**
+ * `metadata` of CaseExportData (spec 2.7, EXCHANGE.md "Single-case JSON"). The version is
+ * `exportSchemaVersion` or, from older clients, `striaeExportSchemaVersion`: each is optional
+ * and at least one must be present (prefer `exportSchemaVersion` when reading).
+ * `exportedByUid` is optional here; an import requires it (EXCHANGE.md import rule 4).
+ */
+export const CaseExportMetadataSchema = z
+  .looseObject({
+    caseNumber: z.string(),
+    caseCreatedDate: z.string().optional(),
+    ...exporterShape,
+    ...schemaVersionShape,
+    totalFiles: count,
+  })
+  .refine(hasSchemaVersion, schemaVersionRequired);
+export type CaseExportMetadata = z.infer<typeof CaseExportMetadataSchema>;
+
+/** One entry of CaseExportData `files` (spec 2.7): the file, its annotations if any, and whether it has any. */
+export const CaseExportFileSchema = z.looseObject({
+  fileData: FileDataSchema,
+  annotations: AnnotationDataSchema.optional(),
+  hasAnnotations: z.boolean(),
+});
+export type CaseExportFile = z.infer<typeof CaseExportFileSchema>;
+
+/** `summary` of CaseExportData (spec 2.7, EXCHANGE.md "Single-case JSON"); the fields EXCHANGE.md adds are optional for older files. */
+export const CaseExportSummarySchema = z.looseObject({
+  filesWithAnnotations: count,
+  filesWithoutAnnotations: count,
+  totalBoxAnnotations: count,
+  filesWithConfirmations: count.optional(),
+  filesWithConfirmationsRequested: count.optional(),
+  lastModified: z.string().optional(),
+  earliestAnnotationDate: z.string().optional(),
+  latestAnnotationDate: z.string().optional(),
+  exportError: z.string().optional(),
+});
+export type CaseExportSummary = z.infer<typeof CaseExportSummarySchema>;
+
+/** CaseExportData of spec 2.7: the single-case JSON export (EXCHANGE.md). */
+export const CaseExportDataSchema = z.looseObject({
+  metadata: CaseExportMetadataSchema,
+  files: z.array(CaseExportFileSchema),
+  summary: CaseExportSummarySchema.optional(),
+});
+export type CaseExportData = z.infer<typeof CaseExportDataSchema>;
+
+/** `metadata` of AllCasesExportData (spec 2.7, EXCHANGE.md "Bulk JSON"); the version as in {@link CaseExportMetadataSchema}. */
+export const AllCasesExportMetadataSchema = z
+  .looseObject({
+    ...exporterShape,
+    ...schemaVersionShape,
+    totalCases: count,
+    totalFiles: count,
+    totalAnnotations: count,
+    totalConfirmations: count.optional(),
+    totalConfirmationsRequested: count.optional(),
+  })
+  .refine(hasSchemaVersion, schemaVersionRequired);
+export type AllCasesExportMetadata = z.infer<typeof AllCasesExportMetadataSchema>;
+
+/** `summary` of AllCasesExportData (spec 2.7, EXCHANGE.md "Bulk JSON"). */
+export const AllCasesExportSummarySchema = z.looseObject({
+  casesWithFiles: count,
+  casesWithAnnotations: count,
+  casesWithoutFiles: count,
+  lastModified: z.string().optional(),
+  earliestAnnotationDate: z.string().optional(),
+  latestAnnotationDate: z.string().optional(),
+});
+export type AllCasesExportSummary = z.infer<typeof AllCasesExportSummarySchema>;
+
+/** AllCasesExportData of spec 2.7: the bulk JSON export of every case (EXCHANGE.md "Bulk JSON"). */
+export const AllCasesExportDataSchema = z.looseObject({
+  metadata: AllCasesExportMetadataSchema,
+  cases: z.array(CaseExportDataSchema),
+  summary: AllCasesExportSummarySchema.optional(),
+});
+export type AllCasesExportData = z.infer<typeof AllCasesExportDataSchema>;
+
+/** ImportOptions of spec 2.7. */
+export const ImportOptionsSchema = z.object({
+  overwriteExisting: z.boolean().optional(),
+  validateIntegrity: z.boolean().optional(),
+  preserveTimestamps: z.boolean().optional(),
+});
+export type ImportOptions = z.infer<typeof ImportOptionsSchema>;
+
+/** What an import found of the manifest signature (EXCHANGE.md "Signatures"): valid, invalid or absent. */
+export const SignatureValiditySchema = z.union([z.boolean(), z.literal("unsigned")]);
+export type SignatureValidity = z.infer<typeof SignatureValiditySchema>;
+
+/** ImportResult of spec 2.7, plus `signatureValid` of EXCHANGE.md "Signatures". */
+export const ImportResultSchema = z.object({
+  success: z.boolean(),
+  caseNumber: z.string(),
+  isReadOnly: z.boolean(),
+  filesImported: count,
+  annotationsImported: count,
+  errors: z.array(z.string()).optional(),
+  warnings: z.array(z.string()).optional(),
+  signatureValid: SignatureValiditySchema.optional(),
+});
+export type ImportResult = z.infer<typeof ImportResultSchema>;
+
+/** ConfirmationImportResult of spec 2.7. */
+export const ConfirmationImportResultSchema = z.object({
+  success: z.boolean(),
+  caseNumber: z.string(),
+  confirmationsImported: count,
+  imagesUpdated: count,
+  errors: z.array(z.string()).optional(),
+  warnings: z.array(z.string()).optional(),
+});
+export type ConfirmationImportResult = z.infer<typeof ConfirmationImportResultSchema>;
+
+/** CaseImportPreview of spec 2.7, plus `signatureValid` of EXCHANGE.md "Signatures". */
+export const CaseImportPreviewSchema = z.object({
+  caseNumber: z.string(),
+  fileCount: count,
+  annotationCount: count,
+  exportDate: z.string(),
+  exportedBy: z.string().nullable(),
+  hasImages: z.boolean(),
+  canImport: z.boolean(),
+  warnings: z.array(z.string()),
+  signatureValid: SignatureValiditySchema.optional(),
+});
+export type CaseImportPreview = z.infer<typeof CaseImportPreviewSchema>;
+
+/** CasesToDelete of spec 2.7: the same schema as the body of DELETE /{userUid}/cases. */
+export const CasesToDeleteSchema = CasesDeleteBodySchema;
+export type CasesToDelete = z.infer<typeof CasesToDeleteSchema>;
+
+/** CaseActionType of spec 2.7: loaded, created, deleted or null. */
+export const CaseActionTypeSchema = z.enum(["loaded", "created", "deleted"]).nullable();
+export type CaseActionType = z.infer<typeof CaseActionTypeSchema>;
+
+/** The detached JWS over the manifest hash in `FORENSIC_MANIFEST.json` (EXCHANGE.md "Signatures"). */
+export const ManifestSignatureSchema = z.looseObject({
+  algorithm: z.string(),
+  keyId: z.string(),
+  value: z.string(),
+});
+export type ManifestSignature = z.infer<typeof ManifestSignatureSchema>;
+
+/**
+ * `FORENSIC_MANIFEST.json` of a ZIP export (EXCHANGE.md "ZIP"): SHA-256 hex of the data file
+ * and of each image entry (any letter case accepted; we write lower case), optional signature.
+ */
+export const ForensicManifestSchema = z.looseObject({
+  dataHash: sha256Hex,
+  imageHashes: z.record(z.string(), sha256Hex),
+  manifestHash: sha256Hex,
+  totalFiles: z.int().min(1),
+  createdAt: z.string(),
+  signature: ManifestSignatureSchema.optional(),
+});
+export type ForensicManifest = z.infer<typeof ForensicManifestSchema>;
+
+/**
+ * A confirmation export (EXCHANGE.md "Confirmations"): metadata with the SHA-256 `hash` of the
+ * file without it, and the confirmations by original image id. `originalExportCreatedAt` is
+ * optional for files of older clients.
+ */
+export const ConfirmationExportSchema = z.looseObject({
+  metadata: z.looseObject({
+    caseNumber: z.string(),
+    exportDate: z.string(),
+    exportedBy: z.string().nullable(),
+    exportedByUid: z.string(),
+    exportedByName: z.string(),
+    exportedByCompany: z.string(),
+    totalConfirmations: count,
+    version: z.string(),
+    originalExportCreatedAt: z.string().optional(),
+    hash: sha256Hex,
+  }),
+  confirmations: z.record(z.string(), z.array(ConfirmationSchema)),
+});
+export type ConfirmationExport = z.infer<typeof ConfirmationExportSchema>;

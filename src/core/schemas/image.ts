@@ -1,0 +1,55 @@
+/**
+ * @module
+ * Image records of the image worker (spec 2.6 and 4.2), and what a self-hosted image keeps.
+ */
+import * as z from "zod";
+
+/** One entry of `errors` in an image worker answer (spec 2.6). */
+export const ImageApiErrorSchema = z.object({
+  code: z.number(),
+  message: z.string(),
+});
+export type ImageApiError = z.infer<typeof ImageApiErrorSchema>;
+
+/** `result` of an upload answer (spec 2.6): the stored image. */
+export const ImageUploadResultSchema = z.object({
+  id: z.string(),
+  filename: z.string(),
+  uploaded: z.string(),
+  requireSignedURLs: z.boolean(),
+  variants: z.array(z.string()),
+});
+export type ImageUploadResult = z.infer<typeof ImageUploadResultSchema>;
+
+/** ImageUploadResponse of spec 2.6, the answer of POST / of the image worker (spec 4.2). */
+export const ImageUploadResponseSchema = z.object({
+  success: z.boolean(),
+  result: ImageUploadResultSchema,
+  errors: z.array(ImageApiErrorSchema),
+  messages: z.array(z.string()),
+});
+export type ImageUploadResponse = z.infer<typeof ImageUploadResponseSchema>;
+
+/** FileUploadResponse of spec 2.6: the same schema as {@link ImageUploadResponseSchema}. */
+export const FileUploadResponseSchema = ImageUploadResponseSchema;
+export type FileUploadResponse = ImageUploadResponse;
+
+/** Answer of DELETE /{imageId} of the image worker (spec 4.2); `result` is always `{}`. */
+export const ImageDeleteResponseSchema = z.object({
+  success: z.boolean(),
+  result: z.object({}),
+  errors: z.array(ImageApiErrorSchema),
+  messages: z.array(z.string()),
+});
+export type ImageDeleteResponse = z.infer<typeof ImageDeleteResponseSchema>;
+
+/** What a self-hosted image keeps beside its bytes (image worker of spec 4.2 without an external image service). */
+export const ImageMetadataSchema = z.looseObject({
+  id: z.string().min(1),
+  contentType: z.string().min(1),
+  size: z.int().min(0),
+  filename: z.string(),
+  uploaded: z.iso.datetime({ offset: true }),
+  owner: z.string().optional(),
+});
+export type ImageMetadata = z.infer<typeof ImageMetadataSchema>;

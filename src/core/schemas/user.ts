@@ -1,0 +1,88 @@
+/**
+ * @module
+ * User records and the bodies of the user worker (spec 2.1, 2.2 and 4.1). Stored records are
+ * loose objects: fields written by other clients are kept as they are.
+ */
+import * as z from "zod";
+
+/** One entry of `UserData.cases` (spec 2.1): a case number and when it was assigned. */
+export const CaseAssignmentSchema = z.looseObject({
+  caseNumber: z.string(),
+  createdAt: z.string(),
+});
+export type CaseAssignment = z.infer<typeof CaseAssignmentSchema>;
+
+/** ReadOnlyCaseMetadata of spec 2.1: an imported case in `UserData.readOnlyCases` (EXCHANGE.md import rule 7). */
+export const ReadOnlyCaseMetadataSchema = z.looseObject({
+  caseNumber: z.string(),
+  importedAt: z.string(),
+  originalExportDate: z.string(),
+  originalExportedBy: z.string(),
+  sourceHash: z.string().optional(),
+  isReadOnly: z.literal(true),
+});
+export type ReadOnlyCaseMetadata = z.infer<typeof ReadOnlyCaseMetadataSchema>;
+
+/** UserData of spec 2.1, the stored user record keyed by userUid; unknown fields are kept. */
+export const UserDataSchema = z.looseObject({
+  uid: z.string(),
+  email: z.string().nullable(),
+  firstName: z.string(),
+  lastName: z.string(),
+  company: z.string(),
+  permitted: z.boolean(),
+  cases: z.array(CaseAssignmentSchema),
+  readOnlyCases: z.array(ReadOnlyCaseMetadataSchema).optional(),
+  createdAt: z.string(),
+  updatedAt: z.string().optional(),
+});
+export type UserData = z.infer<typeof UserDataSchema>;
+
+/** UserLimits of spec 2.2: per-user caps on cases and on files per case. */
+export const UserLimitsSchema = z.object({
+  maxCases: z.int().positive(),
+  maxFilesPerCase: z.int().positive(),
+});
+export type UserLimits = z.infer<typeof UserLimitsSchema>;
+
+const profileText = z.string().trim().max(200);
+
+/**
+ * Body of PUT /{userUid} (spec 4.1). Every field is optional: on update an absent field keeps
+ * its value; what creation requires is checked by the worker. Unknown fields are stripped.
+ */
+export const UserPutBodySchema = z.object({
+  email: z.string().trim().max(320).pipe(z.email()).nullable().optional(),
+  firstName: profileText.optional(),
+  lastName: profileText.optional(),
+  company: profileText.optional(),
+  permitted: z.boolean().optional(),
+  readOnlyCases: z.array(ReadOnlyCaseMetadataSchema.strip()).max(10_000).optional(),
+});
+export type UserPutBody = z.infer<typeof UserPutBodySchema>;
+
+/** Body of PUT /{userUid}/cases (spec 4.1): case numbers to assign; any string of 1 to 200 characters. */
+export const CasesAddBodySchema = z.object({
+  cases: z.array(z.object({ caseNumber: z.string().min(1).max(200) })).max(10_000),
+});
+export type CasesAddBody = z.infer<typeof CasesAddBodySchema>;
+
+/** Body of DELETE /{userUid}/cases (spec 4.1), also CasesToDelete of spec 2.7. */
+export const CasesDeleteBodySchema = z.object({
+  casesToDelete: z.array(z.string()).max(10_000),
+});
+export type CasesDeleteBody = z.infer<typeof CasesDeleteBodySchema>;
+
+/** Answer of a successful DELETE /{userUid} (spec 4.1). */
+export const UserDeleteResponseSchema = z.object({
+  success: z.literal(true),
+  message: z.string(),
+});
+export type UserDeleteResponse = z.infer<typeof UserDeleteResponseSchema>;
+
+/** Answer of DELETE /{userUid} when the confirmation emails cannot be sent (spec 4.1 rule 5, 7.5). */
+export const UserDeleteFailureSchema = z.object({
+  success: z.literal(false),
+  message: z.string(),
+});
+export type UserDeleteFailure = z.infer<typeof UserDeleteFailureSchema>;

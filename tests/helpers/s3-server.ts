@@ -1,0 +1,43 @@
+import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { fileURLToPath } from "node:url";
+import { closedPort } from "./http-server.ts";
+
+const S3RVER = fileURLToPath(new URL("../../node_modules/s3rver/bin/s3rver.js", import.meta.url));
+
+/**
+ * An S3-compatible server (s3rver) in its own process on 127.0.0.1 and a free port, with
+ * one bucket. s3rver signs list continuation tokens with DES, which OpenSSL 3 only offers
+ * through its legacy provider.
+ */
+export async function startS3(bucket = "forensic", timeoutMs = 15_000): Promise<{ endpoint: string; bucket: string; stop(): Promise<void> }> {
+  const directory = await mkdtemp(join(tmpdir(), "fa-s3-"));
+  const port = await closedPort();
+  // Always Node (even when Bun or Deno hosts the tests): the flag is Node's.
+  const proc = spawn("node", ["--openssl-legacy-provider", S3RVER, "-d", directory, "-a", "127.0.0.1", "-p", String(port), "--silent", "--configure-bucket", bucket], {
+    stdio: "ignore",
+  });
+  const endpoint = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + timeoutMs;
+  while ((await fetch(endpoint).catch(() => null)) === null) {
+    if (Date.now() > deadline || proc.exitCode !== null) {
+      proc.kill("SIGKILL");
+      throw new Error(`s3rver did not answer on port ${port} within ${timeoutMs} ms`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    endpoint,
+    bucket,
+    stop: async () => {
+      if (proc.exitCode === null) {
+        const exited = new Promise((resolve) => proc.once("exit", resolve));
+        proc.kill("SIGTERM");
+        await exited;
+      }
+      await rm(directory, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,37 @@
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { createS3BlobStore, probeConditionalWrites, type S3Location } from "../../src/adapters/node/s3-store.ts";
+import { startS3 } from "../helpers/s3-server.ts";
+import { blobStoreSuite } from "./suite.ts";
+
+let s3: Awaited<ReturnType<typeof startS3>>;
+let n = 0;
+const location = (): S3Location => ({
+  endpoint: s3.endpoint,
+  bucket: s3.bucket,
+  region: "us-east-1",
+  accessKeyId: "S3RVER",
+  secretAccessKey: "S3RVER",
+  prefix: `t${n++}/`,
+});
+beforeAll(async () => {
+  s3 = await startS3();
+}, 20_000);
+afterAll(async () => {
+  await s3?.stop();
+});
+
+blobStoreSuite("S3 (s3rver)", () => createS3BlobStore(location()));
+
+it("[S3 (s3rver)] lists every page (max-keys 2, 7 keys)", async () => {
+  const store = createS3BlobStore({ ...location(), listPageSize: 2 });
+  const keys = Array.from({ length: 7 }, (_, i) => `u1/C-${i}/data.json`);
+  for (const key of keys) await store.put(key, new Uint8Array([123, 125]));
+  await store.put("u2/C-1/data.json", new Uint8Array([123, 125]));
+  expect(await store.list("u1/")).toEqual(keys);
+}, 60_000);
+
+it("[S3 (s3rver)] the probe reports that s3rver ignores conditional writes", async () => {
+  // s3rver predates S3's conditional writes: appends on it are lossless within one process
+  // only, and `serve` says so at start. A service that honours If-None-Match reports true.
+  expect(await probeConditionalWrites(location())).toBe(false);
+});
