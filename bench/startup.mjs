@@ -12,7 +12,7 @@ const runs = Number(process.argv[process.argv.indexOf("--runs") + 1]) || 5;
 const commands = {
   node: [process.execPath, join(root, "dist/src/adapters/node/cli.js"), "serve"],
   bun: [join(root, "node_modules/.bin/bun"), join(root, "src/adapters/bun/cli.ts"), "serve"],
-  deno: [join(root, "node_modules/.bin/deno"), "run", "-A", join(root, "src/adapters/deno/cli.ts"), "serve"],
+  deno: [join(root, "node_modules/.bin/deno"), "run", "-A", "--unstable-kv", join(root, "src/adapters/deno/cli.ts"), "serve"],
   workerd: [process.execPath, join(root, "scripts/start-workerd.mjs")],
 };
 

@@ -63,8 +63,8 @@ export const ServiceEnvSchema = z.object({
   AUTH_JWKS_URL: url.optional(),
   AUTH_ISSUER: optional,
   AUTH_AUDIENCE: optional,
-  /** Where the stores live under `serve` (Node, Bun, Deno): files under --data, memory, Redis or S3. */
-  STORAGE: z.enum(["fs", "memory", "redis", "s3"]).default("fs"),
+  /** Where the stores live under `serve`: files under --data, memory, Redis, S3, or Deno KV (under Deno). */
+  STORAGE: z.enum(["fs", "memory", "redis", "s3", "deno-kv"]).default("fs"),
   /** The backend's URL: `redis://127.0.0.1:6379/0`, or the S3 endpoint and bucket `https://host/bucket`. */
   STORAGE_URL: z.string().optional(),
   S3_REGION: z.string().default("us-east-1"),
@@ -105,7 +105,7 @@ export interface ServiceConfig {
   authJwksUrl: string | undefined;
   authIssuer: string | undefined;
   authAudience: string | undefined;
-  storage: "fs" | "memory" | "redis" | "s3";
+  storage: "fs" | "memory" | "redis" | "s3" | "deno-kv";
   storageUrl: string | undefined;
   s3Region: string;
   s3AccessKeyId: string | undefined;

@@ -38,7 +38,7 @@ describe("examples run as written", () => {
   }, 60_000);
 
   it("examples/deno-deploy (deno task start)", async () => {
-    const env = { PORT: "0", R2_KEY_SECRET: "example-key" };
+    const env = { PORT: "0", R2_KEY_SECRET: "example-key", KV_PATH: join(dir, "deploy-kv.sqlite3") };
     const served = await spawnUntilReady(bin("deno"), ["task", "start"], {
       cwd: join(root, "examples/deno-deploy"),
       env,

@@ -8,7 +8,7 @@ export const CLI = `${root}dist/src/adapters/node/cli.js`;
 export const RUNTIMES = {
   node: [process.execPath, CLI, "serve"],
   bun: [`${root}node_modules/.bin/bun`, `${root}src/adapters/bun/cli.ts`, "serve"],
-  deno: [`${root}node_modules/.bin/deno`, "run", "-A", `${root}src/adapters/deno/cli.ts`, "serve"],
+  deno: [`${root}node_modules/.bin/deno`, "run", "-A", "--unstable-kv", `${root}src/adapters/deno/cli.ts`, "serve"],
   workerd: [process.execPath, `${root}scripts/start-workerd.mjs`],
 } as const;
 

@@ -5,5 +5,6 @@
 import process from "node:process";
 import { main } from "../node/command.ts";
 import { denoListen } from "./serve.ts";
+import { denoKvStorage } from "./kv-ports.ts";
 
-main(process.argv.slice(2), denoListen);
+main(process.argv.slice(2), denoListen, denoKvStorage);

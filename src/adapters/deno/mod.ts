@@ -9,4 +9,6 @@
  * ```
  */
 export { denoListen, startServer } from "./serve.ts";
+export { denoKvPorts, denoKvStorage } from "./kv-ports.ts";
+export { createDenoKvBlobStore, createDenoKvStore, denoKvBackend, type DenoKvLike, type KvKey } from "./kv-blob-store.ts";
 export type { RunningServer, ServeOptions } from "../node/start.ts";

@@ -5,6 +5,7 @@
  */
 import type { Listen, RunningServer, ServeOptions } from "../node/start.ts";
 import { startService } from "../node/start.ts";
+import { denoKvStorage } from "./kv-ports.ts";
 
 /** The part of Deno's API this adapter uses (so it type-checks without Deno's types). */
 interface DenoHttpServer {
@@ -37,5 +38,5 @@ export const denoListen: Listen = (app, address) => {
 
 /** Starts the whole service on Deno over the embedded default (files under `dataDir`). */
 export function startServer(options: ServeOptions): Promise<RunningServer> {
-  return startService(options, denoListen);
+  return startService(options, denoListen, denoKvStorage);
 }

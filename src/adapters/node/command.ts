@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs, parseEnv } from "node:util";
 import { ConfigError } from "../../core/config.ts";
-import { type Listen, startService } from "./start.ts";
+import { type Listen, type RuntimeStorage, startService } from "./start.ts";
 
 const USAGE = `Usage: forensic-annotation serve [options]
 
@@ -69,7 +69,7 @@ export function readEnvironment(): Record<string, string | undefined> {
 }
 
 /** Runs `serve` until SIGINT/SIGTERM; resolves with the exit code. */
-export async function runServeCommand(argv: readonly string[], listen: Listen): Promise<number> {
+export async function runServeCommand(argv: readonly string[], listen: Listen, runtimeStorage?: RuntimeStorage): Promise<number> {
   const flags = parseServeFlags(argv);
   if (flags === null) {
     console.log(USAGE);
@@ -81,7 +81,7 @@ export async function runServeCommand(argv: readonly string[], listen: Listen): 
   }
   let server;
   try {
-    server = await startService({ port: flags.port, host: flags.host, dataDir: resolve(flags.data), env: readEnvironment() }, listen);
+    server = await startService({ port: flags.port, host: flags.host, dataDir: resolve(flags.data), env: readEnvironment() }, listen, runtimeStorage);
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);
@@ -108,8 +108,8 @@ export async function runServeCommand(argv: readonly string[], listen: Listen): 
 }
 
 /** Runs the command and exits the process with its code. */
-export function main(argv: readonly string[], listen: Listen): void {
-  runServeCommand(argv, listen).then(
+export function main(argv: readonly string[], listen: Listen, runtimeStorage?: RuntimeStorage): void {
+  runServeCommand(argv, listen, runtimeStorage).then(
     (code) => process.exit(code),
     (err: unknown) => {
       console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));

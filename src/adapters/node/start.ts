@@ -11,7 +11,7 @@ import { createFilePorts } from "./file-ports.ts";
 import { createRedisPorts } from "./redis-ports.ts";
 import { createS3Ports, s3LocationFromUrl } from "./s3-ports.ts";
 import { createMemoryPorts } from "../../core/storage/memory-ports.ts";
-import type { ServiceConfig } from "../../core/config.ts";
+import { ConfigError, type ServiceConfig } from "../../core/config.ts";
 import type { ServicePorts } from "../../core/service.ts";
 
 /** The stores `STORAGE` names, how far appends stay lossless, and how to release them. */
@@ -22,10 +22,17 @@ export interface StoragePorts {
   close(): Promise<void>;
 }
 
+/** Stores only one runtime offers (Deno KV under Deno); undefined when it has none for `STORAGE`. */
+export type RuntimeStorage = (config: ServiceConfig, dataDir: string) => Promise<StoragePorts | undefined>;
+
 /** Builds the stores `STORAGE` names. */
-export async function storagePorts(config: ServiceConfig, dataDir: string): Promise<StoragePorts> {
+export async function storagePorts(config: ServiceConfig, dataDir: string, runtimeStorage?: RuntimeStorage): Promise<StoragePorts> {
   const none = async () => {};
+  const own = await runtimeStorage?.(config, dataDir);
+  if (own) return own;
   switch (config.storage) {
+    case "deno-kv":
+      throw new ConfigError(["STORAGE: deno-kv runs under Deno only (npm run start:deno)"]);
     case "fs":
       return { ports: createFilePorts(dataDir), description: `data in ${dataDir}`, close: none };
     case "memory":
@@ -78,14 +85,14 @@ export interface RunningServer {
 }
 
 /** Starts the service on `listen` and prints one line per worker with its base URL. */
-export async function startService(options: ServeOptions, listen: Listen): Promise<RunningServer> {
+export async function startService(options: ServeOptions, listen: Listen, runtimeStorage?: RuntimeStorage): Promise<RunningServer> {
   const log = options.log ?? ((line: string) => console.log(line));
   const defined = Object.fromEntries(
     Object.entries(options.env).filter((entry): entry is [string, string] => typeof entry[1] === "string"),
   );
   const secrets = await ensureSecrets(options.dataDir, defined);
   const config = parseConfig(secrets.env);
-  const storage = await storagePorts(config, options.dataDir);
+  const storage = await storagePorts(config, options.dataDir, runtimeStorage);
   const app = createService(storage.ports, config);
   const server = await listen(app, { port: options.port, hostname: options.host });
   const shownHost = options.host.includes(":") ? `[${options.host}]` : options.host;

@@ -83,4 +83,30 @@ describe("serve with STORAGE=redis", () => {
       await s3.stop();
     }
   }, 60_000);
+
+  it("STORAGE=deno-kv under Deno keeps data in the KV file across restarts; other runtimes refuse it", async () => {
+    const env = { STORAGE: "deno-kv", R2_KEY_SECRET: "k" };
+    const dataDir = join(dir, "denokv");
+    const first = await spawnServe({ runtime: "deno", dataDir, env, timeoutMs: 60_000 });
+    servers.push(first);
+    expect(first.output()).toMatch(/storage: deno-kv .*kv\.sqlite3/);
+    const headers = { "X-Custom-Auth-Key": "k" };
+    await fetch(`${first.url}/data/u1/C-1/data.json`, { method: "PUT", headers, body: '{"in":"kv"}' });
+    const counts = await Promise.all(
+      Array.from({ length: 16 }, () =>
+        fetch(`${first.url}/data/audit/?userId=u1`, { method: "POST", headers, body: JSON.stringify(auditEntry()) })
+          .then(async (r) => ((await r.json()) as { entryCount: number }).entryCount)
+      ),
+    );
+    expect(counts.sort((x, y) => x - y)).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
+    expect(await first.stop()).toBe(0);
+
+    const second = await spawnServe({ runtime: "deno", dataDir, env, timeoutMs: 60_000 });
+    servers.push(second);
+    expect(await (await fetch(`${second.url}/data/u1/C-1/data.json`, { headers })).json()).toEqual({ in: "kv" });
+    const listed = (await (await fetch(`${second.url}/audit/audit/?userId=u1`, { headers })).json()) as { total: number };
+    expect(listed.total).toBe(16);
+
+    await expect(spawnServe({ runtime: "node", dataDir: join(dir, "nokv"), env, timeoutMs: 10_000 })).rejects.toThrow(/deno-kv runs under Deno only/);
+  }, 120_000);
 });
