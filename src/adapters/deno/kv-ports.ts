@@ -33,6 +33,6 @@ export const denoKvStorage: RuntimeStorage = async (config, dataDir) => {
   return {
     ports: denoKvPorts(kv),
     description: `storage: deno-kv ${path ?? "(Deno Deploy)"} (appends lossless across processes)`,
-    close: async () => kv.close(),
+    close: () => Promise.resolve(kv.close()),
   };
 };
