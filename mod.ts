@@ -17,7 +17,7 @@
  * const response = await app.request("/health");
  * ```
  */
-export { createService, type ServicePorts, WORKER_MOUNTS, type WorkerName } from "./src/core/service.ts";
+export { createService, imageHostOf, type ServicePorts, WORKER_MOUNTS, type WorkerName } from "./src/core/service.ts";
 export { ConfigError, GENERATED_SECRETS, NEVER_EXPOSED, parseConfig, type ServiceConfig } from "./src/core/config.ts";
 export type {
   BlobStore,
@@ -47,6 +47,11 @@ export { createDataWorker, type DataWorkerDeps } from "./src/core/workers/data.t
 export { createAuditWorker, type AuditWorkerDeps } from "./src/core/workers/audit.ts";
 export { createKeysWorker, type KeysWorkerDeps } from "./src/core/workers/keys.ts";
 export { createCaptchaWorker, type CaptchaWorkerDeps } from "./src/core/workers/captcha.ts";
+export { createImageWorker, type ImageHostFactory, type ImageWorkerDeps } from "./src/core/workers/image.ts";
+export { createLocalImageHost, type LocalImageHost, type LocalImageHostOptions, PUBLIC_VARIANT } from "./src/core/images/local-host.ts";
+export { type CloudflareImageHostOptions, createCloudflareImageHost } from "./src/core/images/cloudflare-host.ts";
+export { UpstreamError } from "./src/core/images/upstream-error.ts";
 export { createSiteverifyVerifier, type SiteverifyOptions } from "./src/core/captcha/siteverify.ts";
-export { ServiceError } from "./src/core/http/errors.ts";
+export { type ErrorStatus, ServiceError } from "./src/core/http/errors.ts";
+export { ERROR_CODES, type ErrorCode } from "./src/core/schemas/error.ts";
 export type { ServiceBindings, WorkerApp, WorkerEnv } from "./src/core/http/worker-app.ts";

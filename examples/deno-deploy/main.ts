@@ -1,6 +1,7 @@
 // The whole service on Deno (Deno.serve) with every store in Deno KV: on Deno Deploy the
 // platform's KV (durable, shared by every isolate), locally a file (KV_PATH) or memory.
 // Run: cd examples/deno-deploy && deno task start
+// (Behind a TLS-intercepting proxy, DENO_TLS_CA_STORE=system lets Deno fetch the npm packages.)
 import { createService, parseConfig } from "@forensic-annotation/service";
 import { denoKvPorts } from "@forensic-annotation/service/deno";
 

@@ -58,6 +58,16 @@ export const ServiceEnvSchema = z.object({
   CF_ACCOUNT_ID: optional,
   CF_IMAGES_TOKEN: optional,
   PUBLIC_URL: url.optional(),
+  /** Largest image upload, in bytes (default 25 MB). */
+  MAX_IMAGE_BYTES: positiveInt(25 * 1024 * 1024),
+  /** Lifetime of a signed image URL, in seconds (default one hour). */
+  IMAGE_URL_TTL_SECONDS: positiveInt(3600),
+  /** The Cloudflare Images API base (`cloudflare` host); tests point it at a local server. */
+  CF_IMAGES_API_BASE: url.default("https://api.cloudflare.com/client/v4"),
+  /** The Cloudflare Images delivery host whose URLs the signer accepts. */
+  IMAGE_DELIVERY_HOST: z.string().regex(/^[a-z0-9.-]+(:\d+)?$/i).default("imagedelivery.net"),
+  /** How long a call to Cloudflare Images may take, in milliseconds. */
+  IMAGE_UPSTREAM_TIMEOUT_MS: positiveInt(30_000),
   PDF_IMAGE_HOSTS: z.string().optional(),
   RATE_LIMITS: optional,
   AUTH_JWKS_URL: url.optional(),
@@ -78,39 +88,81 @@ export const ServiceEnvSchema = z.object({
 
 /** The parsed configuration every worker receives. */
 export interface ServiceConfig {
+  /** `USER_DB_AUTH`: the `X-Custom-Auth-Key` of the user worker. */
   userDbAuth: string | undefined;
+  /** `R2_KEY_SECRET`: the `X-Custom-Auth-Key` of the data worker and the audit endpoints. */
   r2KeySecret: string | undefined;
+  /** `KEYS_AUTH`: the `X-Custom-Auth-Key` of the keys worker; never handed out by it. */
   keysAuth: string | undefined;
+  /** `IMAGES_API_TOKEN`: the `Authorization: Bearer` token of the image worker. */
   imagesApiToken: string | undefined;
+  /** `ACCOUNT_HASH`: the image delivery account hash (Cloudflare Images). */
   accountHash: string | undefined;
+  /** `HMAC_KEY`: signs image delivery URLs; never handed out by the keys worker. */
   hmacKey: string | undefined;
   /** Names the keys worker may return (never one of {@link NEVER_EXPOSED}). */
   keysExposed: readonly string[];
+  /** `ALLOWED_ORIGIN`: the one site origin CORS allows (spec 5.4). */
   allowedOrigin: string | undefined;
+  /** `ADMIN_EMAIL`: the administrator notified when an account is deleted. */
   adminEmail: string | undefined;
+  /** `MAIL_FROM`: the sender of the account-deletion mails. */
   mailFrom: string | undefined;
+  /** `MAIL_TRANSPORT`: where mail goes: the `DATA/outbox/` folder (default), SMTP, or an HTTP mail API. */
   mailTransport: "outbox" | "smtp" | "http";
+  /** `MAIL_HTTP_URL`: the HTTP mail API endpoint (`http` transport). */
   mailHttpUrl: string | undefined;
+  /** `MAIL_HTTP_TOKEN`: the HTTP mail API's bearer token (`http` transport). */
   mailHttpToken: string | undefined;
+  /** `SMTP_URL`: `smtp://user:pass@host:port` (`smtp` transport). */
   smtpUrl: string | undefined;
+  /** `CAPTCHA_SECRET`: the secret sent to the CAPTCHA verification service. */
   captchaSecret: string | undefined;
+  /** `CAPTCHA_VERIFY_URL`: the verification endpoint; default Cloudflare Turnstile's siteverify. */
   captchaVerifyUrl: string;
+  /** `CAPTCHA_TIMEOUT_MS`: how long a verification may take before it fails (default 10 000 ms). */
   captchaTimeoutMs: number;
+  /** `IMAGE_HOST`: `local` (images in the blob store, served by the image worker) or `cloudflare`. */
   imageHost: "local" | "cloudflare";
+  /** `CF_ACCOUNT_ID`: the upstream Cloudflare Images account (`cloudflare` host). */
   cfAccountId: string | undefined;
+  /** `CF_IMAGES_TOKEN`: the upstream Cloudflare Images API token (`cloudflare` host). */
   cfImagesToken: string | undefined;
+  /** `PUBLIC_URL`: the URL clients reach this service at; signed image delivery URLs are built on it. */
   publicUrl: string | undefined;
+  /** `MAX_IMAGE_BYTES`: the largest image upload (default 25 MB). */
+  maxImageBytes: number;
+  /** `IMAGE_URL_TTL_SECONDS`: lifetime of a signed image URL (default 3600). */
+  imageUrlTtlSeconds: number;
+  /** `CF_IMAGES_API_BASE`: the Cloudflare Images API base (default `https://api.cloudflare.com/client/v4`). */
+  cfImagesApiBase: string;
+  /** `IMAGE_DELIVERY_HOST`: the Cloudflare Images delivery host (default `imagedelivery.net`). */
+  imageDeliveryHost: string;
+  /** `IMAGE_UPSTREAM_TIMEOUT_MS`: how long a call to Cloudflare Images may take (default 30 000 ms). */
+  imageUpstreamTimeoutMs: number;
+  /** `PDF_IMAGE_HOSTS`: hosts whose images the PDF worker may fetch; unset means its own and `imagedelivery.net`. */
   pdfImageHosts: readonly string[] | undefined;
+  /** `RATE_LIMITS`: `off`, or per-route limits such as `image.upload=30/60s`; defaults when unset. */
   rateLimits: string | undefined;
+  /** `AUTH_JWKS_URL`: when set, identity tokens are required and verified against this JWKS. */
   authJwksUrl: string | undefined;
+  /** `AUTH_ISSUER`: the `iss` an identity token must carry. */
   authIssuer: string | undefined;
+  /** `AUTH_AUDIENCE`: the `aud` an identity token must carry. */
   authAudience: string | undefined;
+  /** `STORAGE`: where the stores live under `serve` (files under `--data` by default). */
   storage: "fs" | "memory" | "redis" | "s3" | "deno-kv";
+  /** `STORAGE_URL`: the storage backend's URL (Redis URL, S3 `https://host/bucket`, Deno KV path). */
   storageUrl: string | undefined;
+  /** `S3_REGION`: the S3 signing region (default `us-east-1`). */
   s3Region: string;
+  /** `S3_ACCESS_KEY_ID`: the S3 access key (`STORAGE=s3`). */
   s3AccessKeyId: string | undefined;
+  /** `S3_SECRET_ACCESS_KEY`: the S3 secret key (`STORAGE=s3`). */
   s3SecretAccessKey: string | undefined;
+  /** `MAX_JSON_BYTES`: the largest JSON document (case, annotations) the data worker stores. */
   maxJsonBytes: number;
+  /** `MAX_AUDIT_ENTRY_BYTES`: the largest audit entry the audit endpoints accept. */
   maxAuditEntryBytes: number;
   /** The raw variables, for the keys worker's by-name lookup. */
   env: ReadonlyMap<string, string>;
@@ -118,6 +170,7 @@ export interface ServiceConfig {
 
 /** A configuration problem, naming each bad variable. */
 export class ConfigError extends Error {
+  /** Builds the error from one problem per bad variable (`NAME: why`). */
   constructor(readonly problems: string[]) {
     super(`Invalid configuration: ${problems.join("; ")}`);
     this.name = "ConfigError";
@@ -177,6 +230,11 @@ export function parseConfig(source: Readonly<Record<string, unknown>>): ServiceC
     cfAccountId: e.CF_ACCOUNT_ID,
     cfImagesToken: e.CF_IMAGES_TOKEN,
     publicUrl: e.PUBLIC_URL,
+    maxImageBytes: e.MAX_IMAGE_BYTES,
+    imageUrlTtlSeconds: e.IMAGE_URL_TTL_SECONDS,
+    cfImagesApiBase: e.CF_IMAGES_API_BASE,
+    imageDeliveryHost: e.IMAGE_DELIVERY_HOST,
+    imageUpstreamTimeoutMs: e.IMAGE_UPSTREAM_TIMEOUT_MS,
     pdfImageHosts: e.PDF_IMAGE_HOSTS?.split(",").map((host) => host.trim()).filter((host) => host !== ""),
     rateLimits: e.RATE_LIMITS,
     authJwksUrl: e.AUTH_JWKS_URL,

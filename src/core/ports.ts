@@ -33,7 +33,9 @@ export interface BlobStore {
 
 /** String storage for small records (user records, keyed by user id). */
 export interface KvStore {
+  /** The stored string (a user record's JSON), or null when the key is absent. */
   get(key: string): Promise<string | null>;
+  /** Stores a string under a key, replacing any previous value. */
   put(key: string, value: string): Promise<void>;
   /** Removes a key; true when it existed. */
   delete(key: string): Promise<boolean>;
@@ -43,8 +45,11 @@ export interface KvStore {
 
 /** One plain-text message (the account-deletion mails). */
 export interface MailMessage {
+  /** The sender (`MAIL_FROM`). */
   from: string;
+  /** The one recipient: the user whose account is deleted, or `ADMIN_EMAIL`. */
   to: string;
+  /** The subject line. */
   subject: string;
   /** Plain text; transports that send HTML escape it. */
   text: string;
@@ -52,21 +57,27 @@ export interface MailMessage {
 
 /** Sends mail; a rejected promise means the message was not accepted for delivery. */
 export interface Mailer {
+  /** Hands one message to the transport (outbox file, SMTP or HTTP mail API). */
   send(message: MailMessage): Promise<void>;
 }
 
 /** An uploaded image as the image worker receives it. */
 export interface ImageUpload {
-  /** The bytes, streamed so a large image is not copied needlessly. */
-  body: ReadableStream<Uint8Array> | Uint8Array;
+  /** The image bytes, read once from the multipart body and never copied again by the host. */
+  bytes: Bytes;
+  /** The file name the client sent in the `file` form field (spec 4.2). */
   filename: string;
-  /** Size in bytes when known. */
-  size?: number;
+  /** The media type decided from the bytes (never from the name). */
+  contentType: string;
+  /** The user whose case will list the image, when known (identity mode). */
+  owner?: string;
 }
 
 /** The stored facts of one hosted image. */
 export interface HostedImage {
+  /** The image id, as used in `DELETE /{imageId}` (spec 4.2). */
   id: string;
+  /** The file name given at upload. */
   filename: string;
   /** ISO 8601 upload time. */
   uploaded: string;
@@ -76,30 +87,40 @@ export interface HostedImage {
 
 /** Hosts images (the image worker itself, or Cloudflare Images). */
 export interface ImageHost {
+  /** Stores an uploaded image and answers its id and delivery URLs (spec 4.2, `POST /`). */
   upload(image: ImageUpload): Promise<HostedImage>;
   /** Removes an image; false when it did not exist. */
   delete(imageId: string): Promise<boolean>;
   /** A time-limited signed URL for a delivery URL of this host. */
   signedUrl(deliveryUrl: string): Promise<string>;
-  /** For hosts that serve bytes themselves: answers a request for a signed delivery URL. */
-  serve?(request: Request): Promise<Response>;
+  /**
+   * For hosts that serve bytes themselves: answers a request for `{delivery}/{imageId}/{variant}`
+   * carrying `exp` and `sig` in `query` (403 when the signature is missing, bad or expired).
+   */
+  serve?(imageId: string, variant: string, query: URLSearchParams, ifNoneMatch: string | undefined): Promise<Response>;
 }
 
 /** The answer of a CAPTCHA verification service (Turnstile's siteverify shape). */
 export interface CaptchaOutcome {
+  /** Whether the token passed; a failed check still answers 200 (spec 7.6). */
   success: boolean;
+  /** Why the token failed, as the verification service names it; empty on success. */
   "error-codes": string[];
+  /** ISO 8601 time the challenge was solved. */
   challenge_ts?: string;
+  /** The site host name the challenge was solved on. */
   hostname?: string;
 }
 
 /** Verifies a CAPTCHA token with the external service. */
 export interface CaptchaVerifier {
+  /** Checks a client's token, passing the client IP along when the adapter knows it (spec 4.6). */
   verify(token: string, remoteIp: string | undefined): Promise<CaptchaOutcome>;
 }
 
 /** The time; a port so tests control it. */
 export interface Clock {
+  /** The current time (audit entries and audit days are dated by it, in UTC). */
   now(): Date;
 }
 

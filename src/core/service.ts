@@ -4,7 +4,7 @@
  * process, seven workers"), with `/health` and `/openapi.json` registered first.
  */
 import * as z from "zod";
-import type { BlobStore, CaptchaVerifier, Clock, KvStore } from "./ports.ts";
+import type { BlobStore, CaptchaVerifier, Clock, ImageHost, KvStore } from "./ports.ts";
 import type { ServiceConfig } from "./config.ts";
 import { createWorkerApp, type WorkerApp } from "./http/worker-app.ts";
 import { createDataWorker } from "./workers/data.ts";
@@ -12,6 +12,9 @@ import { createAuditWorker } from "./workers/audit.ts";
 import { createKeysWorker } from "./workers/keys.ts";
 import { createCaptchaWorker } from "./workers/captcha.ts";
 import { createSiteverifyVerifier } from "./captcha/siteverify.ts";
+import { createImageWorker, type ImageHostFactory } from "./workers/image.ts";
+import { createLocalImageHost } from "./images/local-host.ts";
+import { createCloudflareImageHost } from "./images/cloudflare-host.ts";
 
 /** The stores and services behind the workers. */
 export interface ServicePorts {
@@ -23,9 +26,12 @@ export interface ServicePorts {
   users: KvStore;
   /** Hosted images. */
   images: BlobStore;
+  /** The time audit entries and audit days are dated by. */
   clock: Clock;
   /** Defaults to siteverify at `CAPTCHA_VERIFY_URL`. */
   captcha?: CaptchaVerifier;
+  /** Defaults to the host `IMAGE_HOST` names: the local host over `images`, or Cloudflare Images. */
+  imageHost?: ImageHost;
 }
 
 /** The mount point of each worker under `serve`. */
@@ -34,6 +40,7 @@ export const WORKER_MOUNTS = {
   keys: "/keys",
   captcha: "/captcha",
   audit: "/audit",
+  image: "/image",
 } as const;
 
 /** The name of a mounted worker. */
@@ -69,5 +76,35 @@ export function createService(ports: ServicePorts, config: ServiceConfig): Worke
   app.route(WORKER_MOUNTS.keys, createKeysWorker({ config }));
   app.route(WORKER_MOUNTS.captcha, createCaptchaWorker({ verifier: captcha, config }));
   app.route(WORKER_MOUNTS.audit, createAuditWorker({ audit: ports.audit, clock: ports.clock, config }));
+  app.route(WORKER_MOUNTS.image, createImageWorker({ host: ports.imageHost ?? imageHostOf(config, ports.clock, () => ports.images), config }));
   return app;
+}
+
+/**
+ * The image host `IMAGE_HOST` names: Cloudflare Images, or the local host over the image
+ * store (asked for only then, so a Cloudflare Images deployment needs no bucket).
+ */
+export function imageHostOf(config: ServiceConfig, clock: Clock, images: () => BlobStore): ImageHost | ImageHostFactory {
+  if (config.imageHost === "cloudflare") {
+    return createCloudflareImageHost({
+      apiBase: config.cfImagesApiBase,
+      accountId: config.cfAccountId,
+      apiToken: config.cfImagesToken,
+      accountHash: config.accountHash,
+      signingKey: config.hmacKey,
+      deliveryHost: config.imageDeliveryHost,
+      clock,
+      urlLifetimeSeconds: config.imageUrlTtlSeconds,
+      timeoutMs: config.imageUpstreamTimeoutMs,
+    });
+  }
+  const store = images();
+  return (deliveryBase) =>
+    createLocalImageHost({
+      store,
+      signingKey: config.hmacKey,
+      deliveryBase,
+      clock,
+      urlLifetimeSeconds: config.imageUrlTtlSeconds,
+    });
 }

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Runtime, spawnServe, type Served } from "../helpers/spawn-serve.ts";
 import { auditEntry } from "../helpers/audit-entry.ts";
+import { fixture, uploadForm } from "../helpers/images.ts";
 
 const SECRETS = {
   USER_DB_AUTH: "conf-user-key",
@@ -129,6 +130,30 @@ export function conformance(runtime: Runtime): void {
     it(t("captcha: missing token 400, other methods 405"), async () => {
       expect((await call("/captcha/", { method: "POST", body: "{}", headers: { "Content-Type": "application/json" } })).status).toBe(400);
       expect((await call("/captcha/", { method: "GET" })).status).toBe(405);
+    });
+
+    it(t("image: upload, sign, fetch the same bytes with the signed URL alone, delete, then 404"), async () => {
+      const bearer = { Authorization: `Bearer ${SECRETS.IMAGES_API_TOKEN}` };
+      const png = fixture("sample.png");
+      const uploaded = await call("/image/", { method: "POST", body: uploadForm(png, "item 1.png"), headers: bearer });
+      expect(uploaded.status).toBe(200);
+      const { result } = (await uploaded.json()) as { result: { id: string; variants: string[]; requireSignedURLs: boolean } };
+      expect(result.requireSignedURLs).toBe(true);
+      expect(result.variants).toEqual([`${url}/image/delivery/${result.id}/public`]);
+      const signing = await call(`/image/${result.variants[0]}`, { headers: bearer });
+      expect(signing.status).toBe(200);
+      const signed = await signing.text();
+      const served = await fetch(signed);
+      expect(served.status).toBe(200);
+      expect(served.headers.get("content-type")).toBe("image/png");
+      expect(new Uint8Array(await served.arrayBuffer())).toEqual(png);
+      const tampered = new URL(signed);
+      tampered.searchParams.set("exp", String(Number(tampered.searchParams.get("exp")) + 1));
+      expect((await fetch(tampered)).status).toBe(403);
+      expect((await call(`/image/${result.id}`, { method: "DELETE", headers: bearer })).status).toBe(200);
+      expect((await call(`/image/${result.id}`, { method: "DELETE", headers: bearer })).status).toBe(404);
+      expect((await fetch(signed)).status).toBe(404);
+      expect((await call("/image/", { method: "POST", body: uploadForm(fixture("not-an-image.png"), "x.png"), headers: bearer })).status).toBe(400);
     });
 
     it(t("CORS preflight is answered for the configured origin without credentials"), async () => {

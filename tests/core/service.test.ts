@@ -31,6 +31,10 @@ describe("the service (CONTRACT: one process, seven workers)", () => {
         "POST /captcha",
         "POST /audit/audit/",
         "GET /audit/audit/",
+        "POST /image",
+        "GET /image/{imageDeliveryUrl}",
+        "DELETE /image/{imageId}",
+        "GET /image/delivery/{imageId}/{variant}",
       ].sort(),
     );
     // Derived from the schemas that validate: the audit entry's action enum is in it.

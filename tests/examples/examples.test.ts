@@ -38,7 +38,8 @@ describe("examples run as written", () => {
   }, 60_000);
 
   it("examples/deno-deploy (deno task start)", async () => {
-    const env = { PORT: "0", R2_KEY_SECRET: "example-key", KV_PATH: join(dir, "deploy-kv.sqlite3") };
+    // Deno trusts its own root list unless told otherwise; the system store also holds a proxy's CA.
+    const env = { PORT: "0", R2_KEY_SECRET: "example-key", KV_PATH: join(dir, "deploy-kv.sqlite3"), DENO_TLS_CA_STORE: process.env.DENO_TLS_CA_STORE ?? "system" };
     const served = await spawnUntilReady(bin("deno"), ["task", "start"], {
       cwd: join(root, "examples/deno-deploy"),
       env,
@@ -64,7 +65,7 @@ describe("examples run as written", () => {
 
   it("examples/cloudflare: every wrangler file's worker runs in workerd with the bindings it declares", async () => {
     const files = (await readdir(join(root, "examples/cloudflare"))).filter((name) => /^wrangler\..+\.jsonc$/.test(name));
-    expect(files.sort()).toEqual(["wrangler.all.jsonc", "wrangler.audit.jsonc", "wrangler.captcha.jsonc", "wrangler.data.jsonc", "wrangler.keys.jsonc"]);
+    expect(files.sort()).toEqual(["wrangler.all.jsonc", "wrangler.audit.jsonc", "wrangler.captcha.jsonc", "wrangler.data.jsonc", "wrangler.image.jsonc", "wrangler.keys.jsonc"]);
     for (const file of files) {
       const text = await readFile(join(root, "examples/cloudflare", file), "utf8");
       const config = JSON.parse(text.replace(/^\s*\/\/.*$/gm, "")) as {
@@ -92,18 +93,21 @@ describe("examples run as written", () => {
         compatibilityDate: "2026-04-01",
         kvNamespaces: (config.kv_namespaces ?? []).map((kv) => kv.binding),
         r2Buckets: (config.r2_buckets ?? []).map((r2) => r2.binding),
-        bindings: { ...config.vars, R2_KEY_SECRET: "k", KEYS_AUTH: "kk", ACCOUNT_HASH: "h" },
+        bindings: { ...config.vars, R2_KEY_SECRET: "k", KEYS_AUTH: "kk", ACCOUNT_HASH: "h", IMAGES_API_TOKEN: "it", HMAC_KEY: "hk" },
       });
       try {
         const kind = file.split(".")[1];
+        const key = (value: string) => ({ "X-Custom-Auth-Key": value });
         const request = {
-          all: ["/data/u1/C-1/data.json", "k"],
-          data: ["/u1/C-1/data.json", "k"],
-          audit: ["/audit/?userId=u1", "k"],
-          keys: ["/ACCOUNT_HASH", "kk"],
-          captcha: ["/", ""],
-        }[kind!]!;
-        const response = await mf.dispatchFetch(`http://worker${request[0]}`, { headers: { "X-Custom-Auth-Key": request[1]! } });
+          all: ["/data/u1/C-1/data.json", key("k")],
+          data: ["/u1/C-1/data.json", key("k")],
+          audit: ["/audit/?userId=u1", key("k")],
+          keys: ["/ACCOUNT_HASH", key("kk")],
+          captcha: ["/", {}],
+          // Signing an imagedelivery.net URL of the account needs no upstream call.
+          image: ["/https://imagedelivery.net/h/img-1/public", { Authorization: "Bearer it" }],
+        }[kind!] as [string, Record<string, string>];
+        const response = await mf.dispatchFetch(`http://worker${request[0]}`, { headers: request[1] });
         expect(response.status, file).toBe(kind === "captcha" ? 405 : 200);
       } finally {
         await mf.dispose();

@@ -37,6 +37,13 @@ export function spawnServe(options: {
   return spawnUntilReady(command, [...prefix, "--port", "0", "--data", options.dataDir, ...(options.args ?? [])], options);
 }
 
+// A clean environment, but the machine's CA bundle and proxy settings stay so that
+// runtimes fetching packages (deno task start) reach the registry as the shell does.
+const PASSED_ON = ["PATH", "HOME", "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "DENO_CERT", "DENO_TLS_CA_STORE", "DENO_DIR", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"];
+function networkEnv(): Record<string, string> {
+  return Object.fromEntries(PASSED_ON.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]!]])));
+}
+
 /** Spawns a server process and waits (bounded) until its output shows `ready` (or `readyPattern`). */
 export async function spawnUntilReady(
   command: string,
@@ -46,7 +53,7 @@ export async function spawnUntilReady(
   const pattern = options.readyPattern ?? /^ready\s+(http:\/\/\S+)/m;
   const proc = spawn(command, [...args], {
     cwd: options.cwd,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...options.env },
+    env: { ...networkEnv(), ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";

@@ -3,7 +3,8 @@
  * `serve` on Bun, with `Bun.serve`. The stores are the embedded default's files (Bun runs
  * `node:fs`).
  */
-import type { Listen, RunningServer, ServeOptions } from "../node/start.ts";
+import type { WorkerApp } from "../../core/http/worker-app.ts";
+import type { Listen, Listening, RunningServer, ServeOptions } from "../node/start.ts";
 import { startService } from "../node/start.ts";
 
 /** The part of Bun's API this adapter uses (so it type-checks without Bun's types). */
@@ -27,7 +28,7 @@ function bun(): BunApi {
 }
 
 /** Listens with `Bun.serve`; the client IP is `server.requestIP`. */
-export const bunListen: Listen = (app, address) => {
+export const bunListen: Listen = (app: WorkerApp, address: { port: number; hostname: string }): Promise<Listening> => {
   const server = bun().serve({
     port: address.port,
     hostname: address.hostname,

@@ -18,6 +18,7 @@ export {
   cloudflarePorts,
   createCloudflareWorker,
   dataWorkerOnBindings,
+  imageWorkerOnBindings,
   keysWorkerOnBindings,
   MissingBindingError,
   type ModuleWorker,

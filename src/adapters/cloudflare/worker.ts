@@ -2,11 +2,13 @@
  * @module
  * Cloudflare module workers: the whole service, or one worker deployed alone, on the
  * bindings `USER_DB` (KV), `STRIAE_DATA`, `STRIAE_AUDIT` and `STRIAE_IMAGES` (R2), with
- * secrets and settings from `env`. The app is built once per isolate and `env`.
+ * secrets and settings from `env` (the image worker alone binds no bucket with
+ * `IMAGE_HOST=cloudflare`). The app is built once per isolate and `env`.
  */
 import { parseConfig, type ServiceConfig } from "../../core/config.ts";
 import { systemClock } from "../../core/ports.ts";
-import { createService, type ServicePorts } from "../../core/service.ts";
+import { createService, imageHostOf, type ServicePorts } from "../../core/service.ts";
+import { createImageWorker } from "../../core/workers/image.ts";
 import { errorBody } from "../../core/http/errors.ts";
 import type { WorkerApp } from "../../core/http/worker-app.ts";
 import { createDataWorker } from "../../core/workers/data.ts";
@@ -20,15 +22,21 @@ import { createKvNamespaceStore } from "./kv-store.ts";
 
 /** The bindings and variables a deployment provides (see `examples/cloudflare`). */
 export interface CloudflareEnv {
+  /** The KV namespace of user records, keyed by user id. */
   USER_DB?: KVNamespaceLike;
+  /** The R2 bucket of cases and annotations (`u1/C-1/data.json`). */
   STRIAE_DATA?: R2BucketLike;
+  /** The R2 bucket of audit days (`audit-trails/{userId}-{YYYY-MM-DD}.json`). */
   STRIAE_AUDIT?: R2BucketLike;
+  /** The R2 bucket of hosted images. */
   STRIAE_IMAGES?: R2BucketLike;
+  /** Secrets and settings (CONTRACT "Configuration"), e.g. `R2_KEY_SECRET`. */
   [variable: string]: unknown;
 }
 
 /** A module worker's default export. */
 export interface ModuleWorker {
+  /** Answers one request with the bindings of the deployment. */
   fetch(request: Request, env: CloudflareEnv): Promise<Response>;
 }
 
@@ -42,6 +50,7 @@ function binding<T>(env: CloudflareEnv, name: string): T {
 
 /** A binding the worker needs is not configured in its wrangler file. */
 export class MissingBindingError extends Error {
+  /** Names the missing binding, e.g. `STRIAE_DATA`. */
   constructor(readonly binding: string) {
     super(`The binding ${binding} is not configured for this worker`);
     this.name = "MissingBindingError";
@@ -65,25 +74,29 @@ export function cloudflarePorts(env: CloudflareEnv): ServicePorts {
 export type BuildApp = (env: CloudflareEnv, config: ServiceConfig) => WorkerApp;
 
 /** All seven workers under their mounts. */
-export const serviceOnBindings: BuildApp = (env, config) => createService(cloudflarePorts(env), config);
+export const serviceOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp => createService(cloudflarePorts(env), config);
 
 /** The data worker (and its audit endpoints) alone. */
-export const dataWorkerOnBindings: BuildApp = (env, config) =>
+export const dataWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
   createDataWorker({ blobs: bucket(env, "STRIAE_DATA"), audit: bucket(env, "STRIAE_AUDIT"), clock: systemClock, config });
 
 /** The audit worker alone. */
-export const auditWorkerOnBindings: BuildApp = (env, config) =>
+export const auditWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
   createAuditWorker({ audit: bucket(env, "STRIAE_AUDIT"), clock: systemClock, config });
 
 /** The keys worker alone. */
-export const keysWorkerOnBindings: BuildApp = (_env, config) => createKeysWorker({ config });
+export const keysWorkerOnBindings: BuildApp = (_env: CloudflareEnv, config: ServiceConfig): WorkerApp => createKeysWorker({ config });
 
 /** The captcha worker alone. */
-export const captchaWorkerOnBindings: BuildApp = (_env, config) =>
+export const captchaWorkerOnBindings: BuildApp = (_env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
   createCaptchaWorker({
     verifier: createSiteverifyVerifier({ url: config.captchaVerifyUrl, secret: config.captchaSecret, timeoutMs: config.captchaTimeoutMs }),
     config,
   });
+
+/** The image worker alone: Cloudflare Images with `IMAGE_HOST=cloudflare`, else the local host over `STRIAE_IMAGES`. */
+export const imageWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
+  createImageWorker({ host: imageHostOf(config, systemClock, () => bucket(env, "STRIAE_IMAGES")), config });
 
 /**
  * Creates a module worker serving the app `build` makes from the request's bindings.

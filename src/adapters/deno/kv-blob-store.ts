@@ -12,10 +12,15 @@ import { createVersionedBlobStore, type VersionedBackend } from "../../core/stor
 
 /** The parts of `Deno.Kv` used here (so this type-checks without Deno's types). */
 export interface DenoKvLike {
+  /** The entry at a key with its versionstamp (both null when absent). */
   get<T = unknown>(key: KvKey): Promise<{ value: T | null; versionstamp: string | null }>;
+  /** Writes an entry. */
   set(key: KvKey, value: unknown): Promise<unknown>;
+  /** Removes an entry. */
   delete(key: KvKey): Promise<void>;
+  /** The entries under a key prefix. */
   list<T = unknown>(selector: { prefix: KvKey }): AsyncIterable<{ key: KvKey; value: T }>;
+  /** An atomic operation: versionstamp checks, then sets and deletes committed together. */
   atomic(): {
     check(...checks: { key: KvKey; versionstamp: string | null }[]): ReturnType<DenoKvLike["atomic"]>;
     set(key: KvKey, value: unknown): ReturnType<DenoKvLike["atomic"]>;

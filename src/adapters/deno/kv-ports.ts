@@ -5,7 +5,8 @@
  */
 import { systemClock } from "../../core/ports.ts";
 import type { ServicePorts } from "../../core/service.ts";
-import type { RuntimeStorage } from "../node/start.ts";
+import type { RuntimeStorage, StoragePorts } from "../node/start.ts";
+import type { ServiceConfig } from "../../core/config.ts";
 import { createDenoKvBlobStore, createDenoKvStore, type DenoKvLike } from "./kv-blob-store.ts";
 
 interface DenoKvApi {
@@ -24,7 +25,7 @@ export function denoKvPorts(kv: DenoKvLike): ServicePorts {
 }
 
 /** `STORAGE=deno-kv` for the serve command under Deno (needs `--unstable-kv`). */
-export const denoKvStorage: RuntimeStorage = async (config, dataDir) => {
+export const denoKvStorage: RuntimeStorage = async (config: ServiceConfig, dataDir: string): Promise<StoragePorts | undefined> => {
   if (config.storage !== "deno-kv") return undefined;
   const deno = (globalThis as { Deno?: DenoKvApi }).Deno;
   if (!deno?.openKv) throw new Error("STORAGE=deno-kv needs Deno with --unstable-kv");

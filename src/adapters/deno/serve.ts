@@ -3,7 +3,8 @@
  * `serve` on Deno, with `Deno.serve`. The stores are the embedded default's files (Deno
  * runs `node:fs`); Deno KV is a storage backend of its own.
  */
-import type { Listen, RunningServer, ServeOptions } from "../node/start.ts";
+import type { WorkerApp } from "../../core/http/worker-app.ts";
+import type { Listen, Listening, RunningServer, ServeOptions } from "../node/start.ts";
 import { startService } from "../node/start.ts";
 import { denoKvStorage } from "./kv-ports.ts";
 
@@ -27,7 +28,7 @@ function deno(): DenoApi {
 }
 
 /** Listens with `Deno.serve`; the client IP is the connection's remote address. */
-export const denoListen: Listen = (app, address) => {
+export const denoListen: Listen = (app: WorkerApp, address: { port: number; hostname: string }): Promise<Listening> => {
   const server = deno().serve(
     { port: address.port, hostname: address.hostname, onListen: () => {} },
     (request, info) => app.fetch(request, { clientIp: info.remoteAddr.hostname }),

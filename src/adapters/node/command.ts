@@ -29,8 +29,11 @@ const SHUTDOWN_GRACE_MS = 30_000;
 
 /** The parsed flags of `serve`. */
 export interface ServeFlags {
+  /** `--port` (default 8787; 0 picks a free port). */
   port: number;
+  /** `--host`, the address to bind (default 127.0.0.1). */
   host: string;
+  /** `--data`, the data directory (default `./.forensic-data`). */
   data: string;
 }
 

@@ -8,7 +8,15 @@
 import { mkdir, readdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { randomUUID } from "node:crypto";
-import { type Driver, defineDriver } from "unstorage";
+import { type Driver as UnstorageDriver, defineDriver } from "unstorage";
+
+/**
+ * unstorage's `Driver`, under its own name.
+ * (`deno doc --lint` reads `node_modules` as local code, so naming the npm type directly
+ * would make it demand JSDoc for the npm package's own declarations.)
+ * @ignore
+ */
+type Driver = UnstorageDriver;
 
 /** Temporary files are `.{name}.{uuid}.tmp`; listings skip them. */
 const isTemporary = (name: string): boolean => name.startsWith(".") && name.endsWith(".tmp");

@@ -9,7 +9,15 @@
  * ```
  */
 export { nodeListen, startServer } from "./serve.ts";
-export { type Listen, type Listening, type RunningServer, type ServeOptions, startService } from "./start.ts";
+export {
+  type Listen,
+  type Listening,
+  type RunningServer,
+  type RuntimeStorage,
+  type ServeOptions,
+  startService,
+  type StoragePorts,
+} from "./start.ts";
 export { main, parseServeFlags, readEnvironment, runServeCommand, type ServeFlags } from "./command.ts";
 export { createFileBlobStore, createFilePorts } from "./file-ports.ts";
 export { atomicFileDriver, type AtomicFileDriverOptions, writeFileAtomic } from "./file-driver.ts";

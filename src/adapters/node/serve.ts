@@ -4,10 +4,11 @@
  */
 import type { AddressInfo } from "node:net";
 import { serve as serveHono, type HttpBindings } from "@hono/node-server";
-import { type Listen, type RunningServer, type ServeOptions, startService } from "./start.ts";
+import type { WorkerApp } from "../../core/http/worker-app.ts";
+import { type Listen, type Listening, type RunningServer, type ServeOptions, startService } from "./start.ts";
 
 /** Listens with Node's HTTP server; the client IP is the socket's peer. */
-export const nodeListen: Listen = async (app, address) => {
+export const nodeListen: Listen = async (app: WorkerApp, address: { port: number; hostname: string }): Promise<Listening> => {
   const server = await new Promise<ReturnType<typeof serveHono>>((resolve, reject) => {
     const started = serveHono(
       {

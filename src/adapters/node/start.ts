@@ -16,9 +16,11 @@ import type { ServicePorts } from "../../core/service.ts";
 
 /** The stores `STORAGE` names, how far appends stay lossless, and how to release them. */
 export interface StoragePorts {
+  /** The stores and services behind the workers. */
   ports: ServicePorts;
   /** Shown at start, e.g. `storage: redis (appends lossless across processes)`. */
   description: string;
+  /** Releases the backend (closes a Redis or Deno KV connection). */
   close(): Promise<void>;
 }
 
@@ -55,6 +57,7 @@ import { ensureSecrets } from "./secrets.ts";
 
 /** A runtime's server, listening. */
 export interface Listening {
+  /** The port actually bound (the free one picked when asked for 0). */
   port: number;
   /** Stops accepting, lets in-flight requests finish, then resolves. */
   close(): Promise<void>;
@@ -67,7 +70,9 @@ export type Listen = (app: WorkerApp, address: { port: number; hostname: string 
 export interface ServeOptions {
   /** 0 picks a free port. */
   port: number;
+  /** The address to bind, e.g. `127.0.0.1`. */
   host: string;
+  /** The data directory: the stores' files, `secrets.json` and the mail outbox. */
   dataDir: string;
   /** Environment variables (already merged with `.env`). */
   env: Readonly<Record<string, string | undefined>>;
@@ -79,6 +84,7 @@ export interface ServeOptions {
 export interface RunningServer {
   /** `http://host:port` */
   url: string;
+  /** The port the service listens on. */
   port: number;
   /** Stops accepting, lets in-flight requests finish, then resolves. */
   close(): Promise<void>;

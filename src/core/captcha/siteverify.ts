@@ -10,8 +10,11 @@ import { ServiceError } from "../http/errors.ts";
 
 /** Options of {@link createSiteverifyVerifier}. */
 export interface SiteverifyOptions {
+  /** The siteverify endpoint (`CAPTCHA_VERIFY_URL`). */
   url: string;
+  /** `CAPTCHA_SECRET`; unset makes every verification a 500 that says so. */
   secret: string | undefined;
+  /** How long to wait for the service before failing (`CAPTCHA_TIMEOUT_MS`). */
   timeoutMs: number;
   /** For tests and runtimes with a custom fetch. */
   fetch?: typeof fetch;

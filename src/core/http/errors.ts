@@ -37,15 +37,21 @@ export function codeForStatus(status: number): ErrorCode {
   return "VALIDATION_ERROR";
 }
 
+/** The HTTP statuses a {@link ServiceError} may carry (spec section 7.3, plus 413, 415, 429 and 502-504). */
 export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 413 | 415 | 429 | 500 | 502 | 503 | 504;
 
 /** A failure with a stable spec code, an HTTP status and details safe to show a client. */
 export class ServiceError extends Error {
+  /** The HTTP status the error answers with. */
   readonly status: ErrorStatus;
+  /** The spec code of the status (spec section 7.2), e.g. `VALIDATION_ERROR` for 400. */
   readonly code: ErrorCode;
+  /** Facts safe to show the client (a field name, a limit), sent as `details`. */
   readonly details: Record<string, unknown>;
+  /** Extra response headers, e.g. `Allow` on a 405. */
   readonly headers: Record<string, string>;
 
+  /** Builds an error; the code follows from the status. */
   constructor(
     status: ErrorStatus,
     message: string,
@@ -60,23 +66,29 @@ export class ServiceError extends Error {
     this.headers = headers;
   }
 
+  /** 400 `VALIDATION_ERROR`: the request data is invalid (a bad key, date or body). */
   static validation(message: string, details: Record<string, unknown> = {}): ServiceError {
     return new ServiceError(400, message, details);
   }
+  /** 401 `UNAUTHORIZED`: the user worker's missing or wrong `X-Custom-Auth-Key` (spec 5.2). */
   static unauthorized(message = "Missing or invalid authentication"): ServiceError {
     return new ServiceError(401, message);
   }
+  /** 403 `FORBIDDEN`: a missing or wrong key or token on the data, image, keys and audit endpoints (spec 5.2). */
   static forbidden(message = "Missing or invalid authentication"): ServiceError {
     return new ServiceError(403, message);
   }
+  /** 404 `NOT_FOUND`: no such case file, user, image or key. */
   static notFound(message: string, details: Record<string, unknown> = {}): ServiceError {
     return new ServiceError(404, message, details);
   }
+  /** 405 with an `Allow` header naming the methods the path does accept. */
   static methodNotAllowed(allowed: readonly string[]): ServiceError {
     return new ServiceError(405, `Method not allowed; allowed: ${allowed.join(", ")}`, { allowed }, {
       Allow: allowed.join(", "),
     });
   }
+  /** 413: the request body exceeds the limit (e.g. `MAX_JSON_BYTES`). */
   static tooLarge(limitBytes: number): ServiceError {
     return new ServiceError(413, `Request body exceeds ${limitBytes} bytes`, { limitBytes });
   }

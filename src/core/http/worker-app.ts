@@ -3,8 +3,8 @@
  * The frame every worker shares: standard error bodies for thrown errors and unknown paths,
  * CORS before anything else, and the OpenAPI registry the routes describe themselves in.
  */
-import { OpenAPIHono } from "@hono/zod-openapi";
-import type { Context, MiddlewareHandler } from "hono";
+import { OpenAPIHono as ZodOpenAPIHono } from "@hono/zod-openapi";
+import type { Context, Env, MiddlewareHandler } from "hono";
 import { errorBody, errorResponse, ServiceError } from "./errors.ts";
 import { siteCors } from "./cors.ts";
 import { ErrorBodySchema } from "../schemas/error.ts";
@@ -17,14 +17,24 @@ export interface ServiceBindings {
 
 /** The Hono environment of every worker. */
 export interface WorkerEnv {
+  /** What the adapter passes to `fetch` (the client IP). */
   Bindings: ServiceBindings;
 }
 
-/** A worker or the whole service: a Hono app with an OpenAPI registry. */
+/**
+ * `OpenAPIHono` of `@hono/zod-openapi` (a Hono app with an OpenAPI registry), under its own name.
+ * (`deno doc --lint` reads `node_modules` as local code, so naming the npm type directly
+ * would make it demand JSDoc for the npm package's own declarations.)
+ * @ignore
+ */
+type OpenAPIHono<E extends Env> = ZodOpenAPIHono<E>;
+
+/** A worker or the whole service: a Hono app (`OpenAPIHono` of `@hono/zod-openapi`) with an OpenAPI registry. */
 export type WorkerApp = OpenAPIHono<WorkerEnv>;
 
 /** Options of {@link createWorkerApp}. */
 export interface WorkerAppOptions {
+  /** `ALLOWED_ORIGIN`: the one site origin CORS allows. */
   allowedOrigin: string | undefined;
   /** The worker's methods, for CORS; without them the app adds no CORS (the root app). */
   methods?: readonly string[];
@@ -33,7 +43,7 @@ export interface WorkerAppOptions {
 /** Creates a worker's app: CORS for its methods, then the standard error handling. */
 export function createWorkerApp(options: WorkerAppOptions): WorkerApp {
   // Not strict: `/keys` and `/keys/`, `/audit` and `/audit/` are the same route, as clients send both.
-  const app = new OpenAPIHono<WorkerEnv>({ strict: false });
+  const app = new ZodOpenAPIHono<WorkerEnv>({ strict: false });
   app.onError(errorResponse);
   app.notFound((c) => c.json(errorBody(404, `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
   if (options.methods) app.use("*", siteCors({ allowedOrigin: options.allowedOrigin, methods: options.methods }));

@@ -5,10 +5,18 @@
  * the lossless JSON-array append. A backend with a faster or cross-process append (files
  * in place, Redis transactions, R2 conditional writes) passes its own `appendToJsonArray`.
  */
-import type { Storage } from "unstorage";
+import type { Storage as UnstorageStorage } from "unstorage";
 import type { BlobStore, Bytes, KvStore } from "../ports.ts";
 import { KeyedMutex } from "./keyed-mutex.ts";
 import { encodeJsonArray, parseJsonArray } from "./json-array.ts";
+
+/**
+ * unstorage's `Storage` (from `createStorage()`, any driver), under its own name.
+ * (`deno doc --lint` reads `node_modules` as local code, so naming the npm type directly
+ * would make it demand JSDoc for the npm package's own declarations.)
+ * @ignore
+ */
+type Storage = UnstorageStorage;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

@@ -11,12 +11,15 @@ import { encodeJsonArray, parseJsonArray } from "./json-array.ts";
 
 /** A stored value and the version a conditional write must name. */
 export interface Versioned {
+  /** The stored bytes. */
   bytes: Bytes;
+  /** The backend's version tag (R2 etag, Deno KV versionstamp...). */
   version: string;
 }
 
 /** What a compare-and-swap backend provides. */
 export interface VersionedBackend {
+  /** The value and its version, or null when the key is absent. */
   get(key: string): Promise<Versioned | null>;
   /** Writes unconditionally. */
   put(key: string, value: Uint8Array): Promise<void>;
@@ -24,12 +27,15 @@ export interface VersionedBackend {
   putIf(key: string, value: Uint8Array, expected: string | null): Promise<boolean>;
   /** Removes a key; true when it existed. */
   delete(key: string): Promise<boolean>;
+  /** True when the key exists. */
   has(key: string): Promise<boolean>;
+  /** Keys that start with `prefix` (the store filters and sorts them again). */
   list(prefix: string): Promise<string[]>;
 }
 
 /** Thrown when a key stays contended after every retry; the request fails as a 503-class error. */
 export class ContentionError extends Error {
+  /** Names the contended key and how many conditional writes were tried. */
   constructor(key: string, attempts: number) {
     super(`gave up updating ${key} after ${attempts} conflicting attempts`);
     this.name = "ContentionError";

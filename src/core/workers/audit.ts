@@ -11,8 +11,11 @@ import { registerAuditRoutes } from "./audit-routes.ts";
 
 /** Ports and configuration of the audit worker. */
 export interface AuditWorkerDeps {
+  /** The audit store: one JSON array per user and audit day (`STRIAE_AUDIT`). */
   audit: BlobStore;
+  /** Dates new entries and picks today's audit day (UTC) when no range is asked for. */
   clock: Clock;
+  /** The service configuration (`R2_KEY_SECRET`, `ALLOWED_ORIGIN`, `MAX_AUDIT_ENTRY_BYTES`). */
   config: ServiceConfig;
 }
 

@@ -12,7 +12,9 @@ import { clientIp, createWorkerApp, errorResponses, methodNotAllowed, type Worke
 
 /** Ports and configuration of the captcha worker. */
 export interface CaptchaWorkerDeps {
+  /** Asks the external CAPTCHA service about a client's token. */
   verifier: CaptchaVerifier;
+  /** The service configuration (`ALLOWED_ORIGIN`). */
   config: ServiceConfig;
 }
 

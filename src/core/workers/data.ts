@@ -28,7 +28,9 @@ export interface DataWorkerDeps {
   blobs: BlobStore;
   /** The audit store, shared with the audit worker. */
   audit: BlobStore;
+  /** Dates new audit entries and picks today's audit day (UTC). */
   clock: Clock;
+  /** The service configuration (`R2_KEY_SECRET`, `ALLOWED_ORIGIN`, `MAX_JSON_BYTES`, `MAX_AUDIT_ENTRY_BYTES`). */
   config: ServiceConfig;
 }
 

@@ -12,6 +12,7 @@ import { createWorkerApp, errorResponses, methodNotAllowed, type WorkerApp } fro
 
 /** Configuration of the keys worker. */
 export interface KeysWorkerDeps {
+  /** The service configuration: `KEYS_AUTH`, `KEYS_EXPOSED` and the values handed out. */
   config: ServiceConfig;
 }
 

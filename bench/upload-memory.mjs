@@ -1,0 +1,85 @@
+#!/usr/bin/env node
+// How much memory `serve` holds while it receives an image upload: in a fresh server
+// process (warmed up with a 1 MB upload so code is compiled), the peak resident set size
+// during one upload of the big image, above its size just before, in copies of the image.
+// A fresh process per run, so memory freed by an earlier upload cannot hide a copy.
+// Linux only (reads /proc/<pid>/status; resets the peak with clear_refs). Figures only.
+// Run: npm run build && node bench/upload-memory.mjs [--mb 20] [--runs 3]
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const mb = arg("mb", 20);
+const runs = arg("runs", 3);
+const token = "bench-images-token";
+
+const kib = (pid, field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]);
+
+/** A JPEG by its first bytes (what the worker checks), then noise that does not compress. */
+function jpeg(size) {
+  const image = new Uint8Array(size);
+  crypto.getRandomValues(image.subarray(0, 65536));
+  for (let i = 65536; i < image.length; i += 65536) image.copyWithin(i, 0, Math.min(65536, image.length - i));
+  image.set([0xff, 0xd8, 0xff, 0xe0]);
+  return image;
+}
+
+async function startServer(dir) {
+  const server = spawn(process.execPath, [join(root, "dist/src/adapters/node/cli.js"), "serve", "--port", "0", "--data", join(dir, "data")], {
+    cwd: dir,
+    env: { PATH: process.env.PATH, IMAGES_API_TOKEN: token, PUBLIC_URL: "http://127.0.0.1", MAX_IMAGE_BYTES: String((mb + 5) * 1024 * 1024) },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const url = await new Promise((resolve, reject) => {
+    let out = "";
+    server.stdout.on("data", (chunk) => {
+      out += chunk;
+      const match = /^ready\s+(http:\/\/\S+)/m.exec(out);
+      if (match) resolve(match[1]);
+    });
+    server.once("exit", (code) => reject(new Error(`serve exited ${code}`)));
+    setTimeout(() => reject(new Error("serve not ready in 30 s")), 30_000).unref();
+  });
+  return { server, url };
+}
+
+async function upload(url, image) {
+  const form = new FormData();
+  form.set("file", new Blob([image], { type: "image/jpeg" }), "big.jpg");
+  const response = await fetch(`${url}/image/`, { method: "POST", body: form, headers: { Authorization: `Bearer ${token}` } });
+  if (response.status !== 200) throw new Error(`upload answered ${response.status}: ${await response.text()}`);
+  await response.json();
+}
+
+const big = jpeg(mb * 1024 * 1024);
+const small = jpeg(1024 * 1024);
+console.log(`Upload of a ${mb} MB image to serve (Node ${process.version}): peak RSS of a fresh server during the upload, above its RSS before\n`);
+const copies = [];
+for (let run = 1; run <= runs; run++) {
+  const dir = mkdtempSync(join(tmpdir(), "fa-upload-"));
+  const { server, url } = await startServer(dir);
+  try {
+    await upload(url, small); // warm-up: code paths compiled
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    writeFileSync(`/proc/${server.pid}/clear_refs`, "5"); // reset the peak to the current RSS
+    const before = kib(server.pid, "VmRSS");
+    await upload(url, big);
+    const peak = kib(server.pid, "VmHWM");
+    const extra = (peak - before) / 1024;
+    copies.push(extra / mb);
+    console.log(`run ${run}: before ${(before / 1024).toFixed(1)} MiB, peak ${(peak / 1024).toFixed(1)} MiB, extra ${extra.toFixed(1)} MiB = ${(extra / mb).toFixed(2)} copies of the image`);
+  } finally {
+    server.kill("SIGTERM");
+    await new Promise((resolve) => server.once("exit", resolve));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+copies.sort((a, b) => a - b);
+console.log(`\nmedian: ${copies[Math.floor(copies.length / 2)].toFixed(2)} copies of the image`);

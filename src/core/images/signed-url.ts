@@ -1,0 +1,39 @@
+/**
+ * @module
+ * Signed delivery URLs as Cloudflare Images documents them: `exp` (unix seconds) is added
+ * to the query, then `sig` = hex HMAC-SHA256 with the signing key over
+ * `pathname + "?" + query`. The local host verifies what it signed the same way.
+ */
+import { secretsEqual } from "../http/auth.ts";
+
+const encoder = new TextEncoder();
+
+async function hmacHex(key: string, message: string): Promise<string> {
+  const cryptoKey = await crypto.subtle.importKey("raw", encoder.encode(key), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const signature = new Uint8Array(await crypto.subtle.sign("HMAC", cryptoKey, encoder.encode(message)));
+  return Array.from(signature, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/** Adds `exp` and `sig` to a delivery URL. */
+export async function signDeliveryUrl(url: URL, key: string, expiresAtSeconds: number): Promise<string> {
+  const signed = new URL(url.href);
+  signed.searchParams.delete("sig");
+  signed.searchParams.set("exp", String(expiresAtSeconds));
+  const sig = await hmacHex(key, `${signed.pathname}?${signed.searchParams.toString()}`);
+  signed.searchParams.set("sig", sig);
+  return signed.href;
+}
+
+/** Why a signed URL was refused, or null when it is valid now. */
+export async function checkSignedUrl(url: URL, key: string, nowSeconds: number): Promise<string | null> {
+  const sig = url.searchParams.get("sig");
+  const exp = url.searchParams.get("exp");
+  if (sig === null || exp === null) return "missing signature";
+  if (!/^\d{1,12}$/.test(exp)) return "malformed expiry";
+  const unsigned = new URL(url.href);
+  unsigned.searchParams.delete("sig");
+  const expected = await hmacHex(key, `${unsigned.pathname}?${unsigned.searchParams.toString()}`);
+  if (!(await secretsEqual(sig.toLowerCase(), expected))) return "bad signature";
+  if (Number(exp) < nowSeconds) return "expired";
+  return null;
+}

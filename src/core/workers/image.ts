@@ -1,0 +1,171 @@
+/**
+ * @module
+ * The image worker (spec 4.2): upload (multipart field `file`), signed delivery URLs and
+ * deletion, with `Authorization: Bearer IMAGES_API_TOKEN`; and, for the local host, the
+ * delivery of image bytes to whoever holds a valid signed URL.
+ */
+import * as z from "zod";
+import type { Context } from "hono";
+import {
+  MaxFileSizeExceededError,
+  MaxPartsExceededError,
+  MaxTotalSizeExceededError,
+  MultipartParseError,
+  parseMultipartRequest,
+} from "@remix-run/multipart-parser";
+import type { Bytes, ImageHost } from "../ports.ts";
+import type { ServiceConfig } from "../config.ts";
+import { requireBearer } from "../http/auth.ts";
+import { errorResponse, ServiceError } from "../http/errors.ts";
+import { createWorkerApp, errorResponses, methodNotAllowed, rawPathAfterMount, type WorkerApp } from "../http/worker-app.ts";
+import { ImageDeleteResponseSchema, ImageUploadResponseSchema } from "../schemas/image.ts";
+import { sniffImageType } from "../images/image-type.ts";
+import { UpstreamError } from "../images/upstream-error.ts";
+
+/**
+ * Builds the host for one request from the URL under which this worker delivers images
+ * (`PUBLIC_URL`, or the request's origin, then the worker's mount and `/delivery`).
+ */
+export type ImageHostFactory = (deliveryBase: string) => ImageHost;
+
+/** Ports and configuration of the image worker. */
+export interface ImageWorkerDeps {
+  /** A fixed host (Cloudflare Images), or a factory of a host that serves bytes itself (the local host). */
+  host: ImageHost | ImageHostFactory;
+  /** Tokens, limits, `PUBLIC_URL` and CORS. */
+  config: ServiceConfig;
+}
+
+const MB = 1024 * 1024;
+const UploadFormSchema = z.object({ file: z.string().describe("The image (JPEG, PNG, GIF, WebP, TIFF or BMP)").meta({ format: "binary" }) });
+
+/** Reads the `file` part of a multipart upload, holding only that part in memory. */
+async function readUpload(request: Request, maxBytes: number): Promise<{ bytes: Bytes; filename: string }> {
+  if (!/^multipart\/form-data\b/i.test(request.headers.get("Content-Type") ?? "")) {
+    throw ServiceError.validation("Expected multipart/form-data with the image in a field named file");
+  }
+  try {
+    for await (const part of parseMultipartRequest(request, { maxFileSize: maxBytes, maxTotalSize: maxBytes + MB, maxParts: 16 })) {
+      // One copy: the part's chunks joined into a fresh ArrayBuffer, handed on as is.
+      if (part.name === "file") return { bytes: part.bytes as Bytes, filename: part.filename ?? "image" };
+    }
+  } catch (err) {
+    if (err instanceof MaxFileSizeExceededError || err instanceof MaxTotalSizeExceededError) {
+      throw ServiceError.validation(`The image is larger than ${Math.round(maxBytes / MB)} MB`, { limitBytes: maxBytes });
+    }
+    if (err instanceof MaxPartsExceededError || err instanceof MultipartParseError) {
+      throw ServiceError.validation(`The multipart body is malformed: ${err.message}`);
+    }
+    throw err;
+  }
+  throw ServiceError.validation("No file: send the image in a multipart field named file");
+}
+
+/** The delivery URL a sign request names: the whole URL as the path, percent-encoded or not. */
+function deliveryUrlFromPath(rawPath: string): string {
+  let path = rawPath.replace(/^\//, "");
+  try {
+    path = decodeURIComponent(path);
+  } catch {
+    throw ServiceError.validation("The delivery URL has invalid percent-encoding");
+  }
+  // Some proxies fold "//" in paths: "https:/host/..." means "https://host/...".
+  return path.replace(/^(https?):\/(?!\/)/i, "$1://");
+}
+
+/** Creates the image worker. */
+export function createImageWorker(deps: ImageWorkerDeps): WorkerApp {
+  const { config } = deps;
+  const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["GET", "POST", "DELETE"] });
+  const bearer = requireBearer({ keys: [config.imagesApiToken], status: 403 });
+  // The path this worker is mounted at, read where the catch-all middleware matched.
+  const mounts = new WeakMap<Request, string>();
+  app.use("*", async (c, next) => {
+    mounts.set(c.req.raw, c.req.routePath.replace(/\/?\*$/, ""));
+    await next();
+  });
+  const hostOf = (c: Context): ImageHost => {
+    if (typeof deps.host !== "function") return deps.host;
+    const origin = config.publicUrl?.replace(/\/+$/, "") ?? new URL(c.req.url).origin;
+    return deps.host(`${origin}${mounts.get(c.req.raw) ?? ""}/delivery`);
+  };
+
+  app.openAPIRegistry.registerPath({
+    method: "post",
+    path: "/",
+    summary: "Upload an image (multipart field `file`)",
+    request: { body: { required: true, content: { "multipart/form-data": { schema: UploadFormSchema } } } },
+    responses: {
+      200: { description: "Uploaded", content: { "application/json": { schema: ImageUploadResponseSchema } } },
+      ...errorResponses({ 400: "Missing, malformed, too large or not an image", 403: "Bad token", 500: "Store or upstream failed" }),
+    },
+  });
+  app.openAPIRegistry.registerPath({
+    method: "get",
+    path: "/{imageDeliveryUrl}",
+    summary: "A signed, time-limited URL for a delivery URL of this host (the whole URL as the path)",
+    request: { params: z.object({ imageDeliveryUrl: z.string() }) },
+    responses: {
+      200: { description: "The signed URL", content: { "text/plain": { schema: z.string() } } },
+      ...errorResponses({ 400: "Not a delivery URL of this host", 403: "Bad token", 404: "Unknown image" }),
+    },
+  });
+  app.openAPIRegistry.registerPath({
+    method: "delete",
+    path: "/{imageId}",
+    summary: "Delete an image",
+    request: { params: z.object({ imageId: z.string() }) },
+    responses: {
+      200: { description: "Deleted", content: { "application/json": { schema: ImageDeleteResponseSchema } } },
+      ...errorResponses({ 403: "Bad token", 404: "Unknown image" }),
+    },
+  });
+
+  // Upstream refusals keep their status and body; everything else takes the standard path.
+  app.onError((err, c) => (err instanceof UpstreamError ? c.json(err.body as object, err.status as 400) : errorResponse(err, c)));
+
+  if (typeof deps.host === "function") {
+    app.openAPIRegistry.registerPath({
+      method: "get",
+      path: "/delivery/{imageId}/{variant}",
+      summary: "The image bytes, for a valid signed URL (no other credential)",
+      request: { params: z.object({ imageId: z.string(), variant: z.string() }), query: z.object({ exp: z.string(), sig: z.string() }) },
+      responses: {
+        200: { description: "The image", content: { "image/*": { schema: z.string().meta({ format: "binary" }) } } },
+        ...errorResponses({ 403: "Missing, bad or expired signature", 404: "Unknown image" }),
+      },
+    });
+    app.get("/delivery/:imageId/:variant", (c) => {
+      const host = hostOf(c);
+      if (host.serve === undefined) throw ServiceError.notFound("This image host does not deliver images itself");
+      return host.serve(c.req.param("imageId"), c.req.param("variant"), new URL(c.req.url).searchParams, c.req.header("If-None-Match"));
+    });
+  }
+
+  app.post("/", bearer, async (c) => {
+    const { bytes, filename } = await readUpload(c.req.raw, config.maxImageBytes);
+    const contentType = sniffImageType(bytes);
+    if (contentType === null) {
+      throw ServiceError.validation("The file is not an image: JPEG, PNG, GIF, WebP, TIFF and BMP are accepted", { filename });
+    }
+    const image = await hostOf(c).upload({ bytes, filename, contentType });
+    return c.json({
+      success: true,
+      result: { id: image.id, filename: image.filename, uploaded: image.uploaded, requireSignedURLs: true, variants: image.variants },
+      errors: [],
+      messages: [],
+    }, 200);
+  });
+  app.delete("/:imageId", bearer, async (c) => {
+    if (!(await hostOf(c).delete(c.req.param("imageId")))) throw ServiceError.notFound("Image not found", { imageId: c.req.param("imageId") });
+    return c.json({ success: true, result: {}, errors: [], messages: [] }, 200);
+  });
+  app.get("/*", bearer, async (c) => {
+    const path = rawPathAfterMount(c);
+    if (path === "" || path === "/") throw ServiceError.validation("The delivery URL is missing: GET /{imageDeliveryUrl}");
+    return c.text(await hostOf(c).signedUrl(deliveryUrlFromPath(path)), 200, { "Cache-Control": "no-store" });
+  });
+  app.all("/", methodNotAllowed(["POST", "GET"]));
+  app.all("/*", methodNotAllowed(["GET", "DELETE"]));
+  return app;
+}

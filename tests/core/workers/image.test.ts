@@ -1,0 +1,184 @@
+import { describe, expect, it } from "vitest";
+import { fixedClock, KEYS, testService } from "../../helpers/service.ts";
+import { fixture, uploadForm } from "../../helpers/images.ts";
+
+const bearer = { Authorization: `Bearer ${KEYS.IMAGES_API_TOKEN}` };
+const PUBLIC = "https://lab.example";
+
+type Upload = { success: boolean; result: { id: string; filename: string; uploaded: string; requireSignedURLs: boolean; variants: string[] }; errors: unknown[]; messages: unknown[] };
+
+function service(env: Record<string, string> = {}) {
+  const clock = fixedClock("2026-11-22T12:00:00Z");
+  return { ...testService({ PUBLIC_URL: PUBLIC, ...env }, { clock }), clock };
+}
+
+async function upload(app: ReturnType<typeof service>["app"], name: string, as = name) {
+  const response = await app.request("/image/", { method: "POST", body: uploadForm(fixture(name), as), headers: bearer });
+  return { response, body: (await response.json()) as Upload };
+}
+
+/** Signs a delivery URL and answers the signed URL's path and query, as a client would fetch it. */
+async function sign(app: ReturnType<typeof service>["app"], deliveryUrl: string, encode = false) {
+  const response = await app.request(`/image/${encode ? encodeURIComponent(deliveryUrl) : deliveryUrl}`, { headers: bearer });
+  return { status: response.status, text: await response.text() };
+}
+
+const local = (signed: string) => {
+  const url = new URL(signed);
+  return `${url.pathname}${url.search}`;
+};
+
+describe("image worker, local host (spec 4.2, CONTRACT hosted images)", () => {
+  it("uploads every accepted format, typed by its bytes, in the Cloudflare Images shape", async () => {
+    const { app } = service();
+    const types = { "sample.png": "image/png", "sample.jpg": "image/jpeg", "sample.webp": "image/webp", "sample.gif": "image/gif", "sample.tiff": "image/tiff", "sample.bmp": "image/bmp" };
+    for (const [name, type] of Object.entries(types)) {
+      // Named .dat: the name never decides the type.
+      const { response, body } = await upload(app, name, `evidence-${name}.dat`);
+      expect(response.status, name).toBe(200);
+      expect(body.success).toBe(true);
+      expect(body.errors).toEqual([]);
+      expect(body.messages).toEqual([]);
+      expect(body.result.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(body.result.filename).toBe(`evidence-${name}.dat`);
+      expect(body.result.uploaded).toBe("2026-11-22T12:00:00.000Z");
+      expect(body.result.requireSignedURLs).toBe(true);
+      expect(body.result.variants).toEqual([`${PUBLIC}/image/delivery/${body.result.id}/public`]);
+      const signed = await sign(app, body.result.variants[0]!);
+      const served = await app.request(local(signed.text));
+      expect(served.headers.get("content-type")).toBe(type);
+    }
+  });
+
+  it("refuses non-images, missing files and bad bodies with 400", async () => {
+    const { app, ports } = service({ MAX_IMAGE_BYTES: "2048" });
+    const cases: [BodyInit, string][] = [
+      [uploadForm(fixture("not-an-image.png"), "photo.png"), "not an image"],
+      [uploadForm(fixture("sample.png"), "x.png", "picture"), "No file"],
+      [uploadForm(new Uint8Array(4096).fill(0xff), "big.jpg"), "larger than"],
+      [uploadForm(new Uint8Array(0), "empty.png"), "not an image"],
+      ["just text", "multipart/form-data"],
+    ];
+    for (const [body, message] of cases) {
+      const response = await app.request("/image/", { method: "POST", body, headers: bearer });
+      expect(response.status, message).toBe(400);
+      const error = (await response.json()) as { code: string; message: string };
+      expect(error.code).toBe("VALIDATION_ERROR");
+      expect(error.message).toContain(message);
+    }
+    const malformed = await app.request("/image/", {
+      method: "POST",
+      body: "--x\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\n\r\n\x89PNG",
+      headers: { ...bearer, "Content-Type": "multipart/form-data; boundary=x" },
+    });
+    expect(malformed.status).toBe(400);
+    expect(await ports.images.list("")).toEqual([]);
+  });
+
+  it("a missing or wrong bearer token is 403 with the standard body; IMAGES_API_TOKEN only", async () => {
+    const { app } = service();
+    const { body } = await upload(app, "sample.png");
+    for (const headers of [{}, { Authorization: "Bearer nope" }, { Authorization: `Bearer ${KEYS.R2_KEY_SECRET}` }, { Authorization: KEYS.IMAGES_API_TOKEN }] as Record<string, string>[]) {
+      const attempts = [
+        app.request("/image/", { method: "POST", body: uploadForm(fixture("sample.png"), "a.png"), headers }),
+        app.request(`/image/${body.result.variants[0]}`, { headers }),
+        app.request(`/image/${body.result.id}`, { method: "DELETE", headers }),
+      ];
+      for (const response of await Promise.all(attempts)) {
+        expect(response.status).toBe(403);
+        expect(await response.json()).toMatchObject({ code: "FORBIDDEN" });
+      }
+    }
+  });
+
+  it("signs a delivery URL (raw or encoded) and serves the bytes to the signed URL alone", async () => {
+    const { app } = service();
+    const { body } = await upload(app, "sample.jpg");
+    for (const encode of [false, true]) {
+      const signed = await sign(app, body.result.variants[0]!, encode);
+      expect(signed.status).toBe(200);
+      const url = new URL(signed.text);
+      expect(`${url.origin}${url.pathname}`).toBe(body.result.variants[0]);
+      expect(url.searchParams.get("exp")).toBe(String(Date.parse("2026-11-22T12:00:00Z") / 1000 + 3600));
+      expect(url.searchParams.get("sig")).toMatch(/^[0-9a-f]{64}$/);
+      const served = await app.request(local(signed.text));
+      expect(served.status).toBe(200);
+      expect(new Uint8Array(await served.arrayBuffer())).toEqual(fixture("sample.jpg"));
+      expect(served.headers.get("content-type")).toBe("image/jpeg");
+      expect(served.headers.get("cache-control")).toMatch(/^private/);
+      expect(served.headers.get("x-content-type-options")).toBe("nosniff");
+      const etag = served.headers.get("etag");
+      expect(etag).toBe(`"${body.result.id}"`); // an id names one upload's bytes forever
+      const again = await app.request(local(signed.text), { headers: { "If-None-Match": etag! } });
+      expect(again.status).toBe(304);
+    }
+  });
+
+  it("refuses tampered, unsigned and expired URLs with 403", async () => {
+    const { app, clock } = service();
+    const first = (await upload(app, "sample.png")).body;
+    const second = (await upload(app, "sample.jpg")).body;
+    const signed = new URL((await sign(app, first.result.variants[0]!)).text);
+    const tampered = [
+      signed.href.replace(first.result.id, second.result.id), // another image's path
+      (() => { const u = new URL(signed.href); u.searchParams.set("exp", String(Number(u.searchParams.get("exp")) + 3600)); return u.href; })(),
+      (() => { const u = new URL(signed.href); const s = u.searchParams.get("sig")!; u.searchParams.set("sig", `${s[0] === "a" ? "b" : "a"}${s.slice(1)}`); return u.href; })(),
+      (() => { const u = new URL(signed.href); u.searchParams.delete("sig"); return u.href; })(),
+      (() => { const u = new URL(signed.href); u.search = ""; return u.href; })(),
+      (() => { const u = new URL(signed.href); u.searchParams.set("exp", "soon"); return u.href; })(),
+    ];
+    for (const url of tampered) {
+      const response = await app.request(local(url));
+      expect(response.status, url).toBe(403);
+      expect(await response.json()).toMatchObject({ code: "FORBIDDEN" });
+    }
+    expect((await app.request(local(signed.href))).status).toBe(200);
+    clock.set("2026-11-22T13:00:01Z"); // one hour and a second later
+    expect((await app.request(local(signed.href))).status).toBe(403);
+  });
+
+  it("the URL lifetime is configurable", async () => {
+    const { app } = service({ IMAGE_URL_TTL_SECONDS: "60" });
+    const { body } = await upload(app, "sample.png");
+    const url = new URL((await sign(app, body.result.variants[0]!)).text);
+    expect(url.searchParams.get("exp")).toBe(String(Date.parse("2026-11-22T12:00:00Z") / 1000 + 60));
+  });
+
+  it("signs only its own delivery URLs: other hosts 400, unknown images 404", async () => {
+    const { app } = service();
+    const { body } = await upload(app, "sample.png");
+    const id = body.result.id;
+    for (const url of [
+      `https://evil.example/image/delivery/${id}/public`,
+      `https://imagedelivery.net/${KEYS.ACCOUNT_HASH}/${id}/public`,
+      `${PUBLIC}/image/delivery/${id}/public/extra`,
+      `${PUBLIC}/image/delivery/${id}/thumbnail`,
+      `${PUBLIC}/data/u1/C-1/data.json`,
+      "not a url",
+    ]) {
+      expect((await sign(app, url, true)).status, url).toBe(400);
+    }
+    expect((await sign(app, `${PUBLIC}/image/delivery/3f0e6a8e-0000-4000-8000-000000000000/public`)).status).toBe(404);
+  });
+
+  it("DELETE answers 200 in the Cloudflare shape, then 404; the image is gone", async () => {
+    const { app, ports } = service();
+    const { body } = await upload(app, "sample.png");
+    const signed = (await sign(app, body.result.variants[0]!)).text;
+    const deleted = await app.request(`/image/${body.result.id}`, { method: "DELETE", headers: bearer });
+    expect(deleted.status).toBe(200);
+    expect(await deleted.json()).toEqual({ success: true, result: {}, errors: [], messages: [] });
+    const again = await app.request(`/image/${body.result.id}`, { method: "DELETE", headers: bearer });
+    expect(again.status).toBe(404);
+    expect(await again.json()).toMatchObject({ code: "NOT_FOUND" });
+    expect((await app.request(local(signed))).status).toBe(404);
+    expect(await ports.images.list("")).toEqual([]);
+  });
+
+  it("without PUBLIC_URL, delivery URLs are built on the request's origin and mount", async () => {
+    const { app } = testService({}, { clock: fixedClock("2026-11-22T12:00:00Z") });
+    const response = await app.request("http://files.lab.example:8080/image/", { method: "POST", body: uploadForm(fixture("sample.png"), "a.png"), headers: bearer });
+    const body = (await response.json()) as Upload;
+    expect(body.result.variants).toEqual([`http://files.lab.example:8080/image/delivery/${body.result.id}/public`]);
+  });
+});
