@@ -51,6 +51,15 @@ export { createImageWorker, type ImageHostFactory, type ImageWorkerDeps } from "
 export { createLocalImageHost, type LocalImageHost, type LocalImageHostOptions, PUBLIC_VARIANT } from "./src/core/images/local-host.ts";
 export { type CloudflareImageHostOptions, createCloudflareImageHost } from "./src/core/images/cloudflare-host.ts";
 export { UpstreamError } from "./src/core/images/upstream-error.ts";
+export { createUserWorker, DELETION_MAIL_FAILURE_MESSAGE, type UserWorkerDeps } from "./src/core/workers/user.ts";
+export { createStandaloneUserWorker, type StandaloneUserWorkerDeps } from "./src/core/users/standalone.ts";
+export { type AccountResources, storeResources } from "./src/core/users/account-resources.ts";
+export { httpResources, type HttpResourcesOptions } from "./src/core/users/http-resources.ts";
+export { createOutboxMailer } from "./src/core/mail/outbox-mailer.ts";
+export { createHttpMailer, type HttpMailerOptions, MailNotSentError } from "./src/core/mail/http-mailer.ts";
+export { mailerOf } from "./src/core/mail/transport.ts";
+export { composeMessage, escapeHtml, htmlOf } from "./src/core/mail/message.ts";
+export { type Mailbox, parseMailbox } from "./src/core/mail/mailbox.ts";
 export { createSiteverifyVerifier, type SiteverifyOptions } from "./src/core/captcha/siteverify.ts";
 export { type ErrorStatus, ServiceError } from "./src/core/http/errors.ts";
 export { ERROR_CODES, type ErrorCode } from "./src/core/schemas/error.ts";

@@ -46,7 +46,7 @@ async function main(argv) {
   const scriptPath = await bundleWorker("all", join(dataDir, ".workerd", "worker.js"));
   // Only the service's own variables go into the worker, not the whole shell environment.
   const bindings = Object.fromEntries(
-    Object.entries(secrets.env).filter(([name]) => /^[A-Z][A-Z0-9_]*$/.test(name) && !/^(PATH|HOME|PWD|SHELL|USER|TERM|LANG|NODE_|npm_)/.test(name)),
+    Object.entries(secrets.env).filter(([name]) => /^[A-Z][A-Z0-9_]*$/.test(name) && !/^(PATH|HOME|PWD|SHELL|USER|TERM|LANG)$|^(NODE_|npm_)/.test(name)),
   );
   let stopping;
   const stopped = new Promise((done) => {
@@ -67,7 +67,7 @@ async function main(argv) {
     modulesRoot: join(dataDir, ".workerd"),
     compatibilityDate: "2026-04-01",
     kvNamespaces: ["USER_DB"],
-    r2Buckets: ["STRIAE_DATA", "STRIAE_AUDIT", "STRIAE_IMAGES"],
+    r2Buckets: ["STRIAE_DATA", "STRIAE_AUDIT", "STRIAE_IMAGES", "STRIAE_OUTBOX"],
     kvPersist: join(dataDir, "kv"),
     r2Persist: join(dataDir, "r2"),
     bindings,

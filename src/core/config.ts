@@ -28,6 +28,9 @@ const DEFAULT_KEYS_EXPOSED = "USER_DB_AUTH,R2_KEY_SECRET,IMAGES_API_TOKEN,ACCOUN
 const TURNSTILE_SITEVERIFY = "https://challenges.cloudflare.com/turnstile/v0/siteverify";
 
 const optional = z.string().optional();
+/** The outbox's recipients when none are configured: the operator reads `DATA/outbox/`. */
+const DEFAULT_ADMIN_EMAIL = "admin@localhost";
+const DEFAULT_MAIL_FROM = "Forensic Annotation <no-reply@localhost>";
 const list = (fallback: string) =>
   z.string().default(fallback).transform((value) =>
     value.split(",").map((item) => item.trim()).filter((item) => item !== "")
@@ -51,6 +54,18 @@ export const ServiceEnvSchema = z.object({
   MAIL_HTTP_URL: url.optional(),
   MAIL_HTTP_TOKEN: optional,
   SMTP_URL: optional,
+  /** How long one mail may take to be accepted before it counts as not sent, in milliseconds. */
+  MAIL_TIMEOUT_MS: positiveInt(15_000),
+  /** The data worker the user worker calls when deployed alone (spec 5.3). */
+  DATA_WORKER_URL: url.optional(),
+  /** The image worker the user worker calls when deployed alone (spec 5.3). */
+  IMAGE_WORKER_URL: url.optional(),
+  /** UserLimits of permitted accounts; unset means unlimited. */
+  MAX_CASES: positiveInt(Number.MAX_SAFE_INTEGER),
+  MAX_FILES_PER_CASE: positiveInt(Number.MAX_SAFE_INTEGER),
+  /** UserLimits of demo accounts (`permitted: false`). */
+  DEMO_MAX_CASES: positiveInt(3),
+  DEMO_MAX_FILES_PER_CASE: positiveInt(10),
   CAPTCHA_SECRET: optional,
   CAPTCHA_VERIFY_URL: url.default(TURNSTILE_SITEVERIFY),
   CAPTCHA_TIMEOUT_MS: positiveInt(10_000),
@@ -116,6 +131,16 @@ export interface ServiceConfig {
   mailHttpToken: string | undefined;
   /** `SMTP_URL`: `smtp://user:pass@host:port` (`smtp` transport). */
   smtpUrl: string | undefined;
+  /** `MAIL_TIMEOUT_MS`: how long one mail may take before it counts as not sent (default 15 000 ms). */
+  mailTimeoutMs: number;
+  /** `DATA_WORKER_URL`: the data worker the user worker calls when deployed alone; unset means the stores directly. */
+  dataWorkerUrl: string | undefined;
+  /** `IMAGE_WORKER_URL`: the image worker the user worker calls when deployed alone; unset means the image host directly. */
+  imageWorkerUrl: string | undefined;
+  /** UserLimits of permitted accounts (`MAX_CASES`, `MAX_FILES_PER_CASE`; default unlimited). */
+  limits: { maxCases: number; maxFilesPerCase: number };
+  /** UserLimits of demo accounts (`DEMO_MAX_CASES` default 3, `DEMO_MAX_FILES_PER_CASE` default 10). */
+  demoLimits: { maxCases: number; maxFilesPerCase: number };
   /** `CAPTCHA_SECRET`: the secret sent to the CAPTCHA verification service. */
   captchaSecret: string | undefined;
   /** `CAPTCHA_VERIFY_URL`: the verification endpoint; default Cloudflare Turnstile's siteverify. */
@@ -201,6 +226,17 @@ export function parseConfig(source: Readonly<Record<string, unknown>>): ServiceC
       }
       if (!S3_ACCESS_KEY_ID || !S3_SECRET_ACCESS_KEY) problems.push("S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY: required when STORAGE=s3");
     }
+    const { MAIL_TRANSPORT, MAIL_HTTP_URL, MAIL_HTTP_TOKEN, SMTP_URL, ADMIN_EMAIL, MAIL_FROM } = result.data;
+    if (MAIL_TRANSPORT === "http" && (!MAIL_HTTP_URL || !MAIL_HTTP_TOKEN)) {
+      problems.push("MAIL_HTTP_URL, MAIL_HTTP_TOKEN: required when MAIL_TRANSPORT=http");
+    }
+    if (MAIL_TRANSPORT === "smtp" && !/^smtps?:\/\//.test(SMTP_URL ?? "")) {
+      problems.push("SMTP_URL: required when MAIL_TRANSPORT=smtp (smtp://user:pass@host:port or smtps://...)");
+    }
+    // Real mail needs real addresses; the outbox defaults to local ones an operator reads.
+    if (MAIL_TRANSPORT !== "outbox" && (!ADMIN_EMAIL || !MAIL_FROM)) {
+      problems.push(`ADMIN_EMAIL, MAIL_FROM: required when MAIL_TRANSPORT=${MAIL_TRANSPORT}`);
+    }
     if (problems.length > 0) throw new ConfigError(problems);
   }
   if (!result.success) {
@@ -217,12 +253,17 @@ export function parseConfig(source: Readonly<Record<string, unknown>>): ServiceC
     hmacKey: e.HMAC_KEY,
     keysExposed: e.KEYS_EXPOSED.filter((name) => !hidden.has(name)),
     allowedOrigin: e.ALLOWED_ORIGIN,
-    adminEmail: e.ADMIN_EMAIL,
-    mailFrom: e.MAIL_FROM,
+    adminEmail: e.ADMIN_EMAIL ?? (e.MAIL_TRANSPORT === "outbox" ? DEFAULT_ADMIN_EMAIL : undefined),
+    mailFrom: e.MAIL_FROM ?? (e.MAIL_TRANSPORT === "outbox" ? DEFAULT_MAIL_FROM : undefined),
     mailTransport: e.MAIL_TRANSPORT,
     mailHttpUrl: e.MAIL_HTTP_URL,
     mailHttpToken: e.MAIL_HTTP_TOKEN,
     smtpUrl: e.SMTP_URL,
+    mailTimeoutMs: e.MAIL_TIMEOUT_MS,
+    dataWorkerUrl: e.DATA_WORKER_URL,
+    imageWorkerUrl: e.IMAGE_WORKER_URL,
+    limits: { maxCases: e.MAX_CASES, maxFilesPerCase: e.MAX_FILES_PER_CASE },
+    demoLimits: { maxCases: e.DEMO_MAX_CASES, maxFilesPerCase: e.DEMO_MAX_FILES_PER_CASE },
     captchaSecret: e.CAPTCHA_SECRET,
     captchaVerifyUrl: e.CAPTCHA_VERIFY_URL,
     captchaTimeoutMs: e.CAPTCHA_TIMEOUT_MS,

@@ -4,7 +4,7 @@
  * process, seven workers"), with `/health` and `/openapi.json` registered first.
  */
 import * as z from "zod";
-import type { BlobStore, CaptchaVerifier, Clock, ImageHost, KvStore } from "./ports.ts";
+import type { BlobStore, CaptchaVerifier, Clock, ImageHost, KvStore, Mailer } from "./ports.ts";
 import type { ServiceConfig } from "./config.ts";
 import { createWorkerApp, type WorkerApp } from "./http/worker-app.ts";
 import { createDataWorker } from "./workers/data.ts";
@@ -15,6 +15,9 @@ import { createSiteverifyVerifier } from "./captcha/siteverify.ts";
 import { createImageWorker, type ImageHostFactory } from "./workers/image.ts";
 import { createLocalImageHost } from "./images/local-host.ts";
 import { createCloudflareImageHost } from "./images/cloudflare-host.ts";
+import { createUserWorker } from "./workers/user.ts";
+import { storeResources } from "./users/account-resources.ts";
+import { mailerOf } from "./mail/transport.ts";
 
 /** The stores and services behind the workers. */
 export interface ServicePorts {
@@ -30,12 +33,17 @@ export interface ServicePorts {
   clock: Clock;
   /** Defaults to siteverify at `CAPTCHA_VERIFY_URL`. */
   captcha?: CaptchaVerifier;
+  /** The mail outbox (`DATA/outbox/` under `serve`), for `MAIL_TRANSPORT=outbox`. */
+  outbox?: BlobStore;
+  /** Defaults to the transport `MAIL_TRANSPORT` names (SMTP is passed in by the Node and Bun adapters). */
+  mailer?: Mailer;
   /** Defaults to the host `IMAGE_HOST` names: the local host over `images`, or Cloudflare Images. */
   imageHost?: ImageHost;
 }
 
 /** The mount point of each worker under `serve`. */
 export const WORKER_MOUNTS = {
+  user: "/user",
   data: "/data",
   keys: "/keys",
   captcha: "/captcha",
@@ -72,11 +80,21 @@ export function createService(ports: ServicePorts, config: ServiceConfig): Worke
     secret: config.captchaSecret,
     timeoutMs: config.captchaTimeoutMs,
   });
-  app.route(WORKER_MOUNTS.data, createDataWorker({ blobs: ports.data, audit: ports.audit, clock: ports.clock, config }));
+  app.route(WORKER_MOUNTS.data, createDataWorker({ blobs: ports.data, audit: ports.audit, clock: ports.clock, config, users: ports.users }));
   app.route(WORKER_MOUNTS.keys, createKeysWorker({ config }));
   app.route(WORKER_MOUNTS.captcha, createCaptchaWorker({ verifier: captcha, config }));
   app.route(WORKER_MOUNTS.audit, createAuditWorker({ audit: ports.audit, clock: ports.clock, config }));
-  app.route(WORKER_MOUNTS.image, createImageWorker({ host: ports.imageHost ?? imageHostOf(config, ports.clock, () => ports.images), config }));
+  const images = ports.imageHost ?? imageHostOf(config, ports.clock, () => ports.images);
+  app.route(WORKER_MOUNTS.image, createImageWorker({ host: images, config }));
+  // Mounted together, the user worker reaches cases and images directly (issue 3).
+  const imageHost = typeof images === "function" ? images(`${config.publicUrl ?? "http://localhost"}${WORKER_MOUNTS.image}/delivery`) : images;
+  app.route(WORKER_MOUNTS.user, createUserWorker({
+    users: ports.users,
+    resources: storeResources(ports.data, imageHost),
+    mailer: mailerOf(config, ports),
+    clock: ports.clock,
+    config,
+  }));
   return app;
 }
 

@@ -2,7 +2,7 @@
  * One HTTP suite, run against the service started under every runtime (ARCHITECTURE
  * "Testing"). Each test's title carries the runtime's name.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -154,6 +154,24 @@ export function conformance(runtime: Runtime): void {
       expect((await call(`/image/${result.id}`, { method: "DELETE", headers: bearer })).status).toBe(404);
       expect((await fetch(signed)).status).toBe(404);
       expect((await call("/image/", { method: "POST", body: uploadForm(fixture("not-an-image.png"), "x.png"), headers: bearer })).status).toBe(400);
+    });
+
+    it(t("user: create 201, assign cases, GET, DELETE the account (two mails), then 404; bad key 401"), async () => {
+      const user = { "X-Custom-Auth-Key": SECRETS.USER_DB_AUTH };
+      const profile = { email: "ana@lab.example", firstName: "Ana", lastName: "Ruiz", company: "State Lab", permitted: true };
+      expect((await call("/user/conf-u1", { method: "PUT", headers: user, body: JSON.stringify(profile) })).status).toBe(201);
+      const assigned = await call("/user/conf-u1/cases", { method: "PUT", headers: user, body: JSON.stringify({ cases: [{ caseNumber: "C-1" }, { caseNumber: "C-1" }] }) });
+      expect(((await assigned.json()) as { cases: unknown[] }).cases).toHaveLength(1);
+      await call("/data/conf-u1/C-1/data.json", { method: "PUT", headers: data, body: JSON.stringify({ caseNumber: "C-1", files: [], createdAt: "2026-11-22T00:00:00Z" }) });
+      expect((await call("/user/conf-u1", { headers: { "X-Custom-Auth-Key": "wrong" } })).status).toBe(401);
+      expect(await (await call("/user/conf-u1", { headers: user })).json()).toMatchObject({ uid: "conf-u1", ...profile });
+      const deleted = await call("/user/conf-u1", { method: "DELETE", headers: user });
+      expect(deleted.status).toBe(200);
+      expect(await deleted.json()).toMatchObject({ success: true });
+      expect((await call("/user/conf-u1", { headers: user })).status).toBe(404);
+      expect(await (await call("/data/conf-u1/C-1/data.json", { headers: data })).json()).toEqual([]);
+      // workerd keeps its outbox in an R2 bucket; the others write files under --data.
+      if (runtime !== "workerd") expect((await readdir(join(dir, "data", "outbox"))).filter((name) => name.endsWith(".eml"))).toHaveLength(2);
     });
 
     it(t("CORS preflight is answered for the configured origin without credentials"), async () => {

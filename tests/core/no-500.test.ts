@@ -17,10 +17,11 @@ const pieces = [
 const bodies: (string | Uint8Array<ArrayBuffer>)[] = [
   "", "{", "}", "[]", "{}", "null", "[[[[[[[[[[", '{"a":', "\u0000", '"\ud800"', "not json", '{"__proto__":{"x":1}}',
   new Uint8Array([0xff, 0xfe, 0xfd]), new Uint8Array([0xc0, 0xae]), JSON.stringify({ timestamp: "x", action: 1 }),
-  JSON.stringify({ "captcha-response": ["a"] }), "9".repeat(5000), '{"a":1e999}',
+  JSON.stringify({ "captcha-response": ["a"] }), JSON.stringify({ email: "a@b.example", firstName: "A", lastName: "B", company: "C", permitted: true }),
+  JSON.stringify({ cases: [{ caseNumber: ".." }, { caseNumber: "C-1" }] }), JSON.stringify({ casesToDelete: ["C-1", 5] }), JSON.stringify({ email: 5, permitted: "yes" }), "9".repeat(5000), '{"a":1e999}',
 ];
 const methods = ["GET", "PUT", "POST", "DELETE", "PATCH", "HEAD", "OPTIONS"];
-const mounts = ["/data", "/audit", "/keys", "/captcha", "", "/data/audit", "/audit/audit", "/image", "/image/delivery", "/image/https:"];
+const mounts = ["/data", "/audit", "/keys", "/captcha", "", "/data/audit", "/audit/audit", "/image", "/image/delivery", "/image/https:", "/user", "/user/u1", "/user/u1/cases"];
 const queries = ["", "?userId=u1", "?userId=", "?userId=%ff", "?userId=u1&startDate=2026-02-30", "?userId=u1&startDate=x&endDate=y", "?userId=..&startDate=2026-01-01&endDate=2026-01-02", "?userId=u1&userId=u2"];
 
 describe("no input answers 500", () => {
@@ -28,7 +29,7 @@ describe("no input answers 500", () => {
     const { app } = testService({}, { captcha: stubVerifier({ success: false, "error-codes": ["invalid-input-response"] }) });
     const next = random(20261122);
     const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!;
-    const headerSets: Record<string, string>[] = [dataHeaders, { "X-Custom-Auth-Key": KEYS.KEYS_AUTH }, { Authorization: `Bearer ${KEYS.IMAGES_API_TOKEN}` }, { Authorization: `Bearer ${KEYS.IMAGES_API_TOKEN}`, "Content-Type": "multipart/form-data; boundary=x" }, {}, { "Content-Type": "application/x-www-form-urlencoded" }];
+    const headerSets: Record<string, string>[] = [dataHeaders, { "X-Custom-Auth-Key": KEYS.USER_DB_AUTH, "Content-Type": "application/json" }, { "X-Custom-Auth-Key": KEYS.KEYS_AUTH }, { Authorization: `Bearer ${KEYS.IMAGES_API_TOKEN}` }, { Authorization: `Bearer ${KEYS.IMAGES_API_TOKEN}`, "Content-Type": "multipart/form-data; boundary=x" }, {}, { "Content-Type": "application/x-www-form-urlencoded" }];
     for (let i = 0; i < 2_000; i++) {
       const depth = 1 + Math.floor(next() * 4);
       const path = `${pick(mounts)}/${Array.from({ length: depth }, () => pick(pieces)).join("/")}${pick(queries)}`;

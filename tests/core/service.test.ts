@@ -35,6 +35,11 @@ describe("the service (CONTRACT: one process, seven workers)", () => {
         "GET /image/{imageDeliveryUrl}",
         "DELETE /image/{imageId}",
         "GET /image/delivery/{imageId}/{variant}",
+        "GET /user/{userUid}",
+        "PUT /user/{userUid}",
+        "DELETE /user/{userUid}",
+        "PUT /user/{userUid}/cases",
+        "DELETE /user/{userUid}/cases",
       ].sort(),
     );
     // Derived from the schemas that validate: the audit entry's action enum is in it.

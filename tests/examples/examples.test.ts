@@ -65,7 +65,7 @@ describe("examples run as written", () => {
 
   it("examples/cloudflare: every wrangler file's worker runs in workerd with the bindings it declares", async () => {
     const files = (await readdir(join(root, "examples/cloudflare"))).filter((name) => /^wrangler\..+\.jsonc$/.test(name));
-    expect(files.sort()).toEqual(["wrangler.all.jsonc", "wrangler.audit.jsonc", "wrangler.captcha.jsonc", "wrangler.data.jsonc", "wrangler.image.jsonc", "wrangler.keys.jsonc"]);
+    expect(files.sort()).toEqual(["wrangler.all.jsonc", "wrangler.audit.jsonc", "wrangler.captcha.jsonc", "wrangler.data.jsonc", "wrangler.image.jsonc", "wrangler.keys.jsonc", "wrangler.user.jsonc"]);
     for (const file of files) {
       const text = await readFile(join(root, "examples/cloudflare", file), "utf8");
       const config = JSON.parse(text.replace(/^\s*\/\/.*$/gm, "")) as {
@@ -93,7 +93,7 @@ describe("examples run as written", () => {
         compatibilityDate: "2026-04-01",
         kvNamespaces: (config.kv_namespaces ?? []).map((kv) => kv.binding),
         r2Buckets: (config.r2_buckets ?? []).map((r2) => r2.binding),
-        bindings: { ...config.vars, R2_KEY_SECRET: "k", KEYS_AUTH: "kk", ACCOUNT_HASH: "h", IMAGES_API_TOKEN: "it", HMAC_KEY: "hk" },
+        bindings: { ...config.vars, R2_KEY_SECRET: "k", KEYS_AUTH: "kk", ACCOUNT_HASH: "h", IMAGES_API_TOKEN: "it", HMAC_KEY: "hk", USER_DB_AUTH: "uk", MAIL_HTTP_TOKEN: "mt" },
       });
       try {
         const kind = file.split(".")[1];
@@ -106,9 +106,11 @@ describe("examples run as written", () => {
           captcha: ["/", {}],
           // Signing an imagedelivery.net URL of the account needs no upstream call.
           image: ["/https://imagedelivery.net/h/img-1/public", { Authorization: "Bearer it" }],
+          // An unknown user: 404 from the user worker's own KV, no other worker called.
+          user: ["/u1", key("uk")],
         }[kind!] as [string, Record<string, string>];
         const response = await mf.dispatchFetch(`http://worker${request[0]}`, { headers: request[1] });
-        expect(response.status, file).toBe(kind === "captcha" ? 405 : 200);
+        expect(response.status, file).toBe(kind === "captcha" ? 405 : kind === "user" ? 404 : 200);
       } finally {
         await mf.dispose();
       }

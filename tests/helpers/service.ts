@@ -26,6 +26,7 @@ export function memoryPorts(overrides: Partial<ServicePorts> = {}): ServicePorts
     audit: createBlobStore(createStorage({ driver: memoryDriver() })),
     users: createKvStore(createStorage({ driver: memoryDriver() })),
     images: createBlobStore(createStorage({ driver: memoryDriver() })),
+    outbox: createBlobStore(createStorage({ driver: memoryDriver() })),
     clock: fixedClock("2026-11-22T12:00:00Z"),
     ...overrides,
   };

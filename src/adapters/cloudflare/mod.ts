@@ -23,6 +23,7 @@ export {
   MissingBindingError,
   type ModuleWorker,
   serviceOnBindings,
+  userWorkerOnBindings,
 } from "./worker.ts";
 export { createR2BlobStore, r2Backend } from "./r2-store.ts";
 export { createKvNamespaceStore } from "./kv-store.ts";

@@ -1,7 +1,7 @@
 /**
  * @module
  * Cloudflare module workers: the whole service, or one worker deployed alone, on the
- * bindings `USER_DB` (KV), `STRIAE_DATA`, `STRIAE_AUDIT` and `STRIAE_IMAGES` (R2), with
+ * bindings `USER_DB` (KV), `STRIAE_DATA`, `STRIAE_AUDIT`, `STRIAE_IMAGES` and optionally `STRIAE_OUTBOX` (R2), with
  * secrets and settings from `env` (the image worker alone binds no bucket with
  * `IMAGE_HOST=cloudflare`). The app is built once per isolate and `env`.
  */
@@ -9,6 +9,8 @@ import { parseConfig, type ServiceConfig } from "../../core/config.ts";
 import { systemClock } from "../../core/ports.ts";
 import { createService, imageHostOf, type ServicePorts } from "../../core/service.ts";
 import { createImageWorker } from "../../core/workers/image.ts";
+import { createStandaloneUserWorker } from "../../core/users/standalone.ts";
+import type { BlobStore } from "../../core/ports.ts";
 import { errorBody } from "../../core/http/errors.ts";
 import type { WorkerApp } from "../../core/http/worker-app.ts";
 import { createDataWorker } from "../../core/workers/data.ts";
@@ -30,6 +32,8 @@ export interface CloudflareEnv {
   STRIAE_AUDIT?: R2BucketLike;
   /** The R2 bucket of hosted images. */
   STRIAE_IMAGES?: R2BucketLike;
+  /** The R2 bucket of the mail outbox (`MAIL_TRANSPORT=outbox`: one `.eml` object per message). */
+  STRIAE_OUTBOX?: R2BucketLike;
   /** Secrets and settings (CONTRACT "Configuration"), e.g. `R2_KEY_SECRET`. */
   [variable: string]: unknown;
 }
@@ -59,12 +63,18 @@ export class MissingBindingError extends Error {
 
 const bucket = (env: CloudflareEnv, name: string) => createR2BlobStore(binding<R2BucketLike>(env, name));
 
+/** The outbox bucket when one is bound; without it, `MAIL_TRANSPORT=outbox` cannot send. */
+function optionalOutbox(env: CloudflareEnv): { outbox?: BlobStore } {
+  return env.STRIAE_OUTBOX === undefined ? {} : { outbox: bucket(env, "STRIAE_OUTBOX") };
+}
+
 /** The ports of the whole service from the bindings. */
 export function cloudflarePorts(env: CloudflareEnv): ServicePorts {
   return {
     data: bucket(env, "STRIAE_DATA"),
     audit: bucket(env, "STRIAE_AUDIT"),
     images: bucket(env, "STRIAE_IMAGES"),
+    ...optionalOutbox(env),
     users: createKvNamespaceStore(binding<KVNamespaceLike>(env, "USER_DB")),
     clock: systemClock,
   };
@@ -78,7 +88,14 @@ export const serviceOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceC
 
 /** The data worker (and its audit endpoints) alone. */
 export const dataWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
-  createDataWorker({ blobs: bucket(env, "STRIAE_DATA"), audit: bucket(env, "STRIAE_AUDIT"), clock: systemClock, config });
+  createDataWorker({
+    blobs: bucket(env, "STRIAE_DATA"),
+    audit: bucket(env, "STRIAE_AUDIT"),
+    clock: systemClock,
+    config,
+    // With USER_DB bound, case documents are held to the owner's maxFilesPerCase.
+    ...(env.USER_DB === undefined ? {} : { users: createKvNamespaceStore(binding<KVNamespaceLike>(env, "USER_DB")) }),
+  });
 
 /** The audit worker alone. */
 export const auditWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
@@ -97,6 +114,19 @@ export const captchaWorkerOnBindings: BuildApp = (_env: CloudflareEnv, config: S
 /** The image worker alone: Cloudflare Images with `IMAGE_HOST=cloudflare`, else the local host over `STRIAE_IMAGES`. */
 export const imageWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
   createImageWorker({ host: imageHostOf(config, systemClock, () => bucket(env, "STRIAE_IMAGES")), config });
+
+/**
+ * The user worker alone: records in `USER_DB`; cases and images through the data and image
+ * workers at `DATA_WORKER_URL` and `IMAGE_WORKER_URL` (spec 5.3); mail over `MAIL_TRANSPORT=http`
+ * or into a bound `STRIAE_OUTBOX`.
+ */
+export const userWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
+  createStandaloneUserWorker({
+    users: createKvNamespaceStore(binding<KVNamespaceLike>(env, "USER_DB")),
+    clock: systemClock,
+    config,
+    ...optionalOutbox(env),
+  });
 
 /**
  * Creates a module worker serving the app `build` makes from the request's bindings.

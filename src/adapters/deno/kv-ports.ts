@@ -19,6 +19,7 @@ export function denoKvPorts(kv: DenoKvLike): ServicePorts {
     data: createDenoKvBlobStore(kv, "data"),
     audit: createDenoKvBlobStore(kv, "audit"),
     images: createDenoKvBlobStore(kv, "images"),
+    outbox: createDenoKvBlobStore(kv, "outbox"),
     users: createDenoKvStore(kv, "users"),
     clock: systemClock,
   };

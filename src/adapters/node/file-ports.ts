@@ -1,7 +1,7 @@
 /**
  * @module
  * The embedded default: every store is a folder of files under the data directory
- * (CONTRACT "Storage layout"): `data/`, `audit/`, `users/`, `images/`.
+ * (CONTRACT "Storage layout"): `data/`, `audit/`, `users/`, `images/`, and the mail `outbox/`.
  */
 import { join } from "node:path";
 import { createStorage } from "unstorage";
@@ -26,6 +26,7 @@ export function createFilePorts(dataDir: string): ServicePorts {
     audit: createFileBlobStore(join(dataDir, "audit")),
     users: createKvStore(createStorage({ driver: atomicFileDriver({ base: join(dataDir, "users") }) })),
     images: createFileBlobStore(join(dataDir, "images")),
+    outbox: createFileBlobStore(join(dataDir, "outbox")),
     clock: systemClock,
   };
 }

@@ -23,3 +23,4 @@ export { createFileBlobStore, createFilePorts } from "./file-ports.ts";
 export { atomicFileDriver, type AtomicFileDriverOptions, writeFileAtomic } from "./file-driver.ts";
 export { createFileJsonArrayAppend } from "./file-append.ts";
 export { ensureSecrets, type SecretsResult } from "./secrets.ts";
+export { createSmtpMailer, type SmtpMailerOptions } from "./smtp-mailer.ts";

@@ -7,12 +7,20 @@
 import { parseConfig } from "../../core/config.ts";
 import { createService, WORKER_MOUNTS } from "../../core/service.ts";
 import type { WorkerApp } from "../../core/http/worker-app.ts";
-import { createFilePorts } from "./file-ports.ts";
+import { join } from "node:path";
+import { createFileBlobStore, createFilePorts } from "./file-ports.ts";
 import { createRedisPorts } from "./redis-ports.ts";
 import { createS3Ports, s3LocationFromUrl } from "./s3-ports.ts";
 import { createMemoryPorts } from "../../core/storage/memory-ports.ts";
 import { ConfigError, type ServiceConfig } from "../../core/config.ts";
 import type { ServicePorts } from "../../core/service.ts";
+import type { Mailer } from "../../core/ports.ts";
+
+/** nodemailer is loaded only when SMTP is configured. */
+async function smtpMailer(config: ServiceConfig): Promise<Mailer> {
+  const { createSmtpMailer } = await import("./smtp-mailer.ts");
+  return createSmtpMailer({ url: config.smtpUrl ?? "", timeoutMs: config.mailTimeoutMs });
+}
 
 /** The stores `STORAGE` names, how far appends stay lossless, and how to release them. */
 export interface StoragePorts {
@@ -99,7 +107,15 @@ export async function startService(options: ServeOptions, listen: Listen, runtim
   const secrets = await ensureSecrets(options.dataDir, defined);
   const config = parseConfig(secrets.env);
   const storage = await storagePorts(config, options.dataDir, runtimeStorage);
-  const app = createService(storage.ports, config);
+  const app = createService(
+    {
+      ...storage.ports,
+      // The outbox is files under --data whatever STORAGE is (CONTRACT "Mail outbox").
+      outbox: createFileBlobStore(join(options.dataDir, "outbox")),
+      ...(config.mailTransport === "smtp" ? { mailer: await smtpMailer(config) } : {}),
+    },
+    config,
+  );
   const server = await listen(app, { port: options.port, hostname: options.host });
   const shownHost = options.host.includes(":") ? `[${options.host}]` : options.host;
   const url = `http://${shownHost}:${server.port}`;

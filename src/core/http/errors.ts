@@ -75,8 +75,8 @@ export class ServiceError extends Error {
     return new ServiceError(401, message);
   }
   /** 403 `FORBIDDEN`: a missing or wrong key or token on the data, image, keys and audit endpoints (spec 5.2). */
-  static forbidden(message = "Missing or invalid authentication"): ServiceError {
-    return new ServiceError(403, message);
+  static forbidden(message = "Missing or invalid authentication", details: Record<string, unknown> = {}): ServiceError {
+    return new ServiceError(403, message, details);
   }
   /** 404 `NOT_FOUND`: no such case file, user, image or key. */
   static notFound(message: string, details: Record<string, unknown> = {}): ServiceError {

@@ -14,6 +14,7 @@ export function createMemoryPorts(clock: Clock = systemClock): ServicePorts {
     data: createBlobStore(createStorage()),
     audit: createBlobStore(createStorage()),
     images: createBlobStore(createStorage()),
+    outbox: createBlobStore(createStorage()),
     users: createKvStore(createStorage()),
     clock,
   };

@@ -5,7 +5,9 @@
  * once by the key builder.
  */
 import * as z from "zod";
-import type { BlobStore, Clock } from "../ports.ts";
+import type { BlobStore, Clock, KvStore } from "../ports.ts";
+import { userRecords } from "../users/user-records.ts";
+import { limitsFor } from "../users/limits.ts";
 import type { ServiceConfig } from "../config.ts";
 import { SuccessSchema } from "../schemas/error.ts";
 import { readJsonText } from "../http/body.ts";
@@ -32,6 +34,8 @@ export interface DataWorkerDeps {
   clock: Clock;
   /** The service configuration (`R2_KEY_SECRET`, `ALLOWED_ORIGIN`, `MAX_JSON_BYTES`, `MAX_AUDIT_ENTRY_BYTES`). */
   config: ServiceConfig;
+  /** The user records; when given, a case document may list at most the owner's `maxFilesPerCase` files. */
+  users?: KvStore;
 }
 
 const encoder = new TextEncoder();
@@ -57,6 +61,18 @@ export function createDataWorker(deps: DataWorkerDeps): WorkerApp {
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["GET", "PUT", "DELETE", "POST"] });
   app.use("*", requireAuthKey({ keys: [config.r2KeySecret], status: 403 }));
   registerAuditRoutes(app, deps);
+  const records = deps.users === undefined ? undefined : userRecords(deps.users);
+  // UserLimits.maxFilesPerCase (spec 2.2) on `{userUid}/{caseNumber}/data.json`, the case document.
+  const checkFiles = records === undefined ? undefined : async (key: string, value: unknown) => {
+    const parts = key.split("/");
+    if (parts.length !== 3 || value === null || typeof value !== "object" || !("files" in value) || !Array.isArray(value.files)) return;
+    const owner = await records.get(parts[0]!);
+    if (owner === null) return;
+    const { maxFilesPerCase } = limitsFor(owner, config);
+    if (value.files.length > maxFilesPerCase) {
+      throw ServiceError.forbidden(`File limit reached: a case of this account may hold ${maxFilesPerCase} file(s)`, { key, limit: maxFilesPerCase });
+    }
+  };
 
   const documentPath = "/{filename}.json";
   const describe = (method: "get" | "put" | "delete", summary: string, ok: string, extra: Record<number, string>) =>
@@ -88,7 +104,8 @@ export function createDataWorker(deps: DataWorkerDeps): WorkerApp {
   });
   app.put("/*", limitBody(config.maxJsonBytes), async (c) => {
     const key = documentKey(rawPathAfterMount(c));
-    const { text } = await readJsonText(c);
+    const { text, value } = await readJsonText(c);
+    if (checkFiles !== undefined) await checkFiles(key, value);
     await blobs.put(key, encoder.encode(text));
     return c.json({ success: true as const }, 200);
   });

@@ -1,0 +1,81 @@
+/**
+ * @module
+ * Account deletion in the order of spec 4.1 rule 4: read the record; delete every case (own
+ * and read-only) with its files' annotations and its images; send the confirmation to the
+ * user and the notification to the administrator; delete the record last. Resumable: each
+ * step tolerates what an earlier, failed attempt already removed, and a case document is
+ * removed only after its files and images, so a retry still finds what is left. Audit
+ * trails stay (append-only).
+ */
+import type { Clock, Mailer } from "../ports.ts";
+import type { ServiceConfig } from "../config.ts";
+import { checkSegment } from "../storage/keys.ts";
+import { adminDeletionMail, type DeletionSummary, userDeletionMail } from "../mail/deletion-mails.ts";
+import type { AccountResources } from "./account-resources.ts";
+import type { UserRecords } from "./user-records.ts";
+
+/** What a deletion needs. */
+export interface AccountDeletionDeps {
+  /** The user records. */
+  users: UserRecords;
+  /** Cases, annotations and images: in the stores or over HTTP. */
+  resources: AccountResources;
+  /** Sends the two mails. */
+  mailer: Mailer;
+  /** Dates the mails. */
+  clock: Clock;
+  /** `MAIL_FROM` and `ADMIN_EMAIL`. */
+  config: Pick<ServiceConfig, "mailFrom" | "adminEmail">;
+}
+
+/** How a deletion ended. */
+export type DeletionOutcome =
+  | { status: "deleted"; summary: DeletionSummary }
+  | { status: "not-found" }
+  | { status: "mail-failed"; reason: string };
+
+/** Case numbers that can name a stored case (a malformed one in the record cannot). */
+function storableCaseNumbers(numbers: string[]): string[] {
+  return [...new Set(numbers)].filter((caseNumber) => {
+    try {
+      checkSegment(caseNumber);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Deletes one account; store or upstream failures throw and leave the record in place. */
+export async function deleteAccount(deps: AccountDeletionDeps, userUid: string): Promise<DeletionOutcome> {
+  const user = await deps.users.get(userUid);
+  if (user === null) return { status: "not-found" };
+
+  const caseNumbers = storableCaseNumbers([
+    ...user.cases.map((assignment) => assignment.caseNumber),
+    ...(user.readOnlyCases ?? []).map((readOnly) => readOnly.caseNumber),
+  ]);
+  for (const caseNumber of caseNumbers) {
+    const fileIds = await deps.resources.caseFileIds(userUid, caseNumber);
+    if (fileIds === null) continue; // removed by an earlier attempt
+    for (const fileId of fileIds) {
+      await deps.resources.deleteAnnotations(userUid, caseNumber, fileId);
+      await deps.resources.deleteImage(fileId);
+    }
+    await deps.resources.deleteCase(userUid, caseNumber);
+  }
+
+  const summary: DeletionSummary = { user, casesDeleted: caseNumbers.length, deletedAt: deps.clock.now().toISOString() };
+  const from = deps.config.mailFrom;
+  const admin = deps.config.adminEmail;
+  if (from === undefined || admin === undefined) return { status: "mail-failed", reason: "MAIL_FROM or ADMIN_EMAIL is not configured" };
+  try {
+    const toUser = userDeletionMail(summary, from);
+    if (toUser !== null) await deps.mailer.send(toUser);
+    await deps.mailer.send(adminDeletionMail(summary, from, admin));
+  } catch (err) {
+    return { status: "mail-failed", reason: err instanceof Error ? err.message : "mail transport failed" };
+  }
+  await deps.users.delete(userUid);
+  return { status: "deleted", summary };
+}

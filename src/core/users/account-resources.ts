@@ -1,0 +1,55 @@
+/**
+ * @module
+ * What an account deletion removes besides the user record: case documents, the
+ * annotations of their files, and their images. Mounted in one service the user worker
+ * reaches them in the stores and the image host; deployed alone, over HTTP (spec 5.3).
+ * Every removal tolerates what is already gone, so a failed deletion can be run again.
+ */
+import type { BlobStore, ImageHost } from "../ports.ts";
+import { storageKeys } from "../storage/keys.ts";
+
+/** The case documents, annotations and images of one user. */
+export interface AccountResources {
+  /** The file ids of a case document, or null when the case document does not exist. */
+  caseFileIds(userUid: string, caseNumber: string): Promise<string[] | null>;
+  /** Removes the annotations document of one file; absent is fine. */
+  deleteAnnotations(userUid: string, caseNumber: string, fileId: string): Promise<void>;
+  /** Removes one image; absent is fine. */
+  deleteImage(imageId: string): Promise<void>;
+  /** Removes the case document; absent is fine. */
+  deleteCase(userUid: string, caseNumber: string): Promise<void>;
+}
+
+/** The file ids of a stored case document, read loosely: a file without a string id is skipped. */
+export function fileIdsOf(document: unknown): string[] {
+  if (document === null || typeof document !== "object" || !("files" in document) || !Array.isArray(document.files)) return [];
+  return document.files.flatMap((file: unknown) =>
+    file !== null && typeof file === "object" && "id" in file && typeof file.id === "string" && file.id !== "" ? [file.id] : []
+  );
+}
+
+const decoder = new TextDecoder();
+
+/** The resources in the stores of this service and its image host. */
+export function storeResources(data: BlobStore, images: ImageHost): AccountResources {
+  return {
+    async caseFileIds(userUid, caseNumber) {
+      const stored = await data.get(storageKeys.case(userUid, caseNumber));
+      if (stored === null) return null;
+      try {
+        return fileIdsOf(JSON.parse(decoder.decode(stored)));
+      } catch {
+        return []; // an unreadable document names no files; it is still removed
+      }
+    },
+    async deleteAnnotations(userUid, caseNumber, fileId) {
+      await data.delete(storageKeys.annotations(userUid, caseNumber, fileId));
+    },
+    async deleteImage(imageId) {
+      await images.delete(imageId);
+    },
+    async deleteCase(userUid, caseNumber) {
+      await data.delete(storageKeys.case(userUid, caseNumber));
+    },
+  };
+}

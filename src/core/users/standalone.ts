@@ -1,0 +1,53 @@
+/**
+ * @module
+ * The user worker deployed alone (spec 5.3): cases and images are reached through the data
+ * and image workers at `DATA_WORKER_URL` and `IMAGE_WORKER_URL`, with this worker's own
+ * credentials (`R2_KEY_SECRET`, `IMAGES_API_TOKEN`). The deletion code is the same.
+ */
+import type { BlobStore, Clock, KvStore, Mailer } from "../ports.ts";
+import { ConfigError, type ServiceConfig } from "../config.ts";
+import type { WorkerApp } from "../http/worker-app.ts";
+import { createUserWorker } from "../workers/user.ts";
+import { mailerOf } from "../mail/transport.ts";
+import { httpResources } from "./http-resources.ts";
+
+/** What the user worker needs when it runs alone. */
+export interface StandaloneUserWorkerDeps {
+  /** The user store (`USER_DB`). */
+  users: KvStore;
+  /** Dates records and mails. */
+  clock: Clock;
+  /** URLs, credentials, mail settings. */
+  config: ServiceConfig;
+  /** The outbox store for `MAIL_TRANSPORT=outbox`. */
+  outbox?: BlobStore;
+  /** A ready mailer (SMTP under Node or Bun); wins over `MAIL_TRANSPORT`. */
+  mailer?: Mailer;
+  /** The fetch to call the other workers with (default: the global one). */
+  fetch?: typeof fetch;
+}
+
+/**
+ * Creates the user worker that calls the data and image workers over HTTP.
+ *
+ * @throws {ConfigError} when `DATA_WORKER_URL`, `IMAGE_WORKER_URL` or their credentials are missing.
+ */
+export function createStandaloneUserWorker(deps: StandaloneUserWorkerDeps): WorkerApp {
+  const { config } = deps;
+  const problems = [
+    config.dataWorkerUrl === undefined ? "DATA_WORKER_URL: required by the user worker deployed alone" : "",
+    config.imageWorkerUrl === undefined ? "IMAGE_WORKER_URL: required by the user worker deployed alone" : "",
+    config.r2KeySecret === undefined ? "R2_KEY_SECRET: the user worker's key for the data worker" : "",
+    config.imagesApiToken === undefined ? "IMAGES_API_TOKEN: the user worker's token for the image worker" : "",
+  ].filter((problem) => problem !== "");
+  if (problems.length > 0) throw new ConfigError(problems);
+  const resources = httpResources({
+    dataWorkerUrl: config.dataWorkerUrl!,
+    dataKey: config.r2KeySecret!,
+    imageWorkerUrl: config.imageWorkerUrl!,
+    imageToken: config.imagesApiToken!,
+    timeoutMs: config.mailTimeoutMs,
+    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+  });
+  return createUserWorker({ users: deps.users, resources, mailer: mailerOf(config, deps), clock: deps.clock, config });
+}

@@ -1,0 +1,213 @@
+/**
+ * @module
+ * The user worker (spec 4.1): user records and their case lists, and the account deletion
+ * of rule 4 (see `users/account-deletion.ts`). `X-Custom-Auth-Key: USER_DB_AUTH`; a missing
+ * or wrong key is 401 (spec 5.2).
+ */
+import * as z from "zod";
+import type { Context } from "hono";
+import type { Clock, KvStore, Mailer } from "../ports.ts";
+import type { ServiceConfig } from "../config.ts";
+import { requireAuthKey } from "../http/auth.ts";
+import { readBody } from "../http/body.ts";
+import { limitBody } from "../http/limits.ts";
+import { ServiceError } from "../http/errors.ts";
+import { createWorkerApp, errorResponses, methodNotAllowed, rawPathAfterMount, type WorkerApp } from "../http/worker-app.ts";
+import { checkSegment, decodeSegment } from "../storage/keys.ts";
+import {
+  CasesAddBodySchema,
+  CasesDeleteBodySchema,
+  type UserData,
+  UserDataSchema,
+  UserDeleteFailureSchema,
+  UserDeleteResponseSchema,
+  UserPutBodySchema,
+} from "../schemas/user.ts";
+import type { AccountResources } from "../users/account-resources.ts";
+import { deleteAccount } from "../users/account-deletion.ts";
+import { limitsFor } from "../users/limits.ts";
+import { userRecords } from "../users/user-records.ts";
+
+/** Ports and configuration of the user worker. */
+export interface UserWorkerDeps {
+  /** The user store (`USER_DB`). */
+  users: KvStore;
+  /** Cases, annotations and images, removed on account deletion. */
+  resources: AccountResources;
+  /** Sends the account-deletion mails. */
+  mailer: Mailer;
+  /** Dates records, case assignments and mails. */
+  clock: Clock;
+  /** `USER_DB_AUTH`, limits, `MAIL_FROM`, `ADMIN_EMAIL`, CORS. */
+  config: ServiceConfig;
+}
+
+const MAX_BODY_BYTES = 1024 * 1024;
+/** The body of spec 4.1 rule 5, fixed by the specification. */
+export const DELETION_MAIL_FAILURE_MESSAGE =
+  "Account deletion failed because confirmation emails could not be sent. The account was not deleted; try again later.";
+
+const UidParams = z.object({ userUid: z.string() });
+
+/** `{userUid}` and whether the path is `/{userUid}/cases`, decoded once and checked. */
+function parsePath(c: Context): { uid: string; cases: boolean } {
+  const parts = rawPathAfterMount(c).replace(/^\//, "").split("/");
+  if (parts.length === 1 || (parts.length === 2 && parts[1] === "cases")) {
+    return { uid: decodeSegment(parts[0]!, "userUid"), cases: parts.length === 2 };
+  }
+  throw ServiceError.notFound("No such route: /{userUid} or /{userUid}/cases");
+}
+
+/** Creates the user worker. */
+export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
+  const { config, clock } = deps;
+  const records = userRecords(deps.users);
+  const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["GET", "PUT", "DELETE"] });
+  app.use("*", requireAuthKey({ keys: [config.userDbAuth], status: 401 }));
+  register(app);
+
+  const userJson = (c: Context, user: UserData, status: 200 | 201) => c.json(user, status);
+  const notFound = (uid: string) => ServiceError.notFound("User not found", { userUid: uid });
+
+  app.get("/*", async (c) => {
+    const { uid, cases } = parsePath(c);
+    if (cases) throw ServiceError.methodNotAllowed(["PUT", "DELETE"]);
+    const user = await records.get(uid);
+    if (user === null) throw notFound(uid);
+    return userJson(c, user, 200);
+  });
+
+  app.put("/*", limitBody(MAX_BODY_BYTES), async (c) => {
+    const { uid, cases } = parsePath(c);
+    const now = clock.now().toISOString();
+    if (cases) {
+      const body = await readBody(c, CasesAddBodySchema);
+      const wanted = body.cases.map((entry) => checkSegment(entry.caseNumber, "caseNumber"));
+      const user = await records.update(uid, (current) => {
+        if (current === null) throw notFound(uid);
+        const have = new Set(current.cases.map((assignment) => assignment.caseNumber));
+        const added = [...new Set(wanted)].filter((caseNumber) => !have.has(caseNumber));
+        const { maxCases } = limitsFor(current, config);
+        if (added.length > 0 && current.cases.length + added.length > maxCases) {
+          throw ServiceError.forbidden(`Case limit reached: this account may hold ${maxCases} case(s)`);
+        }
+        const next = { ...current, cases: [...current.cases, ...added.map((caseNumber) => ({ caseNumber, createdAt: now }))], updatedAt: now };
+        return { next, result: next };
+      });
+      return userJson(c, user, 200);
+    }
+    const body = await readBody(c, UserPutBodySchema);
+    const { user, created } = await records.update(uid, (current) => {
+      if (current === null) {
+        const missing = (["email", "firstName", "lastName", "company", "permitted"] as const).filter((field) => body[field] === undefined);
+        if (missing.length > 0) {
+          throw ServiceError.validation(`Creating a user needs ${missing.join(", ")}`, { fields: missing });
+        }
+        const next: UserData = UserDataSchema.parse({
+          uid,
+          email: body.email,
+          firstName: body.firstName,
+          lastName: body.lastName,
+          company: body.company,
+          permitted: body.permitted,
+          cases: [],
+          ...(body.readOnlyCases !== undefined ? { readOnlyCases: body.readOnlyCases } : {}),
+          createdAt: now,
+        });
+        return { next, result: { user: next, created: true } };
+      }
+      // An absent field keeps its value; cases are never replaced here (rule 1).
+      const defined = Object.fromEntries(Object.entries(body).filter(([, value]) => value !== undefined));
+      const next: UserData = { ...current, ...defined, uid, cases: current.cases, updatedAt: now };
+      return { next, result: { user: next, created: false } };
+    });
+    return userJson(c, user, created ? 201 : 200);
+  });
+
+  app.delete("/*", limitBody(MAX_BODY_BYTES), async (c) => {
+    const { uid, cases } = parsePath(c);
+    if (cases) {
+      const body = await readBody(c, CasesDeleteBodySchema);
+      const remove = new Set(body.casesToDelete);
+      const user = await records.update(uid, (current) => {
+        if (current === null) throw notFound(uid);
+        // Only the assignments go (rule 3); the case documents stay.
+        const next: UserData = {
+          ...current,
+          cases: current.cases.filter((assignment) => !remove.has(assignment.caseNumber)),
+          ...(current.readOnlyCases !== undefined
+            ? { readOnlyCases: current.readOnlyCases.filter((readOnly) => !remove.has(readOnly.caseNumber)) }
+            : {}),
+          updatedAt: clock.now().toISOString(),
+        };
+        return { next, result: next };
+      });
+      return userJson(c, user, 200);
+    }
+    const outcome = await deleteAccount({ users: records, resources: deps.resources, mailer: deps.mailer, clock, config }, uid);
+    if (outcome.status === "not-found") throw notFound(uid);
+    if (outcome.status === "mail-failed") {
+      console.error(`user worker: account deletion of ${uid} stopped before the record: ${outcome.reason}`);
+      return c.json({ success: false as const, message: DELETION_MAIL_FAILURE_MESSAGE }, 500);
+    }
+    return c.json({ success: true as const, message: `Account ${uid} and its ${outcome.summary.casesDeleted} case(s) were deleted` }, 200);
+  });
+
+  app.all("/*", methodNotAllowed(["GET", "PUT", "DELETE"]));
+  return app;
+}
+
+/** OpenAPI entries of the user worker's routes. */
+function register(app: WorkerApp): void {
+  const user = { "application/json": { schema: UserDataSchema } };
+  const json = <S extends z.ZodType>(schema: S) => ({ required: true, content: { "application/json": { schema } } });
+  app.openAPIRegistry.registerPath({
+    method: "get",
+    path: "/{userUid}",
+    summary: "Read a user record",
+    request: { params: UidParams },
+    responses: { 200: { description: "The record", content: user }, ...errorResponses({ 401: "Bad key", 404: "No such user" }) },
+  });
+  app.openAPIRegistry.registerPath({
+    method: "put",
+    path: "/{userUid}",
+    summary: "Create (201) or update (200) a user; cases are kept, absent fields keep their value",
+    request: { params: UidParams, body: json(UserPutBodySchema) },
+    responses: {
+      200: { description: "Updated", content: user },
+      201: { description: "Created", content: user },
+      ...errorResponses({ 400: "Invalid body", 401: "Bad key" }),
+    },
+  });
+  app.openAPIRegistry.registerPath({
+    method: "delete",
+    path: "/{userUid}",
+    summary: "Delete the account: cases, files, images, two mails, then the record",
+    request: { params: UidParams },
+    responses: {
+      200: { description: "Deleted", content: { "application/json": { schema: UserDeleteResponseSchema } } },
+      500: { description: "Mails could not be sent (the record is kept), or a store failed", content: { "application/json": { schema: UserDeleteFailureSchema } } },
+      ...errorResponses({ 401: "Bad key", 404: "No such user" }),
+    },
+  });
+  app.openAPIRegistry.registerPath({
+    method: "put",
+    path: "/{userUid}/cases",
+    summary: "Assign case numbers (duplicates dropped)",
+    request: { params: UidParams, body: json(CasesAddBodySchema) },
+    responses: {
+      200: { description: "The updated record", content: user },
+      ...errorResponses({ 400: "Invalid body", 401: "Bad key", 403: "Case limit reached", 404: "No such user" }),
+    },
+  });
+  app.openAPIRegistry.registerPath({
+    method: "delete",
+    path: "/{userUid}/cases",
+    summary: "Remove case assignments (the case documents stay)",
+    request: { params: UidParams, body: json(CasesDeleteBodySchema) },
+    responses: {
+      200: { description: "The updated record", content: user },
+      ...errorResponses({ 400: "Invalid body", 401: "Bad key", 404: "No such user" }),
+    },
+  });
+}

@@ -1,0 +1,81 @@
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { serve } from "@hono/node-server";
+import { simpleParser } from "mailparser";
+import { parseConfig } from "../../../src/core/config.ts";
+import { imageHostOf } from "../../../src/core/service.ts";
+import { createDataWorker } from "../../../src/core/workers/data.ts";
+import { createImageWorker } from "../../../src/core/workers/image.ts";
+import { createStandaloneUserWorker } from "../../../src/core/users/standalone.ts";
+import type { WorkerApp } from "../../../src/core/http/worker-app.ts";
+import { createFileBlobStore, createFilePorts } from "../../../src/adapters/node/file-ports.ts";
+import { fixedClock, KEYS } from "../../helpers/service.ts";
+import { type Caller, filesUnder, seedAccount } from "../../helpers/accounts.ts";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+/** Serves one worker on its own HTTP server (127.0.0.1, a free port). */
+async function own(app: WorkerApp): Promise<{ url: string; call: Caller }> {
+  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const s = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, () => resolve(s));
+  });
+  cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, call: (path, init) => fetch(`${url}${path}`, init) };
+}
+
+describe("account deletion through the HTTP path (user worker alone, spec 5.3)", () => {
+  it("the user worker deployed alone deletes cases, annotations and images through the data and image workers' servers", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "fa-deletion-http-"));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const clock = fixedClock("2026-11-22T12:00:00Z");
+    const stores = createFilePorts(dir);
+    const base = parseConfig({ ...KEYS });
+    const data = await own(createDataWorker({ blobs: stores.data, audit: stores.audit, clock, config: base }));
+    const image = await own(createImageWorker({ host: imageHostOf(base, clock, () => stores.images), config: base }));
+    const config = parseConfig({ ...KEYS, DATA_WORKER_URL: data.url, IMAGE_WORKER_URL: image.url, ADMIN_EMAIL: "admin@lab.example", MAIL_FROM: "no-reply@lab.example" });
+    const userApp = createStandaloneUserWorker({ users: stores.users, outbox: createFileBlobStore(join(dir, "outbox")), clock, config });
+    const user = await own(userApp);
+
+    const mine = Object.values(await seedAccount({ user: user.call, data: data.call, image: image.call }, "u1", { own: ["C-1", "C-2"], readOnly: ["R-1"], filesPerCase: 2 })).flat();
+    await seedAccount({ user: user.call, data: data.call, image: image.call }, "u2", { own: ["C-1"], readOnly: [], filesPerCase: 1 });
+    const response = await user.call("/u1", { method: "DELETE", headers: { "X-Custom-Auth-Key": KEYS.USER_DB_AUTH } });
+    expect(response.status).toBe(200);
+
+    expect((await filesUnder(join(dir, "data"))).filter((path) => path.startsWith("u1/"))).toEqual([]);
+    expect((await filesUnder(join(dir, "data"))).filter((path) => path.startsWith("u2/"))).toHaveLength(2);
+    expect((await filesUnder(join(dir, "images"))).filter((path) => mine.some((id) => path.includes(id)))).toEqual([]);
+    expect((await filesUnder(join(dir, "images")))).toHaveLength(2); // u2's image and its metadata
+    expect((await filesUnder(join(dir, "users")))).toEqual(["u2"]);
+    const outbox = await filesUnder(join(dir, "outbox"));
+    expect(outbox).toHaveLength(2);
+    const to = await Promise.all(outbox.map(async (name) => (await simpleParser(await readFile(join(dir, "outbox", name)))).to));
+    expect(to.map((address) => (Array.isArray(address) ? "" : address?.text)).sort()).toEqual(["admin@lab.example", "u1@lab.example"]);
+  });
+
+  it("an unreachable data worker is a 500 that keeps the record", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "fa-deletion-http-"));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const stores = createFilePorts(dir);
+    const config = parseConfig({ ...KEYS, DATA_WORKER_URL: "http://127.0.0.1:9/", IMAGE_WORKER_URL: "http://127.0.0.1:9/" });
+    const app = createStandaloneUserWorker({ users: stores.users, outbox: stores.outbox, clock: fixedClock("2026-11-22T12:00:00Z"), config });
+    const headers = { "X-Custom-Auth-Key": KEYS.USER_DB_AUTH };
+    await app.request("/u1", { method: "PUT", headers, body: JSON.stringify({ email: "a@lab.example", firstName: "A", lastName: "B", company: "C", permitted: true }) });
+    await app.request("/u1/cases", { method: "PUT", headers, body: JSON.stringify({ cases: [{ caseNumber: "C-1" }] }) });
+    const response = await app.request("/u1", { method: "DELETE", headers });
+    expect(response.status).toBe(500);
+    expect(await response.json()).toMatchObject({ code: "SERVER_ERROR", message: "The data worker could not be reached" });
+    expect((await app.request("/u1", { headers })).status).toBe(200);
+  });
+
+  it("refuses to start without the other workers' URLs", () => {
+    const stores = createFilePorts(tmpdir());
+    expect(() => createStandaloneUserWorker({ users: stores.users, clock: fixedClock("2026-11-22T12:00:00Z"), config: parseConfig({ ...KEYS }) })).toThrow(/DATA_WORKER_URL/);
+  });
+});
