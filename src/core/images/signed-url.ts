@@ -33,7 +33,7 @@ export async function checkSignedUrl(url: URL, key: string, nowSeconds: number):
   const unsigned = new URL(url.href);
   unsigned.searchParams.delete("sig");
   const expected = await hmacHex(key, `${unsigned.pathname}?${unsigned.searchParams.toString()}`);
-  if (!(await secretsEqual(sig.toLowerCase(), expected))) return "bad signature";
+  if (!secretsEqual(sig.toLowerCase(), expected)) return "bad signature";
   if (Number(exp) < nowSeconds) return "expired";
   return null;
 }
