@@ -52,6 +52,9 @@ export { createLocalImageHost, type LocalImageHost, type LocalImageHostOptions, 
 export { type CloudflareImageHostOptions, createCloudflareImageHost } from "./src/core/images/cloudflare-host.ts";
 export { UpstreamError } from "./src/core/images/upstream-error.ts";
 export { createUserWorker, DELETION_MAIL_FAILURE_MESSAGE, type UserWorkerDeps } from "./src/core/workers/user.ts";
+export { createPdfWorker, type PdfWorkerDeps, type PdfWorkerOptions, pdfWorkerOptions } from "./src/core/workers/pdf.ts";
+export { DEFAULT_CASE_FONT_COLOR, renderReport, type ReportOptions } from "./src/core/pdf/report.ts";
+export { parseReportRequest, type ReportAnnotations, type ReportBox, type ReportInput, type ReportRequest } from "./src/core/pdf/report-request.ts";
 export { createStandaloneUserWorker, type StandaloneUserWorkerDeps } from "./src/core/users/standalone.ts";
 export { type AccountResources, storeResources } from "./src/core/users/account-resources.ts";
 export { httpResources, type HttpResourcesOptions } from "./src/core/users/http-resources.ts";

@@ -84,6 +84,10 @@ export const ServiceEnvSchema = z.object({
   /** How long a call to Cloudflare Images may take, in milliseconds. */
   IMAGE_UPSTREAM_TIMEOUT_MS: positiveInt(30_000),
   PDF_IMAGE_HOSTS: z.string().optional(),
+  /** How long the PDF worker waits for the report's image, in milliseconds. */
+  PDF_IMAGE_TIMEOUT_MS: positiveInt(10_000),
+  /** The name in the report footer's "Notes formatted by …". */
+  PDF_SERVICE_NAME: z.string().trim().min(1).max(100).default("Forensic Annotation Service"),
   RATE_LIMITS: optional,
   AUTH_JWKS_URL: url.optional(),
   AUTH_ISSUER: optional,
@@ -167,6 +171,10 @@ export interface ServiceConfig {
   imageUpstreamTimeoutMs: number;
   /** `PDF_IMAGE_HOSTS`: hosts whose images the PDF worker may fetch; unset means its own and `imagedelivery.net`. */
   pdfImageHosts: readonly string[] | undefined;
+  /** `PDF_IMAGE_TIMEOUT_MS`: how long the PDF worker waits for the report's image (default 10 000 ms). */
+  pdfImageTimeoutMs: number;
+  /** `PDF_SERVICE_NAME`: the name in the report footer (default "Forensic Annotation Service"). */
+  pdfServiceName: string;
   /** `RATE_LIMITS`: `off`, or per-route limits such as `image.upload=30/60s`; defaults when unset. */
   rateLimits: string | undefined;
   /** `AUTH_JWKS_URL`: when set, identity tokens are required and verified against this JWKS. */
@@ -277,6 +285,8 @@ export function parseConfig(source: Readonly<Record<string, unknown>>): ServiceC
     imageDeliveryHost: e.IMAGE_DELIVERY_HOST,
     imageUpstreamTimeoutMs: e.IMAGE_UPSTREAM_TIMEOUT_MS,
     pdfImageHosts: e.PDF_IMAGE_HOSTS?.split(",").map((host) => host.trim()).filter((host) => host !== ""),
+    pdfImageTimeoutMs: e.PDF_IMAGE_TIMEOUT_MS,
+    pdfServiceName: e.PDF_SERVICE_NAME,
     rateLimits: e.RATE_LIMITS,
     authJwksUrl: e.AUTH_JWKS_URL,
     authIssuer: e.AUTH_ISSUER,

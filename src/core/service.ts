@@ -16,6 +16,7 @@ import { createImageWorker, type ImageHostFactory } from "./workers/image.ts";
 import { createLocalImageHost } from "./images/local-host.ts";
 import { createCloudflareImageHost } from "./images/cloudflare-host.ts";
 import { createUserWorker } from "./workers/user.ts";
+import { createPdfWorker } from "./workers/pdf.ts";
 import { storeResources } from "./users/account-resources.ts";
 import { mailerOf } from "./mail/transport.ts";
 
@@ -49,6 +50,7 @@ export const WORKER_MOUNTS = {
   captcha: "/captcha",
   audit: "/audit",
   image: "/image",
+  pdf: "/pdf",
 } as const;
 
 /** The name of a mounted worker. */
@@ -86,6 +88,7 @@ export function createService(ports: ServicePorts, config: ServiceConfig): Worke
   app.route(WORKER_MOUNTS.audit, createAuditWorker({ audit: ports.audit, clock: ports.clock, config }));
   const images = ports.imageHost ?? imageHostOf(config, ports.clock, () => ports.images);
   app.route(WORKER_MOUNTS.image, createImageWorker({ host: images, config }));
+  app.route(WORKER_MOUNTS.pdf, createPdfWorker({ config, clock: ports.clock }));
   // Mounted together, the user worker reaches cases and images directly (issue 3).
   const imageHost = typeof images === "function" ? images(`${config.publicUrl ?? "http://localhost"}${WORKER_MOUNTS.image}/delivery`) : images;
   app.route(WORKER_MOUNTS.user, createUserWorker({

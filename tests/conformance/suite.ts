@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Runtime, spawnServe, type Served } from "../helpers/spawn-serve.ts";
 import { auditEntry } from "../helpers/audit-entry.ts";
 import { fixture, uploadForm } from "../helpers/images.ts";
+import { PDFDocument } from "pdf-lib";
 
 const SECRETS = {
   USER_DB_AUTH: "conf-user-key",
@@ -154,6 +155,25 @@ export function conformance(runtime: Runtime): void {
       expect((await call(`/image/${result.id}`, { method: "DELETE", headers: bearer })).status).toBe(404);
       expect((await fetch(signed)).status).toBe(404);
       expect((await call("/image/", { method: "POST", body: uploadForm(fixture("not-an-image.png"), "x.png"), headers: bearer })).status).toBe(400);
+    });
+
+    it(t("pdf: a report from a data: URL is a Letter-size PDF; bad input 400, GET 405"), async () => {
+      const png = fixture("sample.png");
+      const body = {
+        imageUrl: `data:image/png;base64,${Buffer.from(png).toString("base64")}`,
+        caseNumber: "CONF-1",
+        annotationData: { boxAnnotations: [{ id: "b1", x: 10, y: 10, width: 20, height: 20, color: "#ff0000" }], additionalNotes: "Ελληνικά и кириллица" },
+        activeAnnotations: ["box", "notes"],
+      };
+      const rendered = await call("/pdf/", { method: "POST", body: JSON.stringify(body), headers: { "Content-Type": "application/json" } });
+      expect(rendered.status).toBe(200);
+      expect(rendered.headers.get("content-type")).toBe("application/pdf");
+      const pdf = await PDFDocument.load(await rendered.arrayBuffer());
+      expect(pdf.getPage(0).getSize()).toEqual({ width: 612, height: 792 });
+      const bad = await call("/pdf/", { method: "POST", body: JSON.stringify({ ...body, activeAnnotations: ["box"], annotationData: { boxAnnotations: [{ x: 120 }] } }), headers: { "Content-Type": "application/json" } });
+      expect(bad.status).toBe(400);
+      expect(await bad.json()).toMatchObject({ code: "VALIDATION_ERROR" });
+      expect((await call("/pdf/", { method: "GET" })).status).toBe(405);
     });
 
     it(t("user: create 201, assign cases, GET, DELETE the account (two mails), then 404; bad key 401"), async () => {

@@ -21,7 +21,7 @@ const bodies: (string | Uint8Array<ArrayBuffer>)[] = [
   JSON.stringify({ cases: [{ caseNumber: ".." }, { caseNumber: "C-1" }] }), JSON.stringify({ casesToDelete: ["C-1", 5] }), JSON.stringify({ email: 5, permitted: "yes" }), "9".repeat(5000), '{"a":1e999}',
 ];
 const methods = ["GET", "PUT", "POST", "DELETE", "PATCH", "HEAD", "OPTIONS"];
-const mounts = ["/data", "/audit", "/keys", "/captcha", "", "/data/audit", "/audit/audit", "/image", "/image/delivery", "/image/https:", "/user", "/user/u1", "/user/u1/cases"];
+const mounts = ["/data", "/audit", "/keys", "/captcha", "", "/data/audit", "/audit/audit", "/image", "/image/delivery", "/image/https:", "/user", "/user/u1", "/user/u1/cases", "/pdf"];
 const queries = ["", "?userId=u1", "?userId=", "?userId=%ff", "?userId=u1&startDate=2026-02-30", "?userId=u1&startDate=x&endDate=y", "?userId=..&startDate=2026-01-01&endDate=2026-01-02", "?userId=u1&userId=u2"];
 
 describe("no input answers 500", () => {
@@ -32,7 +32,8 @@ describe("no input answers 500", () => {
     const headerSets: Record<string, string>[] = [dataHeaders, { "X-Custom-Auth-Key": KEYS.USER_DB_AUTH, "Content-Type": "application/json" }, { "X-Custom-Auth-Key": KEYS.KEYS_AUTH }, { Authorization: `Bearer ${KEYS.IMAGES_API_TOKEN}` }, { Authorization: `Bearer ${KEYS.IMAGES_API_TOKEN}`, "Content-Type": "multipart/form-data; boundary=x" }, {}, { "Content-Type": "application/x-www-form-urlencoded" }];
     for (let i = 0; i < 2_000; i++) {
       const depth = 1 + Math.floor(next() * 4);
-      const path = `${pick(mounts)}/${Array.from({ length: depth }, () => pick(pieces)).join("/")}${pick(queries)}`;
+      // Every tenth request goes to the PDF worker's one route, the rest anywhere.
+      const path = i % 10 === 0 ? "/pdf" : `${pick(mounts)}/${Array.from({ length: depth }, () => pick(pieces)).join("/")}${pick(queries)}`;
       const method = pick(methods);
       const body = method === "GET" || method === "HEAD" ? undefined : pick(bodies);
       const response = await app.request(path, { method, body, headers: pick(headerSets) });

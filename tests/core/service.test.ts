@@ -35,6 +35,7 @@ describe("the service (CONTRACT: one process, seven workers)", () => {
         "GET /image/{imageDeliveryUrl}",
         "DELETE /image/{imageId}",
         "GET /image/delivery/{imageId}/{variant}",
+        "POST /pdf",
         "GET /user/{userUid}",
         "PUT /user/{userUid}",
         "DELETE /user/{userUid}",

@@ -22,6 +22,7 @@ export {
   keysWorkerOnBindings,
   MissingBindingError,
   type ModuleWorker,
+  pdfWorkerOnBindings,
   serviceOnBindings,
   userWorkerOnBindings,
 } from "./worker.ts";

@@ -18,6 +18,7 @@ import { createAuditWorker } from "../../core/workers/audit.ts";
 import { createKeysWorker } from "../../core/workers/keys.ts";
 import { createCaptchaWorker } from "../../core/workers/captcha.ts";
 import { createSiteverifyVerifier } from "../../core/captcha/siteverify.ts";
+import { createPdfWorker } from "../../core/workers/pdf.ts";
 import type { KVNamespaceLike, R2BucketLike } from "./bindings.ts";
 import { createR2BlobStore } from "./r2-store.ts";
 import { createKvNamespaceStore } from "./kv-store.ts";
@@ -110,6 +111,10 @@ export const captchaWorkerOnBindings: BuildApp = (_env: CloudflareEnv, config: S
     verifier: createSiteverifyVerifier({ url: config.captchaVerifyUrl, secret: config.captchaSecret, timeoutMs: config.captchaTimeoutMs }),
     config,
   });
+
+/** The PDF worker alone: no bindings; images from `PDF_IMAGE_HOSTS` or `data:` URLs. */
+export const pdfWorkerOnBindings: BuildApp = (_env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
+  createPdfWorker({ config });
 
 /** The image worker alone: Cloudflare Images with `IMAGE_HOST=cloudflare`, else the local host over `STRIAE_IMAGES`. */
 export const imageWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>

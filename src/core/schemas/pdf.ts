@@ -10,10 +10,13 @@ import { AnnotationDataSchema, BoxAnnotationSchema, ColorSchema } from "./annota
 export const PdfLayerSchema = z.enum(["number", "class", "index", "id", "box", "notes"]);
 export type PdfLayer = z.infer<typeof PdfLayerSchema>;
 
-/** A box of the PDF request (spec 4.3): id, position and size in percent of the image, hex colour. */
+/**
+ * A box of the PDF request (spec 4.3): id, position and size in percent of the image, and a
+ * colour as REPORT.md "Rules" allows (`#rgb`, `#rrggbb` or a CSS colour name).
+ */
 export const PdfBoxSchema = BoxAnnotationSchema.pick({ id: true, x: true, y: true, width: true, height: true, color: true })
   .strip()
-  .extend({ id: z.string().max(200) });
+  .extend({ id: z.string().max(200), color: ColorSchema });
 export type PdfBox = z.infer<typeof PdfBoxSchema>;
 
 const label = z.string().max(200);
@@ -60,7 +63,7 @@ export const PdfAnnotationDataSchema = AnnotationDataSchema.pick({
 export type PdfAnnotationData = z.infer<typeof PdfAnnotationDataSchema>;
 
 /** Largest `imageUrl`: a `data:` URL of a pre-fetched image may be this long. */
-const MAX_IMAGE_URL_CHARS = 30 * 1024 * 1024;
+export const MAX_IMAGE_URL_CHARS: number = 30 * 1024 * 1024;
 
 /**
  * Body of POST / of the PDF worker (spec 4.3) plus what clients in the field send (REPORT.md

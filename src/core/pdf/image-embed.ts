@@ -1,0 +1,241 @@
+/**
+ * @module
+ * Puts the report's image into the PDF without re-encoding it where PDF can hold it as is: a
+ * JPEG as its own bytes (a DCT stream, drawn turned as its EXIF orientation says, as browsers
+ * show it), an opaque non-interlaced PNG as its own compressed data (a Flate stream with PNG
+ * predictors, PDF 32000-1 7.4.4.4). An 8-bit PNG with an alpha channel is split here into
+ * colour and soft mask; the rarer rest (tRNS transparency, interlace, 16-bit alpha) goes
+ * through pdf-lib. A file that claims to be one of these and cannot be read is a 400, not a 500.
+ */
+import {
+  concatTransformationMatrix,
+  drawObject,
+  JpegEmbedder,
+  type PDFDict,
+  type PDFDocument,
+  PDFHexString,
+  PDFName,
+  type PDFPage,
+  type PDFRef,
+  PDFStream,
+  popGraphicsState,
+  pushGraphicsState,
+} from "pdf-lib";
+import type { PDFContext } from "pdf-lib";
+import { ServiceError } from "../http/errors.ts";
+import type { ReportImage } from "./image-source.ts";
+import type { Rect } from "./page-layout.ts";
+import { jpegOrientation, type Orientation, orientedMatrix, swapsSides } from "./jpeg-orientation.ts";
+import { splitAlpha } from "./png-alpha.ts";
+
+/** An image in the document, ready to be drawn. */
+export interface EmbeddedImage {
+  /** Width in pixels. */
+  width: number;
+  /** Height in pixels. */
+  height: number;
+  /** Draws the image stretched over `rect`. */
+  draw(page: PDFPage, rect: Rect): void;
+}
+
+const STREAM = new TextEncoder().encode("\nstream\n");
+const ENDSTREAM = new TextEncoder().encode("\nendstream");
+
+/**
+ * A stream written with one block copy: pdf-lib's own streams copy their contents byte by
+ * byte, which costs tens of milliseconds for a 12 MP photo.
+ */
+class PassThroughStream extends PDFStream {
+  constructor(dict: PDFDict, private readonly contents: Uint8Array) {
+    super(dict);
+  }
+  override getContents(): Uint8Array {
+    return this.contents;
+  }
+  override getContentsSize(): number {
+    return this.contents.length;
+  }
+  override getContentsString(): string {
+    let text = "";
+    for (let i = 0; i < this.contents.length; i += 8192) text += String.fromCharCode(...this.contents.subarray(i, i + 8192));
+    return text;
+  }
+  override clone(context?: PDFContext): PassThroughStream {
+    return new PassThroughStream(this.dict.clone(context), this.contents);
+  }
+  override copyBytesInto(buffer: Uint8Array, offset: number): number {
+    this.updateDict();
+    let at = offset + this.dict.copyBytesInto(buffer, offset);
+    buffer.set(STREAM, at);
+    at += STREAM.length;
+    buffer.set(this.contents, at);
+    at += this.contents.length;
+    buffer.set(ENDSTREAM, at);
+    return at + ENDSTREAM.length - offset;
+  }
+}
+
+type ImageEntries = Parameters<PDFContext["obj"]>[0] & Record<string, unknown>;
+
+/**
+ * Registers an image XObject of `entries` (beside its type and size) and returns how to draw
+ * it, turned as its EXIF `orientation` says; width and height are then those seen.
+ */
+function register(
+  doc: PDFDocument,
+  width: number,
+  height: number,
+  entries: ImageEntries,
+  contents: Uint8Array,
+  orientation: Orientation = 1,
+): EmbeddedImage {
+  if (!(width > 0 && height > 0)) throw new Error(`the image is ${width} x ${height} pixels`);
+  const dict = doc.context.obj({ Type: "XObject", Subtype: "Image", Width: width, Height: height, ...entries });
+  const ref: PDFRef = doc.context.register(new PassThroughStream(dict, contents));
+  const swap = swapsSides(orientation);
+  return {
+    width: swap ? height : width,
+    height: swap ? width : height,
+    draw(page, rect) {
+      const name = page.node.newXObject("Image", ref);
+      page.pushOperators(pushGraphicsState(), concatTransformationMatrix(...orientedMatrix(orientation, rect)), drawObject(name), popGraphicsState());
+    },
+  };
+}
+
+async function embedJpeg(doc: PDFDocument, bytes: Uint8Array): Promise<EmbeddedImage> {
+  // pdf-lib reads the frame header only (size, components, bit depth); the bytes stay as they are.
+  const jpeg = await JpegEmbedder.for(bytes);
+  const cmyk = jpeg.colorSpace === "DeviceCMYK";
+  return register(doc, jpeg.width, jpeg.height, {
+    BitsPerComponent: jpeg.bitsPerComponent,
+    ColorSpace: jpeg.colorSpace,
+    Filter: "DCTDecode",
+    // Standalone CMYK JPEGs store inverted values (as pdf-lib assumes too).
+    Decode: cmyk ? [1, 0, 1, 0, 1, 0, 1, 0] : undefined,
+  }, bytes, jpegOrientation(bytes));
+}
+
+/** How a PNG goes into the PDF. */
+type PngPlan =
+  /** Its compressed data as it is, with PNG predictors (opaque grey, RGB or palette). */
+  | { kind: "as-is"; width: number; height: number; depth: number; colours: 1 | 3; palette: Uint8Array | undefined; data: Uint8Array }
+  /** Decoded here and split into colour and soft mask (8-bit grey+alpha or RGBA). */
+  | { kind: "alpha"; width: number; height: number; channels: 2 | 4; data: Uint8Array }
+  /** Decoded by pdf-lib: transparency chunks, interlacing, 16-bit alpha. */
+  | { kind: "pdf-lib"; width: number; height: number };
+
+const readUint32 = (bytes: Uint8Array, at: number): number =>
+  (((bytes[at] ?? 0) << 24) | ((bytes[at + 1] ?? 0) << 16) | ((bytes[at + 2] ?? 0) << 8) | (bytes[at + 3] ?? 0)) >>> 0;
+
+/** Reads a PNG's chunks and decides how it is embedded; throws when its structure is broken. */
+function pngPlan(bytes: Uint8Array): PngPlan {
+  const broken = (why: string) => new Error(`PNG ${why}`);
+  let at = 8;
+  let header: { width: number; height: number; depth: number; type: number; interlace: number } | undefined;
+  let palette: Uint8Array | undefined;
+  let transparency = false;
+  const idat: Uint8Array[] = [];
+  let idatLength = 0;
+  let ended = false;
+  while (at + 8 <= bytes.length && !ended) {
+    const length = readUint32(bytes, at);
+    const type = String.fromCharCode(...bytes.subarray(at + 4, at + 8));
+    const start = at + 8;
+    if (start + length + 4 > bytes.length) throw broken(`chunk ${type} runs past the end of the file`);
+    const body = bytes.subarray(start, start + length);
+    if (type === "IHDR") {
+      if (length !== 13) throw broken("header has the wrong length");
+      header = { width: readUint32(body, 0), height: readUint32(body, 4), depth: body[8] ?? 0, type: body[9] ?? 0, interlace: body[12] ?? 0 };
+      if ((body[10] ?? 0) !== 0 || (body[11] ?? 0) !== 0) throw broken("uses an unknown compression or filter method");
+    } else if (type === "PLTE") {
+      palette = body;
+    } else if (type === "tRNS") {
+      transparency = true;
+    } else if (type === "IDAT") {
+      idat.push(body);
+      idatLength += length;
+    } else if (type === "IEND") {
+      ended = true;
+    }
+    at = start + length + 4;
+  }
+  if (header === undefined || header.width === 0 || header.height === 0) throw broken("has no valid header");
+  if (idat.length === 0) throw broken("has no image data");
+  const { width, height, depth, type, interlace } = header;
+  const data = idat.length === 1 && idat[0] !== undefined ? idat[0] : new Uint8Array(idatLength);
+  if (idat.length > 1) {
+    let offset = 0;
+    for (const chunk of idat) {
+      data.set(chunk, offset);
+      offset += chunk.length;
+    }
+  }
+  if (interlace !== 0 || transparency) return { kind: "pdf-lib", width, height };
+  if ((type === 0 || type === 2) && (depth === 8 || depth === 16)) {
+    return { kind: "as-is", width, height, depth, colours: type === 2 ? 3 : 1, palette: undefined, data };
+  }
+  if (type === 3 && [1, 2, 4, 8].includes(depth) && palette !== undefined && palette.length % 3 === 0) {
+    return { kind: "as-is", width, height, depth, colours: 1, palette, data };
+  }
+  if ((type === 4 || type === 6) && depth === 8) return { kind: "alpha", width, height, channels: type === 6 ? 4 : 2, data };
+  return { kind: "pdf-lib", width, height };
+}
+
+/** The most pixels of a PNG that is decoded (about 120 MB as RGBA): more could exhaust a worker's memory. */
+export const MAX_DECODED_PNG_PIXELS = 30_000_000;
+
+async function embedPng(doc: PDFDocument, bytes: Uint8Array): Promise<EmbeddedImage> {
+  const png = pngPlan(bytes);
+  if (png.kind !== "as-is" && png.width * png.height > MAX_DECODED_PNG_PIXELS) {
+    throw ServiceError.validation(
+      `The PNG at imageUrl has ${png.width * png.height} pixels; a PNG with transparency or interlacing may have at most ${MAX_DECODED_PNG_PIXELS}`,
+      { field: "imageUrl", limitPixels: MAX_DECODED_PNG_PIXELS },
+    );
+  }
+  if (png.kind === "pdf-lib") {
+    const image = await doc.embedPng(bytes);
+    return { width: image.width, height: image.height, draw: (page, rect) => page.drawImage(image, rect) };
+  }
+  if (png.kind === "alpha") {
+    const planes = await splitAlpha(png.data, png.width, png.height, png.channels);
+    const mask = planes.alpha === null ? undefined : doc.context.register(
+      new PassThroughStream(
+        doc.context.obj({ Type: "XObject", Subtype: "Image", Width: png.width, Height: png.height, BitsPerComponent: 8, ColorSpace: "DeviceGray", Filter: "FlateDecode" }),
+        planes.alpha,
+      ),
+    );
+    return register(doc, png.width, png.height, {
+      BitsPerComponent: 8,
+      ColorSpace: planes.colours === 3 ? "DeviceRGB" : "DeviceGray",
+      Filter: "FlateDecode",
+      SMask: mask,
+    }, planes.colour);
+  }
+  const colorSpace = png.palette === undefined
+    ? PDFName.of(png.colours === 3 ? "DeviceRGB" : "DeviceGray")
+    : doc.context.obj([
+      PDFName.of("Indexed"),
+      PDFName.of("DeviceRGB"),
+      png.palette.length / 3 - 1,
+      PDFHexString.of(Array.from(png.palette, (b) => b.toString(16).padStart(2, "0")).join("")),
+    ]);
+  return register(doc, png.width, png.height, {
+    BitsPerComponent: png.depth,
+    ColorSpace: colorSpace,
+    Filter: "FlateDecode",
+    DecodeParms: doc.context.obj({ Predictor: 15, Colors: png.colours, BitsPerComponent: png.depth, Columns: png.width }),
+  }, png.data);
+}
+
+/** Embeds the image; JPEG and opaque PNG data are kept as they are. */
+export async function embedReportImage(doc: PDFDocument, image: ReportImage): Promise<EmbeddedImage> {
+  try {
+    return image.type === "image/jpeg" ? await embedJpeg(doc, image.bytes) : await embedPng(doc, image.bytes);
+  } catch (err) {
+    if (err instanceof ServiceError) throw err;
+    const kind = image.type === "image/jpeg" ? "JPEG" : "PNG";
+    const reason = err instanceof Error ? err.message : String(err);
+    throw ServiceError.validation(`The image at imageUrl is not a readable ${kind}`, { field: "imageUrl", reason });
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * @module
+ * The report's image, from a `data:` URL or fetched from an allowed host (REPORT.md
+ * "Request"): one deadline for the whole fetch, a size cap enforced while reading, and
+ * redirects followed by hand so that every hop is checked against the allow-list before it
+ * is requested. The type is decided by the bytes: JPEG and PNG are accepted, anything else
+ * is a 400 that says what it is.
+ *
+ * @example
+ * ```ts
+ * const image = await loadReportImage("https://images.lab.example/x.jpg", {
+ *   hosts: parseHostList(["images.lab.example"]), timeoutMs: 10_000, maxBytes: 25 * 1024 * 1024,
+ * });
+ * ```
+ */
+import { ServiceError } from "../http/errors.ts";
+import { sniffImageType } from "../images/image-type.ts";
+import { checkImageUrl, type HostEntry } from "./host-policy.ts";
+import { decodeBase64 } from "./base64.ts";
+
+/** An image the report can embed. */
+export interface ReportImage {
+  /** The file's bytes, as received. */
+  bytes: Uint8Array;
+  /** Its type, decided by its bytes. */
+  type: "image/jpeg" | "image/png";
+}
+
+/** Where and how an image may be fetched. */
+export interface ImageSourceOptions {
+  /** The allowed hosts (`PDF_IMAGE_HOSTS`, parsed). */
+  hosts: readonly HostEntry[];
+  /** The deadline of the whole fetch, redirects and body included, in milliseconds. */
+  timeoutMs: number;
+  /** The largest image, in bytes. */
+  maxBytes: number;
+  /** The fetch to use (tests pass one that records calls); default the global `fetch`. */
+  fetch?: typeof fetch;
+  /** How many redirects are followed (default 5). */
+  maxRedirects?: number;
+}
+
+const NAMES: Record<string, string> = {
+  "image/gif": "GIF",
+  "image/webp": "WebP",
+  "image/tiff": "TIFF",
+  "image/bmp": "BMP",
+};
+
+const tooLarge = (maxBytes: number): ServiceError =>
+  ServiceError.validation(`The image is larger than the limit of ${maxBytes} bytes`, { field: "imageUrl", limitBytes: maxBytes });
+
+/** Keeps JPEG and PNG; refuses other formats and non-images with a 400 that says which. */
+function typed(bytes: Uint8Array): ReportImage {
+  const type = sniffImageType(bytes);
+  if (type === "image/jpeg" || type === "image/png") return { bytes, type };
+  const what = type === null ? "not an image" : `a ${NAMES[type] ?? type} image`;
+  throw ServiceError.validation(`The image at imageUrl is ${what}; the report embeds JPEG and PNG only`, {
+    field: "imageUrl",
+    ...(type === null ? {} : { type }),
+  });
+}
+
+/** Decodes a `data:` URL (base64 or percent-encoded) within the size cap. */
+function fromDataUrl(url: string, maxBytes: number): Uint8Array {
+  const comma = url.indexOf(",");
+  if (comma < 0) throw ServiceError.validation("imageUrl is a data: URL without a comma before its data", { field: "imageUrl" });
+  const meta = url.slice(5, comma);
+  const payload = url.slice(comma + 1);
+  if (/;base64$/i.test(meta)) {
+    if (Math.floor((payload.length * 3) / 4) - 2 > maxBytes) throw tooLarge(maxBytes);
+    const bytes = decodeBase64(payload);
+    if (bytes === null) throw ServiceError.validation("imageUrl is a data: URL whose base64 is invalid", { field: "imageUrl" });
+    if (bytes.length > maxBytes) throw tooLarge(maxBytes);
+    return bytes;
+  }
+  const bytes: number[] = [];
+  for (let i = 0; i < payload.length; i++) {
+    const code = payload.charCodeAt(i);
+    if (code === 0x25 && /^[0-9a-f]{2}$/i.test(payload.slice(i + 1, i + 3))) {
+      bytes.push(parseInt(payload.slice(i + 1, i + 3), 16));
+      i += 2;
+    } else if (code < 0x80) {
+      bytes.push(code);
+    } else {
+      bytes.push(...new TextEncoder().encode(payload[i]));
+    }
+    if (bytes.length > maxBytes) throw tooLarge(maxBytes);
+  }
+  return new Uint8Array(bytes);
+}
+
+/** Reads a response body, failing as soon as it passes `maxBytes`. */
+async function readCapped(response: Response, maxBytes: number): Promise<Uint8Array> {
+  const declared = Number(response.headers.get("Content-Length") ?? "NaN");
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await response.body?.cancel().catch(() => {});
+    throw tooLarge(maxBytes);
+  }
+  if (response.body === null) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1 && chunks[0] !== undefined) return chunks[0];
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/** Whether a thrown value is the deadline firing. */
+const isTimeout = (err: unknown): boolean =>
+  err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
+
+/** Fetches an allowed URL, re-checking every redirect hop before requesting it. */
+async function fromHost(imageUrl: string, options: ImageSourceOptions): Promise<Uint8Array> {
+  const doFetch = options.fetch ?? fetch;
+  const maxRedirects = options.maxRedirects ?? 5;
+  let url: URL;
+  try {
+    url = new URL(imageUrl);
+  } catch {
+    throw ServiceError.validation("imageUrl is not a valid URL", { field: "imageUrl" });
+  }
+  checkImageUrl(url, options.hosts);
+  const signal = AbortSignal.timeout(options.timeoutMs);
+  try {
+    for (let hop = 0; ; hop++) {
+      let response: Response;
+      try {
+        response = await doFetch(url.href, { redirect: "manual", signal, headers: { Accept: "image/jpeg, image/png" } });
+      } catch (err) {
+        if (isTimeout(err)) throw err;
+        throw ServiceError.server(`The image host ${url.host} could not be reached`, 502);
+      }
+      if (REDIRECTS.has(response.status)) {
+        await response.body?.cancel().catch(() => {});
+        const location = response.headers.get("Location");
+        if (location === null) throw ServiceError.server(`The image host ${url.host} redirected without a Location`, 502);
+        if (hop >= maxRedirects) {
+          throw ServiceError.validation(`imageUrl redirects more than ${maxRedirects} times`, { field: "imageUrl" });
+        }
+        let next: URL;
+        try {
+          next = new URL(location, url);
+        } catch {
+          throw ServiceError.server(`The image host ${url.host} redirected to an invalid URL`, 502);
+        }
+        checkImageUrl(next, options.hosts, "The redirect of imageUrl");
+        url = next;
+        continue;
+      }
+      // A browser-like fetch hides the target of a manual redirect; it cannot be checked, so it is not followed.
+      if (response.type === "opaqueredirect") {
+        throw ServiceError.validation("imageUrl redirects, and this runtime does not let the redirect be checked", { field: "imageUrl" });
+      }
+      if (!response.ok) {
+        await response.body?.cancel().catch(() => {});
+        if (response.status >= 500) throw ServiceError.server(`The image host ${url.host} answered HTTP ${response.status}`, 502);
+        throw ServiceError.validation(`The image host ${url.host} answered HTTP ${response.status} for imageUrl`, {
+          field: "imageUrl",
+          status: response.status,
+        });
+      }
+      return await readCapped(response, options.maxBytes);
+    }
+  } catch (err) {
+    if (err instanceof ServiceError) throw err;
+    if (isTimeout(err)) throw ServiceError.server(`The image host did not answer within ${options.timeoutMs} ms`, 504);
+    // The connection broke while the image was being read.
+    throw ServiceError.server(`The image host ${url.host} broke off while sending the image`, 502);
+  }
+}
+
+/**
+ * The image of `imageUrl`: a `data:` URL's bytes or the file an allowed host serves. Throws a
+ * 400 for a refused URL, a non-image or an oversized one, a 502 when the host fails and a 504
+ * when it does not answer in time.
+ */
+export async function loadReportImage(imageUrl: string, options: ImageSourceOptions): Promise<ReportImage> {
+  const bytes = /^data:/i.test(imageUrl) ? fromDataUrl(imageUrl, options.maxBytes) : await fromHost(imageUrl, options);
+  return typed(bytes);
+}

@@ -1,0 +1,338 @@
+/**
+ * @module
+ * The annotated PDF report (REPORT.md), drawn with pdf-lib: header, index, image with its
+ * case/item labels and boxes, the row of pills, the confirmation form and notes, and a footer
+ * with page numbers on every page. Usable without HTTP.
+ *
+ * @example
+ * ```ts
+ * const pdf = await renderReport(
+ *   { imageUrl: "data:image/png;base64,...", caseNumber: "C-1", annotationData: null, activeAnnotations: [] },
+ *   { imageHosts: [], timeoutMs: 10_000, maxImageBytes: 25 * 1024 * 1024, serviceName: "Lab PDF service" },
+ * );
+ * ```
+ */
+import { PDFDocument, type PDFFont, type PDFPage, rgb } from "pdf-lib";
+import { type Bytes, type Clock, systemClock } from "../ports.ts";
+import type { PdfAnnotationData, PdfRequest } from "../schemas/pdf.ts";
+import { isDark, parseColour, pdfColour, type Rgb } from "./colour.ts";
+import { assertPrintable, embedReportFonts, printableText, type ReportFonts } from "./fonts.ts";
+import { parseHostList } from "./host-policy.ts";
+import { loadReportImage } from "./image-source.ts";
+import { type EmbeddedImage, embedReportImage } from "./image-embed.ts";
+import { boxRect, CONTENT_WIDTH, fitImage, MAX_IMAGE_HEIGHT, PAGE, type Rect } from "./page-layout.ts";
+import { parseReportRequest, type ReportInput } from "./report-request.ts";
+import { LineBreaker, singleLine } from "./text-layout.ts";
+import {
+  CONFIRMATION_HEIGHT,
+  drawBlock,
+  drawConfirmationForm,
+  drawLabel,
+  drawPill,
+  drawRule,
+  labelWidth,
+  type Pill,
+  pill,
+  type TextBlock,
+  textBlock,
+} from "./elements.ts";
+
+/** How a report is rendered: where its image may come from, limits, and the footer's name. */
+export interface ReportOptions {
+  /** Hosts the image may be fetched from (`PDF_IMAGE_HOSTS` entries: `host`, `host:port` or a URL). */
+  imageHosts: readonly string[];
+  /** Deadline of the image fetch, redirects and body included, in milliseconds. */
+  timeoutMs: number;
+  /** The largest image, in bytes (fetched or in a `data:` URL). */
+  maxImageBytes: number;
+  /** The name in the footer's "Notes formatted by …". */
+  serviceName: string;
+  /** The fetch to use; default the global `fetch`. */
+  fetch?: typeof fetch;
+  /** Dates the report when `currentDate` is absent, and the PDF's metadata; default the system clock. */
+  clock?: Clock;
+}
+
+/** The default case/item label colour (REPORT.md 4). */
+export const DEFAULT_CASE_FONT_COLOR = "#FFDE21";
+
+const INK = rgb(0.1, 0.1, 0.1);
+const GREY = rgb(0.35, 0.35, 0.35);
+const SUPPORT = {
+  ID: { label: "Identification", text: rgb(0.08, 0.5, 0.24), fill: rgb(0.86, 0.99, 0.91) },
+  Exclusion: { label: "Exclusion", text: rgb(0.73, 0.11, 0.11), fill: rgb(1, 0.89, 0.89) },
+  Inconclusive: { label: "Inconclusive", text: rgb(0.71, 0.33, 0.04), fill: rgb(1, 0.95, 0.78) },
+} as const;
+const NOTES_SIZE = 9;
+const NOTES_LEADING = 11.5;
+const FOOTER_SIZE = 7.5;
+const COLUMN_GAP = 14;
+const CONFIRMATION_WIDTH = 0.42 * CONTENT_WIDTH;
+
+/** MM/DD/YYYY of a date, in UTC, as clients write `currentDate`. */
+function displayDate(date: Date): string {
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return `${pad(date.getUTCMonth() + 1)}/${pad(date.getUTCDate())}/${date.getUTCFullYear()}`;
+}
+
+const present = (text: string | null | undefined): text is string => text !== undefined && text !== null && text.trim() !== "";
+
+/** What a request asks to be printed, after layers are applied; every text checked printable. */
+interface ReportContent {
+  date: string;
+  caseNumber: string;
+  index: string | undefined;
+  indexColour: Rgb | undefined;
+  labels: { left: string | undefined; right: string | undefined };
+  caseFontColour: Rgb;
+  boxes: NonNullable<PdfAnnotationData["boxAnnotations"]>;
+  support: (typeof SUPPORT)[keyof typeof SUPPORT] | undefined;
+  classText: string | undefined;
+  subclass: boolean;
+  confirmation: boolean;
+  notes: string | undefined;
+  footer: { formattedBy: string; company: string | undefined; updated: string | undefined };
+}
+
+/** Applies the layers of `activeAnnotations`, normalises every text and checks it against the fonts. */
+function contentOf(request: PdfRequest, options: ReportOptions): ReportContent {
+  const data: PdfAnnotationData = request.annotationData ?? {};
+  const layers = new Set(request.activeAnnotations);
+  const join = (...parts: (string | undefined)[]) => parts.filter(present).map((p) => printableText(p.trim())).join(" ");
+  const text = (value: string | null | undefined) => (present(value) ? printableText(value) : undefined);
+  const left = join(data.leftCase, data.leftItem);
+  const right = join(data.rightCase, data.rightItem);
+  const classLabel = present(data.customClass) ? data.customClass : data.classType;
+  const classText = join(classLabel, present(data.classNote) ? `(${data.classNote.trim()})` : undefined);
+  const content: ReportContent = {
+    date: printableText(present(request.currentDate) ? request.currentDate : displayDate((options.clock ?? systemClock).now())),
+    caseNumber: printableText(request.caseNumber),
+    index: layers.has("index") && data.indexType === "number" && present(data.indexNumber) ? `Index: ${printableText(data.indexNumber.trim())}` : undefined,
+    indexColour: layers.has("index") && data.indexType === "color" && data.indexColor !== undefined
+      ? parseColour(data.indexColor, "annotationData.indexColor")
+      : undefined,
+    labels: layers.has("number") ? { left: left || undefined, right: right || undefined } : { left: undefined, right: undefined },
+    caseFontColour: parseColour(data.caseFontColor ?? DEFAULT_CASE_FONT_COLOR, "annotationData.caseFontColor"),
+    boxes: layers.has("box") ? data.boxAnnotations ?? [] : [],
+    support: layers.has("id") && data.supportLevel !== undefined ? SUPPORT[data.supportLevel] : undefined,
+    classText: layers.has("class") && classText !== "" ? classText : undefined,
+    subclass: layers.has("class") && data.hasSubclass === true,
+    confirmation: data.includeConfirmation === true,
+    notes: layers.has("notes") ? text(data.additionalNotes) : undefined,
+    footer: {
+      formattedBy: printableText(`Notes formatted by ${options.serviceName}`),
+      company: text(request.userCompany),
+      updated: present(request.notesUpdatedFormatted) ? printableText(`Notes updated ${request.notesUpdatedFormatted}`) : undefined,
+    },
+  };
+  const checks: [string | undefined, "regular" | "bold", string][] = [
+    [content.date, "bold", "currentDate"],
+    [content.caseNumber, "bold", "caseNumber"],
+    [content.index, "bold", "annotationData.indexNumber"],
+    [content.labels.left, "bold", "annotationData.leftCase/leftItem"],
+    [content.labels.right, "bold", "annotationData.rightCase/rightItem"],
+    [content.classText, "bold", "annotationData.customClass/classType/classNote"],
+    [content.notes, "regular", "annotationData.additionalNotes"],
+    [content.footer.formattedBy, "regular", "the service name"],
+    [content.footer.company, "bold", "userCompany"],
+    [content.footer.updated, "regular", "notesUpdatedFormatted"],
+  ];
+  for (const [printed, face, field] of checks) if (printed !== undefined) assertPrintable(printed, face, field);
+  return content;
+}
+
+/** The footer, measured once and drawn on every page with its page number. */
+interface Footer {
+  left: TextBlock;
+  centre: TextBlock | undefined;
+  right: TextBlock | undefined;
+  height: number;
+}
+
+function measureFooter(content: ReportContent, fonts: ReportFonts): Footer {
+  const third = CONTENT_WIDTH / 3 - 6;
+  const left = textBlock(content.footer.formattedBy, fonts.regular, FOOTER_SIZE, 5, third);
+  const centre = content.footer.company === undefined ? undefined : textBlock(content.footer.company, fonts.bold, FOOTER_SIZE, 5, third);
+  const right = content.footer.updated === undefined ? undefined : textBlock(content.footer.updated, fonts.regular, FOOTER_SIZE, 5, third);
+  const pageLine = FOOTER_SIZE * 1.2;
+  const height = Math.max(left.height, centre?.height ?? 0, (right?.height ?? 0) + pageLine);
+  return { left, centre, right, height };
+}
+
+/** The top of the footer's rule: content stays above it. */
+const footerTop = (footer: Footer): number => PAGE.margin + footer.height + 6;
+
+function drawFooter(page: PDFPage, footer: Footer, fonts: ReportFonts, pageNumber: number, pageCount: number): void {
+  const top = PAGE.margin + footer.height;
+  const right = PAGE.width - PAGE.margin;
+  drawRule(page, PAGE.margin, right, footerTop(footer), 0.5);
+  drawBlock(page, footer.left, { x: PAGE.margin, top, align: "left", color: GREY });
+  if (footer.centre) drawBlock(page, footer.centre, { x: PAGE.width / 2, top, align: "center", color: INK });
+  let rightTop = top;
+  if (footer.right) {
+    drawBlock(page, footer.right, { x: right, top, align: "right", color: GREY });
+    rightTop -= footer.right.height;
+  }
+  const number = textBlock(`Page ${pageNumber} of ${pageCount}`, fonts.regular, FOOTER_SIZE, FOOTER_SIZE, CONTENT_WIDTH / 3);
+  drawBlock(page, number, { x: right, top: rightTop, align: "right", color: GREY });
+}
+
+/** Draws the header (date left, case number right, both bold, a rule beneath); returns the y below it. */
+function drawHeader(page: PDFPage, content: ReportContent, fonts: ReportFonts): number {
+  const top = PAGE.height - PAGE.margin;
+  const half = CONTENT_WIDTH / 2 - 6;
+  const date = textBlock(content.date, fonts.bold, 11, 7, half);
+  const caseNumber = textBlock(content.caseNumber, fonts.bold, 11, 7, half);
+  drawBlock(page, date, { x: PAGE.margin, top, align: "left", color: INK });
+  drawBlock(page, caseNumber, { x: PAGE.width - PAGE.margin, top, align: "right", color: INK });
+  const ruleY = top - Math.max(date.height, caseNumber.height) - 3;
+  drawRule(page, PAGE.margin, PAGE.width - PAGE.margin, ruleY);
+  return ruleY - 10;
+}
+
+/** The pills of the row under the image, measured: support level, class, subclass. */
+function measurePills(content: ReportContent, fonts: ReportFonts): { left?: Pill; centre?: Pill; right?: Pill; height: number } {
+  const side = CONTENT_WIDTH / 4;
+  const pills = {
+    left: content.support && pill(content.support.label, fonts.bold, side, { text: content.support.text, fill: content.support.fill, border: content.support.text }),
+    centre: content.classText === undefined ? undefined : pill(content.classText, fonts.bold, CONTENT_WIDTH / 2 - 12, { text: rgb(1, 1, 1), fill: rgb(0.15, 0.17, 0.2) }),
+    right: content.subclass ? pill("POTENTIAL SUBCLASS", fonts.bold, side, { text: rgb(1, 1, 1), fill: rgb(0.82, 0.12, 0.12) }) : undefined,
+  };
+  const height = Math.max(0, pills.left?.height ?? 0, pills.centre?.height ?? 0, pills.right?.height ?? 0);
+  return { ...pills, height };
+}
+
+/** Draws the image with its index border, case/item labels and boxes. */
+function drawImage(page: PDFPage, image: EmbeddedImage, rect: Rect, content: ReportContent, fonts: ReportFonts): void {
+  image.draw(page, rect);
+  if (content.indexColour) {
+    // Outside the image, so it hides no pixel and moves no box.
+    page.drawRectangle({
+      x: rect.x - 2.5,
+      y: rect.y - 2.5,
+      width: rect.width + 5,
+      height: rect.height + 5,
+      borderColor: pdfColour(content.indexColour),
+      borderWidth: 5,
+    });
+  }
+  for (const box of content.boxes) {
+    const r = boxRect(rect, box);
+    page.drawRectangle({ x: r.x, y: r.y, width: r.width, height: r.height, borderColor: pdfColour(parseColour(box.color)), borderWidth: 2 });
+  }
+  const text = pdfColour(content.caseFontColour);
+  // A dark label colour gets a light ground, a light one a dark ground.
+  const ground = isDark(content.caseFontColour) ? rgb(1, 1, 1) : rgb(0, 0, 0);
+  const inset = Math.min(6, rect.width * 0.02);
+  const maxWidth = rect.width / 2 - 2 * inset - 6;
+  const fit = (label: string | undefined, size: number) => (label === undefined ? undefined : textBlock(label, fonts.label, size, 5, maxWidth));
+  // Both labels at one size: the smaller of the sizes each would get alone.
+  const size = Math.min(fit(content.labels.left, 11)?.size ?? 11, fit(content.labels.right, 11)?.size ?? 11);
+  const left = fit(content.labels.left, size);
+  const right = fit(content.labels.right, size);
+  const top = rect.y + rect.height - inset;
+  if (left) drawLabel(page, left, rect.x + inset, top, text, ground);
+  if (right) drawLabel(page, right, rect.x + rect.width - inset - labelWidth(right), top, text, ground);
+}
+
+/** Draws lines of notes from `breaker` between `top` and `bottom`, as many as fit. */
+function drawNotesLines(page: PDFPage, breaker: LineBreaker, font: PDFFont, left: number, width: number, top: number, bottom: number): void {
+  let y = top - NOTES_SIZE * 0.93;
+  while (breaker.hasMore() && y >= bottom) {
+    const line = breaker.next(width);
+    if (line === null) break;
+    page.drawText(line, { x: left, y, size: NOTES_SIZE, font, color: INK });
+    y -= NOTES_LEADING;
+  }
+}
+
+/** Draws the notes heading; returns the top of the first line. */
+function drawNotesHeading(page: PDFPage, fonts: ReportFonts, text: string, left: number, top: number): number {
+  page.drawText(text, { x: left, y: top - 9 * 0.93, size: 9, font: fonts.bold, color: INK });
+  return top - 14;
+}
+
+/**
+ * Renders the report of a request (spec 4.3, REPORT.md). Validates the request (a 400
+ * `ServiceError` names the field), checks every text is printable, loads the image, and
+ * returns the PDF's bytes.
+ */
+export async function renderReport(input: ReportInput, options: ReportOptions): Promise<Bytes> {
+  const request = parseReportRequest(input);
+  const content = contentOf(request, options);
+  const loaded = await loadReportImage(request.imageUrl, {
+    hosts: parseHostList(options.imageHosts),
+    timeoutMs: options.timeoutMs,
+    maxBytes: options.maxImageBytes,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+
+  const doc = await PDFDocument.create();
+  const now = (options.clock ?? systemClock).now();
+  doc.setTitle(`Report ${singleLine(content.caseNumber)}`);
+  doc.setCreator(options.serviceName);
+  doc.setProducer("pdf-lib");
+  doc.setCreationDate(now);
+  doc.setModificationDate(now);
+  const labels = [content.labels.left, content.labels.right].filter((label) => label !== undefined);
+  const fonts = await embedReportFonts(doc, labels);
+  const image = await embedReportImage(doc, loaded);
+
+  const footer = measureFooter(content, fonts);
+  const bottom = footerTop(footer) + 8;
+  const pages: PDFPage[] = [];
+  const newPage = (): { page: PDFPage; top: number } => {
+    const page = doc.addPage([PAGE.width, PAGE.height]);
+    pages.push(page);
+    return { page, top: drawHeader(page, content, fonts) };
+  };
+
+  // Page 1: header, index, image, pills, confirmation and notes.
+  let { page, top: cursor } = newPage();
+  if (content.index !== undefined) {
+    const index = textBlock(content.index, fonts.bold, 10, 6, CONTENT_WIDTH);
+    drawBlock(page, index, { x: PAGE.width / 2, top: cursor, align: "center", color: INK });
+    cursor -= index.height + 6;
+  }
+  const pills = measurePills(content, fonts);
+  const border = content.indexColour ? 5 : 0;
+  const below = 8 + (pills.height > 0 ? pills.height + 10 : 0) + (content.confirmation ? CONFIRMATION_HEIGHT + 4 : 0);
+  const rect = fitImage(image, {
+    left: PAGE.margin,
+    top: cursor - border,
+    maxWidth: CONTENT_WIDTH,
+    maxHeight: Math.max(40, Math.min(MAX_IMAGE_HEIGHT, cursor - 2 * border - below - bottom)),
+  });
+  drawImage(page, image, rect, content, fonts);
+  cursor = rect.y - border - 8;
+
+  if (pills.height > 0) {
+    if (pills.left) drawPill(page, pills.left, PAGE.margin, cursor);
+    if (pills.centre) drawPill(page, pills.centre, PAGE.width / 2 - pills.centre.width / 2, cursor);
+    if (pills.right) drawPill(page, pills.right, PAGE.width - PAGE.margin - pills.right.width, cursor);
+    cursor -= pills.height + 10;
+  }
+
+  if (content.confirmation) drawConfirmationForm(page, fonts.regular, PAGE.margin, cursor, CONFIRMATION_WIDTH);
+  if (content.notes !== undefined) {
+    const breaker = new LineBreaker(content.notes, fonts.regular, NOTES_SIZE);
+    const left = PAGE.margin + CONFIRMATION_WIDTH + COLUMN_GAP;
+    const width = CONTENT_WIDTH - CONFIRMATION_WIDTH - COLUMN_GAP;
+    // The heading and a first line must fit, or the notes start on the next page.
+    if (cursor - 14 - NOTES_LEADING >= bottom) {
+      const linesTop = drawNotesHeading(page, fonts, "Additional Notes", left, cursor);
+      drawNotesLines(page, breaker, fonts.regular, left, width, linesTop, bottom);
+    }
+    let continued = cursor - 14 - NOTES_LEADING < bottom ? "Additional Notes" : "Additional Notes (continued)";
+    while (breaker.hasMore()) {
+      ({ page, top: cursor } = newPage());
+      const linesTop = drawNotesHeading(page, fonts, continued, PAGE.margin, cursor);
+      drawNotesLines(page, breaker, fonts.regular, PAGE.margin, CONTENT_WIDTH, linesTop, bottom);
+      continued = "Additional Notes (continued)";
+    }
+  }
+
+  pages.forEach((p, i) => drawFooter(p, footer, fonts, i + 1, pages.length));
+  // All objects in one go: pdf-lib otherwise yields to the event loop every 50 objects.
+  return (await doc.save({ objectsPerTick: Number.POSITIVE_INFINITY })) as Bytes;
+}

@@ -1,0 +1,106 @@
+/**
+ * @module
+ * The PDF worker (spec 4.3): `POST /` renders the annotated report of REPORT.md from an image
+ * URL and annotation data, without authentication. Every input problem is a 400 naming the
+ * field; only a failure of rendering itself answers 500.
+ */
+import * as z from "zod";
+import type { Clock } from "../ports.ts";
+import type { ServiceConfig } from "../config.ts";
+import { MAX_IMAGE_URL_CHARS, PdfRequestSchema } from "../schemas/pdf.ts";
+import { readJsonText } from "../http/body.ts";
+import { limitBody } from "../http/limits.ts";
+import { createWorkerApp, errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
+import { renderReport } from "../pdf/report.ts";
+import { parseReportRequest } from "../pdf/report-request.ts";
+import { reportFilename } from "../pdf/filename.ts";
+
+/** What the PDF worker needs beyond the service configuration. */
+export interface PdfWorkerOptions {
+  /** Hosts the image may be fetched from; default `PDF_IMAGE_HOSTS`, or else the `PUBLIC_URL` host and the image delivery host. */
+  imageHosts: readonly string[];
+  /** Deadline of the image fetch, in milliseconds (default `PDF_IMAGE_TIMEOUT_MS`, 10 000). */
+  timeoutMs: number;
+  /** The largest image, in bytes (default `MAX_IMAGE_BYTES`). */
+  maxImageBytes: number;
+  /** The name in the footer's "Notes formatted by …" (default `PDF_SERVICE_NAME`). */
+  serviceName: string;
+}
+
+/** Ports and configuration of the PDF worker. */
+export interface PdfWorkerDeps {
+  /** The service configuration (`PDF_IMAGE_HOSTS`, `PUBLIC_URL`, `MAX_IMAGE_BYTES`, `ALLOWED_ORIGIN`). */
+  config: ServiceConfig;
+  /** The fetch used for images; default the global `fetch`. */
+  fetch?: typeof fetch;
+  /** Dates a report whose request has no `currentDate`; default the system clock. */
+  clock?: Clock;
+  /** Overrides of what the configuration gives. */
+  options?: Partial<PdfWorkerOptions>;
+}
+
+/** The largest request: the largest `data:` URL plus room for the annotations and notes. */
+const MAX_BODY_BYTES = MAX_IMAGE_URL_CHARS + 2 * 1024 * 1024;
+
+/** The options the configuration gives, before overrides. */
+export function pdfWorkerOptions(config: ServiceConfig, overrides: Partial<PdfWorkerOptions> = {}): PdfWorkerOptions {
+  const ownHost = config.publicUrl === undefined ? [] : [new URL(config.publicUrl).host];
+  return {
+    imageHosts: config.pdfImageHosts ?? [...ownHost, config.imageDeliveryHost],
+    timeoutMs: config.pdfImageTimeoutMs,
+    maxImageBytes: config.maxImageBytes,
+    serviceName: config.pdfServiceName,
+    ...overrides,
+  };
+}
+
+/** Builds `Content-Disposition: inline` with an ASCII `filename` and the exact one in `filename*`. */
+function inlineDisposition(filename: { ascii: string; unicode: string }): string {
+  const encoded = encodeURIComponent(filename.unicode).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `inline; filename="${filename.ascii}"; filename*=UTF-8''${encoded}`;
+}
+
+/** Creates the PDF worker: `POST /`. */
+export function createPdfWorker(deps: PdfWorkerDeps): WorkerApp {
+  const { config } = deps;
+  const options = pdfWorkerOptions(config, deps.options);
+  const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["POST"] });
+
+  app.openAPIRegistry.registerPath({
+    method: "post",
+    path: "/",
+    summary: "Render the annotated PDF report",
+    request: { body: { required: true, content: { "application/json": { schema: PdfRequestSchema } } } },
+    responses: {
+      200: {
+        description: "The report (`Content-Disposition: inline`, named after the case and item numbers)",
+        content: { "application/pdf": { schema: z.string().meta({ format: "binary" }) } },
+      },
+      ...errorResponses({
+        400: "Invalid body or field, refused or unreadable image, or a character no font covers",
+        405: "Method not allowed",
+        413: "Body too large",
+        500: "Rendering failed",
+        502: "The image host failed",
+        504: "The image host did not answer in time",
+      }),
+    },
+  });
+
+  app.post("/", limitBody(MAX_BODY_BYTES), async (c) => {
+    const { value } = await readJsonText(c);
+    const request = parseReportRequest(value);
+    const pdf = await renderReport(request, {
+      ...options,
+      ...(deps.fetch ? { fetch: deps.fetch } : {}),
+      ...(deps.clock ? { clock: deps.clock } : {}),
+    });
+    return c.body(pdf, 200, {
+      "Content-Type": "application/pdf",
+      "Content-Disposition": inlineDisposition(reportFilename(request)),
+      "Cache-Control": "no-store",
+    });
+  });
+  app.all("/", methodNotAllowed(["POST"]));
+  return app;
+}
