@@ -18,7 +18,40 @@
  * ```
  */
 export { createService, imageHostOf, type ServicePorts, WORKER_MOUNTS, type WorkerName } from "./src/core/service.ts";
-export { ConfigError, GENERATED_SECRETS, NEVER_EXPOSED, parseConfig, type ServiceConfig } from "./src/core/config.ts";
+export { ConfigError, GENERATED_SECRETS, type IdentityConfig, NEVER_EXPOSED, parseConfig, type ServiceConfig } from "./src/core/config.ts";
+export { type AccessControl, accessControl, type AccessControlDeps } from "./src/core/access/access.ts";
+export { ADMIN_KEY_HEADER, IDENTITY_TOKEN_HEADER } from "./src/core/access/actor.ts";
+export {
+  createIdentityVerifier,
+  FIREBASE_JWKS_URL,
+  firebaseIdentity,
+  type Identity,
+  IDENTITY_TOKEN_ALGORITHMS,
+  IdentityTokenError,
+  type IdentityVerifier,
+  type IdentityVerifierOptions,
+} from "./src/core/access/identity-token.ts";
+export {
+  createMemoryRateLimiter,
+  type MemoryRateLimiter,
+  type MemoryRateLimiterOptions,
+  type RateDecision,
+  type RateLimiter,
+  type RateRule,
+} from "./src/core/rate-limit/limiter.ts";
+export { DEFAULT_RATE_LIMITS, parseRateLimits, RATE_LIMIT_ROUTES, type RateLimitRoute, type RateLimits } from "./src/core/rate-limit/rules.ts";
+export {
+  type Actor,
+  ADMIN_TRAIL_USER_ID,
+  NO_AUDIT_LOG,
+  type ServiceAuditAction,
+  type ServiceAuditDetails,
+  type ServiceAuditLog,
+  type ServiceAuditResult,
+  serviceAuditLog,
+  type ServiceEvent,
+} from "./src/core/audit/service-events.ts";
+export { type CaseListsImage, caseListsImage } from "./src/core/users/case-images.ts";
 export type {
   BlobStore,
   Bytes,
@@ -64,6 +97,6 @@ export { mailerOf } from "./src/core/mail/transport.ts";
 export { composeMessage, escapeHtml, htmlOf } from "./src/core/mail/message.ts";
 export { type Mailbox, parseMailbox } from "./src/core/mail/mailbox.ts";
 export { createSiteverifyVerifier, type SiteverifyOptions } from "./src/core/captcha/siteverify.ts";
-export { type ErrorStatus, ServiceError } from "./src/core/http/errors.ts";
+export { type ErrorStatus, redactSecrets, ServiceError } from "./src/core/http/errors.ts";
 export { ERROR_CODES, type ErrorCode } from "./src/core/schemas/error.ts";
-export type { ServiceBindings, WorkerApp, WorkerEnv } from "./src/core/http/worker-app.ts";
+export type { ServiceBindings, WorkerApp, WorkerEnv, WorkerVariables } from "./src/core/http/worker-app.ts";

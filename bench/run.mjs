@@ -276,7 +276,8 @@ async function main() {
 
   // --- serve on a fresh data dir (cwd is the scratch dir so no stray .env is read)
   const serve = startChild("serve", process.execPath, [cli, "serve", "--port", "0", "--data", dataDir], {
-    env: { ...env, R2_KEY_SECRET: secret },
+    // Rate limits off: the bench is one client IP sending tens of thousands of requests.
+    env: { ...env, R2_KEY_SECRET: secret, RATE_LIMITS: "off" },
     cwd: scratch,
   });
   const serveUrl = await serve.url;

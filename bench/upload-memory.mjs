@@ -34,7 +34,7 @@ function jpeg(size) {
 async function startServer(dir) {
   const server = spawn(process.execPath, [join(root, "dist/src/adapters/node/cli.js"), "serve", "--port", "0", "--data", join(dir, "data")], {
     cwd: dir,
-    env: { PATH: process.env.PATH, IMAGES_API_TOKEN: token, PUBLIC_URL: "http://127.0.0.1", MAX_IMAGE_BYTES: String((mb + 5) * 1024 * 1024) },
+    env: { PATH: process.env.PATH, RATE_LIMITS: "off", IMAGES_API_TOKEN: token, PUBLIC_URL: "http://127.0.0.1", MAX_IMAGE_BYTES: String((mb + 5) * 1024 * 1024) },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const url = await new Promise((resolve, reject) => {

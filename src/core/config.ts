@@ -4,6 +4,8 @@
  * "Configuration"). Empty strings count as unset, so `FOO=` in a `.env` file unsets FOO.
  */
 import * as z from "zod";
+import { parseRateLimits, type RateLimits } from "./rate-limit/rules.ts";
+import { firebaseIdentity } from "./access/identity-token.ts";
 
 /** Secrets that no worker ever hands out, whatever `KEYS_EXPOSED` says. */
 export const NEVER_EXPOSED = [
@@ -89,9 +91,16 @@ export const ServiceEnvSchema = z.object({
   /** The name in the report footer's "Notes formatted by …". */
   PDF_SERVICE_NAME: z.string().trim().min(1).max(100).default("Forensic Annotation Service"),
   RATE_LIMITS: optional,
+  /** Identity-token mode: the provider's JWKS, and the `iss` and `aud` tokens must carry. */
   AUTH_JWKS_URL: url.optional(),
   AUTH_ISSUER: optional,
   AUTH_AUDIENCE: optional,
+  /** Firebase Authentication: the project id gives issuer, audience and Google's JWKS URL. */
+  FIREBASE_PROJECT_ID: z.string().regex(/^[a-z0-9-]{1,64}$/, "a Firebase project id (lower-case letters, digits, -)").optional(),
+  /** Tolerated clock difference for a token's `exp` and `nbf`, in seconds. */
+  AUTH_CLOCK_SKEW_SECONDS: z.coerce.number().int().min(0).max(300).default(30),
+  /** The admin key (`X-Admin-Key`), which may act on any user; every use is audited. */
+  ADMIN_AUTH: optional,
   /** Where the stores live under `serve`: files under --data, memory, Redis, S3, or Deno KV (under Deno). */
   STORAGE: z.enum(["fs", "memory", "redis", "s3", "deno-kv"]).default("fs"),
   /** The backend's URL: `redis://127.0.0.1:6379/0`, or the S3 endpoint and bucket `https://host/bucket`. */
@@ -175,14 +184,15 @@ export interface ServiceConfig {
   pdfImageTimeoutMs: number;
   /** `PDF_SERVICE_NAME`: the name in the report footer (default "Forensic Annotation Service"). */
   pdfServiceName: string;
-  /** `RATE_LIMITS`: `off`, or per-route limits such as `image.upload=30/60s`; defaults when unset. */
-  rateLimits: string | undefined;
-  /** `AUTH_JWKS_URL`: when set, identity tokens are required and verified against this JWKS. */
-  authJwksUrl: string | undefined;
-  /** `AUTH_ISSUER`: the `iss` an identity token must carry. */
-  authIssuer: string | undefined;
-  /** `AUTH_AUDIENCE`: the `aud` an identity token must carry. */
-  authAudience: string | undefined;
+  /** `RATE_LIMITS`: the limit of each route per client IP and per user, or "off" (defaults when unset). */
+  rateLimits: RateLimits | "off";
+  /**
+   * Identity-token mode (`AUTH_JWKS_URL`, `AUTH_ISSUER`, `AUTH_AUDIENCE`, or `FIREBASE_PROJECT_ID`):
+   * where tokens are verified; undefined in key-only mode.
+   */
+  identity: IdentityConfig | undefined;
+  /** `ADMIN_AUTH`: the admin key. */
+  adminAuth: string | undefined;
   /** `STORAGE`: where the stores live under `serve` (files under `--data` by default). */
   storage: "fs" | "memory" | "redis" | "s3" | "deno-kv";
   /** `STORAGE_URL`: the storage backend's URL (Redis URL, S3 `https://host/bucket`, Deno KV path). */
@@ -199,6 +209,28 @@ export interface ServiceConfig {
   maxAuditEntryBytes: number;
   /** The raw variables, for the keys worker's by-name lookup. */
   env: ReadonlyMap<string, string>;
+}
+
+/** Where identity tokens are verified. */
+export interface IdentityConfig {
+  /** The provider's JWKS URL. */
+  jwksUrl: string;
+  /** The `iss` every token must carry. */
+  issuer: string;
+  /** The `aud` every token must carry. */
+  audience: string;
+  /** Tolerated clock difference for `exp` and `nbf`, in seconds. */
+  clockSkewSeconds: number;
+}
+
+/** Identity-token mode from the variables: explicit AUTH_* values win over Firebase's. */
+function identityOf(e: z.infer<typeof ServiceEnvSchema>): IdentityConfig | undefined {
+  const firebase = e.FIREBASE_PROJECT_ID === undefined ? undefined : firebaseIdentity(e.FIREBASE_PROJECT_ID);
+  const jwksUrl = e.AUTH_JWKS_URL ?? firebase?.jwksUrl;
+  const issuer = e.AUTH_ISSUER ?? firebase?.issuer;
+  const audience = e.AUTH_AUDIENCE ?? firebase?.audience;
+  if (jwksUrl === undefined || issuer === undefined || audience === undefined) return undefined;
+  return { jwksUrl, issuer, audience, clockSkewSeconds: e.AUTH_CLOCK_SKEW_SECONDS };
 }
 
 /** A configuration problem, naming each bad variable. */
@@ -245,6 +277,18 @@ export function parseConfig(source: Readonly<Record<string, unknown>>): ServiceC
     if (MAIL_TRANSPORT !== "outbox" && (!ADMIN_EMAIL || !MAIL_FROM)) {
       problems.push(`ADMIN_EMAIL, MAIL_FROM: required when MAIL_TRANSPORT=${MAIL_TRANSPORT}`);
     }
+    const { AUTH_JWKS_URL, AUTH_ISSUER, AUTH_AUDIENCE, FIREBASE_PROJECT_ID, RATE_LIMITS } = result.data;
+    if (AUTH_JWKS_URL !== undefined && FIREBASE_PROJECT_ID === undefined && (!AUTH_ISSUER || !AUTH_AUDIENCE)) {
+      problems.push("AUTH_ISSUER, AUTH_AUDIENCE: required when AUTH_JWKS_URL is set (tokens of any issuer or audience would pass)");
+    }
+    if (AUTH_JWKS_URL === undefined && FIREBASE_PROJECT_ID === undefined && (AUTH_ISSUER || AUTH_AUDIENCE)) {
+      problems.push("AUTH_JWKS_URL: required with AUTH_ISSUER and AUTH_AUDIENCE (or set FIREBASE_PROJECT_ID)");
+    }
+    try {
+      parseRateLimits(RATE_LIMITS);
+    } catch (err) {
+      problems.push(`RATE_LIMITS: ${err instanceof Error ? err.message : String(err)}`);
+    }
     if (problems.length > 0) throw new ConfigError(problems);
   }
   if (!result.success) {
@@ -287,10 +331,9 @@ export function parseConfig(source: Readonly<Record<string, unknown>>): ServiceC
     pdfImageHosts: e.PDF_IMAGE_HOSTS?.split(",").map((host) => host.trim()).filter((host) => host !== ""),
     pdfImageTimeoutMs: e.PDF_IMAGE_TIMEOUT_MS,
     pdfServiceName: e.PDF_SERVICE_NAME,
-    rateLimits: e.RATE_LIMITS,
-    authJwksUrl: e.AUTH_JWKS_URL,
-    authIssuer: e.AUTH_ISSUER,
-    authAudience: e.AUTH_AUDIENCE,
+    rateLimits: parseRateLimits(e.RATE_LIMITS),
+    identity: identityOf(e),
+    adminAuth: e.ADMIN_AUTH,
     storage: e.STORAGE,
     storageUrl: e.STORAGE_URL,
     s3Region: e.S3_REGION,

@@ -94,6 +94,13 @@ export interface ImageHost {
   /** A time-limited signed URL for a delivery URL of this host. */
   signedUrl(deliveryUrl: string): Promise<string>;
   /**
+   * The image id of a delivery URL of this host (400 for any other URL). With {@link ownerOf},
+   * lets identity mode check who may sign the URL.
+   */
+  imageIdOf?(deliveryUrl: string): string;
+  /** The user recorded at upload; undefined when none was recorded, null when the image does not exist. */
+  ownerOf?(imageId: string): Promise<string | undefined | null>;
+  /**
    * For hosts that serve bytes themselves: answers a request for `{delivery}/{imageId}/{variant}`
    * carrying `exp` and `sig` in `query` (403 when the signature is missing, bad or expired).
    */

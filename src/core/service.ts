@@ -19,6 +19,10 @@ import { createUserWorker } from "./workers/user.ts";
 import { createPdfWorker } from "./workers/pdf.ts";
 import { storeResources } from "./users/account-resources.ts";
 import { mailerOf } from "./mail/transport.ts";
+import { accessControl } from "./access/access.ts";
+import type { IdentityVerifier } from "./access/identity-token.ts";
+import type { RateLimiter } from "./rate-limit/limiter.ts";
+import { caseListsImage } from "./users/case-images.ts";
 
 /** The stores and services behind the workers. */
 export interface ServicePorts {
@@ -40,6 +44,12 @@ export interface ServicePorts {
   mailer?: Mailer;
   /** Defaults to the host `IMAGE_HOST` names: the local host over `images`, or Cloudflare Images. */
   imageHost?: ImageHost;
+  /** Counts requests for the rate limits; defaults to memory (one process). */
+  rateLimiter?: RateLimiter;
+  /** Verifies identity tokens instead of the JWKS `AUTH_JWKS_URL` names. */
+  identity?: IdentityVerifier;
+  /** The fetch used for the identity provider's key set. */
+  fetch?: typeof fetch;
 }
 
 /** The mount point of each worker under `serve`. */
@@ -82,13 +92,21 @@ export function createService(ports: ServicePorts, config: ServiceConfig): Worke
     secret: config.captchaSecret,
     timeoutMs: config.captchaTimeoutMs,
   });
-  app.route(WORKER_MOUNTS.data, createDataWorker({ blobs: ports.data, audit: ports.audit, clock: ports.clock, config, users: ports.users }));
-  app.route(WORKER_MOUNTS.keys, createKeysWorker({ config }));
-  app.route(WORKER_MOUNTS.captcha, createCaptchaWorker({ verifier: captcha, config }));
-  app.route(WORKER_MOUNTS.audit, createAuditWorker({ audit: ports.audit, clock: ports.clock, config }));
+  // One access control for all workers: one key-set cache, one rate limiter, one audit log.
+  const access = accessControl(config, {
+    audit: ports.audit,
+    clock: ports.clock,
+    limiter: ports.rateLimiter,
+    identity: ports.identity,
+    fetch: ports.fetch,
+  });
+  app.route(WORKER_MOUNTS.data, createDataWorker({ blobs: ports.data, audit: ports.audit, clock: ports.clock, config, users: ports.users, access }));
+  app.route(WORKER_MOUNTS.keys, createKeysWorker({ config, access }));
+  app.route(WORKER_MOUNTS.captcha, createCaptchaWorker({ verifier: captcha, config, access }));
+  app.route(WORKER_MOUNTS.audit, createAuditWorker({ audit: ports.audit, clock: ports.clock, config, access }));
   const images = ports.imageHost ?? imageHostOf(config, ports.clock, () => ports.images);
-  app.route(WORKER_MOUNTS.image, createImageWorker({ host: images, config }));
-  app.route(WORKER_MOUNTS.pdf, createPdfWorker({ config, clock: ports.clock }));
+  app.route(WORKER_MOUNTS.image, createImageWorker({ host: images, config, access, caseListsImage: caseListsImage(ports.users, ports.data) }));
+  app.route(WORKER_MOUNTS.pdf, createPdfWorker({ config, clock: ports.clock, access }));
   // Mounted together, the user worker reaches cases and images directly (issue 3).
   const imageHost = typeof images === "function" ? images(`${config.publicUrl ?? "http://localhost"}${WORKER_MOUNTS.image}/delivery`) : images;
   app.route(WORKER_MOUNTS.user, createUserWorker({
@@ -97,6 +115,7 @@ export function createService(ports: ServicePorts, config: ServiceConfig): Worke
     mailer: mailerOf(config, ports),
     clock: ports.clock,
     config,
+    access,
   }));
   return app;
 }

@@ -27,5 +27,6 @@ export {
   userWorkerOnBindings,
 } from "./worker.ts";
 export { createR2BlobStore, r2Backend } from "./r2-store.ts";
+export { type CloudflareRateLimiterOptions, createCloudflareRateLimiter, type RateLimitBindingLike } from "./rate-limiter.ts";
 export { createKvNamespaceStore } from "./kv-store.ts";
 export type { KVNamespaceLike, R2BucketLike, R2ObjectBodyLike, R2ObjectLike } from "./bindings.ts";

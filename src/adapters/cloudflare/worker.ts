@@ -22,6 +22,9 @@ import { createPdfWorker } from "../../core/workers/pdf.ts";
 import type { KVNamespaceLike, R2BucketLike } from "./bindings.ts";
 import { createR2BlobStore } from "./r2-store.ts";
 import { createKvNamespaceStore } from "./kv-store.ts";
+import { createCloudflareRateLimiter, type RateLimitBindingLike } from "./rate-limiter.ts";
+import { type AccessControl, accessControl } from "../../core/access/access.ts";
+import type { RateLimiter } from "../../core/rate-limit/limiter.ts";
 
 /** The bindings and variables a deployment provides (see `examples/cloudflare`). */
 export interface CloudflareEnv {
@@ -35,6 +38,11 @@ export interface CloudflareEnv {
   STRIAE_IMAGES?: R2BucketLike;
   /** The R2 bucket of the mail outbox (`MAIL_TRANSPORT=outbox`: one `.eml` object per message). */
   STRIAE_OUTBOX?: R2BucketLike;
+  /**
+   * A Workers rate-limiting binding shared by every isolate; its wrangler `limit` and `period`
+   * apply to every route. Without it, `RATE_LIMITS` is counted per isolate.
+   */
+  RATE_LIMITER?: RateLimitBindingLike;
   /** Secrets and settings (CONTRACT "Configuration"), e.g. `R2_KEY_SECRET`. */
   [variable: string]: unknown;
 }
@@ -69,6 +77,21 @@ function optionalOutbox(env: CloudflareEnv): { outbox?: BlobStore } {
   return env.STRIAE_OUTBOX === undefined ? {} : { outbox: bucket(env, "STRIAE_OUTBOX") };
 }
 
+/** The bound rate limiter, when a `RATE_LIMITER` binding is configured. */
+function optionalRateLimiter(env: CloudflareEnv): { rateLimiter?: RateLimiter } {
+  const bound = env.RATE_LIMITER;
+  return bound === undefined || typeof bound.limit !== "function" ? {} : { rateLimiter: createCloudflareRateLimiter(bound) };
+}
+
+/** Access control of a worker deployed alone: audit entries into `STRIAE_AUDIT` when it is bound. */
+function accessOnBindings(env: CloudflareEnv, config: ServiceConfig): AccessControl {
+  return accessControl(config, {
+    clock: systemClock,
+    ...(env.STRIAE_AUDIT === undefined ? {} : { audit: bucket(env, "STRIAE_AUDIT") }),
+    limiter: optionalRateLimiter(env).rateLimiter,
+  });
+}
+
 /** The ports of the whole service from the bindings. */
 export function cloudflarePorts(env: CloudflareEnv): ServicePorts {
   return {
@@ -76,6 +99,7 @@ export function cloudflarePorts(env: CloudflareEnv): ServicePorts {
     audit: bucket(env, "STRIAE_AUDIT"),
     images: bucket(env, "STRIAE_IMAGES"),
     ...optionalOutbox(env),
+    ...optionalRateLimiter(env),
     users: createKvNamespaceStore(binding<KVNamespaceLike>(env, "USER_DB")),
     clock: systemClock,
   };
@@ -96,29 +120,32 @@ export const dataWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: Servi
     config,
     // With USER_DB bound, case documents are held to the owner's maxFilesPerCase.
     ...(env.USER_DB === undefined ? {} : { users: createKvNamespaceStore(binding<KVNamespaceLike>(env, "USER_DB")) }),
+    access: accessOnBindings(env, config),
   });
 
 /** The audit worker alone. */
 export const auditWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
-  createAuditWorker({ audit: bucket(env, "STRIAE_AUDIT"), clock: systemClock, config });
+  createAuditWorker({ audit: bucket(env, "STRIAE_AUDIT"), clock: systemClock, config, access: accessOnBindings(env, config) });
 
 /** The keys worker alone. */
-export const keysWorkerOnBindings: BuildApp = (_env: CloudflareEnv, config: ServiceConfig): WorkerApp => createKeysWorker({ config });
+export const keysWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
+  createKeysWorker({ config, access: accessOnBindings(env, config) });
 
 /** The captcha worker alone. */
-export const captchaWorkerOnBindings: BuildApp = (_env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
+export const captchaWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
   createCaptchaWorker({
+    access: accessOnBindings(env, config),
     verifier: createSiteverifyVerifier({ url: config.captchaVerifyUrl, secret: config.captchaSecret, timeoutMs: config.captchaTimeoutMs }),
     config,
   });
 
 /** The PDF worker alone: no bindings; images from `PDF_IMAGE_HOSTS` or `data:` URLs. */
-export const pdfWorkerOnBindings: BuildApp = (_env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
-  createPdfWorker({ config });
+export const pdfWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
+  createPdfWorker({ config, access: accessOnBindings(env, config) });
 
 /** The image worker alone: Cloudflare Images with `IMAGE_HOST=cloudflare`, else the local host over `STRIAE_IMAGES`. */
 export const imageWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
-  createImageWorker({ host: imageHostOf(config, systemClock, () => bucket(env, "STRIAE_IMAGES")), config });
+  createImageWorker({ host: imageHostOf(config, systemClock, () => bucket(env, "STRIAE_IMAGES")), config, access: accessOnBindings(env, config) });
 
 /**
  * The user worker alone: records in `USER_DB`; cases and images through the data and image
@@ -131,6 +158,7 @@ export const userWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: Servi
     clock: systemClock,
     config,
     ...optionalOutbox(env),
+    access: accessOnBindings(env, config),
   });
 
 /**

@@ -11,8 +11,11 @@
 import type { MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 
-/** Request headers a browser may send (spec 5.4). */
-export const ALLOWED_REQUEST_HEADERS = ["Content-Type", "X-Custom-Auth-Key", "Authorization"] as const;
+/** Request headers a browser may send (spec 5.4, and the identity token of CONTRACT "Identity tokens"). */
+export const ALLOWED_REQUEST_HEADERS = ["Content-Type", "X-Custom-Auth-Key", "Authorization", "X-Identity-Token"] as const;
+
+/** Response headers a browser script may read (rate limits, and the report's file name). */
+export const EXPOSED_RESPONSE_HEADERS = ["Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Content-Disposition"] as const;
 
 /** Options of {@link siteCors}. */
 export interface SiteCorsOptions {
@@ -28,6 +31,7 @@ export function siteCors(options: SiteCorsOptions): MiddlewareHandler {
   return cors({
     origin: (origin) => (allowed !== undefined && origin === allowed ? allowed : null),
     allowHeaders: [...ALLOWED_REQUEST_HEADERS],
+    exposeHeaders: [...EXPOSED_RESPONSE_HEADERS],
     allowMethods: [...new Set([...options.methods, "OPTIONS"])],
     maxAge: 600,
   });

@@ -103,6 +103,19 @@ export function errorBody(status: number, message: string, details: Record<strin
   return { error: REASON[status] ?? "Error", code: codeForStatus(status), message, details };
 }
 
+/**
+ * Removes what looks like a credential from a log line: URL user-info, `password=`-style
+ * pairs, bearer tokens and JWTs. Error messages of drivers (Redis, S3, SMTP) can carry
+ * connection strings; logs must never hold secrets or tokens.
+ */
+export function redactSecrets(text: string): string {
+  return text
+    .replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, "$1[redacted]@")
+    .replace(/\b(password|passwd|pwd|secret|token|api[_-]?key|auth[_-]?key|authorization|signature|sig)(\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s,;&]+)/gi, "$1$2[redacted]")
+    .replace(/\bBearer\s+[\w.~+/=-]+/gi, "Bearer [redacted]")
+    .replace(/\beyJ[\w-]+\.[\w-]+\.[\w-]*/g, "[redacted token]");
+}
+
 /** Renders any thrown value as the standard error body; unknown errors become SERVER_ERROR. */
 export function errorResponse(err: unknown, c: Context): Response {
   if (err instanceof ServiceError) {
@@ -118,6 +131,6 @@ export function errorResponse(err: unknown, c: Context): Response {
     });
     return c.json(errorBody(status, message), status as ErrorStatus, headers);
   }
-  console.error("unhandled error:", err instanceof Error ? `${err.name}: ${err.message}` : String(err));
+  console.error("unhandled error:", redactSecrets(err instanceof Error ? `${err.name}: ${err.message}` : String(err)));
   return c.json(errorBody(500, "Internal server error"), 500);
 }

@@ -5,9 +5,11 @@
  */
 import { OpenAPIHono as ZodOpenAPIHono } from "@hono/zod-openapi";
 import type { Context, Env, MiddlewareHandler } from "hono";
+import { secureHeaders } from "hono/secure-headers";
 import { errorBody, errorResponse, ServiceError } from "./errors.ts";
 import { siteCors } from "./cors.ts";
 import { ErrorBodySchema } from "../schemas/error.ts";
+import type { Actor } from "../audit/service-events.ts";
 
 /** What an adapter may pass as the second argument of `fetch`. */
 export interface ServiceBindings {
@@ -15,10 +17,40 @@ export interface ServiceBindings {
   clientIp?: string;
 }
 
+/** What the middlewares of a request learn on the way (who acts, what was audited). */
+export interface WorkerVariables {
+  /** Who acts: set in identity mode or with the admin key. */
+  actor?: Actor;
+  /** True once a service audit entry was written for this request. */
+  audited?: boolean;
+}
+
 /** The Hono environment of every worker. */
 export interface WorkerEnv {
   /** What the adapter passes to `fetch` (the client IP). */
   Bindings: ServiceBindings;
+  /** Per-request values (the actor). */
+  Variables: WorkerVariables;
+}
+
+/**
+ * Security headers on every response (hono's `secureHeaders`): no sniffing, no framing, no
+ * referrer, HSTS, and a CSP that lets a JSON or image response load nothing. Images stay
+ * loadable from the site's origin (no `Cross-Origin-Resource-Policy: same-origin`), and a
+ * PDF gets no CSP so browsers' built-in viewers can show it.
+ */
+function securityHeaders(): MiddlewareHandler {
+  const secure = secureHeaders({
+    contentSecurityPolicy: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
+    crossOriginResourcePolicy: "cross-origin",
+    crossOriginEmbedderPolicy: false,
+    referrerPolicy: "no-referrer",
+    xFrameOptions: "DENY",
+  });
+  return async (c, next) => {
+    await secure(c, next);
+    if (c.res.headers.get("Content-Type")?.startsWith("application/pdf")) c.res.headers.delete("Content-Security-Policy");
+  };
 }
 
 /**
@@ -46,6 +78,7 @@ export function createWorkerApp(options: WorkerAppOptions): WorkerApp {
   const app = new ZodOpenAPIHono<WorkerEnv>({ strict: false });
   app.onError(errorResponse);
   app.notFound((c) => c.json(errorBody(404, `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
+  app.use("*", securityHeaders());
   if (options.methods) app.use("*", siteCors({ allowedOrigin: options.allowedOrigin, methods: options.methods }));
   return app;
 }

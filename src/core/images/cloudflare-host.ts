@@ -64,6 +64,26 @@ export function createCloudflareImageHost(options: CloudflareImageHostOptions): 
     return { status: response.status, body };
   }
 
+  /** The parts of a delivery URL of this account; any other URL is a 400. */
+  function deliveryParts(requested: string): { url: URL; imageId: string } {
+    let url: URL;
+    try {
+      url = new URL(requested);
+    } catch {
+      throw ServiceError.validation("Not a URL", { url: requested });
+    }
+    const hash = required(options.accountHash, "ACCOUNT_HASH");
+    const parts = url.pathname.split("/").slice(1);
+    if (url.protocol !== "https:" || url.hostname !== options.deliveryHost || parts.length !== 3 || parts[0] !== hash) {
+      throw ServiceError.validation(`Only delivery URLs of this account are signed: https://${options.deliveryHost}/${hash}/{imageId}/{variant}`, {
+        url: requested,
+      });
+    }
+    const imageId = checkSegment(decodeURIComponent(parts[1]!), "imageId");
+    checkSegment(decodeURIComponent(parts[2]!), "variant");
+    return { url, imageId };
+  }
+
   return {
     async upload(image: ImageUpload): Promise<HostedImage> {
       const form = new FormData();
@@ -88,22 +108,19 @@ export function createCloudflareImageHost(options: CloudflareImageHostOptions): 
       return true;
     },
 
+    imageIdOf: (requested) => deliveryParts(requested).imageId,
+
+    async ownerOf(imageId) {
+      checkSegment(imageId, "imageId");
+      const { status, body } = await call(imagesUrl(`/${encodeURIComponent(imageId)}`), { method: "GET" });
+      if (status === 404) return null;
+      if (status !== 200) throw new UpstreamError(status, body ?? {});
+      const owner: unknown = (body as { result?: { meta?: { owner?: unknown } } } | null)?.result?.meta?.owner;
+      return typeof owner === "string" ? owner : undefined;
+    },
+
     async signedUrl(requested) {
-      let url: URL;
-      try {
-        url = new URL(requested);
-      } catch {
-        throw ServiceError.validation("Not a URL", { url: requested });
-      }
-      const hash = required(options.accountHash, "ACCOUNT_HASH");
-      const parts = url.pathname.split("/").slice(1);
-      if (url.protocol !== "https:" || url.hostname !== options.deliveryHost || parts.length !== 3 || parts[0] !== hash) {
-        throw ServiceError.validation(`Only delivery URLs of this account are signed: https://${options.deliveryHost}/${hash}/{imageId}/{variant}`, {
-          url: requested,
-        });
-      }
-      checkSegment(decodeURIComponent(parts[1]!), "imageId");
-      checkSegment(decodeURIComponent(parts[2]!), "variant");
+      const { url } = deliveryParts(requested);
       const expires = Math.floor(options.clock.now().getTime() / 1000) + options.urlLifetimeSeconds;
       return await signDeliveryUrl(new URL(`${url.origin}${url.pathname}`), required(options.signingKey, "HMAC_KEY"), expires);
     },

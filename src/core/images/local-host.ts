@@ -43,6 +43,25 @@ export function createLocalImageHost(options: LocalImageHostOptions): LocalImage
   };
   const nowSeconds = () => Math.floor(options.clock.now().getTime() / 1000);
 
+  /** The id of a delivery URL of this service; any other URL is a 400. */
+  function imageIdOf(requested: string): string {
+    let url: URL;
+    try {
+      url = new URL(requested);
+    } catch {
+      throw ServiceError.validation("Not a URL", { url: requested });
+    }
+    const prefix = `${base.pathname}/`;
+    const rest = url.origin === base.origin && url.pathname.startsWith(prefix) ? url.pathname.slice(prefix.length) : null;
+    const parts = rest?.split("/") ?? [];
+    if (parts.length !== 2 || parts[1] !== PUBLIC_VARIANT) {
+      throw ServiceError.validation(`Only delivery URLs of this service are signed: ${base.href}/{imageId}/${PUBLIC_VARIANT}`, {
+        url: requested,
+      });
+    }
+    return checkSegment(decodeURIComponent(parts[0]!), "imageId");
+  }
+
   async function metadata(id: string): Promise<ImageMetadata | null> {
     const stored = await options.store.get(metadataKey(id));
     if (stored === null) return null;
@@ -73,22 +92,15 @@ export function createLocalImageHost(options: LocalImageHostOptions): LocalImage
       return existed;
     },
 
+    imageIdOf,
+
+    async ownerOf(imageId) {
+      const meta = await metadata(checkSegment(imageId, "imageId"));
+      return meta === null ? null : meta.owner;
+    },
+
     async signedUrl(requested) {
-      let url: URL;
-      try {
-        url = new URL(requested);
-      } catch {
-        throw ServiceError.validation("Not a URL", { url: requested });
-      }
-      const prefix = `${base.pathname}/`;
-      const rest = url.origin === base.origin && url.pathname.startsWith(prefix) ? url.pathname.slice(prefix.length) : null;
-      const parts = rest?.split("/") ?? [];
-      if (parts.length !== 2 || parts[1] !== PUBLIC_VARIANT) {
-        throw ServiceError.validation(`Only delivery URLs of this service are signed: ${base.href}/{imageId}/${PUBLIC_VARIANT}`, {
-          url: requested,
-        });
-      }
-      const id = checkSegment(decodeURIComponent(parts[0]!), "imageId");
+      const id = imageIdOf(requested);
       if ((await metadata(id)) === null) throw ServiceError.notFound("Image not found", { imageId: id });
       return signDeliveryUrl(deliveryUrl(id, PUBLIC_VARIANT), key(), nowSeconds() + options.urlLifetimeSeconds);
     },

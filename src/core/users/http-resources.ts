@@ -22,6 +22,8 @@ export interface HttpResourcesOptions {
   timeoutMs: number;
   /** The fetch to call them with (default: the global one). */
   fetch?: typeof fetch;
+  /** Sent with every call too: `X-Admin-Key` when identity tokens are on (the workers then need more than their key). */
+  extraHeaders?: Record<string, string>;
 }
 
 const segment = (value: string, what: string) => encodeURIComponent(checkSegment(value, what));
@@ -34,7 +36,8 @@ export function httpResources(options: HttpResourcesOptions): AccountResources {
 
   async function call(url: string, init: RequestInit, what: string): Promise<Response> {
     try {
-      return await doFetch(url, { ...init, signal: AbortSignal.timeout(options.timeoutMs), redirect: "error" });
+      const headers = { ...options.extraHeaders, ...(init.headers as Record<string, string> | undefined) };
+      return await doFetch(url, { ...init, headers, signal: AbortSignal.timeout(options.timeoutMs), redirect: "error" });
     } catch {
       throw ServiceError.server(`The ${what} could not be reached`);
     }

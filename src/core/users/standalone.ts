@@ -10,6 +10,8 @@ import type { WorkerApp } from "../http/worker-app.ts";
 import { createUserWorker } from "../workers/user.ts";
 import { mailerOf } from "../mail/transport.ts";
 import { httpResources } from "./http-resources.ts";
+import type { AccessControl } from "../access/access.ts";
+import { ADMIN_KEY_HEADER } from "../access/actor.ts";
 
 /** What the user worker needs when it runs alone. */
 export interface StandaloneUserWorkerDeps {
@@ -25,6 +27,8 @@ export interface StandaloneUserWorkerDeps {
   mailer?: Mailer;
   /** The fetch to call the other workers with (default: the global one). */
   fetch?: typeof fetch;
+  /** Identity, admin key, rate limits and service audit entries; default from `config`. */
+  access?: AccessControl;
 }
 
 /**
@@ -39,6 +43,10 @@ export function createStandaloneUserWorker(deps: StandaloneUserWorkerDeps): Work
     config.imageWorkerUrl === undefined ? "IMAGE_WORKER_URL: required by the user worker deployed alone" : "",
     config.r2KeySecret === undefined ? "R2_KEY_SECRET: the user worker's key for the data worker" : "",
     config.imagesApiToken === undefined ? "IMAGES_API_TOKEN: the user worker's token for the image worker" : "",
+    // With identity tokens on, the data and image workers also want an identity: the admin key's.
+    config.identity !== undefined && config.adminAuth === undefined
+      ? "ADMIN_AUTH: required by the user worker deployed alone when identity tokens are on (it deletes through the data and image workers)"
+      : "",
   ].filter((problem) => problem !== "");
   if (problems.length > 0) throw new ConfigError(problems);
   const resources = httpResources({
@@ -48,6 +56,7 @@ export function createStandaloneUserWorker(deps: StandaloneUserWorkerDeps): Work
     imageToken: config.imagesApiToken!,
     timeoutMs: config.mailTimeoutMs,
     ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    ...(config.identity !== undefined ? { extraHeaders: { [ADMIN_KEY_HEADER]: config.adminAuth! } } : {}),
   });
-  return createUserWorker({ users: deps.users, resources, mailer: mailerOf(config, deps), clock: deps.clock, config });
+  return createUserWorker({ users: deps.users, resources, mailer: mailerOf(config, deps), clock: deps.clock, config, ...(deps.access ? { access: deps.access } : {}) });
 }

@@ -18,18 +18,28 @@ import { errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker
 import { checkSegment } from "../storage/keys.ts";
 import { auditDayRange } from "../audit/days.ts";
 import { appendAuditEntry, readAuditDays } from "../audit/trail.ts";
+import { type AccessControl, requireOwner } from "../access/access.ts";
+import type { RateLimitRoute } from "../rate-limit/rules.ts";
 
 /** What the audit routes need. */
 export interface AuditRoutesDeps {
   audit: BlobStore;
   clock: Clock;
   config: ServiceConfig;
+  /** Who may read and write which user's trail (identity mode: only their own). */
+  access: AccessControl;
+}
+
+/** The rate-limit route of an audit request. */
+export function auditRoute(method: string): RateLimitRoute | undefined {
+  if (method === "GET" || method === "HEAD") return "audit.read";
+  return method === "OPTIONS" ? undefined : "audit.write";
 }
 
 
 /** Adds POST and GET `/audit/` to a worker app (its auth is the worker's). */
 export function registerAuditRoutes(app: WorkerApp, deps: AuditRoutesDeps): void {
-  const { audit, clock, config } = deps;
+  const { audit, clock, config, access } = deps;
 
   app.openAPIRegistry.registerPath({
     method: "post",
@@ -59,14 +69,18 @@ export function registerAuditRoutes(app: WorkerApp, deps: AuditRoutesDeps): void
   app.post(path, limitBody(config.maxAuditEntryBytes), async (c) => {
     const { userId } = readQuery(c, AuditPostQuerySchema);
     checkSegment(userId, "userId");
+    await requireOwner(c, access, userId);
     const { value } = await readJsonText(c);
     const entry = parseWith(ValidationAuditEntrySchema, value, "audit entry");
+    // In identity mode an entry speaks for its author: its userId is the token's too.
+    await requireOwner(c, access, entry.userId);
     const { entryCount, filename } = await appendAuditEntry(audit, clock, userId, entry);
     return c.json({ success: true as const, entryCount, filename }, 200);
   });
   app.get(path, async (c) => {
     const query = readQuery(c, AuditGetQuerySchema);
     checkSegment(query.userId, "userId");
+    await requireOwner(c, access, query.userId);
     const days = auditDayRange(query.startDate, query.endDate, clock.now());
     const entries = await readAuditDays(audit, query.userId, days);
     return c.json({ entries, total: entries.length }, 200);

@@ -7,7 +7,8 @@ import type { BlobStore, Clock } from "../ports.ts";
 import type { ServiceConfig } from "../config.ts";
 import { requireAuthKey } from "../http/auth.ts";
 import { createWorkerApp, type WorkerApp } from "../http/worker-app.ts";
-import { registerAuditRoutes } from "./audit-routes.ts";
+import { auditRoute, registerAuditRoutes } from "./audit-routes.ts";
+import { type AccessControl, accessControl, protect } from "../access/access.ts";
 
 /** Ports and configuration of the audit worker. */
 export interface AuditWorkerDeps {
@@ -17,12 +18,20 @@ export interface AuditWorkerDeps {
   clock: Clock;
   /** The service configuration (`R2_KEY_SECRET`, `ALLOWED_ORIGIN`, `MAX_AUDIT_ENTRY_BYTES`). */
   config: ServiceConfig;
+  /** Identity, admin key and rate limits; default from `config` over this audit store. */
+  access?: AccessControl;
 }
 
 /** Creates the audit worker: `POST /audit/` and `GET /audit/`. */
 export function createAuditWorker(deps: AuditWorkerDeps): WorkerApp {
   const app = createWorkerApp({ allowedOrigin: deps.config.allowedOrigin, methods: ["GET", "POST"] });
-  app.use("*", requireAuthKey({ keys: [deps.config.r2KeySecret], status: 403 }));
-  registerAuditRoutes(app, deps);
+  const access = deps.access ?? accessControl(deps.config, { audit: deps.audit, clock: deps.clock });
+  protect(app, access, {
+    status: 403,
+    route: (c) => auditRoute(c.req.method),
+    credential: requireAuthKey({ keys: [deps.config.r2KeySecret], status: 403 }),
+    targetOf: (c) => c.req.query("userId"),
+  });
+  registerAuditRoutes(app, { ...deps, access });
   return app;
 }

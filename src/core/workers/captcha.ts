@@ -8,6 +8,9 @@ import type { ServiceConfig } from "../config.ts";
 import { CaptchaRequestSchema, CaptchaResponseSchema } from "../schemas/captcha.ts";
 import { decodeUtf8, parseJsonText, parseWith } from "../http/body.ts";
 import { limitBody } from "../http/limits.ts";
+import { type AccessControl, accessControl } from "../access/access.ts";
+import { rateLimit } from "../http/rate-limit.ts";
+import { systemClock } from "../ports.ts";
 import { clientIp, createWorkerApp, errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
 
 /** Ports and configuration of the captcha worker. */
@@ -16,6 +19,8 @@ export interface CaptchaWorkerDeps {
   verifier: CaptchaVerifier;
   /** The service configuration (`ALLOWED_ORIGIN`). */
   config: ServiceConfig;
+  /** Rate limits (per client IP: the captcha worker knows no user); default from `config`. */
+  access?: AccessControl;
 }
 
 const MAX_BODY_BYTES = 16 * 1024;
@@ -35,6 +40,8 @@ async function readCaptchaBody(request: Request): Promise<unknown> {
 export function createCaptchaWorker(deps: CaptchaWorkerDeps): WorkerApp {
   const { verifier, config } = deps;
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["POST"] });
+  const { limiter, limits } = deps.access ?? accessControl(config, { clock: systemClock });
+  app.use("*", rateLimit({ limiter, limits, by: "ip", route: (c) => (c.req.method === "OPTIONS" ? undefined : "captcha") }));
 
   app.openAPIRegistry.registerPath({
     method: "post",

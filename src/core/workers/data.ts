@@ -22,7 +22,8 @@ import {
   type WorkerApp,
 } from "../http/worker-app.ts";
 import { keyFromRawPath } from "../storage/keys.ts";
-import { registerAuditRoutes } from "./audit-routes.ts";
+import { auditRoute, registerAuditRoutes } from "./audit-routes.ts";
+import { type AccessControl, accessControl, protect, requireOwner } from "../access/access.ts";
 
 /** Ports and configuration of the data worker. */
 export interface DataWorkerDeps {
@@ -36,6 +37,8 @@ export interface DataWorkerDeps {
   config: ServiceConfig;
   /** The user records; when given, a case document may list at most the owner's `maxFilesPerCase` files. */
   users?: KvStore;
+  /** Identity, admin key and rate limits; default from `config` over the audit store. */
+  access?: AccessControl;
 }
 
 const encoder = new TextEncoder();
@@ -55,12 +58,35 @@ function documentKey(rawPath: string): string {
   return key;
 }
 
+/** The user segment of a document path, for the admin's audit entry; undefined when unreadable. */
+function ownerSegment(rawPath: string): string | undefined {
+  try {
+    const key = keyFromRawPath(rawPath.replace(/^\//, ""));
+    return key.split("/")[0];
+  } catch {
+    return undefined;
+  }
+}
+
 /** Creates the data worker. */
 export function createDataWorker(deps: DataWorkerDeps): WorkerApp {
   const { blobs, config } = deps;
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["GET", "PUT", "DELETE", "POST"] });
-  app.use("*", requireAuthKey({ keys: [config.r2KeySecret], status: 403 }));
-  registerAuditRoutes(app, deps);
+  const access = deps.access ?? accessControl(config, { audit: deps.audit, clock: deps.clock });
+  const isAudit = (c: { req: { path: string } }) => /\/audit\/?$/.test(c.req.path);
+  protect(app, access, {
+    status: 403,
+    route: (c) => isAudit(c) ? auditRoute(c.req.method) : c.req.method === "OPTIONS" ? undefined : c.req.method === "GET" || c.req.method === "HEAD" ? "data.read" : "data.write",
+    credential: requireAuthKey({ keys: [config.r2KeySecret], status: 403 }),
+    targetOf: (c) => isAudit(c) ? c.req.query("userId") : ownerSegment(rawPathAfterMount(c)),
+  });
+  registerAuditRoutes(app, { ...deps, access });
+  // Identity mode: a document's first key segment is its user (`{uid}/{case}/data.json`).
+  const ownedKey = async (c: Parameters<typeof rawPathAfterMount>[0]): Promise<string> => {
+    const key = documentKey(rawPathAfterMount(c));
+    await requireOwner(c, access, key.slice(0, key.indexOf("/") === -1 ? key.length : key.indexOf("/")));
+    return key;
+  };
   const records = deps.users === undefined ? undefined : userRecords(deps.users);
   // UserLimits.maxFilesPerCase (spec 2.2) on `{userUid}/{caseNumber}/data.json`, the case document.
   const checkFiles = records === undefined ? undefined : async (key: string, value: unknown) => {
@@ -99,18 +125,18 @@ export function createDataWorker(deps: DataWorkerDeps): WorkerApp {
   describe("delete", "Delete a document", "Deleted", { 404: "No such document" });
 
   app.get("/*", async (c) => {
-    const stored = await blobs.get(documentKey(rawPathAfterMount(c)));
+    const stored = await blobs.get(await ownedKey(c));
     return c.body(stored ?? EMPTY_DOCUMENT, 200, { "Content-Type": "application/json; charset=utf-8" });
   });
   app.put("/*", limitBody(config.maxJsonBytes), async (c) => {
-    const key = documentKey(rawPathAfterMount(c));
+    const key = await ownedKey(c);
     const { text, value } = await readJsonText(c);
     if (checkFiles !== undefined) await checkFiles(key, value);
     await blobs.put(key, encoder.encode(text));
     return c.json({ success: true as const }, 200);
   });
   app.delete("/*", async (c) => {
-    const key = documentKey(rawPathAfterMount(c));
+    const key = await ownedKey(c);
     if (!(await blobs.delete(key))) throw ServiceError.notFound("File not found", { key });
     return c.json({ success: true as const }, 200);
   });

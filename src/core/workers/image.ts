@@ -21,6 +21,11 @@ import { createWorkerApp, errorResponses, methodNotAllowed, rawPathAfterMount, t
 import { ImageDeleteResponseSchema, ImageUploadResponseSchema } from "../schemas/image.ts";
 import { sniffImageType } from "../images/image-type.ts";
 import { UpstreamError } from "../images/upstream-error.ts";
+import { type AccessControl, accessControl, protect, recordEvent, requireOwner } from "../access/access.ts";
+import { actorOf } from "../access/actor.ts";
+import type { CaseListsImage } from "../users/case-images.ts";
+import { systemClock } from "../ports.ts";
+import type { WorkerEnv } from "../http/worker-app.ts";
 
 /**
  * Builds the host for one request from the URL under which this worker delivers images
@@ -34,6 +39,10 @@ export interface ImageWorkerDeps {
   host: ImageHost | ImageHostFactory;
   /** Tokens, limits, `PUBLIC_URL` and CORS. */
   config: ServiceConfig;
+  /** Identity, admin key, rate limits and service audit entries; default from `config`, without an audit store. */
+  access?: AccessControl;
+  /** Identity mode, for images without a recorded owner: does a case of the user list the image? */
+  caseListsImage?: CaseListsImage;
 }
 
 const MB = 1024 * 1024;
@@ -84,6 +93,32 @@ export function createImageWorker(deps: ImageWorkerDeps): WorkerApp {
     mounts.set(c.req.raw, c.req.routePath.replace(/\/?\*$/, ""));
     await next();
   });
+  const access = deps.access ?? accessControl(config, { clock: systemClock });
+  // `/delivery/{id}/{variant}` right under the mount, not a sign request naming such a URL.
+  const isDelivery = (c: Context) => /^\/delivery\/[^/]+\/[^/]+$/.test(c.req.path.slice((mounts.get(c.req.raw) ?? "").length));
+  protect(app, access, {
+    status: 403,
+    route: (c) => {
+      if (c.req.method === "OPTIONS") return undefined;
+      if (c.req.method === "POST") return "image.upload";
+      if (c.req.method === "DELETE") return "image.delete";
+      return isDelivery(c) ? "image.serve" : "image.sign";
+    },
+    credential: bearer,
+    // The signed URL is the delivery's credential: only its per-IP limit applies.
+    isPublic: (c) => c.req.method === "GET" && isDelivery(c) && typeof deps.host === "function",
+  });
+  /** Identity mode: only the image's owner (or a user whose case lists it) may sign or delete it. */
+  const requireImageOwner = async (c: Context<WorkerEnv>, host: ImageHost, imageId: string) => {
+    const actor = actorOf(c);
+    if (actor?.kind !== "user") return;
+    if (host.ownerOf === undefined) throw ServiceError.server("This image host cannot tell an image's owner");
+    const owner = await host.ownerOf(imageId);
+    if (owner === null) throw ServiceError.notFound("Image not found", { imageId });
+    if (owner === actor.uid) return;
+    if (owner === undefined && (await deps.caseListsImage?.(actor.uid, imageId)) === true) return;
+    await requireOwner(c, access, owner ?? "(no recorded owner)", { imageId });
+  };
   const hostOf = (c: Context): ImageHost => {
     if (typeof deps.host !== "function") return deps.host;
     const origin = config.publicUrl?.replace(/\/+$/, "") ?? new URL(c.req.url).origin;
@@ -142,13 +177,19 @@ export function createImageWorker(deps: ImageWorkerDeps): WorkerApp {
     });
   }
 
-  app.post("/", bearer, async (c) => {
+  app.post("/", async (c) => {
     const { bytes, filename } = await readUpload(c.req.raw, config.maxImageBytes);
     const contentType = sniffImageType(bytes);
     if (contentType === null) {
       throw ServiceError.validation("The file is not an image: JPEG, PNG, GIF, WebP, TIFF and BMP are accepted", { filename });
     }
-    const image = await hostOf(c).upload({ bytes, filename, contentType });
+    const actor = actorOf(c);
+    const image = await hostOf(c).upload({ bytes, filename, contentType, ...(actor?.kind === "user" ? { owner: actor.uid } : {}) });
+    await recordEvent(c, access, {
+      action: "file-upload",
+      result: "success",
+      details: { fileName: filename, fileDetails: { fileId: image.id, originalFileName: filename, mimeType: contentType, fileSize: bytes.length } },
+    });
     return c.json({
       success: true,
       result: { id: image.id, filename: image.filename, uploaded: image.uploaded, requireSignedURLs: true, variants: image.variants },
@@ -156,14 +197,24 @@ export function createImageWorker(deps: ImageWorkerDeps): WorkerApp {
       messages: [],
     }, 200);
   });
-  app.delete("/:imageId", bearer, async (c) => {
-    if (!(await hostOf(c).delete(c.req.param("imageId")))) throw ServiceError.notFound("Image not found", { imageId: c.req.param("imageId") });
+  app.delete("/:imageId", async (c) => {
+    const host = hostOf(c);
+    const imageId = c.req.param("imageId");
+    await requireImageOwner(c, host, imageId);
+    if (!(await host.delete(imageId))) throw ServiceError.notFound("Image not found", { imageId });
+    await recordEvent(c, access, { action: "file-delete", result: "success", details: { fileDetails: { fileId: imageId } } });
     return c.json({ success: true, result: {}, errors: [], messages: [] }, 200);
   });
-  app.get("/*", bearer, async (c) => {
+  app.get("/*", async (c) => {
     const path = rawPathAfterMount(c);
     if (path === "" || path === "/") throw ServiceError.validation("The delivery URL is missing: GET /{imageDeliveryUrl}");
-    return c.text(await hostOf(c).signedUrl(deliveryUrlFromPath(path)), 200, { "Cache-Control": "no-store" });
+    const host = hostOf(c);
+    const deliveryUrl = deliveryUrlFromPath(path);
+    if (actorOf(c)?.kind === "user") {
+      if (host.imageIdOf === undefined) throw ServiceError.server("This image host cannot tell an image's owner");
+      await requireImageOwner(c, host, host.imageIdOf(deliveryUrl));
+    }
+    return c.text(await host.signedUrl(deliveryUrl), 200, { "Cache-Control": "no-store" });
   });
   app.all("/", methodNotAllowed(["POST", "GET"]));
   app.all("/*", methodNotAllowed(["GET", "DELETE"]));

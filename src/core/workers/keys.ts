@@ -8,12 +8,17 @@ import * as z from "zod";
 import type { ServiceConfig } from "../config.ts";
 import { requireAuthKey } from "../http/auth.ts";
 import { ServiceError } from "../http/errors.ts";
-import { createWorkerApp, errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
+import { createWorkerApp, errorResponses, methodNotAllowed, type WorkerApp, type WorkerEnv } from "../http/worker-app.ts";
+import type { MiddlewareHandler } from "hono";
+import { type AccessControl, accessControl, protect } from "../access/access.ts";
+import { systemClock } from "../ports.ts";
 
 /** Configuration of the keys worker. */
 export interface KeysWorkerDeps {
   /** The service configuration: `KEYS_AUTH`, `KEYS_EXPOSED` and the values handed out. */
   config: ServiceConfig;
+  /** Identity, admin key and rate limits; default from `config`. */
+  access?: AccessControl;
 }
 
 const KeyNameSchema = z.object({ keyName: z.string().describe("Environment variable name, e.g. R2_KEY_SECRET") });
@@ -22,7 +27,14 @@ const KeyNameSchema = z.object({ keyName: z.string().describe("Environment varia
 export function createKeysWorker(deps: KeysWorkerDeps): WorkerApp {
   const { config } = deps;
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["GET"] });
-  app.use("*", requireAuthKey({ keys: [config.keysAuth], status: 403 }));
+  const access = deps.access ?? accessControl(config, { clock: systemClock });
+  // Identity mode: any valid identity token (checked by `protect`) stands in for KEYS_AUTH.
+  const pass: MiddlewareHandler<WorkerEnv> = async (_c, next) => await next();
+  protect(app, access, {
+    status: 403,
+    route: (c) => c.req.method === "OPTIONS" ? undefined : "keys",
+    credential: access.identity === undefined ? requireAuthKey({ keys: [config.keysAuth], status: 403 }) : pass,
+  });
   const exposed = new Set(config.keysExposed);
 
   app.openAPIRegistry.registerPath({

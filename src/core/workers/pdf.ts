@@ -14,6 +14,8 @@ import { createWorkerApp, errorResponses, methodNotAllowed, type WorkerApp } fro
 import { renderReport } from "../pdf/report.ts";
 import { parseReportRequest } from "../pdf/report-request.ts";
 import { reportFilename } from "../pdf/filename.ts";
+import { type AccessControl, accessControl, protect, recordEvent } from "../access/access.ts";
+import { systemClock } from "../ports.ts";
 
 /** What the PDF worker needs beyond the service configuration. */
 export interface PdfWorkerOptions {
@@ -37,6 +39,11 @@ export interface PdfWorkerDeps {
   clock?: Clock;
   /** Overrides of what the configuration gives. */
   options?: Partial<PdfWorkerOptions>;
+  /**
+   * Rate limits, and in identity mode a `pdf-generate` audit entry for a request that carries
+   * a valid token (the PDF worker needs none); default from `config`, without an audit store.
+   */
+  access?: AccessControl;
 }
 
 /** The largest request: the largest `data:` URL plus room for the annotations and notes. */
@@ -65,6 +72,13 @@ export function createPdfWorker(deps: PdfWorkerDeps): WorkerApp {
   const { config } = deps;
   const options = pdfWorkerOptions(config, deps.options);
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["POST"] });
+  const access = deps.access ?? accessControl(config, { clock: deps.clock ?? systemClock });
+  protect(app, access, {
+    status: 403,
+    route: (c) => (c.req.method === "OPTIONS" ? undefined : "pdf"),
+    credential: async (_c, next) => await next(),
+    optionalIdentity: true,
+  });
 
   app.openAPIRegistry.registerPath({
     method: "post",
@@ -95,9 +109,11 @@ export function createPdfWorker(deps: PdfWorkerDeps): WorkerApp {
       ...(deps.fetch ? { fetch: deps.fetch } : {}),
       ...(deps.clock ? { clock: deps.clock } : {}),
     });
+    const filename = reportFilename(request);
+    await recordEvent(c, access, { action: "pdf-generate", result: "success", details: { caseNumber: request.caseNumber, fileName: filename.unicode } });
     return c.body(pdf, 200, {
       "Content-Type": "application/pdf",
-      "Content-Disposition": inlineDisposition(reportFilename(request)),
+      "Content-Disposition": inlineDisposition(filename),
       "Cache-Control": "no-store",
     });
   });

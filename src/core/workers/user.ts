@@ -11,7 +11,7 @@ import type { ServiceConfig } from "../config.ts";
 import { requireAuthKey } from "../http/auth.ts";
 import { readBody } from "../http/body.ts";
 import { limitBody } from "../http/limits.ts";
-import { ServiceError } from "../http/errors.ts";
+import { redactSecrets, ServiceError } from "../http/errors.ts";
 import { createWorkerApp, errorResponses, methodNotAllowed, rawPathAfterMount, type WorkerApp } from "../http/worker-app.ts";
 import { checkSegment, decodeSegment } from "../storage/keys.ts";
 import {
@@ -27,6 +27,9 @@ import type { AccountResources } from "../users/account-resources.ts";
 import { deleteAccount } from "../users/account-deletion.ts";
 import { limitsFor } from "../users/limits.ts";
 import { userRecords } from "../users/user-records.ts";
+import { type AccessControl, accessControl, protect, recordEvent, requireOwner } from "../access/access.ts";
+import { actorOf } from "../access/actor.ts";
+import type { WorkerEnv } from "../http/worker-app.ts";
 
 /** Ports and configuration of the user worker. */
 export interface UserWorkerDeps {
@@ -40,6 +43,8 @@ export interface UserWorkerDeps {
   clock: Clock;
   /** `USER_DB_AUTH`, limits, `MAIL_FROM`, `ADMIN_EMAIL`, CORS. */
   config: ServiceConfig;
+  /** Identity, admin key, rate limits and service audit entries; default from `config`, without an audit store. */
+  access?: AccessControl;
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -58,19 +63,48 @@ function parsePath(c: Context): { uid: string; cases: boolean } {
   throw ServiceError.notFound("No such route: /{userUid} or /{userUid}/cases");
 }
 
+/** The `{userUid}` of a path, for the admin's audit entry; undefined when unreadable. */
+function uidOf(c: Context): string | undefined {
+  try {
+    return parsePath(c).uid;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Creates the user worker. */
 export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
   const { config, clock } = deps;
   const records = userRecords(deps.users);
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["GET", "PUT", "DELETE"] });
-  app.use("*", requireAuthKey({ keys: [config.userDbAuth], status: 401 }));
+  const access = deps.access ?? accessControl(config, { clock });
+  protect(app, access, {
+    status: 401,
+    route: (c) => c.req.method === "OPTIONS" ? undefined : c.req.method === "GET" || c.req.method === "HEAD" ? "user.read" : "user.write",
+    credential: requireAuthKey({ keys: [config.userDbAuth], status: 401 }),
+    targetOf: (c) => uidOf(c),
+  });
   register(app);
+  // Identity mode: `{userUid}` is the token's user (or the admin acts).
+  const ownPath = async (c: Context<WorkerEnv>) => {
+    const path = parsePath(c);
+    await requireOwner(c, access, path.uid);
+    return path;
+  };
+  // Only the admin key raises `permitted` once identity tokens are on (issue 3, item 5).
+  const refuseSelfPermit = (c: Context<WorkerEnv>, wanted: boolean | undefined, current: boolean | undefined) => {
+    if (access.identity !== undefined && actorOf(c)?.kind === "user" && wanted === true && current !== true) {
+      throw ServiceError.forbidden("Only an administrator can set permitted: true", { field: "permitted" });
+    }
+  };
+  const profileUpdated = (c: Context<WorkerEnv>, uid: string, change: string) =>
+    recordEvent(c, access, { userId: uid, action: "user-profile-update", result: "success", details: { workflowPhase: "user-management", userProfileDetails: { change } } });
 
   const userJson = (c: Context, user: UserData, status: 200 | 201) => c.json(user, status);
   const notFound = (uid: string) => ServiceError.notFound("User not found", { userUid: uid });
 
   app.get("/*", async (c) => {
-    const { uid, cases } = parsePath(c);
+    const { uid, cases } = await ownPath(c);
     if (cases) throw ServiceError.methodNotAllowed(["PUT", "DELETE"]);
     const user = await records.get(uid);
     if (user === null) throw notFound(uid);
@@ -78,7 +112,7 @@ export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
   });
 
   app.put("/*", limitBody(MAX_BODY_BYTES), async (c) => {
-    const { uid, cases } = parsePath(c);
+    const { uid, cases } = await ownPath(c);
     const now = clock.now().toISOString();
     if (cases) {
       const body = await readBody(c, CasesAddBodySchema);
@@ -94,6 +128,7 @@ export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
         const next = { ...current, cases: [...current.cases, ...added.map((caseNumber) => ({ caseNumber, createdAt: now }))], updatedAt: now };
         return { next, result: next };
       });
+      await profileUpdated(c, uid, "cases-added");
       return userJson(c, user, 200);
     }
     const body = await readBody(c, UserPutBodySchema);
@@ -103,6 +138,7 @@ export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
         if (missing.length > 0) {
           throw ServiceError.validation(`Creating a user needs ${missing.join(", ")}`, { fields: missing });
         }
+        refuseSelfPermit(c, body.permitted, undefined);
         const next: UserData = UserDataSchema.parse({
           uid,
           email: body.email,
@@ -116,16 +152,18 @@ export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
         });
         return { next, result: { user: next, created: true } };
       }
+      refuseSelfPermit(c, body.permitted, current.permitted);
       // An absent field keeps its value; cases are never replaced here (rule 1).
       const defined = Object.fromEntries(Object.entries(body).filter(([, value]) => value !== undefined));
       const next: UserData = { ...current, ...defined, uid, cases: current.cases, updatedAt: now };
       return { next, result: { user: next, created: false } };
     });
+    await profileUpdated(c, uid, created ? "created" : "updated");
     return userJson(c, user, created ? 201 : 200);
   });
 
   app.delete("/*", limitBody(MAX_BODY_BYTES), async (c) => {
-    const { uid, cases } = parsePath(c);
+    const { uid, cases } = await ownPath(c);
     if (cases) {
       const body = await readBody(c, CasesDeleteBodySchema);
       const remove = new Set(body.casesToDelete);
@@ -142,14 +180,18 @@ export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
         };
         return { next, result: next };
       });
+      await profileUpdated(c, uid, "cases-removed");
       return userJson(c, user, 200);
     }
     const outcome = await deleteAccount({ users: records, resources: deps.resources, mailer: deps.mailer, clock, config }, uid);
     if (outcome.status === "not-found") throw notFound(uid);
+    const deletion = { userId: uid, action: "user-account-delete" as const, details: { workflowPhase: "user-management" as const } };
     if (outcome.status === "mail-failed") {
-      console.error(`user worker: account deletion of ${uid} stopped before the record: ${outcome.reason}`);
+      console.error(redactSecrets(`user worker: account deletion of ${uid} stopped before the record: ${outcome.reason}`));
+      await recordEvent(c, access, { ...deletion, result: "failure" });
       return c.json({ success: false as const, message: DELETION_MAIL_FAILURE_MESSAGE }, 500);
     }
+    await recordEvent(c, access, { ...deletion, result: "success" });
     return c.json({ success: true as const, message: `Account ${uid} and its ${outcome.summary.casesDeleted} case(s) were deleted` }, 200);
   });
 

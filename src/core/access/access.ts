@@ -1,0 +1,152 @@
+/**
+ * @module
+ * Access control shared by the user, data, audit, image and keys workers (spec 5, CONTRACT
+ * "Identity tokens", issue 7): rate limits per client IP before the key check and per user
+ * after it, the actor (identity token or admin key), ownership of a user's paths, and the
+ * service's own audit entries. One instance is shared by the workers of a service, so they
+ * share one key-set cache and one rate limiter.
+ */
+import type { Context, MiddlewareHandler } from "hono";
+import type { BlobStore, Clock } from "../ports.ts";
+import type { ServiceConfig } from "../config.ts";
+import { ServiceError } from "../http/errors.ts";
+import { clientIp, type WorkerApp, type WorkerEnv } from "../http/worker-app.ts";
+import { rateLimit } from "../http/rate-limit.ts";
+import { createMemoryRateLimiter, type RateLimiter } from "../rate-limit/limiter.ts";
+import type { RateLimitRoute, RateLimits } from "../rate-limit/rules.ts";
+import { type Actor, ADMIN_TRAIL_USER_ID, type ServiceAuditLog, serviceAuditLog, type ServiceEvent } from "../audit/service-events.ts";
+import { createIdentityVerifier, type IdentityVerifier } from "./identity-token.ts";
+import { actorOf, identify } from "./actor.ts";
+
+/** What the workers share to decide who may do what. */
+export interface AccessControl {
+  /** The token verifier; set in identity mode (`AUTH_JWKS_URL` or `FIREBASE_PROJECT_ID`). */
+  identity: IdentityVerifier | undefined;
+  /** `ADMIN_AUTH`, the key that may act on any user. */
+  adminKey: string | undefined;
+  /** Counts requests per client IP and per user. */
+  limiter: RateLimiter;
+  /** The limits per route, or "off". */
+  limits: RateLimits | "off";
+  /** Where service audit entries go. */
+  log: ServiceAuditLog;
+}
+
+/** What {@link accessControl} builds on besides the configuration. */
+export interface AccessControlDeps {
+  /** The audit store service entries are appended to; without it none are written. */
+  audit?: BlobStore;
+  /** The clock of tokens, limits and entries. */
+  clock: Clock;
+  /** The rate limiter; default in memory. */
+  limiter?: RateLimiter;
+  /** The fetch used for the identity provider's key set. */
+  fetch?: typeof fetch;
+  /** A verifier to use instead of the configured one (tests, custom providers). */
+  identity?: IdentityVerifier;
+}
+
+/** Access control as the configuration describes it. */
+export function accessControl(config: ServiceConfig, deps: AccessControlDeps): AccessControl {
+  const identity = deps.identity ?? (config.identity === undefined ? undefined : createIdentityVerifier({
+    ...config.identity,
+    fetch: deps.fetch,
+    clock: deps.clock,
+  }));
+  return {
+    identity,
+    adminKey: config.adminAuth,
+    limiter: deps.limiter ?? createMemoryRateLimiter({ clock: deps.clock }),
+    limits: config.rateLimits,
+    log: serviceAuditLog(deps.audit, deps.clock),
+  };
+}
+
+/** How a worker is protected. */
+export interface ProtectOptions {
+  /** The worker's refusal status: 401 for the user worker, 403 elsewhere (spec 5.2). */
+  status: 401 | 403;
+  /** The rate-limit route of a request; undefined leaves it unlimited (preflights). */
+  route: (c: Context<WorkerEnv>) => RateLimitRoute | undefined;
+  /** The worker's own credential check (API key or bearer), run after the per-IP limit. */
+  credential: MiddlewareHandler<WorkerEnv>;
+  /** The user an admin request acts on, for the admin's audit entry (default: the admin trail). */
+  targetOf?: (c: Context<WorkerEnv>) => string | undefined;
+  /** A request without a token passes anonymously (the PDF worker). */
+  optionalIdentity?: boolean;
+  /** Requests that carry their own credential (signed image URLs): only the per-IP limit applies. */
+  isPublic?: (c: Context<WorkerEnv>) => boolean;
+}
+
+/** The request facts a service entry records. */
+export function requestFacts(c: Context<WorkerEnv>): NonNullable<ServiceEvent["request"]> {
+  return { method: c.req.method, path: new URL(c.req.url).pathname, clientIp: clientIp(c) };
+}
+
+/**
+ * Installs, in order: the per-IP limit, the worker's credential, the actor, the per-user
+ * limit, and the admin's audit entry for requests no more specific entry covered.
+ */
+export function protect(app: WorkerApp, access: AccessControl, options: ProtectOptions): void {
+  const { limiter, limits } = access;
+  const unlessPublic = (handler: MiddlewareHandler<WorkerEnv>): MiddlewareHandler<WorkerEnv> =>
+    options.isPublic === undefined ? handler : async (c, next) => (options.isPublic!(c) ? await next() : await handler(c, next));
+  app.use("*", rateLimit({ limiter, limits, route: options.route, by: "ip" }));
+  app.use("*", unlessPublic(options.credential));
+  app.use("*", unlessPublic(identify({ identity: access.identity, adminKey: access.adminKey, status: options.status, optional: options.optionalIdentity })));
+  app.use("*", unlessPublic(rateLimit({ limiter, limits, route: options.route, by: "user", user: (c) => userIdOf(actorOf(c)) })));
+  app.use("*", async (c, next) => {
+    await next();
+    const actor = actorOf(c);
+    if (actor?.kind !== "admin" || c.get("audited") === true || c.req.method === "OPTIONS") return;
+    // Every use of the admin key leaves a trace; a trace that cannot be written fails the request.
+    await access.log({
+      userId: options.targetOf?.(c) ?? ADMIN_TRAIL_USER_ID,
+      action: "file-access",
+      result: c.res.status < 400 ? "success" : "failure",
+      actor,
+      details: { securityDetails: { adminAccess: true, status: c.res.status } },
+      request: requestFacts(c),
+    });
+  });
+}
+
+function userIdOf(actor: Actor | undefined): string | undefined {
+  return actor?.kind === "user" ? actor.uid : undefined;
+}
+
+/**
+ * Refuses a user acting on another user's data (403, and a `security-violation` entry in the
+ * actor's own trail). Key-only callers and the admin pass.
+ */
+export async function requireOwner(
+  c: Context<WorkerEnv>,
+  access: AccessControl,
+  uid: string,
+  shown: Record<string, unknown> = { userId: uid },
+): Promise<void> {
+  const actor = actorOf(c);
+  if (actor?.kind !== "user" || actor.uid === uid) return;
+  await access.log({
+    userId: actor.uid,
+    action: "security-violation",
+    result: "blocked",
+    actor,
+    details: { securityDetails: { reason: "cross-user access", attemptedUserId: uid, ...shown } },
+    request: requestFacts(c),
+  });
+  throw ServiceError.forbidden("The identity token's user may act only on their own data", shown);
+}
+
+/** Records what the service did for a known actor; nothing in key-only mode without the admin key. */
+export async function recordEvent(
+  c: Context<WorkerEnv>,
+  access: AccessControl,
+  event: Omit<ServiceEvent, "actor" | "request" | "userId"> & { userId?: string },
+): Promise<void> {
+  const actor = actorOf(c);
+  if (actor === undefined) return;
+  const userId = event.userId ?? (actor.kind === "user" ? actor.uid : ADMIN_TRAIL_USER_ID);
+  await access.log({ ...event, userId, actor, request: requestFacts(c) });
+  c.set("audited", true);
+}

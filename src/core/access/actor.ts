@@ -1,0 +1,61 @@
+/**
+ * @module
+ * Who is calling: the `X-Admin-Key` holder, the user an `X-Identity-Token` proves, or, in
+ * key-only mode, an unnamed holder of the worker key. Runs after the worker-key check, so
+ * an identity never replaces the worker's own credential (except at the keys worker).
+ */
+import type { Context, MiddlewareHandler } from "hono";
+import { matchesAnyKey } from "../http/auth.ts";
+import { ServiceError } from "../http/errors.ts";
+import type { WorkerEnv } from "../http/worker-app.ts";
+import type { Actor } from "../audit/service-events.ts";
+import { IdentityTokenError, type IdentityVerifier } from "./identity-token.ts";
+
+/** The header of the identity provider's token. */
+export const IDENTITY_TOKEN_HEADER = "X-Identity-Token";
+/** The header of the admin key (`ADMIN_AUTH`). */
+export const ADMIN_KEY_HEADER = "X-Admin-Key";
+
+/** Options of {@link identify}. */
+export interface IdentifyOptions {
+  /** The verifier in identity mode; undefined in key-only mode. */
+  identity: IdentityVerifier | undefined;
+  /** `ADMIN_AUTH`; undefined when no admin key is configured. */
+  adminKey: string | undefined;
+  /** The refusal status of the worker (401 user worker, 403 the others; spec 5.2). */
+  status: 401 | 403;
+  /** When true a request without a token passes anonymously (the PDF worker). */
+  optional?: boolean;
+}
+
+/** The actor of this request, if known. */
+export function actorOf(c: Context<WorkerEnv>): Actor | undefined {
+  return c.get("actor");
+}
+
+/** Sets `actor` from the admin key or the identity token; refuses what does not pass. */
+export function identify(options: IdentifyOptions): MiddlewareHandler<WorkerEnv> {
+  return async (c, next) => {
+    const adminKey = c.req.header(ADMIN_KEY_HEADER);
+    if (adminKey !== undefined) {
+      if (!matchesAnyKey(adminKey, [options.adminKey])) {
+        throw new ServiceError(options.status, `Missing or invalid ${ADMIN_KEY_HEADER}`);
+      }
+      c.set("actor", { kind: "admin" });
+      return await next();
+    }
+    const token = c.req.header(IDENTITY_TOKEN_HEADER);
+    if (options.identity === undefined || (token === undefined && options.optional === true)) return await next();
+    if (token === undefined || token.trim() === "") {
+      throw new ServiceError(options.status, `Missing ${IDENTITY_TOKEN_HEADER}`);
+    }
+    try {
+      const identity = await options.identity.verify(token.trim());
+      c.set("actor", { kind: "user", uid: identity.uid, email: identity.email });
+    } catch (err) {
+      if (err instanceof IdentityTokenError) throw new ServiceError(options.status, err.message, { header: IDENTITY_TOKEN_HEADER });
+      throw err;
+    }
+    await next();
+  };
+}

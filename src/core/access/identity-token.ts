@@ -1,0 +1,119 @@
+/**
+ * @module
+ * Verifies the identity provider's token (`X-Identity-Token`, CONTRACT "Identity tokens")
+ * with jose: signature against the provider's JWKS, `iss`, `aud`, `exp`, `nbf`, with a small
+ * clock skew. Only asymmetric algorithms are accepted, so `alg: none` and HMAC tokens made
+ * with a public key never pass.
+ */
+import { errors, jwtVerify } from "jose";
+import { type Clock, systemClock } from "../ports.ts";
+import { ServiceError } from "../http/errors.ts";
+import { createJwksCache } from "./jwks-cache.ts";
+
+/** Who a valid token says the caller is. */
+export interface Identity {
+  /** The token's `sub`: the user id of the user, data and audit paths. */
+  uid: string;
+  /** The token's `email` claim, when it has one (written into service audit entries). */
+  email: string | undefined;
+}
+
+/** Verifies identity tokens. */
+export interface IdentityVerifier {
+  /** The identity of a valid token; rejects with {@link IdentityTokenError} otherwise. */
+  verify(token: string): Promise<Identity>;
+}
+
+/** Where and how tokens are checked. */
+export interface IdentityVerifierOptions {
+  /** The provider's JWKS URL (`AUTH_JWKS_URL`). */
+  jwksUrl: string;
+  /** The `iss` every token must carry (`AUTH_ISSUER`). */
+  issuer: string;
+  /** The `aud` every token must carry (`AUTH_AUDIENCE`). */
+  audience: string;
+  /** Tolerated clock difference for `exp` and `nbf`, in seconds (default 30). */
+  clockSkewSeconds?: number;
+  /** The fetch used for the JWKS; default the global `fetch`. */
+  fetch?: typeof fetch;
+  /** The time tokens are checked against; tests control it. */
+  clock?: Clock;
+  /** Least time between two JWKS fetches, in seconds (default 30). */
+  jwksCooldownSeconds?: number;
+}
+
+/** A token that does not pass; `reason` is safe to show the caller (it never holds the token). */
+export class IdentityTokenError extends Error {
+  /** Builds the error from a short reason such as "expired". */
+  constructor(readonly reason: string) {
+    super(`Invalid identity token: ${reason}`);
+    this.name = "IdentityTokenError";
+  }
+}
+
+/** The algorithms of identity providers' signing keys (RSA, RSA-PSS, ECDSA, EdDSA). */
+export const IDENTITY_TOKEN_ALGORITHMS: readonly string[] = [
+  "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA", "Ed25519",
+];
+
+/** The largest token accepted; real ID tokens are 1–2 KB. */
+const MAX_TOKEN_CHARS = 16 * 1024;
+
+/** Firebase Authentication: the JWKS of its ID tokens. */
+export const FIREBASE_JWKS_URL = "https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com";
+
+/** The issuer and audience of a Firebase project's ID tokens. */
+export function firebaseIdentity(projectId: string): { issuer: string; audience: string; jwksUrl: string } {
+  return { issuer: `https://securetoken.google.com/${projectId}`, audience: projectId, jwksUrl: FIREBASE_JWKS_URL };
+}
+
+function reasonOf(err: unknown): string {
+  if (err instanceof errors.JWTExpired) return "expired";
+  if (err instanceof errors.JWTClaimValidationFailed) {
+    if (err.claim === "nbf") return "not yet valid";
+    if (err.claim === "iss") return "wrong issuer";
+    if (err.claim === "aud") return "wrong audience";
+    return `claim ${err.claim} ${err.reason === "missing" ? "missing" : "invalid"}`;
+  }
+  if (err instanceof errors.JOSEAlgNotAllowed || err instanceof errors.JOSENotSupported) return "algorithm not allowed";
+  if (err instanceof errors.JWKSNoMatchingKey) return "signed with an unknown key";
+  if (err instanceof errors.JWKSMultipleMatchingKeys) return "key id is ambiguous";
+  if (err instanceof errors.JWSSignatureVerificationFailed) return "bad signature";
+  if (err instanceof errors.JWSInvalid || err instanceof errors.JWTInvalid) return "malformed";
+  return "malformed";
+}
+
+/** Creates a verifier for one provider. */
+export function createIdentityVerifier(options: IdentityVerifierOptions): IdentityVerifier {
+  const clock = options.clock ?? systemClock;
+  const keys = createJwksCache({
+    url: options.jwksUrl,
+    fetch: options.fetch,
+    clock,
+    cooldownSeconds: options.jwksCooldownSeconds,
+  });
+  return {
+    async verify(token) {
+      if (token.length > MAX_TOKEN_CHARS) throw new IdentityTokenError("too long");
+      let payload;
+      try {
+        ({ payload } = await jwtVerify(token, keys.getKey, {
+          issuer: options.issuer,
+          audience: options.audience,
+          algorithms: [...IDENTITY_TOKEN_ALGORITHMS],
+          clockTolerance: options.clockSkewSeconds ?? 30,
+          currentDate: clock.now(),
+          requiredClaims: ["exp", "sub"],
+        }));
+      } catch (err) {
+        // The provider being unreachable is the service's failure, not the caller's.
+        if (err instanceof ServiceError) throw err;
+        throw new IdentityTokenError(reasonOf(err));
+      }
+      const sub = payload.sub;
+      if (typeof sub !== "string" || sub === "" || sub.length > 256) throw new IdentityTokenError("claim sub invalid");
+      const email = typeof payload.email === "string" ? payload.email : undefined;
+      return { uid: sub, email };
+    },
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * @module
+ * Rate limits per client IP or per user (issue 7): each request of a limited route counts
+ * one hit of `${by}:${id}:${route}` in the {@link RateLimiter}. Over the limit it is refused
+ * with 429, the standard error body, `Retry-After` and the `X-RateLimit-*` headers; within
+ * it, the response carries the same `X-RateLimit-*` headers. Two of these middlewares can
+ * apply to one request (per IP, then per user): the headers report the stricter of them.
+ *
+ * @example
+ * ```ts
+ * const limiter = createMemoryRateLimiter();
+ * const limits = parseRateLimits(env.RATE_LIMITS);
+ * app.post("/", rateLimit({ limiter, limits, route: "image.upload", by: "ip" }), upload);
+ * ```
+ */
+import type { Context, MiddlewareHandler } from "hono";
+import type { RateDecision, RateLimiter } from "../rate-limit/limiter.ts";
+import type { RateLimitRoute, RateLimits } from "../rate-limit/rules.ts";
+import { ServiceError } from "./errors.ts";
+import { clientIp, type WorkerEnv } from "./worker-app.ts";
+
+/** Options of {@link rateLimit}. */
+export interface RateLimitOptions {
+  /** Where hits are counted (memory, Redis, the Cloudflare binding). */
+  limiter: RateLimiter;
+  /** The parsed `RATE_LIMITS`; `"off"` limits nothing. */
+  limits: RateLimits | "off";
+  /** The route of every request this middleware sees, or a function of the request; undefined: not limited. */
+  route: RateLimitRoute | ((c: Context<WorkerEnv>) => RateLimitRoute | undefined);
+  /** Count per client IP (as the adapter passed it) or per user. */
+  by: "ip" | "user";
+  /** For `by: "user"`: the acting user's id; undefined (no known user) is not counted. */
+  user?: (c: Context<WorkerEnv>) => string | undefined;
+}
+
+const LIMIT = "X-RateLimit-Limit";
+const REMAINING = "X-RateLimit-Remaining";
+const RESET = "X-RateLimit-Reset";
+
+function rateHeaders(decision: RateDecision): Record<string, string> {
+  return {
+    [LIMIT]: String(decision.limit),
+    [REMAINING]: String(decision.remaining),
+    [RESET]: String(decision.resetSeconds),
+  };
+}
+
+/** Writes the headers unless the response already reports a stricter (or equal) remaining. */
+function reportDecision(c: Context, decision: RateDecision): void {
+  const current = Number(c.res.headers.get(REMAINING) ?? Number.NaN);
+  if (Number.isFinite(current) && current <= decision.remaining) return;
+  const headers = rateHeaders(decision);
+  try {
+    for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
+  } catch {
+    // A response with immutable headers (e.g. one passed through from fetch): copy it.
+    const copy = new Response(c.res.body, c.res);
+    for (const [name, value] of Object.entries(headers)) copy.headers.set(name, value);
+    c.res = copy;
+  }
+}
+
+/**
+ * Counts each request of a limited route per client IP or per user and refuses it with 429
+ * once over the limit. Requests with no known IP (or user), of no route, or with limits
+ * `"off"` pass uncounted.
+ */
+export function rateLimit(options: RateLimitOptions): MiddlewareHandler<WorkerEnv> {
+  const { limiter, limits, by } = options;
+  if (by === "user" && !options.user) throw new Error('rateLimit: by "user" needs a user function');
+  const routeOf = typeof options.route === "function" ? options.route : () => options.route as RateLimitRoute;
+  const idOf = by === "ip" ? clientIp : options.user!;
+
+  return async (c, next) => {
+    if (limits === "off") return next();
+    const route = routeOf(c);
+    const id = route === undefined ? undefined : idOf(c);
+    if (route === undefined || id === undefined || id === "") return next();
+
+    let decision: RateDecision;
+    try {
+      decision = await limiter.hit(`${by}:${id}:${route}`, limits[route]);
+    } catch (err) {
+      // Fail open: a limiter outage (Redis down) must not take the service down with it, and
+      // a refused or 500 request would be worse than one unmetered request. Never log the key:
+      // it holds the client's IP or user id.
+      const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+      console.warn(`rate limit check for ${route} (per ${by}) failed; request let through: ${reason}`);
+      return next();
+    }
+    if (!decision.allowed) {
+      throw new ServiceError(
+        429,
+        `Too many requests for ${route}; retry in ${decision.resetSeconds} s`,
+        { route, retryAfterSeconds: decision.resetSeconds, scope: by },
+        { "Retry-After": String(decision.resetSeconds), ...rateHeaders(decision) },
+      );
+    }
+    await next();
+    reportDecision(c, decision);
+  };
+}
