@@ -24,8 +24,9 @@ export async function seedAccount(
   call: { user: Caller; data: Caller; image: Caller },
   uid: string,
   cases: { own: string[]; readOnly: string[]; filesPerCase: number },
+  extraHeaders: Record<string, string> = {},
 ): Promise<Record<string, string[]>> {
-  const json = (key: string) => ({ "X-Custom-Auth-Key": key, "Content-Type": "application/json" });
+  const json = (key: string) => ({ ...extraHeaders, "X-Custom-Auth-Key": key, "Content-Type": "application/json" });
   expect((await call.user(`/${uid}`, { method: "PUT", headers: json(KEYS.USER_DB_AUTH), body: JSON.stringify(profile(uid)) })).status).toBe(201);
   expect((await call.user(`/${uid}/cases`, { method: "PUT", headers: json(KEYS.USER_DB_AUTH), body: JSON.stringify({ cases: cases.own.map((caseNumber) => ({ caseNumber })) }) })).status).toBe(200);
   if (cases.readOnly.length > 0) {
@@ -38,7 +39,7 @@ export async function seedAccount(
   for (const caseNumber of [...cases.own, ...cases.readOnly]) {
     const files = [];
     for (let i = 0; i < cases.filesPerCase; i++) {
-      const uploaded = await call.image("/", { method: "POST", body: uploadForm(fixture(i % 2 ? "sample.jpg" : "sample.png"), `item-${i}.png`), headers: { Authorization: `Bearer ${KEYS.IMAGES_API_TOKEN}` } });
+      const uploaded = await call.image("/", { method: "POST", body: uploadForm(fixture(i % 2 ? "sample.jpg" : "sample.png"), `item-${i}.png`), headers: { ...extraHeaders, Authorization: `Bearer ${KEYS.IMAGES_API_TOKEN}` } });
       expect(uploaded.status).toBe(200);
       const id = ((await uploaded.json()) as { result: { id: string } }).result.id;
       files.push({ id, originalFilename: `item-${i}.png`, uploadedAt: "2026-11-22T12:00:00Z" });

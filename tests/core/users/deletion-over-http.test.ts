@@ -13,6 +13,8 @@ import { createStandaloneUserWorker } from "../../../src/core/users/standalone.t
 import type { WorkerApp } from "../../../src/core/http/worker-app.ts";
 import { createFileBlobStore, createFilePorts } from "../../../src/adapters/node/file-ports.ts";
 import { fixedClock, KEYS } from "../../helpers/service.ts";
+import { accessControl } from "../../../src/core/access/access.ts";
+import { IdentityTokenError } from "../../../src/core/access/identity-token.ts";
 import { type Caller, filesUnder, seedAccount } from "../../helpers/accounts.ts";
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -57,6 +59,39 @@ describe("account deletion through the HTTP path (user worker alone, spec 5.3)",
     expect(outbox).toHaveLength(2);
     const to = await Promise.all(outbox.map(async (name) => (await simpleParser(await readFile(join(dir, "outbox", name)))).to));
     expect(to.map((address) => (Array.isArray(address) ? "" : address?.text)).sort()).toEqual(["admin@lab.example", "u1@lab.example"]);
+  });
+
+  it("with identity tokens on, the user deletes their own account through workers that require an identity (ADMIN_AUTH between workers)", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "fa-deletion-http-"));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const clock = fixedClock("2026-11-22T12:00:00Z");
+    const stores = createFilePorts(dir);
+    const identityEnv = { AUTH_JWKS_URL: "https://idp.lab.example/jwks", AUTH_ISSUER: "https://idp.lab.example", AUTH_AUDIENCE: "lab", ADMIN_AUTH: "admin-key-0123456789", RATE_LIMITS: "off" };
+    // A verifier standing in for the provider: this test is about the workers' calls, not tokens.
+    const identity = {
+      verify: (token: string) => (token === "token-of-u1" ? Promise.resolve({ uid: "u1", email: "u1@lab.example" }) : Promise.reject(new IdentityTokenError("malformed"))),
+    };
+    const base = parseConfig({ ...KEYS, ...identityEnv });
+    const access = accessControl(base, { clock, audit: stores.audit, identity });
+    const data = await own(createDataWorker({ blobs: stores.data, audit: stores.audit, clock, config: base, access }));
+    const image = await own(createImageWorker({ host: imageHostOf(base, clock, () => stores.images), config: base, access }));
+    const config = parseConfig({ ...KEYS, ...identityEnv, DATA_WORKER_URL: data.url, IMAGE_WORKER_URL: image.url });
+    const user = await own(createStandaloneUserWorker({ users: stores.users, outbox: createFileBlobStore(join(dir, "outbox")), clock, config, access }));
+    const admin = { "X-Admin-Key": identityEnv.ADMIN_AUTH };
+    await seedAccount({ user: user.call, data: data.call, image: image.call }, "u1", { own: ["C-1"], readOnly: ["R-1"], filesPerCase: 2 }, admin);
+
+    const headers = { "X-Custom-Auth-Key": KEYS.USER_DB_AUTH };
+    expect((await user.call("/u1", { method: "DELETE", headers })).status).toBe(401);
+    const response = await user.call("/u1", { method: "DELETE", headers: { ...headers, "X-Identity-Token": "token-of-u1" } });
+    expect(response.status).toBe(200);
+    expect((await filesUnder(join(dir, "data"))).filter((path) => path.startsWith("u1/"))).toEqual([]);
+    expect(await filesUnder(join(dir, "images"))).toEqual([]);
+    expect(await filesUnder(join(dir, "users"))).toEqual([]);
+    // The trail says who did what: the user's deletion, and the admin key the user worker used.
+    const trail = JSON.parse(await readFile(join(dir, "audit", "audit-trails", "u1-2026-11-22.json"), "utf8")) as { action: string; details: { securityDetails: { actor: string } } }[];
+    expect(trail.filter((entry) => entry.details.securityDetails.actor === "u1").map((entry) => entry.action)).toEqual(["user-account-delete"]);
+    expect(trail.some((entry) => entry.details.securityDetails.actor === "admin")).toBe(true);
+    expect(() => createStandaloneUserWorker({ users: stores.users, clock, config: parseConfig({ ...KEYS, ...identityEnv, ADMIN_AUTH: "", DATA_WORKER_URL: data.url, IMAGE_WORKER_URL: image.url }) })).toThrow(/ADMIN_AUTH/);
   });
 
   it("an unreachable data worker is a 500 that keeps the record", async () => {
