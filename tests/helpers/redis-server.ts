@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
 import { Redis } from "ioredis";
 import { closedPort } from "./http-server.ts";
@@ -42,5 +43,31 @@ export async function startRedis(timeoutMs = 10_000): Promise<RedisServer> {
         proc.once("exit", () => resolve());
         proc.kill("SIGTERM");
       }),
+  };
+}
+
+/**
+ * A redis-server for the calling test file (started before its tests, stopped after), and
+ * clients on it, each its own connection as separate server processes would have; `prefix`
+ * gives every caller fresh keys.
+ */
+export function redisForSuite(): { client(): Redis; prefix(name: string): string } {
+  let server: RedisServer | undefined;
+  const clients: Redis[] = [];
+  let n = 0;
+  beforeAll(async () => {
+    server = await startRedis();
+  }, 20_000);
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.quit()));
+    await server?.stop();
+  });
+  return {
+    client: () => {
+      const c = new Redis(server!.url);
+      clients.push(c);
+      return c;
+    },
+    prefix: (name) => `${name}${n++}:`,
   };
 }

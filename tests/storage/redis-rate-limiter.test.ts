@@ -1,28 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import { createRedisRateLimiter } from "../../src/adapters/node/redis-rate-limiter.ts";
-import { startRedis, type RedisServer } from "../helpers/redis-server.ts";
+import { redisForSuite } from "../helpers/redis-server.ts";
 import { fixedClock } from "../helpers/service.ts";
 
-let server: RedisServer;
-const clients: Redis[] = [];
-let n = 0;
-const client = () => {
-  const c = new Redis(server.url);
-  clients.push(c);
-  return c;
-};
-beforeAll(async () => {
-  server = await startRedis();
-}, 20_000);
-afterAll(async () => {
-  await Promise.all(clients.map((c) => c.quit()));
-  await server?.stop();
-});
+const { client, prefix: fresh } = redisForSuite();
 
 describe("Redis rate limiter", () => {
   it("allows exactly the limit of 50 concurrent hits", async () => {
-    const limiter = createRedisRateLimiter(client(), { prefix: `rl${n++}:`, clock: fixedClock("2026-11-22T12:00:00Z") });
+    const limiter = createRedisRateLimiter(client(), { prefix: fresh("rl"), clock: fixedClock("2026-11-22T12:00:00Z") });
     const decisions = await Promise.all(Array.from({ length: 50 }, () => limiter.hit("ip:203.0.113.7:pdf", { limit: 20, windowSeconds: 60 })));
     expect(decisions.filter((d) => d.allowed)).toHaveLength(20);
     expect(decisions.map((d) => d.remaining).sort((a, b) => a - b)).toEqual([...Array(31).fill(0), ...Array.from({ length: 19 }, (_, i) => i + 1)]);
@@ -31,7 +17,7 @@ describe("Redis rate limiter", () => {
 
   it("starts a new count when the clock passes into the next window", async () => {
     const clock = fixedClock("2026-11-22T12:00:50Z");
-    const prefix = `rl${n++}:`;
+    const prefix = fresh("rl");
     const redis = client();
     const limiter = createRedisRateLimiter(redis, { prefix, clock });
     const rule = { limit: 2, windowSeconds: 60 };
@@ -51,7 +37,7 @@ describe("Redis rate limiter", () => {
 
   it("shares counts between two limiters on two connections", async () => {
     const clock = fixedClock("2026-11-22T12:00:00Z");
-    const prefix = `rl${n++}:`;
+    const prefix = fresh("rl");
     const a = createRedisRateLimiter(client(), { prefix, clock });
     const b = createRedisRateLimiter(client(), { prefix, clock });
     const rule = { limit: 10, windowSeconds: 60 };
