@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { closedPort } from "./http-server.ts";
 
-const S3RVER = fileURLToPath(new URL("../../node_modules/s3rver/bin/s3rver.js", import.meta.url));
+// s3rver's command, with read-after-write consistency added (see the file).
+const S3RVER = fileURLToPath(new URL("./s3rver-consistent.cjs", import.meta.url));
 
 /**
  * An S3-compatible server (s3rver) in its own process on 127.0.0.1 and a free port, with
