@@ -8,6 +8,7 @@ import { resolve } from "node:path";
 import { parseArgs, parseEnv } from "node:util";
 import { ConfigError } from "../../core/config.ts";
 import { type Listen, type RuntimeStorage, startService } from "./start.ts";
+import { runExchangeCommand } from "./exchange-command.ts";
 
 const USAGE = `Usage: forensic-annotation serve [options]
 
@@ -23,6 +24,8 @@ Options:
 
 Configuration comes from environment variables and a .env file in the working
 directory (the environment wins); see README.md.
+
+Case export and import: forensic-annotation export --help
 `;
 
 const SHUTDOWN_GRACE_MS = 30_000;
@@ -112,7 +115,10 @@ export async function runServeCommand(argv: readonly string[], listen: Listen, r
 
 /** Runs the command and exits the process with its code. */
 export function main(argv: readonly string[], listen: Listen, runtimeStorage?: RuntimeStorage): void {
-  runServeCommand(argv, listen, runtimeStorage).then(
+  const run = argv[0] === "export" || argv[0] === "import"
+    ? runExchangeCommand(argv, runtimeStorage === undefined ? {} : { runtimeStorage })
+    : runServeCommand(argv, listen, runtimeStorage);
+  run.then(
     (code) => process.exit(code),
     (err: unknown) => {
       console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));

@@ -18,6 +18,7 @@ export {
   startService,
   type StoragePorts,
 } from "./start.ts";
+export { type ExchangeCommandIo, type ExchangeCommandOptions, runExchangeCommand } from "./exchange-command.ts";
 export { main, parseServeFlags, readEnvironment, runServeCommand, type ServeFlags } from "./command.ts";
 export { createFileBlobStore, createFilePorts } from "./file-ports.ts";
 export { atomicFileDriver, type AtomicFileDriverOptions, writeFileAtomic } from "./file-driver.ts";

@@ -1,0 +1,338 @@
+/**
+ * @module
+ * The `export` and `import` commands (issue 6), on the same stores as `serve` (files under
+ * `--data` by default, or what `STORAGE` names):
+ *
+ *     forensic-annotation export --user UID --case CASE --format json|csv|zip [--out FILE]
+ *     forensic-annotation export --user UID --all --format json|xlsx [--out FILE]
+ *     forensic-annotation import --user UID [--preview] FILE.zip
+ *
+ * A progress bar on a terminal, plain lines otherwise. Manifests are signed with
+ * `EXPORT_SIGNING_KEY` (a private JWK) when it is set, and verified on import against its
+ * public half and `EXPORT_VERIFY_KEYS`.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { open, readFile, rename, rm } from "node:fs/promises";
+import { basename, resolve } from "node:path";
+import { parseArgs, parseEnv } from "node:util";
+import * as zlib from "node:zlib";
+import { ConfigError, parseConfig, type ServiceConfig } from "../../core/config.ts";
+import { imageHostOf, WORKER_MOUNTS } from "../../core/service.ts";
+import type { ImageHost } from "../../core/ports.ts";
+import {
+  type CaseImportOptions,
+  type ExchangeJwk,
+  type ExchangeStore,
+  exportAllCases,
+  exportCase,
+  type ExportProgress,
+  importCase,
+  type ManifestSigner,
+  portsExchangeStore,
+  previewCaseImport,
+  publicJwkOf,
+  type SignatureVerification,
+  signerFromJwk,
+  writeCaseZip,
+} from "../../core/exchange/mod.ts";
+import { type RuntimeStorage, storagePorts } from "./start.ts";
+
+const USAGE = `Usage:
+  forensic-annotation export --user UID --case CASE --format json|csv|zip [--out FILE]
+  forensic-annotation export --user UID --all --format json|xlsx [--out FILE]
+  forensic-annotation import --user UID [--preview] FILE.zip
+
+Exports a case (JSON, CSV, or a ZIP with its images and a signed manifest) or every
+case of a user (JSON, or an XLSX workbook), and imports a case ZIP as a read-only case.
+Reads and writes the same stores as serve.
+
+Options:
+  --data DIR                 data directory (default ./.forensic-data)
+  --out FILE                 where to write the export (default: a name in the working directory)
+  --no-annotations           export files without their annotations
+  --no-metadata              export without the summary block
+  --preview                  import: check the package and show what it holds; write nothing
+  --overwrite                import: replace a read-only case of the same number
+  --no-validate-integrity    import: report files without images as warnings, not refusals
+  --no-preserve-timestamps   import: date files and annotations at the import time
+  --require-signature        import: refuse packages without a valid signature
+  --json                     import: print the result as JSON
+  --help                     show this help
+
+Environment (and .env): STORAGE and the storage variables as for serve;
+EXPORT_SIGNING_KEY (a private JWK: signs export manifests), EXPORT_VERIFY_KEYS (a JWK,
+an array of JWKs or a JWKS: keys import accepts), EXPORT_REQUIRE_SIGNATURE=true.
+`;
+
+/** Where the command writes. */
+export interface ExchangeCommandIo {
+  /** One line of results (stdout). */
+  out: (line: string) => void;
+  /** Progress and errors (stderr); a progress bar is drawn when `isTTY` is true. */
+  err: { write(text: string): unknown; isTTY?: boolean | undefined };
+  /** The environment (default: `.env` of the working directory under the process environment). */
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+/** Options of {@link runExchangeCommand}. */
+export interface ExchangeCommandOptions {
+  /** Stores only one runtime offers (Deno KV under Deno), as for `serve`. */
+  runtimeStorage?: RuntimeStorage | undefined;
+  /** Output and environment; default the process's. */
+  io?: Partial<ExchangeCommandIo> | undefined;
+}
+
+class UsageError extends Error {}
+
+/** The runtime's native CRC-32 (Node >= 20.15, Bun, Deno); the exchange module's own otherwise. */
+const nativeCrc32 = (zlib as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
+
+function environment(): Record<string, string | undefined> {
+  const file = resolve(".env");
+  const fromFile = existsSync(file) ? parseEnv(readFileSync(file, "utf8")) : {};
+  return { ...fromFile, ...process.env };
+}
+
+function parse(argv: readonly string[]) {
+  try {
+    return parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: {
+        user: { type: "string" },
+        case: { type: "string" },
+        all: { type: "boolean", default: false },
+        format: { type: "string" },
+        out: { type: "string" },
+        data: { type: "string", default: "./.forensic-data" },
+        preview: { type: "boolean", default: false },
+        overwrite: { type: "boolean", default: false },
+        "no-annotations": { type: "boolean", default: false },
+        "no-metadata": { type: "boolean", default: false },
+        "no-validate-integrity": { type: "boolean", default: false },
+        "no-preserve-timestamps": { type: "boolean", default: false },
+        "require-signature": { type: "boolean", default: false },
+        json: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+}
+type Flags = ReturnType<typeof parse>["values"];
+
+/** A progress bar on a terminal, a line per step otherwise. */
+function progressPrinter(err: ExchangeCommandIo["err"]): { show(label: string, done: number, total: number): void; end(): void } {
+  let drawn = false;
+  let lastLabel = "";
+  return {
+    show(label, done, total) {
+      if (err.isTTY === true) {
+        const width = 30;
+        const ratio = total === 0 ? 1 : Math.min(1, done / total);
+        const filled = Math.round(ratio * width);
+        err.write(`\r${label.padEnd(11)} [${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} ${Math.round(ratio * 100)}%\x1b[K`);
+        drawn = true;
+        return;
+      }
+      // Plain lines: every step of the images, the start and end of the other phases.
+      if (label === "images" || done === total || label !== lastLabel) err.write(`${label} ${done}/${total}\n`);
+      lastLabel = label;
+    },
+    end() {
+      if (drawn) err.write("\n");
+      drawn = false;
+    },
+  };
+}
+
+function parseJwkList(text: string, name: string): ExchangeJwk[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ConfigError([`${name}: not JSON (expected a JWK, an array of JWKs or a JWKS)`]);
+  }
+  const list = Array.isArray(value) ? value : value !== null && typeof value === "object" && "keys" in value && Array.isArray(value.keys) ? value.keys : [value];
+  if (!list.every((key: unknown) => key !== null && typeof key === "object" && typeof (key as { kty?: unknown }).kty === "string")) {
+    throw new ConfigError([`${name}: every key needs a "kty"`]);
+  }
+  return list as ExchangeJwk[];
+}
+
+/** The signer and the verification keys the environment configures. */
+async function signatureConfig(env: ExchangeCommandIo["env"], requireSignature: boolean): Promise<{ signer?: ManifestSigner; verification: SignatureVerification }> {
+  const keys: ExchangeJwk[] = [];
+  let signer: ManifestSigner | undefined;
+  const signing = env.EXPORT_SIGNING_KEY;
+  if (signing !== undefined && signing !== "") {
+    const [jwk] = parseJwkList(signing, "EXPORT_SIGNING_KEY");
+    signer = await signerFromJwk(jwk!);
+    keys.push(publicJwkOf(signer.privateKey as ExchangeJwk));
+  }
+  const verify = env.EXPORT_VERIFY_KEYS;
+  if (verify !== undefined && verify !== "") keys.push(...parseJwkList(verify, "EXPORT_VERIFY_KEYS"));
+  const required = requireSignature || /^(1|true|yes)$/i.test(env.EXPORT_REQUIRE_SIGNATURE ?? "");
+  return { ...(signer !== undefined ? { signer } : {}), verification: { publicKeys: keys, requireSignature: required } };
+}
+
+/** Image bytes: from the image store for the local host, through a signed delivery URL for Cloudflare Images. */
+function imageReader(config: ServiceConfig, host: ImageHost): ((imageId: string) => Promise<Uint8Array | null>) | undefined {
+  if (config.imageHost !== "cloudflare") return undefined;
+  return async (imageId) => {
+    const signed = await host.signedUrl(`https://${config.imageDeliveryHost}/${config.accountHash ?? ""}/${encodeURIComponent(imageId)}/public`);
+    const response = await fetch(signed, { signal: AbortSignal.timeout(config.imageUpstreamTimeoutMs) });
+    if (response.status === 404) return null;
+    if (!response.ok) throw new Error(`Image delivery answered HTTP ${response.status} for ${imageId}`);
+    return new Uint8Array(await response.arrayBuffer());
+  };
+}
+
+/** Writes through a temporary file renamed into place, so a failed export leaves nothing behind. */
+async function writeAtomically(path: string, produce: (write: (chunk: Uint8Array) => Promise<void>) => Promise<void>): Promise<number> {
+  const temporary = `${path}.partial-${crypto.randomUUID().slice(0, 8)}`;
+  const handle = await open(temporary, "w");
+  let bytes = 0;
+  try {
+    await produce(async (chunk) => {
+      for (let offset = 0; offset < chunk.length;) {
+        const { bytesWritten } = await handle.write(chunk, offset, chunk.length - offset);
+        offset += bytesWritten;
+      }
+      bytes += chunk.length;
+    });
+    await handle.sync();
+    await handle.close();
+    await rename(temporary, path);
+    return bytes;
+  } catch (err) {
+    await handle.close().catch(() => {});
+    await rm(temporary, { force: true });
+    throw err;
+  }
+}
+
+async function runExport(flags: Flags, store: ExchangeStore, io: ExchangeCommandIo, signer: ManifestSigner | undefined): Promise<number> {
+  const user = flags.user!;
+  const options = { includeAnnotations: !flags["no-annotations"], includeMetadata: !flags["no-metadata"] };
+  const progress = progressPrinter(io.err);
+  const onProgress = ({ phase, done, total }: ExportProgress) => progress.show(phase, done, total);
+  if (flags.all) {
+    if (flags.case !== undefined) throw new UsageError("--all and --case exclude each other");
+    const format = flags.format ?? "json";
+    if (format !== "json" && format !== "xlsx") throw new UsageError(`--all exports json or xlsx, not "${format}"`);
+    const file = await exportAllCases(store, user, format, { ...options, onCase: (done, total) => progress.show("cases", done, total) });
+    progress.end();
+    const path = resolve(flags.out ?? file.fileName);
+    const bytes = await writeAtomically(path, (write) => write(file.bytes));
+    const failed = file.data.cases.filter((data) => data.summary?.exportError !== undefined);
+    io.out(`exported ${file.data.cases.length} case(s) of ${user} (${file.data.metadata.totalFiles} files) to ${path} (${bytes} bytes)`);
+    for (const data of failed) io.out(`case ${data.metadata.caseNumber} failed: ${data.summary?.exportError ?? ""}`);
+    return 0;
+  }
+  const caseNumber = flags.case;
+  if (caseNumber === undefined) throw new UsageError("export needs --case CASE or --all");
+  const format = flags.format ?? "zip";
+  if (format === "json" || format === "csv") {
+    const file = await exportCase(store, user, caseNumber, format, { ...options, onProgress });
+    progress.end();
+    const path = resolve(flags.out ?? file.fileName);
+    const bytes = await writeAtomically(path, (write) => write(file.bytes));
+    io.out(`exported case ${caseNumber} of ${user} (${file.data.metadata.totalFiles} files) to ${path} (${bytes} bytes)`);
+    return 0;
+  }
+  if (format !== "zip") throw new UsageError(`--format must be json, csv or zip, not "${format}"`);
+  const path = resolve(flags.out ?? `${caseNumber}-export-${store.now().toISOString().slice(0, 10).replaceAll("-", "")}.zip`);
+  let summary;
+  const bytes = await writeAtomically(path, async (write) => {
+    summary = await writeCaseZip(store, user, caseNumber, write, { ...options, onProgress, signer, fileName: basename(path), crc32: nativeCrc32 });
+  });
+  progress.end();
+  io.out(`exported case ${caseNumber} of ${user} (${summary!.images} images) to ${path} (${bytes} bytes)`);
+  io.out(`manifest hash ${summary!.manifest.manifestHash}${summary!.manifest.signature !== undefined ? ` signed with key ${summary!.manifest.signature.keyId}` : " (unsigned)"}`);
+  return 0;
+}
+
+async function runImport(flags: Flags, positionals: string[], store: ExchangeStore, io: ExchangeCommandIo, verification: SignatureVerification): Promise<number> {
+  const file = positionals[0];
+  if (file === undefined || positionals.length > 1) throw new UsageError("import needs exactly one FILE.zip");
+  const zip = new Uint8Array(await readFile(resolve(file)));
+  const user = flags.user!;
+  const options: CaseImportOptions = {
+    overwriteExisting: flags.overwrite,
+    validateIntegrity: !flags["no-validate-integrity"],
+    preserveTimestamps: !flags["no-preserve-timestamps"],
+    verification,
+    fileName: basename(file),
+  };
+  if (flags.preview) {
+    const preview = await previewCaseImport(zip, { store, importerUid: user, ...options });
+    if (flags.json) io.out(JSON.stringify(preview, null, 2));
+    else {
+      io.out(`case ${preview.caseNumber || "(none)"}: ${preview.fileCount} files, ${preview.annotationCount} with annotations, images ${preview.hasImages ? "yes" : "no"}`);
+      io.out(`exported ${preview.exportDate || "(unknown)"} by ${preview.exportedBy ?? "(unknown)"}; signature ${String(preview.signatureValid ?? "not read")}`);
+      io.out(`can import: ${preview.canImport ? "yes" : "no"}`);
+      for (const warning of preview.warnings) io.out(`- ${warning}`);
+    }
+    return preview.canImport ? 0 : 1;
+  }
+  const progress = progressPrinter(io.err);
+  const result = await importCase(store, zip, user, { ...options, onProgress: ({ stage, done, total }) => progress.show(stage, done, total) });
+  progress.end();
+  if (flags.json) io.out(JSON.stringify(result, null, 2));
+  else if (result.success) {
+    io.out(`imported case ${result.caseNumber} for ${user} as a read-only case: ${result.filesImported} files, ${result.annotationsImported} annotation documents; signature ${String(result.signatureValid ?? "not read")}`);
+    for (const warning of result.warnings ?? []) io.out(`warning: ${warning}`);
+  } else {
+    for (const error of result.errors ?? []) io.err.write(`import refused: ${error}\n`);
+    for (const warning of result.warnings ?? []) io.err.write(`warning: ${warning}\n`);
+  }
+  return result.success ? 0 : 1;
+}
+
+/**
+ * Runs `export ...` or `import ...` (argv without the program name) and resolves with the
+ * exit code: 0 done, 1 failed or refused, 2 bad usage or configuration.
+ */
+export async function runExchangeCommand(argv: readonly string[], options: ExchangeCommandOptions = {}): Promise<number> {
+  const io: ExchangeCommandIo = {
+    out: options.io?.out ?? ((line) => console.log(line)),
+    err: options.io?.err ?? process.stderr,
+    env: options.io?.env ?? environment(),
+  };
+  let close = async () => {};
+  try {
+    const { values: flags, positionals } = parse(argv);
+    if (flags.help) {
+      io.out(USAGE);
+      return 0;
+    }
+    const command = positionals.shift();
+    if (command !== "export" && command !== "import") throw new UsageError(`Unknown command: ${command ?? "(none)"}`);
+    if (flags.user === undefined || flags.user === "") throw new UsageError(`${command} needs --user UID`);
+    if (command === "export" && positionals.length > 0) throw new UsageError(`Unexpected argument: ${positionals[0]}`);
+    const signatures = await signatureConfig(io.env, flags["require-signature"]);
+    const config = parseConfig(io.env);
+    const storage = await storagePorts(config, resolve(flags.data), options.runtimeStorage);
+    close = storage.close;
+    const ports = storage.ports;
+    const hostOrFactory = ports.imageHost ?? imageHostOf(config, ports.clock, () => ports.images);
+    const host = typeof hostOrFactory === "function" ? hostOrFactory(`${config.publicUrl ?? "http://localhost"}${WORKER_MOUNTS.image}/delivery`) : hostOrFactory;
+    const store = portsExchangeStore({ ...ports, imageHost: host, readImage: imageReader(config, host) });
+    return command === "export" ? await runExport(flags, store, io, signatures.signer) : await runImport(flags, positionals, store, io, signatures.verification);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err.write(`${err.message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (err instanceof ConfigError) {
+      io.err.write(`${err.message}\n`);
+      return 2;
+    }
+    io.err.write(`\n${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  } finally {
+    await close();
+  }
+}

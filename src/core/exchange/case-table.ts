@@ -1,0 +1,176 @@
+/**
+ * @module
+ * A case export as rows (EXCHANGE.md "CSV (single case) and XLSX workbook"): the metadata
+ * rows, the summary rows, `File Details`, the 37-column header and one row per box. The CSV
+ * and each case sheet of the workbook are these rows; numbers stay numbers until a format
+ * writes them.
+ */
+import type { CaseExportData, CaseExportFile, ExportProvenance } from "./shapes.ts";
+
+/** One cell: text, a number, or empty. */
+export type TableCell = string | number;
+/** One row of cells. */
+export type TableRow = TableCell[];
+
+/** The header row of the file rows, 37 columns in EXCHANGE.md order. */
+export const CASE_TABLE_HEADER: readonly string[] = Object.freeze([
+  "File ID",
+  "Original Filename",
+  "Upload Date",
+  "Has Annotations",
+  "Left Case",
+  "Right Case",
+  "Left Item",
+  "Right Item",
+  "Case Font Color",
+  "Class Type",
+  "Custom Class",
+  "Class Note",
+  "Index Type",
+  "Index Number",
+  "Index Color",
+  "Support Level",
+  "Has Subclass",
+  "Include Confirmation",
+  "Confirmation Status",
+  "Confirming Examiner Name",
+  "Confirming Examiner Badge ID",
+  "Confirming Examiner Email",
+  "Confirming Examiner Company",
+  "Confirmation ID",
+  "Confirmation Timestamp",
+  "Confirmation Date (ISO)",
+  "Total Box Annotations",
+  "Box ID",
+  "Box X",
+  "Box Y",
+  "Box Width",
+  "Box Height",
+  "Box Color",
+  "Box Label",
+  "Box Timestamp",
+  "Additional Notes",
+  "Last Updated",
+]);
+
+/** Columns before the box columns (written on a file's first row only). */
+const FILE_COLUMNS = 27;
+/** Box columns. */
+const BOX_COLUMNS = 8;
+
+const text = (value: unknown): string => typeof value === "string" ? value : value === undefined || value === null ? "" : String(value);
+const cell = (value: unknown): TableCell => typeof value === "number" ? value : text(value);
+const yesNo = (value: unknown): string => value === true ? "Yes" : "No";
+
+/** The rows saying who exported, when, and in which schema version (CSV and both workbooks). */
+export function provenanceRows(meta: ExportProvenance): TableRow[] {
+  return [
+    ["Export Date", text(meta.exportDate)],
+    ["Exported By (Email)", text(meta.exportedBy)],
+    ["Exported By (UID)", text(meta.exportedByUid)],
+    ["Exported By (Name)", text(meta.exportedByName)],
+    ["Exported By (Company)", text(meta.exportedByCompany)],
+    ["Export Schema Version", text(meta.exportSchemaVersion ?? meta.striaeExportSchemaVersion)],
+  ];
+}
+
+/** The metadata rows (label, value). */
+export function metadataRows(data: CaseExportData): TableRow[] {
+  const meta = data.metadata;
+  return [
+    ["Case Number", text(meta.caseNumber)],
+    ["Case Created Date", text(meta.caseCreatedDate)],
+    ...provenanceRows(meta),
+    ["Total Files", cell(meta.totalFiles)],
+  ];
+}
+
+/** The summary rows (label, value); none when the export has no summary. */
+export function summaryRows(data: CaseExportData): TableRow[] {
+  const summary = data.summary;
+  if (summary === undefined) return [];
+  const rows: TableRow[] = [
+    ["Files with Annotations", cell(summary.filesWithAnnotations)],
+    ["Files without Annotations", cell(summary.filesWithoutAnnotations)],
+    ["Total Box Annotations", cell(summary.totalBoxAnnotations)],
+    ["Files with Confirmations", cell(summary.filesWithConfirmations ?? 0)],
+    ["Files with Confirmations Requested", cell(summary.filesWithConfirmationsRequested ?? 0)],
+    ["Last Modified", text(summary.lastModified)],
+    ["Earliest Annotation Date", text(summary.earliestAnnotationDate)],
+    ["Latest Annotation Date", text(summary.latestAnnotationDate)],
+  ];
+  if (summary.exportError !== undefined) rows.push(["Export Error", text(summary.exportError)]);
+  return rows;
+}
+
+function confirmationStatus(file: CaseExportFile): string {
+  const annotations = file.annotations;
+  if (annotations?.confirmationData !== undefined && annotations.confirmationData !== null) return "Confirmed";
+  return annotations?.includeConfirmation === true ? "Requested" : "Not Requested";
+}
+
+/** The rows of one file: one per box, or one with empty box columns. */
+export function fileRows(file: CaseExportFile): TableRow[] {
+  const a = file.annotations;
+  const confirmation = a?.confirmationData;
+  const boxes = Array.isArray(a?.boxAnnotations) ? a.boxAnnotations : [];
+  const fileCells: TableRow = [
+    text(file.fileData.id),
+    text(file.fileData.originalFilename),
+    text(file.fileData.uploadedAt),
+    yesNo(file.hasAnnotations),
+    text(a?.leftCase),
+    text(a?.rightCase),
+    text(a?.leftItem),
+    text(a?.rightItem),
+    text(a?.caseFontColor),
+    text(a?.classType),
+    text(a?.customClass),
+    text(a?.classNote),
+    text(a?.indexType),
+    text(a?.indexNumber),
+    text(a?.indexColor),
+    text(a?.supportLevel),
+    yesNo(a?.hasSubclass),
+    yesNo(a?.includeConfirmation),
+    confirmationStatus(file),
+    text(confirmation?.fullName),
+    text(confirmation?.badgeId),
+    text(confirmation?.confirmedByEmail),
+    text(confirmation?.confirmedByCompany),
+    text(confirmation?.confirmationId),
+    text(confirmation?.timestamp),
+    text(confirmation?.confirmedAt),
+    boxes.length,
+  ];
+  const lastCells: TableRow = [text(a?.additionalNotes), text(a?.updatedAt)];
+  if (boxes.length === 0) return [[...fileCells, ...new Array<string>(BOX_COLUMNS).fill(""), ...lastCells]];
+  return boxes.map((box, index) => [
+    ...(index === 0 ? fileCells : new Array<string>(FILE_COLUMNS).fill("")),
+    text(box.id),
+    cell(box.x),
+    cell(box.y),
+    cell(box.width),
+    cell(box.height),
+    text(box.color),
+    text(box.label),
+    text(box.timestamp),
+    ...(index === 0 ? lastCells : ["", ""]),
+  ]);
+}
+
+/**
+ * The data block: metadata rows, a blank row, summary rows, a blank row, `File Details`,
+ * the header row and the file rows (without a summary, its rows and blank row are left out).
+ */
+export function caseTableRows(data: CaseExportData): TableRow[] {
+  const summary = summaryRows(data);
+  return [
+    ...metadataRows(data),
+    [""],
+    ...(summary.length > 0 ? [...summary, [""]] : []),
+    ["File Details"],
+    [...CASE_TABLE_HEADER],
+    ...data.files.flatMap(fileRows),
+  ];
+}

@@ -1,0 +1,105 @@
+/**
+ * @module
+ * The exports as files, each with its `case-export` audit entry: a case as JSON or CSV, every
+ * case as JSON or an XLSX workbook. (The ZIP export, streamed, is in `zip-export.ts`.)
+ */
+import { collectAllCasesExport, collectCaseExport, type CaseExportOptions, formatExportJson } from "./case-export.ts";
+import { formatAllCasesXlsx } from "./cases-workbook.ts";
+import { formatCaseCsv } from "./csv.ts";
+import { messageOf } from "./exchange-error.ts";
+import { recordAudit } from "./exchange-audit.ts";
+import type { AllCasesExportData, CaseExportData } from "./shapes.ts";
+import type { ExchangeStore } from "./sources.ts";
+
+/** An export ready to be saved. */
+export interface ExportedFile<T> {
+  /** A file name for it, e.g. `CASE-1-export.json`. */
+  fileName: string;
+  /** Its media type. */
+  contentType: string;
+  /** Its bytes. */
+  bytes: Uint8Array<ArrayBuffer>;
+  /** The export it was made from. */
+  data: T;
+}
+
+const encoder = new TextEncoder();
+const day = (iso: string): string => iso.slice(0, 10).replaceAll("-", "");
+
+async function audited<T>(
+  store: ExchangeStore,
+  userUid: string,
+  caseNumber: string,
+  fileType: string,
+  make: () => Promise<ExportedFile<T>>,
+): Promise<ExportedFile<T>> {
+  const startedAt = store.now();
+  try {
+    const file = await make();
+    await recordAudit(store, {
+      userUid,
+      action: "case-export",
+      result: "success",
+      details: { caseNumber, fileName: file.fileName, fileType },
+      startedAt,
+      bytes: file.bytes.length,
+    });
+    return file;
+  } catch (err) {
+    await recordAudit(store, {
+      userUid,
+      action: "case-export",
+      result: "failure",
+      details: { caseNumber, fileType, validationErrors: [messageOf(err)] },
+      startedAt,
+      bytes: 0,
+    });
+    throw err;
+  }
+}
+
+/**
+ * A case as a JSON or CSV file (EXCHANGE.md "Single-case JSON", "CSV").
+ *
+ * @throws {ExchangeError} NOT_FOUND when the case does not exist.
+ */
+export function exportCase(
+  store: ExchangeStore,
+  userUid: string,
+  caseNumber: string,
+  format: "json" | "csv",
+  options: CaseExportOptions = {},
+): Promise<ExportedFile<CaseExportData>> {
+  return audited(store, userUid, caseNumber, format, async () => {
+    const data = await collectCaseExport(store, userUid, caseNumber, options);
+    const text = format === "csv" ? await formatCaseCsv(data) : formatExportJson(data);
+    return {
+      fileName: `${data.metadata.caseNumber}-export-${day(data.metadata.exportDate)}.${format}`,
+      contentType: format === "csv" ? "text/csv; charset=utf-8" : "application/json; charset=utf-8",
+      bytes: encoder.encode(text),
+      data,
+    };
+  });
+}
+
+/**
+ * Every case of a user as one JSON file or an XLSX workbook (EXCHANGE.md "Bulk JSON", "XLSX").
+ *
+ * @throws {ExchangeError} NOT_FOUND when the user does not exist.
+ */
+export function exportAllCases(
+  store: ExchangeStore,
+  userUid: string,
+  format: "json" | "xlsx",
+  options: CaseExportOptions & { onCase?: ((done: number, total: number, caseNumber: string) => void) | undefined } = {},
+): Promise<ExportedFile<AllCasesExportData>> {
+  return audited(store, userUid, "all-cases", format, async () => {
+    const data = await collectAllCasesExport(store, userUid, options);
+    return {
+      fileName: `all-cases-export-${day(data.metadata.exportDate)}.${format}`,
+      contentType: format === "xlsx" ? "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" : "application/json; charset=utf-8",
+      bytes: format === "xlsx" ? formatAllCasesXlsx(data) : encoder.encode(formatExportJson(data)),
+      data,
+    };
+  });
+}

@@ -1,0 +1,62 @@
+/**
+ * @module
+ * `previewCaseImport`: what a package holds and whether it would import, without writing
+ * anything. Runs the same checks as the import, in the same order (rules 1 to 5, the
+ * overwrite part of 7, `validateIntegrity`), as far as the context given allows: without an
+ * importer only the package itself is checked.
+ */
+import { checkCasePackage, type PackageFacts } from "./case-package.ts";
+import type { CaseImportOptions } from "./case-import.ts";
+import { messageOf } from "./exchange-error.ts";
+import { checkExporter, checkImporterCases, consistencyProblems } from "./import-rules.ts";
+import type { CaseImportPreview } from "./shapes.ts";
+import type { ExchangeStore } from "./sources.ts";
+
+/** Who would import, and how: everything optional. */
+export interface PreviewContext extends Pick<CaseImportOptions, "overwriteExisting" | "validateIntegrity" | "verification"> {
+  /** The store, to check the importer's own and read-only cases. */
+  store?: ExchangeStore | undefined;
+  /** The importing user. */
+  importerUid?: string | undefined;
+}
+
+/**
+ * Previews a package. Never throws: a package that would be refused has `canImport: false`
+ * and the reason first in `warnings`.
+ */
+export async function previewCaseImport(zip: Uint8Array, context: PreviewContext = {}): Promise<CaseImportPreview> {
+  const facts: PackageFacts = { hasImages: false };
+  const warnings: string[] = [];
+  let canImport = true;
+  try {
+    const pkg = await checkCasePackage(zip, context.verification, facts);
+    warnings.push(...pkg.warnings);
+    if (context.importerUid !== undefined) {
+      checkExporter(pkg.data, context.importerUid);
+      if (context.store !== undefined) {
+        const importer = await context.store.getUser(context.importerUid);
+        if (importer === null) throw new Error(`The importing user ${context.importerUid} does not exist`);
+        const { replaces } = checkImporterCases(pkg.data, importer, context.overwriteExisting === true);
+        if (replaces) warnings.push(`The read-only case ${pkg.data.metadata.caseNumber} would be replaced`);
+      }
+    }
+    const problems = consistencyProblems(pkg);
+    if (problems.length > 0 && context.validateIntegrity !== false) throw new Error(`The package is inconsistent: ${problems.join("; ")}`);
+    warnings.push(...problems);
+  } catch (err) {
+    canImport = false;
+    warnings.unshift(messageOf(err));
+  }
+  const data = facts.data;
+  return {
+    caseNumber: typeof data?.metadata.caseNumber === "string" ? data.metadata.caseNumber : "",
+    fileCount: data?.files.length ?? 0,
+    annotationCount: data?.files.filter((file) => file.annotations !== undefined && file.annotations !== null).length ?? 0,
+    exportDate: typeof data?.metadata.exportDate === "string" ? data.metadata.exportDate : "",
+    exportedBy: typeof data?.metadata.exportedBy === "string" ? data.metadata.exportedBy : null,
+    hasImages: facts.hasImages,
+    canImport,
+    warnings,
+    ...(facts.signatureValid !== undefined ? { signatureValid: facts.signatureValid } : {}),
+  };
+}

@@ -1,0 +1,45 @@
+/**
+ * @module
+ * The import rules that concern the importer (EXCHANGE.md "Import as a read-only case",
+ * rules 4, 5 and the overwrite part of 7) and the package's consistency with itself
+ * (`validateIntegrity`). Shared by the preview and the import, so both decide alike.
+ */
+import { type CheckedPackage, PackageRefusal } from "./case-package.ts";
+import type { CaseExportData } from "./shapes.ts";
+import type { ExchangeUser } from "./sources.ts";
+
+/** The message of rule 4, as EXCHANGE.md words it. */
+export const OWN_CASE_REFUSAL = "the original analyst cannot review their own case";
+
+/** Rule 4: the exporter is named and is not the importer. */
+export function checkExporter(data: CaseExportData, importerUid: string): void {
+  const exporter = data.metadata.exportedByUid;
+  if (typeof exporter !== "string" || exporter === "") throw new PackageRefusal("metadata.exportedByUid is required");
+  if (exporter === importerUid) throw new PackageRefusal(OWN_CASE_REFUSAL, true);
+}
+
+/** Rules 5 and 7 (before anything is written): not an own case; a same-number read-only case only with overwriteExisting. */
+export function checkImporterCases(data: CaseExportData, importer: ExchangeUser, overwriteExisting: boolean): { replaces: boolean } {
+  const caseNumber = data.metadata.caseNumber;
+  if (importer.cases.some((assignment) => assignment.caseNumber === caseNumber)) {
+    throw new PackageRefusal(`Case ${caseNumber} is one of your own cases: ${OWN_CASE_REFUSAL}`, true);
+  }
+  const replaces = (importer.readOnlyCases ?? []).some((entry) => entry.caseNumber === caseNumber);
+  if (replaces && !overwriteExisting) {
+    throw new PackageRefusal(`A read-only case ${caseNumber} already exists; import with overwriteExisting to replace it`);
+  }
+  return { replaces };
+}
+
+/** The package against itself: every file has its image, no image is left over, totalFiles matches. */
+export function consistencyProblems(pkg: CheckedPackage): string[] {
+  const problems: string[] = [];
+  for (const file of pkg.filesWithoutImage) {
+    problems.push(`File ${file.fileData.id} (${file.fileData.originalFilename}) has no image in the archive`);
+  }
+  for (const name of pkg.unreferencedImages) problems.push(`The image images/${name} belongs to no file of the data file`);
+  if (pkg.data.metadata.totalFiles !== pkg.data.files.length) {
+    problems.push(`metadata.totalFiles is ${pkg.data.metadata.totalFiles} but the data file lists ${pkg.data.files.length} files`);
+  }
+  return problems;
+}

@@ -1,0 +1,109 @@
+/**
+ * @module
+ * Export and import of cases (spec sections 1 and 2.7, EXCHANGE.md): single-case JSON, CSV
+ * and ZIP (images, README.txt, READ_ONLY_INSTRUCTIONS.txt, FORENSIC_MANIFEST.json, optionally
+ * signed), every case as JSON or an XLSX workbook, import of a ZIP as a read-only case, and
+ * confirmations. Isomorphic: web crypto, web streams, fflate, jose and zod only, so it runs in
+ * a browser, Deno, Bun, workerd and Node. It reads and writes through an
+ * {@link ExchangeStore}: the service's ports ({@link portsExchangeStore}) or the workers'
+ * HTTP API ({@link httpExchangeStore}).
+ *
+ * @example
+ * ```ts
+ * import { exportCaseZip, httpExchangeStore, importCase } from "@forensic-annotation/service/exchange";
+ *
+ * const store = httpExchangeStore({
+ *   userWorkerUrl: "http://127.0.0.1:8787/user", userKey: "USER_DB_AUTH value",
+ *   dataWorkerUrl: "http://127.0.0.1:8787/data", dataKey: "R2_KEY_SECRET value",
+ *   imageWorkerUrl: "http://127.0.0.1:8787/image", imageToken: "IMAGES_API_TOKEN value",
+ * });
+ * // The analyst exports a case...
+ * const zip = new Uint8Array(await new Response(exportCaseZip(store, "analyst-uid", "CASE-1", {
+ *   onProgress: ({ phase, done, total }) => console.log(phase, done, total),
+ * })).arrayBuffer());
+ * // ...and a reviewer imports it as a read-only case.
+ * const result = await importCase(store, zip, "reviewer-uid");
+ * console.log(result.success, result.errors);
+ * ```
+ */
+export type {
+  AllCasesExportData,
+  AllCasesExportMetadata,
+  AllCasesExportSummary,
+  AnnotationData,
+  BoxAnnotation,
+  CaseExportData,
+  CaseExportFile,
+  CaseExportMetadata,
+  CaseExportSummary,
+  CaseImportPreview,
+  ClassType,
+  Confirmation,
+  ConfirmationExport,
+  ConfirmationExportMetadata,
+  ConfirmationImportResult,
+  ExportOptions,
+  ExportPhase,
+  ExportProgress,
+  ExportProvenance,
+  ExportSchemaVersion,
+  FileData,
+  ForensicManifest,
+  ImportOptions,
+  ImportResult,
+  IndexType,
+  ManifestSignature,
+  SignatureValidity,
+  SupportLevel,
+} from "./shapes.ts";
+export {
+  type ExchangeAuditEntry,
+  type ExchangeImageUpload,
+  type ExchangePorts,
+  type ExchangeStore,
+  type ExchangeUser,
+  portsExchangeStore,
+  type ReadOnlyCaseEntry,
+} from "./sources.ts";
+export type { BlobStore, Bytes, Clock, HostedImage, ImageHost, ImageUpload, KvStore } from "../ports.ts";
+export { httpExchangeStore, type HttpExchangeOptions } from "./http-source.ts";
+export { ExchangeError, type ExchangeErrorCode } from "./exchange-error.ts";
+export {
+  collectAllCasesExport,
+  collectCaseExport,
+  type CaseExportOptions,
+  EXPORT_SCHEMA_VERSION,
+  formatExportJson,
+  hasAnnotations,
+} from "./case-export.ts";
+export { CASE_TABLE_HEADER, caseTableRows, type TableCell, type TableRow } from "./case-table.ts";
+export { type CsvVerification, formatCaseCsv, verifyCaseCsv } from "./csv.ts";
+export { casesWorkbookSheets, formatAllCasesXlsx, SUMMARY_CASE_HEADER } from "./cases-workbook.ts";
+export { type WorkbookProperties, type WorkbookSheet, writeWorkbook } from "./xlsx.ts";
+export { exportAllCases, exportCase, type ExportedFile } from "./export-files.ts";
+export { type CaseZipOptions, type CaseZipSummary, exportCaseZip, writeCaseZip } from "./zip-export.ts";
+export { buildManifest, dataEntryName, imageEntryName, MANIFEST_ENTRY, type ManifestCore, manifestHashOf } from "./manifest.ts";
+export {
+  algorithmOf,
+  type ExchangeJwk,
+  type ManifestSigner,
+  publicJwkOf,
+  type SignatureCheck,
+  type SignatureVerification,
+  signerFromJwk,
+  signManifestHash,
+  verifyManifestSignature,
+} from "./signature.ts";
+export { stripWarningBlock } from "./case-package.ts";
+export { type PreviewContext, previewCaseImport } from "./import-preview.ts";
+export { type CaseImportOptions, importCase } from "./case-import.ts";
+export { OWN_CASE_REFUSAL } from "./import-rules.ts";
+export {
+  confirmationExportHash,
+  createConfirmation,
+  exportConfirmations,
+  importConfirmations,
+  newConfirmationId,
+  type ReviewerDetails,
+} from "./confirmations.ts";
+export { sha256Hex } from "./digest.ts";

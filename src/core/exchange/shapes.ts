@@ -1,0 +1,404 @@
+/**
+ * @module
+ * The export and import shapes of spec 2.7 and EXCHANGE.md, written out as plain
+ * interfaces: the public API of the exchange module names these, never types inferred
+ * from the zod schemas (which validate the same shapes in `../schemas/exchange.ts`).
+ * Stored and exported documents are loose: fields written by other clients are kept.
+ */
+
+/** classType values of spec 2.4. */
+export type ClassType = "Bullet" | "Cartridge Case" | "Other";
+/** indexType values of spec 2.4. */
+export type IndexType = "number" | "color";
+/** supportLevel values of spec 2.4. */
+export type SupportLevel = "ID" | "Exclusion" | "Inconclusive";
+
+/** BoxAnnotation of spec 2.4: a box in percent of the image. */
+export interface BoxAnnotation {
+  /** The box id. */
+  id: string;
+  /** Left edge, percent of the image width (0-100). */
+  x: number;
+  /** Top edge, percent of the image height (0-100). */
+  y: number;
+  /** Width, percent of the image width. */
+  width: number;
+  /** Height, percent of the image height. */
+  height: number;
+  /** Hex colour `#rgb` or `#rrggbb`. */
+  color: string;
+  /** Optional label (kept: clients in the field write it). */
+  label?: string | undefined;
+  /** Creation time, ISO 8601. */
+  timestamp: string;
+  /** Fields written by other clients. */
+  [field: string]: unknown;
+}
+
+/** A reviewer's confirmation of one image (EXCHANGE.md "Confirmations"). */
+export interface Confirmation {
+  /** The reviewer's full name. */
+  fullName: string;
+  /** The reviewer's badge id. */
+  badgeId: string;
+  /** When the reviewer confirmed, ISO 8601. */
+  timestamp: string;
+  /** `CONF-` and 10 characters A-Z0-9 (older clients' ids are kept as they are). */
+  confirmationId: string;
+  /** The reviewer's user id. */
+  confirmedBy: string;
+  /** The reviewer's email. */
+  confirmedByEmail: string;
+  /** The reviewer's company. */
+  confirmedByCompany: string;
+  /** When the confirmation was recorded, ISO 8601. */
+  confirmedAt: string;
+  /** Fields written by other clients. */
+  [field: string]: unknown;
+}
+
+/** AnnotationData of spec 2.4: the annotations of one image. */
+export interface AnnotationData {
+  /** Left case. */
+  leftCase: string;
+  /** Right case. */
+  rightCase: string;
+  /** Left item. */
+  leftItem: string;
+  /** Right item. */
+  rightItem: string;
+  /** Colour of the case text. */
+  caseFontColor?: string | undefined;
+  /** Bullet, Cartridge Case or Other. */
+  classType?: ClassType | undefined;
+  /** Class when classType is Other. */
+  customClass?: string | undefined;
+  /** Note on the class. */
+  classNote?: string | undefined;
+  /** number or color. */
+  indexType?: IndexType | undefined;
+  /** Index number. */
+  indexNumber?: string | undefined;
+  /** Index colour. */
+  indexColor?: string | undefined;
+  /** ID, Exclusion or Inconclusive. */
+  supportLevel?: SupportLevel | undefined;
+  /** Whether subclass characteristics are present. */
+  hasSubclass?: boolean | undefined;
+  /** Whether the examiner requests a confirmation. */
+  includeConfirmation: boolean;
+  /** The confirmation imported from a reviewer (EXCHANGE.md "Confirmations"). */
+  confirmationData?: Confirmation | undefined;
+  /** Free notes. */
+  additionalNotes?: string | undefined;
+  /** The boxes. */
+  boxAnnotations?: BoxAnnotation[] | undefined;
+  /** Last change, ISO 8601. */
+  updatedAt: string;
+  /** Fields written by other clients. */
+  [field: string]: unknown;
+}
+
+/** FileData of spec 2.3: one image file of a case. */
+export interface FileData {
+  /** The image id at the image host. */
+  id: string;
+  /** The file name given at upload. */
+  originalFilename: string;
+  /** Upload time, ISO 8601. */
+  uploadedAt: string;
+  /** Fields written by other clients. */
+  [field: string]: unknown;
+}
+
+/** The schema version every export of this module writes. */
+export type ExportSchemaVersion = "1.0";
+
+/** Who exported, when, and in which schema version: the metadata every export starts with. */
+export interface ExportProvenance {
+  /** When the export was made. */
+  exportDate: string;
+  /** The exporter's email, or null. */
+  exportedBy: string | null;
+  /** The exporter's user id (an import requires it). */
+  exportedByUid?: string | undefined;
+  /** The exporter's name. */
+  exportedByName?: string | undefined;
+  /** The exporter's company. */
+  exportedByCompany?: string | undefined;
+  /** `"1.0"` in our exports. */
+  exportSchemaVersion?: string | undefined;
+  /** The same, as older clients name it. */
+  striaeExportSchemaVersion?: string | undefined;
+}
+
+/** `metadata` of a single-case export (EXCHANGE.md "Single-case JSON"). */
+export interface CaseExportMetadata extends ExportProvenance {
+  /** The case number. */
+  caseNumber: string;
+  /** When the case was created. */
+  caseCreatedDate?: string | undefined;
+  /** Number of files. */
+  totalFiles: number;
+  /** Fields written by other clients. */
+  [field: string]: unknown;
+}
+
+/** One entry of `files` of a single-case export. */
+export interface CaseExportFile {
+  /** The file. */
+  fileData: FileData;
+  /** Its annotations, when it has a document and `includeAnnotations` is not false. */
+  annotations?: AnnotationData | undefined;
+  /** Whether any annotation field is set or a box exists. */
+  hasAnnotations: boolean;
+  /** Fields written by other clients. */
+  [field: string]: unknown;
+}
+
+/** `summary` of a single-case export. */
+export interface CaseExportSummary {
+  /** Files with annotations. */
+  filesWithAnnotations: number;
+  /** Files without annotations. */
+  filesWithoutAnnotations: number;
+  /** Boxes over all files. */
+  totalBoxAnnotations: number;
+  /** Files whose annotations hold a confirmation. */
+  filesWithConfirmations?: number | undefined;
+  /** Files whose examiner requests a confirmation. */
+  filesWithConfirmationsRequested?: number | undefined;
+  /** Latest change of the case or its annotations. */
+  lastModified?: string | undefined;
+  /** Earliest `updatedAt` of an annotated file. */
+  earliestAnnotationDate?: string | undefined;
+  /** Latest `updatedAt` of an annotated file. */
+  latestAnnotationDate?: string | undefined;
+  /** Why the case could not be exported (bulk exports). */
+  exportError?: string | undefined;
+  /** Fields written by other clients. */
+  [field: string]: unknown;
+}
+
+/** CaseExportData of spec 2.7: the single-case JSON export. */
+export interface CaseExportData {
+  /** Who exported which case, when. */
+  metadata: CaseExportMetadata;
+  /** The files with their annotations. */
+  files: CaseExportFile[];
+  /** Counts and dates, unless `includeMetadata` was false. */
+  summary?: CaseExportSummary | undefined;
+  /** Fields written by other clients. */
+  [field: string]: unknown;
+}
+
+/** `metadata` of the bulk export (EXCHANGE.md "Bulk JSON"). */
+export interface AllCasesExportMetadata extends ExportProvenance {
+  /** Number of cases. */
+  totalCases: number;
+  /** Files over all cases. */
+  totalFiles: number;
+  /** Annotated files over all cases. */
+  totalAnnotations: number;
+  /** Files with a confirmation over all cases. */
+  totalConfirmations?: number | undefined;
+  /** Files with a requested confirmation over all cases. */
+  totalConfirmationsRequested?: number | undefined;
+  /** Fields written by other clients. */
+  [field: string]: unknown;
+}
+
+/** `summary` of the bulk export. */
+export interface AllCasesExportSummary {
+  /** Cases with at least one file. */
+  casesWithFiles: number;
+  /** Cases with at least one annotated file. */
+  casesWithAnnotations: number;
+  /** Cases without files (and cases that failed to export). */
+  casesWithoutFiles: number;
+  /** Latest change over all cases. */
+  lastModified?: string | undefined;
+  /** Earliest annotation date over all cases. */
+  earliestAnnotationDate?: string | undefined;
+  /** Latest annotation date over all cases. */
+  latestAnnotationDate?: string | undefined;
+  /** Fields written by other clients. */
+  [field: string]: unknown;
+}
+
+/** AllCasesExportData of spec 2.7: every case of a user. */
+export interface AllCasesExportData {
+  /** Who exported, when, and totals. */
+  metadata: AllCasesExportMetadata;
+  /** One single-case export per case; a failed case has `files: []` and `summary.exportError`. */
+  cases: CaseExportData[];
+  /** Counts and dates, unless `includeMetadata` was false. */
+  summary?: AllCasesExportSummary | undefined;
+  /** Fields written by other clients. */
+  [field: string]: unknown;
+}
+
+/** ExportOptions of spec 2.7. */
+export interface ExportOptions {
+  /** Include each file's annotations (default true). */
+  includeAnnotations?: boolean | undefined;
+  /** Include the `summary` block (default true). */
+  includeMetadata?: boolean | undefined;
+}
+
+/** ImportOptions of spec 2.7. */
+export interface ImportOptions {
+  /** Replace a read-only case of the same number (EXCHANGE.md import rule 7). Default false. */
+  overwriteExisting?: boolean | undefined;
+  /**
+   * Also check the package against itself (default true): every file has its image, no image
+   * is left over, `totalFiles` matches. When false these become warnings. The manifest hashes
+   * of rule 2 are always checked.
+   */
+  validateIntegrity?: boolean | undefined;
+  /**
+   * Keep the package's upload times, annotation `updatedAt` and case creation date (default
+   * true); when false they become the import time.
+   */
+  preserveTimestamps?: boolean | undefined;
+}
+
+/** What an import found of the manifest signature: valid, invalid, or none. */
+export type SignatureValidity = boolean | "unsigned";
+
+/** ImportResult of spec 2.7, plus `signatureValid` (EXCHANGE.md "Signatures"). */
+export interface ImportResult {
+  /** Whether the case was imported. */
+  success: boolean;
+  /** The case number ("" when the package has none). */
+  caseNumber: string;
+  /** Always true: imports are read-only cases. */
+  isReadOnly: boolean;
+  /** Images stored. */
+  filesImported: number;
+  /** Annotation documents stored. */
+  annotationsImported: number;
+  /** Why the import was refused or failed. */
+  errors?: string[] | undefined;
+  /** What the import noticed without refusing. */
+  warnings?: string[] | undefined;
+  /** The manifest signature, when the manifest could be read. */
+  signatureValid?: SignatureValidity | undefined;
+}
+
+/** CaseImportPreview of spec 2.7, plus `signatureValid`. */
+export interface CaseImportPreview {
+  /** The case number ("" when the package has none). */
+  caseNumber: string;
+  /** Files in the data file. */
+  fileCount: number;
+  /** Files with an annotations document. */
+  annotationCount: number;
+  /** When the package was exported. */
+  exportDate: string;
+  /** The exporter's email, or null. */
+  exportedBy: string | null;
+  /** Whether the package holds images. */
+  hasImages: boolean;
+  /** Whether an import would pass every rule checked so far. */
+  canImport: boolean;
+  /** Refusal reasons (when `canImport` is false) and other findings. */
+  warnings: string[];
+  /** The manifest signature, when the manifest could be read. */
+  signatureValid?: SignatureValidity | undefined;
+}
+
+/** ConfirmationImportResult of spec 2.7. */
+export interface ConfirmationImportResult {
+  /** Whether the file was accepted and processed (per-image refusals are in `errors`). */
+  success: boolean;
+  /** The case number. */
+  caseNumber: string;
+  /** Confirmations attached to annotations. */
+  confirmationsImported: number;
+  /** Annotation documents updated. */
+  imagesUpdated: number;
+  /** Refusals: of the file, or of single images. */
+  errors?: string[] | undefined;
+  /** Images skipped. */
+  warnings?: string[] | undefined;
+}
+
+/** The detached JWS over the manifest hash (EXCHANGE.md "Signatures"). */
+export interface ManifestSignature {
+  /** JWS `alg`, e.g. `ES256`. */
+  algorithm: string;
+  /** JWS `kid`: which key signed. */
+  keyId: string;
+  /** The compact JWS with its payload detached: `header..signature`. */
+  value: string;
+  /** Fields written by other clients. */
+  [field: string]: unknown;
+}
+
+/** `FORENSIC_MANIFEST.json` of a ZIP export. */
+export interface ForensicManifest {
+  /** SHA-256 (lower-case hex) of the data file. */
+  dataHash: string;
+  /** SHA-256 of each image, keyed by its name under `images/`, keys sorted. */
+  imageHashes: Record<string, string>;
+  /** SHA-256 of the compact JSON of `{dataHash, imageHashes, totalFiles, createdAt}`. */
+  manifestHash: string;
+  /** Images plus the data file. */
+  totalFiles: number;
+  /** When the manifest was made. */
+  createdAt: string;
+  /** Present when the exporting service has a signing key. */
+  signature?: ManifestSignature | undefined;
+  /** Fields written by other clients. */
+  [field: string]: unknown;
+}
+
+/** `metadata` of a confirmation export (EXCHANGE.md "Confirmations"). */
+export interface ConfirmationExportMetadata {
+  /** The case number (the original analyst's case). */
+  caseNumber: string;
+  /** When the confirmations were exported. */
+  exportDate: string;
+  /** The reviewer's email, or null. */
+  exportedBy: string | null;
+  /** The reviewer's user id. */
+  exportedByUid: string;
+  /** The reviewer's name. */
+  exportedByName: string;
+  /** The reviewer's company. */
+  exportedByCompany: string;
+  /** Confirmations in the file. */
+  totalConfirmations: number;
+  /** `"1.0"`. */
+  version: string;
+  /** Export date of the case package the reviewer imported. */
+  originalExportCreatedAt?: string | undefined;
+  /** Upper-case SHA-256 of the 2-space JSON of the file without this field. */
+  hash: string;
+  /** Fields written by other clients. */
+  [field: string]: unknown;
+}
+
+/** A confirmation export: confirmations keyed by the original image id. */
+export interface ConfirmationExport {
+  /** Who confirmed which case, and the integrity hash. */
+  metadata: ConfirmationExportMetadata;
+  /** The confirmations of each original image id. */
+  confirmations: Record<string, Confirmation[]>;
+  /** Fields written by other clients. */
+  [field: string]: unknown;
+}
+
+/** One phase of an export as the progress callback reports it. */
+export type ExportPhase = "collecting" | "images" | "hashing" | "writing";
+
+/** A progress report: `done` of `total` steps of `phase`. */
+export interface ExportProgress {
+  /** collecting (files read), images (images written), hashing (manifest), writing (archive end). */
+  phase: ExportPhase;
+  /** Steps done in this phase. */
+  done: number;
+  /** Steps in this phase. */
+  total: number;
+}

@@ -1,0 +1,168 @@
+import { existsSync, readFileSync } from "node:fs";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { unzipSync } from "fflate";
+import ExcelJS from "exceljs";
+import { exportJWK, generateKeyPair } from "jose";
+import { createFilePorts } from "../../src/adapters/node/file-ports.ts";
+import { runExchangeCommand } from "../../src/adapters/node/exchange-command.ts";
+import { createLocalImageHost } from "../../src/core/images/local-host.ts";
+import { storageKeys } from "../../src/core/storage/keys.ts";
+import { verifyCaseCsv } from "../../src/core/exchange/mod.ts";
+import { fixture } from "../helpers/images.ts";
+import { systemClock } from "../../src/core/ports.ts";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+let dir: string;
+let dataDir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "fa-exchange-"));
+  dataDir = join(dir, "data");
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** The analyst's case on disk under --data, as serve would have stored it. */
+async function seedFiles(): Promise<string[]> {
+  const ports = createFilePorts(dataDir);
+  const user = (uid: string, cases: string[]) => ({
+    uid, email: `${uid}@lab.example`, firstName: uid, lastName: "X", company: "Lab", permitted: true,
+    cases: cases.map((caseNumber) => ({ caseNumber, createdAt: "2026-11-01T00:00:00.000Z" })), createdAt: "2026-11-01T00:00:00.000Z",
+  });
+  await ports.users.put("analyst", JSON.stringify(user("analyst", ["C-1"])));
+  await ports.users.put("reviewer", JSON.stringify(user("reviewer", [])));
+  const host = createLocalImageHost({ store: ports.images, signingKey: undefined, deliveryBase: "http://localhost/image/delivery", clock: systemClock, urlLifetimeSeconds: 60 });
+  const ids: string[] = [];
+  for (const name of ["sample.png", "sample.jpg"]) ids.push((await host.upload({ bytes: fixture(name), filename: name, contentType: "image/png" })).id);
+  const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
+  await ports.data.put(storageKeys.case("analyst", "C-1"), encode({
+    caseNumber: "C-1",
+    files: ids.map((id, i) => ({ id, originalFilename: `item-${i}.png`, uploadedAt: "2026-11-02T00:00:00.000Z" })),
+    createdAt: "2026-11-01T00:00:00.000Z",
+  }));
+  await ports.data.put(storageKeys.annotations("analyst", "C-1", ids[0]!), encode({
+    leftCase: "C-1", rightCase: "C-1", leftItem: "1", rightItem: "2", includeConfirmation: false, updatedAt: "2026-11-03T00:00:00.000Z",
+    boxAnnotations: [{ id: "b", x: 1, y: 2, width: 3, height: 4, color: "#123456", timestamp: "2026-11-03T00:00:00.000Z" }],
+  }));
+  return ids;
+}
+
+function io(env: Record<string, string> = {}, isTTY = false) {
+  const out: string[] = [];
+  let err = "";
+  return {
+    out,
+    err: () => err,
+    options: { io: { out: (line: string) => void out.push(line), err: { write: (text: string) => (err += text), isTTY }, env } },
+  };
+}
+
+describe("forensic-annotation export / import (runExchangeCommand)", () => {
+  it("exports a case as ZIP with progress lines, imports it as another user, refuses the analyst", async () => {
+    const ids = await seedFiles();
+    const zipPath = join(dir, "c1.zip");
+    const exporting = io();
+    expect(await runExchangeCommand(["export", "--user", "analyst", "--case", "C-1", "--format", "zip", "--out", zipPath, "--data", dataDir], exporting.options)).toBe(0);
+    expect(exporting.out[0]).toMatch(new RegExp(`^exported case C-1 of analyst \\(2 images\\) to ${zipPath.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} \\(\\d+ bytes\\)$`));
+    expect(exporting.out[1]).toMatch(/^manifest hash [0-9a-f]{64} \(unsigned\)$/);
+    expect(exporting.err()).toContain("images 1/2\nimages 2/2\n");
+    expect(exporting.err()).toContain("writing 1/1\n");
+    const archive = unzipSync(new Uint8Array(await readFile(zipPath)));
+    expect(Object.keys(archive)).toContain(`images/item-0-${ids[0]}.png`);
+    expect((await readdir(dir)).filter((name) => name.includes(".partial"))).toEqual([]);
+
+    const preview = io();
+    expect(await runExchangeCommand(["import", "--user", "reviewer", "--preview", zipPath, "--data", dataDir], preview.options)).toBe(0);
+    expect(preview.out).toEqual([
+      "case C-1: 2 files, 1 with annotations, images yes",
+      expect.stringMatching(/^exported \S+ by analyst@lab\.example; signature unsigned$/),
+      "can import: yes",
+    ]);
+    expect(existsSync(join(dataDir, "data", "reviewer"))).toBe(false);
+
+    const importing = io({}, true);
+    expect(await runExchangeCommand(["import", "--user", "reviewer", zipPath, "--data", dataDir], importing.options)).toBe(0);
+    expect(importing.out[0]).toBe("imported case C-1 for reviewer as a read-only case: 2 files, 1 annotation documents; signature unsigned");
+    expect(importing.err()).toMatch(/\rimages {6}\[#+\] 2\/2 100%/);
+    const document = JSON.parse(await readFile(join(dataDir, "data", "reviewer", "C-1", "data.json"), "utf8"));
+    expect(document.isReadOnly).toBe(true);
+    const imported = await readFile(join(dataDir, "images", "images", document.originalImageIds[ids[1]!]));
+    expect(new Uint8Array(imported)).toEqual(fixture("sample.jpg"));
+
+    const refused = io();
+    expect(await runExchangeCommand(["import", "--user", "analyst", zipPath, "--data", dataDir], refused.options)).toBe(1);
+    expect(refused.err()).toContain("import refused: the original analyst cannot review their own case");
+    const json = io();
+    expect(await runExchangeCommand(["import", "--user", "reviewer", "--json", zipPath, "--data", dataDir], json.options)).toBe(1);
+    expect(JSON.parse(json.out.join("\n")).errors[0]).toMatch(/already exists/);
+  });
+
+  it("exports JSON, CSV, all cases as JSON and XLSX", async () => {
+    await seedFiles();
+    const run = (args: string[]) => runExchangeCommand([...args, "--data", dataDir], io().options);
+    expect(await run(["export", "--user", "analyst", "--case", "C-1", "--format", "json", "--out", join(dir, "c1.json")])).toBe(0);
+    expect(JSON.parse(await readFile(join(dir, "c1.json"), "utf8")).metadata).toMatchObject({ caseNumber: "C-1", exportSchemaVersion: "1.0", totalFiles: 2 });
+    expect(await run(["export", "--user", "analyst", "--case", "C-1", "--format", "csv", "--out", join(dir, "c1.csv")])).toBe(0);
+    expect((await verifyCaseCsv(await readFile(join(dir, "c1.csv"), "utf8"))).valid).toBe(true);
+    expect(await run(["export", "--user", "analyst", "--all", "--format", "json", "--out", join(dir, "all.json")])).toBe(0);
+    expect(JSON.parse(await readFile(join(dir, "all.json"), "utf8")).metadata.totalCases).toBe(1);
+    expect(await run(["export", "--user", "analyst", "--all", "--format", "xlsx", "--out", join(dir, "all.xlsx")])).toBe(0);
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.readFile(join(dir, "all.xlsx"));
+    expect(workbook.worksheets.map((sheet) => sheet.name)).toEqual(["Summary", "Case_C-1"]);
+  });
+
+  it("signs with EXPORT_SIGNING_KEY and requires valid signatures when asked", async () => {
+    await seedFiles();
+    const { privateKey } = await generateKeyPair("ES256", { extractable: true });
+    const env = { EXPORT_SIGNING_KEY: JSON.stringify({ ...(await exportJWK(privateKey)), kid: "k1" }) };
+    const zipPath = join(dir, "signed.zip");
+    const exporting = io(env);
+    expect(await runExchangeCommand(["export", "--user", "analyst", "--case", "C-1", "--format", "zip", "--out", zipPath, "--data", dataDir], exporting.options)).toBe(0);
+    expect(exporting.out[1]).toMatch(/signed with key k1$/);
+    const unsigned = join(dir, "unsigned.zip");
+    expect(await runExchangeCommand(["export", "--user", "analyst", "--case", "C-1", "--out", unsigned, "--data", dataDir], io().options)).toBe(0);
+    const strict = io({ ...env, EXPORT_REQUIRE_SIGNATURE: "true" });
+    expect(await runExchangeCommand(["import", "--user", "reviewer", unsigned, "--data", dataDir], strict.options)).toBe(1);
+    expect(strict.err()).toContain("import refused: The package is not signed and signatures are required");
+    const ok = io({ ...env, EXPORT_REQUIRE_SIGNATURE: "true" });
+    expect(await runExchangeCommand(["import", "--user", "reviewer", zipPath, "--data", dataDir], ok.options)).toBe(0);
+    expect(ok.out[0]).toMatch(/signature true$/);
+  });
+
+  it("answers 2 with the usage for bad arguments, 1 for a missing case, and leaves no partial file", async () => {
+    await seedFiles();
+    for (const args of [["export"], ["export", "--user", "a"], ["export", "--user", "a", "--all", "--format", "csv"], ["import", "--user", "a"], ["frobnicate"], ["export", "--user", "a", "--case", "C", "--format", "pdf"]]) {
+      const run = io();
+      expect(await runExchangeCommand([...args, "--data", dataDir], run.options), args.join(" ")).toBe(2);
+      expect(run.err()).toContain("Usage:");
+    }
+    const missing = io();
+    expect(await runExchangeCommand(["export", "--user", "analyst", "--case", "NOPE", "--out", join(dir, "x.zip"), "--data", dataDir], missing.options)).toBe(1);
+    expect(missing.err()).toContain("Case NOPE of user analyst not found");
+    expect(await readdir(dir)).toEqual(["data"]);
+    const help = io();
+    expect(await runExchangeCommand(["--help"], help.options)).toBe(0);
+    expect(help.out[0]).toContain("forensic-annotation export --user UID --case CASE --format json|csv|zip");
+  });
+
+  // Once command.ts dispatches export/import, the built command runs the same way.
+  const cli = join(root, "dist/src/adapters/node/cli.js");
+  const command = join(root, "dist/src/adapters/node/command.js");
+  const wired = existsSync(cli) && existsSync(command) && readFileSync(command, "utf8").includes("runExchangeCommand");
+  it.skipIf(!wired)("the built command: node dist/src/adapters/node/cli.js export ... / import ...", async () => {
+    await seedFiles();
+    const zipPath = join(dir, "built.zip");
+    const exported = spawnSync(process.execPath, [cli, "export", "--user", "analyst", "--case", "C-1", "--format", "zip", "--out", zipPath, "--data", dataDir], { encoding: "utf8", cwd: dir });
+    expect(exported.status, exported.stderr).toBe(0);
+    expect(exported.stderr).toContain("images 2/2");
+    const imported = spawnSync(process.execPath, [cli, "import", "--user", "reviewer", zipPath, "--data", dataDir], { encoding: "utf8", cwd: dir });
+    expect(imported.status, imported.stderr).toBe(0);
+    expect(imported.stdout).toContain("imported case C-1 for reviewer");
+  });
+});
