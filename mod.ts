@@ -51,7 +51,6 @@ export {
   serviceAuditLog,
   type ServiceEvent,
 } from "./src/core/audit/service-events.ts";
-export { type CaseListsImage, caseListsImage } from "./src/core/users/case-images.ts";
 export {
   type AllCasesExportData,
   type CaseExportData,
@@ -119,7 +118,7 @@ export { createPdfWorker, type PdfWorkerDeps, type PdfWorkerOptions, pdfWorkerOp
 export { DEFAULT_CASE_FONT_COLOR, renderReport, type ReportOptions } from "./src/core/pdf/report.ts";
 export { parseReportRequest, type ReportAnnotations, type ReportBox, type ReportInput, type ReportRequest } from "./src/core/pdf/report-request.ts";
 export { createStandaloneUserWorker, type StandaloneUserWorkerDeps } from "./src/core/users/standalone.ts";
-export { type AccountResources, storeResources } from "./src/core/users/account-resources.ts";
+export { type AccountResources, storeResources, type StoreResourcesOptions } from "./src/core/users/account-resources.ts";
 export { httpResources, type HttpResourcesOptions } from "./src/core/users/http-resources.ts";
 export { createOutboxMailer } from "./src/core/mail/outbox-mailer.ts";
 export { createHttpMailer, type HttpMailerOptions, MailNotSentError } from "./src/core/mail/http-mailer.ts";

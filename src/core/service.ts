@@ -22,7 +22,6 @@ import { mailerOf } from "./mail/transport.ts";
 import { accessControl } from "./access/access.ts";
 import type { IdentityVerifier } from "./access/identity-token.ts";
 import type { RateLimiter } from "./rate-limit/limiter.ts";
-import { caseListsImage } from "./users/case-images.ts";
 
 /** The stores and services behind the workers. */
 export interface ServicePorts {
@@ -105,13 +104,13 @@ export function createService(ports: ServicePorts, config: ServiceConfig): Worke
   app.route(WORKER_MOUNTS.captcha, createCaptchaWorker({ verifier: captcha, config, access }));
   app.route(WORKER_MOUNTS.audit, createAuditWorker({ audit: ports.audit, clock: ports.clock, config, access }));
   const images = ports.imageHost ?? imageHostOf(config, ports.clock, () => ports.images);
-  app.route(WORKER_MOUNTS.image, createImageWorker({ host: images, config, access, caseListsImage: caseListsImage(ports.users, ports.data) }));
+  app.route(WORKER_MOUNTS.image, createImageWorker({ host: images, config, access }));
   app.route(WORKER_MOUNTS.pdf, createPdfWorker({ config, clock: ports.clock, access }));
   // Mounted together, the user worker reaches cases and images directly (issue 3).
   const imageHost = typeof images === "function" ? images(`${config.publicUrl ?? "http://localhost"}${WORKER_MOUNTS.image}/delivery`) : images;
   app.route(WORKER_MOUNTS.user, createUserWorker({
     users: ports.users,
-    resources: storeResources(ports.data, imageHost),
+    resources: storeResources(ports.data, imageHost, { onlyOwnedImages: config.identity !== undefined }),
     mailer: mailerOf(config, ports),
     clock: ports.clock,
     config,

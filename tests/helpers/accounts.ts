@@ -25,6 +25,7 @@ export async function seedAccount(
   uid: string,
   cases: { own: string[]; readOnly: string[]; filesPerCase: number },
   extraHeaders: Record<string, string> = {},
+  imageHeaders: Record<string, string> = extraHeaders,
 ): Promise<Record<string, string[]>> {
   const json = (key: string) => ({ ...extraHeaders, "X-Custom-Auth-Key": key, "Content-Type": "application/json" });
   expect((await call.user(`/${uid}`, { method: "PUT", headers: json(KEYS.USER_DB_AUTH), body: JSON.stringify(profile(uid)) })).status).toBe(201);
@@ -39,7 +40,7 @@ export async function seedAccount(
   for (const caseNumber of [...cases.own, ...cases.readOnly]) {
     const files = [];
     for (let i = 0; i < cases.filesPerCase; i++) {
-      const uploaded = await call.image("/", { method: "POST", body: uploadForm(fixture(i % 2 ? "sample.jpg" : "sample.png"), `item-${i}.png`), headers: { ...extraHeaders, Authorization: `Bearer ${KEYS.IMAGES_API_TOKEN}` } });
+      const uploaded = await call.image("/", { method: "POST", body: uploadForm(fixture(i % 2 ? "sample.jpg" : "sample.png"), `item-${i}.png`), headers: { ...imageHeaders, Authorization: `Bearer ${KEYS.IMAGES_API_TOKEN}` } });
       expect(uploaded.status).toBe(200);
       const id = ((await uploaded.json()) as { result: { id: string } }).result.id;
       files.push({ id, originalFilename: `item-${i}.png`, uploadedAt: "2026-11-22T12:00:00Z" });

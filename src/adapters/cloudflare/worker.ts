@@ -83,8 +83,15 @@ function optionalRateLimiter(env: CloudflareEnv): { rateLimiter?: RateLimiter } 
   return bound === undefined || typeof bound.limit !== "function" ? {} : { rateLimiter: createCloudflareRateLimiter(bound) };
 }
 
-/** Access control of a worker deployed alone: audit entries into `STRIAE_AUDIT` when it is bound. */
-function accessOnBindings(env: CloudflareEnv, config: ServiceConfig): AccessControl {
+/**
+ * Access control of a worker deployed alone: audit entries into `STRIAE_AUDIT`. A worker that
+ * acts for known users (identity tokens or `ADMIN_AUTH` configured) must be able to write
+ * them, so it refuses to start without the bucket; the PDF and captcha workers need none.
+ */
+function accessOnBindings(env: CloudflareEnv, config: ServiceConfig, auditRequired = true): AccessControl {
+  if (auditRequired && env.STRIAE_AUDIT === undefined && (config.identity !== undefined || config.adminAuth !== undefined)) {
+    throw new MissingBindingError("STRIAE_AUDIT");
+  }
   return accessControl(config, {
     clock: systemClock,
     ...(env.STRIAE_AUDIT === undefined ? {} : { audit: bucket(env, "STRIAE_AUDIT") }),
@@ -134,14 +141,14 @@ export const keysWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: Servi
 /** The captcha worker alone. */
 export const captchaWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
   createCaptchaWorker({
-    access: accessOnBindings(env, config),
+    access: accessOnBindings(env, config, false),
     verifier: createSiteverifyVerifier({ url: config.captchaVerifyUrl, secret: config.captchaSecret, timeoutMs: config.captchaTimeoutMs }),
     config,
   });
 
 /** The PDF worker alone: no bindings; images from `PDF_IMAGE_HOSTS` or `data:` URLs. */
 export const pdfWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
-  createPdfWorker({ config, access: accessOnBindings(env, config) });
+  createPdfWorker({ config, access: accessOnBindings(env, config, false) });
 
 /** The image worker alone: Cloudflare Images with `IMAGE_HOST=cloudflare`, else the local host over `STRIAE_IMAGES`. */
 export const imageWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>

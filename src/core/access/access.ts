@@ -10,6 +10,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { BlobStore, Clock } from "../ports.ts";
 import type { ServiceConfig } from "../config.ts";
 import { ServiceError } from "../http/errors.ts";
+import { checkSegment } from "../storage/keys.ts";
 import { clientIp, type WorkerApp, type WorkerEnv } from "../http/worker-app.ts";
 import { rateLimit } from "../http/rate-limit.ts";
 import { createMemoryRateLimiter, type RateLimiter } from "../rate-limit/limiter.ts";
@@ -101,7 +102,7 @@ export function protect(app: WorkerApp, access: AccessControl, options: ProtectO
     if (actor?.kind !== "admin" || c.get("audited") === true || c.req.method === "OPTIONS") return;
     // Every use of the admin key leaves a trace; a trace that cannot be written fails the request.
     await access.log({
-      userId: options.targetOf?.(c) ?? ADMIN_TRAIL_USER_ID,
+      userId: trailOf(options.targetOf?.(c)),
       action: "file-access",
       result: c.res.status < 400 ? "success" : "failure",
       actor,
@@ -109,6 +110,16 @@ export function protect(app: WorkerApp, access: AccessControl, options: ProtectO
       request: requestFacts(c),
     });
   });
+}
+
+/** The trail an admin entry goes to: the target when it is a valid user id, else the admin trail. */
+function trailOf(target: string | undefined): string {
+  if (target === undefined || target === ADMIN_TRAIL_USER_ID) return ADMIN_TRAIL_USER_ID;
+  try {
+    return checkSegment(target, "userId");
+  } catch {
+    return ADMIN_TRAIL_USER_ID;
+  }
 }
 
 function userIdOf(actor: Actor | undefined): string | undefined {

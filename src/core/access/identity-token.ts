@@ -9,6 +9,7 @@ import { errors, jwtVerify } from "jose";
 import { type Clock, systemClock } from "../ports.ts";
 import { ServiceError } from "../http/errors.ts";
 import { createJwksCache } from "./jwks-cache.ts";
+import { ADMIN_TRAIL_USER_ID } from "../audit/service-events.ts";
 
 /** Who a valid token says the caller is. */
 export interface Identity {
@@ -112,6 +113,8 @@ export function createIdentityVerifier(options: IdentityVerifierOptions): Identi
       }
       const sub = payload.sub;
       if (typeof sub !== "string" || sub === "" || sub.length > 256) throw new IdentityTokenError("claim sub invalid");
+      // The admin's own trail is not a user's to own.
+      if (sub === ADMIN_TRAIL_USER_ID) throw new IdentityTokenError("claim sub reserved");
       const email = typeof payload.email === "string" ? payload.email : undefined;
       return { uid: sub, email };
     },

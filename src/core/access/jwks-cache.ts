@@ -66,6 +66,8 @@ export function createJwksCache(options: JwksCacheOptions): JwksCache {
   const defaultMaxAgeMs = (options.defaultMaxAgeSeconds ?? 600) * 1000;
   let cached: CachedSet | undefined;
   let inFlight: Promise<CachedSet> | undefined;
+  // When the set was last asked for, whether it came or not: the cooldown counts from here.
+  let lastAttempt = Number.NEGATIVE_INFINITY;
 
   const load = async (): Promise<CachedSet> => {
     let response: Response;
@@ -91,11 +93,20 @@ export function createJwksCache(options: JwksCacheOptions): JwksCache {
 
   // One fetch at a time; a failed refresh keeps the set we have (the provider may be down briefly).
   const refresh = (): Promise<CachedSet> => {
-    inFlight ??= load()
+    if (inFlight !== undefined) return inFlight;
+    const now = clock.now().getTime();
+    // A provider that just failed is not asked again before the cooldown: the stale set serves.
+    if (now - lastAttempt < cooldownMs) {
+      if (cached !== undefined) return Promise.resolve(cached);
+      return Promise.reject(ServiceError.server("The identity provider's key set could not be fetched (retrying shortly)", 503));
+    }
+    lastAttempt = now;
+    inFlight = load()
       .then((set) => (cached = set))
       .catch((err: unknown) => {
-        if (cached !== undefined) return cached;
-        throw err;
+        if (cached === undefined) throw err;
+        cached = { ...cached, expiresAt: now + cooldownMs };
+        return cached;
       })
       .finally(() => (inFlight = undefined));
     return inFlight;
@@ -108,7 +119,7 @@ export function createJwksCache(options: JwksCacheOptions): JwksCache {
       return await set.resolve(header, token);
     } catch (err) {
       const unknownKey = typeof err === "object" && err !== null && (err as { code?: unknown }).code === "ERR_JWKS_NO_MATCHING_KEY";
-      if (!unknownKey || now - set.fetchedAt < cooldownMs) throw err;
+      if (!unknownKey || now - lastAttempt < cooldownMs) throw err;
       // A key id we have not seen: the provider may have rotated its keys.
       return await (await refresh()).resolve(header, token);
     }

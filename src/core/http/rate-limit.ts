@@ -16,7 +16,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { RateDecision, RateLimiter } from "../rate-limit/limiter.ts";
 import type { RateLimitRoute, RateLimits } from "../rate-limit/rules.ts";
-import { ServiceError } from "./errors.ts";
+import { redactSecrets, ServiceError } from "./errors.ts";
 import { clientIp, type WorkerEnv } from "./worker-app.ts";
 
 /** Options of {@link rateLimit}. */
@@ -61,6 +61,23 @@ function reportDecision(c: Context, decision: RateDecision): void {
 }
 
 /**
+ * The unit an IP limit counts: an IPv4 address, or the /64 network of an IPv6 address (one
+ * subscriber is usually given a whole /64, so counting single addresses would let them
+ * rotate through fresh limits). IPv4-mapped IPv6 addresses count as their IPv4 address.
+ */
+export function clientNetwork(ip: string | undefined): string | undefined {
+  if (ip === undefined || !ip.includes(":")) return ip;
+  const address = ip.replace(/^\[|\]$/g, "").replace(/%.*$/, "").toLowerCase();
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(address);
+  if (mapped) return mapped[1];
+  const [head = "", tail] = address.split("::");
+  const left = head === "" ? [] : head.split(":");
+  const right = tail === undefined || tail === "" ? [] : tail.split(":");
+  const groups = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
+  return `${groups.slice(0, 4).map((group) => group.replace(/^0+(?=.)/, "")).join(":")}::/64`;
+}
+
+/**
  * Counts each request of a limited route per client IP or per user and refuses it with 429
  * once over the limit. Requests with no known IP (or user), of no route, or with limits
  * `"off"` pass uncounted.
@@ -69,7 +86,7 @@ export function rateLimit(options: RateLimitOptions): MiddlewareHandler<WorkerEn
   const { limiter, limits, by } = options;
   if (by === "user" && !options.user) throw new Error('rateLimit: by "user" needs a user function');
   const routeOf = typeof options.route === "function" ? options.route : () => options.route as RateLimitRoute;
-  const idOf = by === "ip" ? clientIp : options.user!;
+  const idOf = by === "ip" ? (c: Context<WorkerEnv>) => clientNetwork(clientIp(c)) : options.user!;
 
   return async (c, next) => {
     if (limits === "off") return next();
@@ -85,7 +102,7 @@ export function rateLimit(options: RateLimitOptions): MiddlewareHandler<WorkerEn
       // a refused or 500 request would be worse than one unmetered request. Never log the key:
       // it holds the client's IP or user id.
       const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-      console.warn(`rate limit check for ${route} (per ${by}) failed; request let through: ${reason}`);
+      console.warn(redactSecrets(`rate limit check for ${route} (per ${by}) failed; request let through: ${reason}`));
       return next();
     }
     if (!decision.allowed) {

@@ -7,7 +7,7 @@
  */
 import type { Clock, HostedImage, ImageHost, ImageUpload } from "../ports.ts";
 import { ServiceError } from "../http/errors.ts";
-import { checkSegment } from "../storage/keys.ts";
+import { checkSegment, decodeSegment } from "../storage/keys.ts";
 import { ImageUploadResponseSchema } from "../schemas/image.ts";
 import { signDeliveryUrl } from "./signed-url.ts";
 import { UpstreamError } from "./upstream-error.ts";
@@ -79,8 +79,8 @@ export function createCloudflareImageHost(options: CloudflareImageHostOptions): 
         url: requested,
       });
     }
-    const imageId = checkSegment(decodeURIComponent(parts[1]!), "imageId");
-    checkSegment(decodeURIComponent(parts[2]!), "variant");
+    const imageId = decodeSegment(parts[1]!, "imageId");
+    decodeSegment(parts[2]!, "variant");
     return { url, imageId };
   }
 

@@ -5,7 +5,7 @@
  */
 import type { BlobStore, Clock, HostedImage, ImageHost, ImageUpload } from "../ports.ts";
 import { ServiceError } from "../http/errors.ts";
-import { checkSegment, storageKeys } from "../storage/keys.ts";
+import { checkSegment, decodeSegment, storageKeys } from "../storage/keys.ts";
 import { checkSignedUrl, signDeliveryUrl } from "./signed-url.ts";
 import { type ImageMetadata, ImageMetadataSchema } from "../schemas/image.ts";
 
@@ -59,7 +59,7 @@ export function createLocalImageHost(options: LocalImageHostOptions): LocalImage
         url: requested,
       });
     }
-    return checkSegment(decodeURIComponent(parts[0]!), "imageId");
+    return decodeSegment(parts[0]!, "imageId");
   }
 
   async function metadata(id: string): Promise<ImageMetadata | null> {

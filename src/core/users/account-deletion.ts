@@ -60,7 +60,7 @@ export async function deleteAccount(deps: AccountDeletionDeps, userUid: string):
     if (fileIds === null) continue; // removed by an earlier attempt
     for (const fileId of fileIds) {
       await deps.resources.deleteAnnotations(userUid, caseNumber, fileId);
-      await deps.resources.deleteImage(fileId);
+      await deps.resources.deleteImage(fileId, userUid);
     }
     await deps.resources.deleteCase(userUid, caseNumber);
   }

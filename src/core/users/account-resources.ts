@@ -14,8 +14,12 @@ export interface AccountResources {
   caseFileIds(userUid: string, caseNumber: string): Promise<string[] | null>;
   /** Removes the annotations document of one file; absent is fine. */
   deleteAnnotations(userUid: string, caseNumber: string, fileId: string): Promise<void>;
-  /** Removes one image; absent is fine. */
-  deleteImage(imageId: string): Promise<void>;
+  /**
+   * Removes one image of `ownerUid`; absent is fine. With owners enforced (identity mode) an
+   * image recorded as another user's, or with no recorded owner, is kept: a case document is
+   * written by its user and cannot prove whose an image is.
+   */
+  deleteImage(imageId: string, ownerUid: string): Promise<void>;
   /** Removes the case document; absent is fine. */
   deleteCase(userUid: string, caseNumber: string): Promise<void>;
 }
@@ -30,8 +34,14 @@ export function fileIdsOf(document: unknown): string[] {
 
 const decoder = new TextDecoder();
 
+/** Options of {@link storeResources}. */
+export interface StoreResourcesOptions {
+  /** Delete only images whose recorded owner is the account's user (on in identity mode). */
+  onlyOwnedImages?: boolean;
+}
+
 /** The resources in the stores of this service and its image host. */
-export function storeResources(data: BlobStore, images: ImageHost): AccountResources {
+export function storeResources(data: BlobStore, images: ImageHost, options: StoreResourcesOptions = {}): AccountResources {
   return {
     async caseFileIds(userUid, caseNumber) {
       const stored = await data.get(storageKeys.case(userUid, caseNumber));
@@ -45,7 +55,11 @@ export function storeResources(data: BlobStore, images: ImageHost): AccountResou
     async deleteAnnotations(userUid, caseNumber, fileId) {
       await data.delete(storageKeys.annotations(userUid, caseNumber, fileId));
     },
-    async deleteImage(imageId) {
+    async deleteImage(imageId, ownerUid) {
+      if (options.onlyOwnedImages === true) {
+        if (images.ownerOf === undefined) return; // no owners known: nothing is provably theirs
+        if ((await images.ownerOf(imageId)) !== ownerUid) return;
+      }
       await images.delete(imageId);
     },
     async deleteCase(userUid, caseNumber) {

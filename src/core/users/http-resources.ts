@@ -24,6 +24,11 @@ export interface HttpResourcesOptions {
   fetch?: typeof fetch;
   /** Sent with every call too: `X-Admin-Key` when identity tokens are on (the workers then need more than their key). */
   extraHeaders?: Record<string, string>;
+  /**
+   * Delete only images recorded as the account user's: sends `?owner={uid}`, which the image
+   * worker enforces, and takes its 403 as "not theirs, kept" (identity mode).
+   */
+  onlyOwnedImages?: boolean;
 }
 
 const segment = (value: string, what: string) => encodeURIComponent(checkSegment(value, what));
@@ -64,8 +69,14 @@ export function httpResources(options: HttpResourcesOptions): AccountResources {
     },
     deleteAnnotations: (userUid, caseNumber, fileId) =>
       remove(data(`${segment(userUid, "userUid")}/${segment(caseNumber, "caseNumber")}/${segment(fileId, "fileId")}/data.json`), dataHeaders, "data worker"),
-    deleteImage: (imageId) =>
-      remove(`${base(options.imageWorkerUrl)}/${segment(imageId, "imageId")}`, { Authorization: `Bearer ${options.imageToken}` }, "image worker"),
+    async deleteImage(imageId, ownerUid) {
+      const url = `${base(options.imageWorkerUrl)}/${segment(imageId, "imageId")}`;
+      const headers = { Authorization: `Bearer ${options.imageToken}` };
+      if (options.onlyOwnedImages !== true) return await remove(url, headers, "image worker");
+      const response = await call(`${url}?owner=${segment(ownerUid, "userUid")}`, { method: "DELETE", headers }, "image worker");
+      await response.body?.cancel();
+      if (!response.ok && response.status !== 404 && response.status !== 403) throw ServiceError.server(`The image worker answered HTTP ${response.status}`);
+    },
     deleteCase: (userUid, caseNumber) => remove(caseDocument(userUid, caseNumber), dataHeaders, "data worker"),
   };
 }

@@ -56,7 +56,7 @@ export function createStandaloneUserWorker(deps: StandaloneUserWorkerDeps): Work
     imageToken: config.imagesApiToken!,
     timeoutMs: config.mailTimeoutMs,
     ...(deps.fetch ? { fetch: deps.fetch } : {}),
-    ...(config.identity !== undefined ? { extraHeaders: { [ADMIN_KEY_HEADER]: config.adminAuth! } } : {}),
+    ...(config.identity !== undefined ? { extraHeaders: { [ADMIN_KEY_HEADER]: config.adminAuth! }, onlyOwnedImages: true } : {}),
   });
   return createUserWorker({ users: deps.users, resources, mailer: mailerOf(config, deps), clock: deps.clock, config, ...(deps.access ? { access: deps.access } : {}) });
 }

@@ -13,6 +13,7 @@ import {
   ValidationAuditEntrySchema,
 } from "../schemas/audit.ts";
 import { parseWith, readJsonText, readQuery } from "../http/body.ts";
+import { ServiceError } from "../http/errors.ts";
 import { limitBody } from "../http/limits.ts";
 import { errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
 import { checkSegment } from "../storage/keys.ts";
@@ -72,6 +73,10 @@ export function registerAuditRoutes(app: WorkerApp, deps: AuditRoutesDeps): void
     await requireOwner(c, access, userId);
     const { value } = await readJsonText(c);
     const entry = parseWith(ValidationAuditEntrySchema, value, "audit entry");
+    // Entries the service writes are marked so; a client cannot pass its own off as one.
+    if (entry.details.securityDetails?.source === "service") {
+      throw ServiceError.validation('details.securityDetails.source "service" is reserved for entries the service writes', { field: "details.securityDetails.source" });
+    }
     // In identity mode an entry speaks for its author: its userId is the token's too.
     await requireOwner(c, access, entry.userId);
     const { entryCount, filename } = await appendAuditEntry(audit, clock, userId, entry);

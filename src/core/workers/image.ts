@@ -23,7 +23,6 @@ import { sniffImageType } from "../images/image-type.ts";
 import { UpstreamError } from "../images/upstream-error.ts";
 import { type AccessControl, accessControl, protect, recordEvent, requireOwner } from "../access/access.ts";
 import { actorOf } from "../access/actor.ts";
-import type { CaseListsImage } from "../users/case-images.ts";
 import { systemClock } from "../ports.ts";
 import type { WorkerEnv } from "../http/worker-app.ts";
 
@@ -41,8 +40,6 @@ export interface ImageWorkerDeps {
   config: ServiceConfig;
   /** Identity, admin key, rate limits and service audit entries; default from `config`, without an audit store. */
   access?: AccessControl;
-  /** Identity mode, for images without a recorded owner: does a case of the user list the image? */
-  caseListsImage?: CaseListsImage;
 }
 
 const MB = 1024 * 1024;
@@ -108,7 +105,11 @@ export function createImageWorker(deps: ImageWorkerDeps): WorkerApp {
     // The signed URL is the delivery's credential: only its per-IP limit applies.
     isPublic: (c) => c.req.method === "GET" && isDelivery(c) && typeof deps.host === "function",
   });
-  /** Identity mode: only the image's owner (or a user whose case lists it) may sign or delete it. */
+  /**
+   * Identity mode: only the user recorded at upload may sign or delete an image. An image
+   * without a recorded owner (uploaded before identity mode, or with the admin key) is the
+   * admin's to handle: a case document is written by its user and proves nothing.
+   */
   const requireImageOwner = async (c: Context<WorkerEnv>, host: ImageHost, imageId: string) => {
     const actor = actorOf(c);
     if (actor?.kind !== "user") return;
@@ -116,8 +117,16 @@ export function createImageWorker(deps: ImageWorkerDeps): WorkerApp {
     const owner = await host.ownerOf(imageId);
     if (owner === null) throw ServiceError.notFound("Image not found", { imageId });
     if (owner === actor.uid) return;
-    if (owner === undefined && (await deps.caseListsImage?.(actor.uid, imageId)) === true) return;
     await requireOwner(c, access, owner ?? "(no recorded owner)", { imageId });
+  };
+  /** `DELETE /{id}?owner={uid}` (an account deletion): the image must be recorded as that user's. */
+  const requireExpectedOwner = async (c: Context<WorkerEnv>, host: ImageHost, imageId: string) => {
+    const expected = c.req.query("owner");
+    if (expected === undefined) return;
+    if (host.ownerOf === undefined) throw ServiceError.server("This image host cannot tell an image's owner");
+    const owner = await host.ownerOf(imageId);
+    if (owner === null) throw ServiceError.notFound("Image not found", { imageId });
+    if (owner !== expected) throw ServiceError.forbidden("The image is not recorded as that user's", { imageId });
   };
   const hostOf = (c: Context): ImageHost => {
     if (typeof deps.host !== "function") return deps.host;
@@ -201,6 +210,7 @@ export function createImageWorker(deps: ImageWorkerDeps): WorkerApp {
     const host = hostOf(c);
     const imageId = c.req.param("imageId");
     await requireImageOwner(c, host, imageId);
+    await requireExpectedOwner(c, host, imageId);
     if (!(await host.delete(imageId))) throw ServiceError.notFound("Image not found", { imageId });
     await recordEvent(c, access, { action: "file-delete", result: "success", details: { fileDetails: { fileId: imageId } } });
     return c.json({ success: true, result: {}, errors: [], messages: [] }, 200);

@@ -77,4 +77,13 @@ describe("Cloudflare module workers in workerd", () => {
     expect(response.status).toBe(500);
     expect(await response.json()).toMatchObject({ code: "SERVER_ERROR", message: expect.stringContaining("STRIAE_DATA") });
   }, 60_000);
+
+  it("[workerd] a worker deployed alone with ADMIN_AUTH refuses to start without STRIAE_AUDIT, where its uses are written", async () => {
+    const mf = await start("keys", { KEYS_AUTH: "kk", ACCOUNT_HASH: "h", ADMIN_AUTH: "admin-key" }, false);
+    const response = await mf.dispatchFetch("http://w/ACCOUNT_HASH", { headers: { "X-Custom-Auth-Key": "kk" } });
+    expect(response.status).toBe(500);
+    expect(await response.json()).toMatchObject({ message: expect.stringContaining("STRIAE_AUDIT") });
+    const pdf = await start("pdf", { ADMIN_AUTH: "admin-key" }, false);
+    expect((await pdf.dispatchFetch("http://w/", { method: "GET" })).status).toBe(405);
+  }, 60_000);
 });

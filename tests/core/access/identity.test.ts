@@ -90,18 +90,33 @@ describe("identity tokens (AUTH_JWKS_URL)", () => {
     expect((await app.request(`/image/${result.id}`, { method: "DELETE", headers: await as("u2", bearer) })).status).toBe(200);
   });
 
-  it("an image without a recorded owner may be signed by a user whose case lists it, and no one else", async () => {
+  it("an image without a recorded owner is the admin's: listing it in one's own case does not make it one's own", async () => {
     const { app } = service();
-    // Uploaded in key-only fashion by the admin: no owner in its metadata.
+    // Uploaded with the admin key: no owner in its metadata (as images from before identity mode).
     const uploaded = await app.request("/image/", { method: "POST", body: uploadForm(fixture("sample.png"), "old.png"), headers: { ...bearer, "X-Admin-Key": ADMIN } });
     const { result } = (await uploaded.json()) as { result: { id: string; variants: string[] } };
     const u1 = await as("u1", userKey);
     await app.request("/user/u1", { method: "PUT", headers: u1, body: JSON.stringify({ email: "u1@lab.example", firstName: "A", lastName: "B", company: "Lab", permitted: false }) });
     await app.request("/user/u1/cases", { method: "PUT", headers: u1, body: '{"cases":[{"caseNumber":"C-1"}]}' });
-    expect((await app.request(`/image/${result.variants[0]}`, { headers: await as("u1", bearer) })).status).toBe(403);
     await app.request("/data/u1/C-1/data.json", { method: "PUT", headers: await as("u1", dataHeaders), body: JSON.stringify({ files: [{ id: result.id }] }) });
-    expect((await app.request(`/image/${result.variants[0]}`, { headers: await as("u1", bearer) })).status).toBe(200);
-    expect((await app.request(`/image/${result.variants[0]}`, { headers: await as("u3", bearer) })).status).toBe(403);
+    expect((await app.request(`/image/${result.variants[0]}`, { headers: await as("u1", bearer) })).status).toBe(403);
+    expect((await app.request(`/image/${result.id}`, { method: "DELETE", headers: await as("u1", bearer) })).status).toBe(403);
+    expect((await app.request(`/image/${result.variants[0]}`, { headers: { ...bearer, "X-Admin-Key": ADMIN } })).status).toBe(200);
+  });
+
+  it("deleting one's own account never deletes another user's image listed in one's case", async () => {
+    const { app } = service();
+    const victim = await app.request("/image/", { method: "POST", body: uploadForm(fixture("sample.png"), "victim.png"), headers: await as("u2", bearer) });
+    const { result: theirs } = (await victim.json()) as { result: { id: string; variants: string[] } };
+    const mine = await app.request("/image/", { method: "POST", body: uploadForm(fixture("sample.png"), "mine.png"), headers: await as("u1", bearer) });
+    const { result: own } = (await mine.json()) as { result: { id: string; variants: string[] } };
+    const u1 = await as("u1", userKey);
+    await app.request("/user/u1", { method: "PUT", headers: u1, body: JSON.stringify({ email: "u1@lab.example", firstName: "A", lastName: "B", company: "Lab", permitted: false }) });
+    await app.request("/user/u1/cases", { method: "PUT", headers: u1, body: '{"cases":[{"caseNumber":"C-1"}]}' });
+    await app.request("/data/u1/C-1/data.json", { method: "PUT", headers: await as("u1", dataHeaders), body: JSON.stringify({ files: [{ id: theirs.id }, { id: own.id }] }) });
+    expect((await app.request("/user/u1", { method: "DELETE", headers: u1 })).status).toBe(200);
+    expect((await app.request(`/image/${theirs.variants[0]}`, { headers: await as("u2", bearer) })).status).toBe(200);
+    expect((await app.request(`/image/${own.variants[0]}`, { headers: { ...bearer, "X-Admin-Key": ADMIN } })).status).toBe(404);
   });
 
   it("rejects expired, not-yet-valid, wrong issuer, wrong audience, wrong key, alg none, HS256 and malformed tokens", async () => {
@@ -251,5 +266,53 @@ describe("identity configuration", () => {
     const { app } = testService({ RATE_LIMITS: "off" });
     expect((await app.request("/data/u2/C-1/data.json", { headers: dataHeaders })).status).toBe(200);
     expect((await app.request("/keys/ACCOUNT_HASH", { headers: { "X-Custom-Auth-Key": KEYS.KEYS_AUTH } })).status).toBe(200);
+  });
+});
+
+describe("identity tokens: what users cannot do to the service's own records", () => {
+  it("a client cannot pass an audit entry off as the service's, and admin uses on bad user ids still leave a trace", async () => {
+    const idp = await startIdentityProvider();
+    try {
+      const { app } = testService({ AUTH_JWKS_URL: idp.jwksUrl, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, ADMIN_AUTH: ADMIN, RATE_LIMITS: "off" }, { clock: fixedClock(NOW) });
+      const headers = { ...dataHeaders, "X-Identity-Token": await idp.token("u1") };
+      const forged = { timestamp: NOW, userId: "u1", userEmail: "", action: "user-login", result: "success", details: { securityDetails: { source: "service", actor: "admin" } } };
+      const refused = await app.request("/audit/audit/?userId=u1", { method: "POST", headers, body: JSON.stringify(forged) });
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({ details: { field: "details.securityDetails.source" } });
+      const admin = { ...dataHeaders, "X-Admin-Key": ADMIN };
+      expect((await app.request("/audit/audit/?userId=", { headers: admin })).status).toBe(400);
+      expect((await app.request("/audit/audit/?userId=a%2Fb", { headers: admin })).status).toBe(400);
+      const trail = await app.request("/audit/audit/?userId=_admin", { headers: admin });
+      const entries = ((await trail.json()) as { entries: { result: string }[] }).entries;
+      expect(entries.filter((e) => e.result === "failure")).toHaveLength(2);
+      // No user may own the admin trail.
+      expect((await app.request("/data/audit/?userId=_admin", { headers: { ...dataHeaders, "X-Identity-Token": await idp.token("_admin") } })).status).toBe(403);
+    } finally {
+      await idp.close();
+    }
+  });
+
+  it("a key set that cannot be fetched is asked again at most once per cooldown, not on every request", async () => {
+    const idp = await startIdentityProvider({ cacheControl: "max-age=60" });
+    const clock = fixedClock(NOW);
+    let attempts = 0;
+    const counting: typeof fetch = (input, init) => {
+      attempts++;
+      return fetch(input, init);
+    };
+    const { app } = testService({ AUTH_JWKS_URL: idp.jwksUrl, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, RATE_LIMITS: "off" }, { clock, fetch: counting });
+    const token = await idp.token("u1");
+    const get = async (t = token) => (await app.request("/data/u1/a.json", { headers: { ...dataHeaders, "X-Identity-Token": t } })).status;
+    expect(await get()).toBe(200);
+    await idp.close(); // the provider goes away
+    clock.set("2026-11-22T12:01:01Z"); // the set has expired
+    const statuses = await Promise.all(Array.from({ length: 20 }, () => get()));
+    // The stale set keeps serving; nothing waits on the dead provider again before the cooldown.
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    expect(await get(await idp.token("u1", {}, { kid: "unknown" }))).toBe(403);
+    expect(attempts).toBe(2); // the first fetch, and one failed refresh
+    clock.set("2026-11-22T12:01:32Z"); // past the 30 s cooldown: one more try
+    expect(await get()).toBe(200);
+    expect(attempts).toBe(3);
   });
 });

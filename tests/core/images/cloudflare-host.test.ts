@@ -110,6 +110,7 @@ describe("image worker, Cloudflare Images host", () => {
       `https://evil.example/${CF.ACCOUNT_HASH}/cf-1/public`,
       `http://imagedelivery.net/${CF.ACCOUNT_HASH}/cf-1/public`,
       `https://imagedelivery.net/${CF.ACCOUNT_HASH}/cf-1`,
+      `https://imagedelivery.net/${CF.ACCOUNT_HASH}/%E0%A4/public`,
     ]) {
       const refused = await app.request(`/image/${encodeURIComponent(url)}`, { headers: bearer });
       expect(refused.status, url).toBe(400);

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createWorkerApp } from "../../../src/core/http/worker-app.ts";
-import { rateLimit, type RateLimitOptions } from "../../../src/core/http/rate-limit.ts";
+import { clientNetwork, rateLimit, type RateLimitOptions } from "../../../src/core/http/rate-limit.ts";
 import { createMemoryRateLimiter, type RateLimiter } from "../../../src/core/rate-limit/limiter.ts";
 import { parseRateLimits } from "../../../src/core/rate-limit/rules.ts";
 import { fixedClock } from "../../helpers/service.ts";
@@ -159,5 +159,19 @@ describe("rateLimit middleware", () => {
 
   it("requires a user function for by user", () => {
     expect(() => rateLimit({ limiter: createMemoryRateLimiter(), limits: "off", route: "pdf", by: "user" })).toThrow(/user function/);
+  });
+});
+
+describe("clientNetwork: what one IP limit counts", () => {
+  it("IPv4 as is, IPv6 by its /64, IPv4-mapped IPv6 as IPv4", () => {
+    expect(clientNetwork("203.0.113.7")).toBe("203.0.113.7");
+    expect(clientNetwork("2001:db8:1:2:3:4:5:6")).toBe("2001:db8:1:2::/64");
+    expect(clientNetwork("2001:db8:1:2::9")).toBe("2001:db8:1:2::/64");
+    expect(clientNetwork("2001:DB8:0001:0002:ffff::1")).toBe("2001:db8:1:2::/64");
+    expect(clientNetwork("2001:db8::1")).toBe("2001:db8:0:0::/64");
+    expect(clientNetwork("::1")).toBe("0:0:0:0::/64");
+    expect(clientNetwork("::ffff:198.51.100.4")).toBe("198.51.100.4");
+    expect(clientNetwork("fe80::1%eth0")).toBe("fe80:0:0:0::/64");
+    expect(clientNetwork(undefined)).toBeUndefined();
   });
 });

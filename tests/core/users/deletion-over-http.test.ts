@@ -16,6 +16,7 @@ import { fixedClock, KEYS } from "../../helpers/service.ts";
 import { accessControl } from "../../../src/core/access/access.ts";
 import { IdentityTokenError } from "../../../src/core/access/identity-token.ts";
 import { type Caller, filesUnder, seedAccount } from "../../helpers/accounts.ts";
+import { fixture, uploadForm } from "../../helpers/images.ts";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -78,18 +79,28 @@ describe("account deletion through the HTTP path (user worker alone, spec 5.3)",
     const config = parseConfig({ ...KEYS, ...identityEnv, DATA_WORKER_URL: data.url, IMAGE_WORKER_URL: image.url });
     const user = await own(createStandaloneUserWorker({ users: stores.users, outbox: createFileBlobStore(join(dir, "outbox")), clock, config, access }));
     const admin = { "X-Admin-Key": identityEnv.ADMIN_AUTH };
-    await seedAccount({ user: user.call, data: data.call, image: image.call }, "u1", { own: ["C-1"], readOnly: ["R-1"], filesPerCase: 2 }, admin);
+    // u1 uploads their images (so they are recorded as u1's); the records and documents go in with the admin key.
+    const u1Images = { "X-Identity-Token": "token-of-u1" };
+    await seedAccount({ user: user.call, data: data.call, image: image.call }, "u1", { own: ["C-1"], readOnly: ["R-1"], filesPerCase: 2 }, admin, u1Images);
+    // Someone else's image, listed in u1's case by u1: it must survive u1's account deletion.
+    const foreign = await image.call("/", { method: "POST", body: uploadForm(fixture("sample.png"), "other.png"), headers: { ...admin, Authorization: `Bearer ${KEYS.IMAGES_API_TOKEN}` } });
+    const foreignId = ((await foreign.json()) as { result: { id: string } }).result.id;
+    const listed = JSON.parse(await readFile(join(dir, "data", "u1", "C-1", "data.json"), "utf8")) as { files: { id: string }[] };
+    listed.files.push({ id: foreignId });
+    expect((await data.call("/u1/C-1/data.json", { method: "PUT", headers: { ...admin, "X-Custom-Auth-Key": KEYS.R2_KEY_SECRET }, body: JSON.stringify(listed) })).status).toBe(200);
 
     const headers = { "X-Custom-Auth-Key": KEYS.USER_DB_AUTH };
     expect((await user.call("/u1", { method: "DELETE", headers })).status).toBe(401);
     const response = await user.call("/u1", { method: "DELETE", headers: { ...headers, "X-Identity-Token": "token-of-u1" } });
     expect(response.status).toBe(200);
     expect((await filesUnder(join(dir, "data"))).filter((path) => path.startsWith("u1/"))).toEqual([]);
-    expect(await filesUnder(join(dir, "images"))).toEqual([]);
+    // Only the foreign image (and its metadata) is left.
+    expect((await filesUnder(join(dir, "images"))).every((path) => path.includes(foreignId))).toBe(true);
+    expect(await filesUnder(join(dir, "images"))).toHaveLength(2);
     expect(await filesUnder(join(dir, "users"))).toEqual([]);
     // The trail says who did what: the user's deletion, and the admin key the user worker used.
     const trail = JSON.parse(await readFile(join(dir, "audit", "audit-trails", "u1-2026-11-22.json"), "utf8")) as { action: string; details: { securityDetails: { actor: string } } }[];
-    expect(trail.filter((entry) => entry.details.securityDetails.actor === "u1").map((entry) => entry.action)).toEqual(["user-account-delete"]);
+    expect(trail.filter((entry) => entry.details.securityDetails.actor === "u1").map((entry) => entry.action)).toEqual(["file-upload", "file-upload", "file-upload", "file-upload", "user-account-delete"]);
     expect(trail.some((entry) => entry.details.securityDetails.actor === "admin")).toBe(true);
     expect(() => createStandaloneUserWorker({ users: stores.users, clock, config: parseConfig({ ...KEYS, ...identityEnv, ADMIN_AUTH: "", DATA_WORKER_URL: data.url, IMAGE_WORKER_URL: image.url }) })).toThrow(/ADMIN_AUTH/);
   });

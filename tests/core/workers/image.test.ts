@@ -75,6 +75,15 @@ describe("image worker, local host (spec 4.2, CONTRACT hosted images)", () => {
     expect(await ports.images.list("")).toEqual([]);
   });
 
+  it("a delivery URL with broken percent-encoding is a 400, not a 500", async () => {
+    const { app } = service();
+    for (const broken of ["http://localhost/image/delivery/%E0%A4/public", "https://imagedelivery.net/account-hash-abc/%E0%A4/public"]) {
+      const response = await app.request(`/image/${encodeURIComponent(broken)}`, { headers: bearer });
+      expect(response.status, broken).toBe(400);
+      expect(await response.json()).toMatchObject({ code: "VALIDATION_ERROR" });
+    }
+  });
+
   it("a missing or wrong bearer token is 403 with the standard body; IMAGES_API_TOKEN only", async () => {
     const { app } = service();
     const { body } = await upload(app, "sample.png");
