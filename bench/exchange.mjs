@@ -13,9 +13,9 @@
 // --crc js uses the module's pure-JavaScript CRC-32 (what a browser runs) instead of node:zlib's.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { open, rm } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { tmpdir } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import * as zlib from "node:zlib";
@@ -136,7 +136,7 @@ try {
   const started = performance.now();
   const ports = createFilePorts(dataDir);
   const encode = (value) => new TextEncoder().encode(JSON.stringify(value));
-  await ports.users.put(UID, JSON.stringify({
+  await ports.users.put(storageKeys.user(UID), JSON.stringify({
     uid: UID, email: "bench@lab.example", firstName: "Bench", lastName: "Analyst", company: "Lab", permitted: true,
     cases: [{ caseNumber: "BENCH", createdAt: "2026-01-01T00:00:00.000Z" }, { caseNumber: "WARMUP", createdAt: "2026-01-01T00:00:00.000Z" }],
     createdAt: "2026-01-01T00:00:00.000Z",
@@ -189,7 +189,7 @@ try {
   const limit = 2 * size + 64 * 1024 * 1024;
   const best = Math.min(...results.map((r) => r.seconds));
   console.log(`\nmedian: ${seconds.toFixed(3)} s, ${mbps.toFixed(0)} MB/s (target >= 200 MB/s: ${mbps >= 200 ? "met" : "missed"}); best ${((count * size) / 1e6 / best).toFixed(0)} MB/s`);
-  console.log(`load average while running: ${(await import("node:os")).loadavg().map((n) => n.toFixed(2)).join(" ")} on ${(await import("node:os")).availableParallelism()} CPUs`);
+  console.log(`load average while running: ${loadavg().map((n) => n.toFixed(2)).join(" ")} on ${availableParallelism()} CPUs`);
   console.log(
     `peak memory above the process before the export: RSS +${(growth / 1e6).toFixed(1)} MB, heap+buffers +${(heapGrowth / 1e6).toFixed(1)} MB; ` +
       `target < 2 x largest image + 64 MB = ${(limit / 1e6).toFixed(1)} MB: ${growth < limit ? "met" : "missed"}`,
@@ -197,5 +197,4 @@ try {
   console.log(results[0].hwm ? "Peak RSS: VmHWM since the export started (clear_refs)." : "Peak RSS: largest RSS sampled every 5 ms.");
 } finally {
   cleanup();
-  await rm(dataDir, { recursive: true, force: true });
 }

@@ -2,8 +2,8 @@
 // Render time (p50, p95) and peak memory of the PDF report (renderReport of the built
 // package, no HTTP in front) for: a 12 MP JPEG with 50 boxes and all layers, fetched from a
 // local image host and sent as a data: URL; a 4 MP PNG, opaque RGB (embedded as is) and RGBA
-// (decoded and recompressed by pdf-lib); 5 pages of notes. Target for the first: p50 <= 50 ms
-// on Node on 2 cores. Figures only: it fails only when a render fails. Peak memory is the
+// (split into colour and soft mask with the runtime's zlib); 5 pages of notes. Target for the
+// first: p50 <= 50 ms on Node on 2 cores. Figures only: it fails only when a render fails. Peak memory is the
 // process's RSS high-water (VmHWM, reset per case with /proc/self/clear_refs on Linux;
 // elsewhere the largest RSS sampled after each render). Images are made here with pure-JS
 // encoders (jpeg-js, fast-png), once per run; the image host is a node:http server in this

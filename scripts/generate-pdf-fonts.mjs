@@ -2,8 +2,8 @@
 // Writes src/core/pdf/fonts/*.ts: the DejaVu Sans TrueType files of the npm package
 // dejavu-fonts-ttf as base64 strings in TypeScript modules. A module is the one way to ship
 // bytes that Node, Bun, Deno, JSR and a Cloudflare worker bundle all import alike (binary
-// imports differ per runtime and bundler). tests/core/pdf/fonts.test.ts checks the modules
-// still equal the package's files.   Run: node scripts/generate-pdf-fonts.mjs
+// imports differ per runtime and bundler). The "fonts" test of tests/core/pdf/units.test.ts checks
+// the modules still equal the package's files.   Run: node scripts/generate-pdf-fonts.mjs
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";

@@ -7,7 +7,8 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { Miniflare } from "miniflare";
-import { parseServeFlags, readEnvironment } from "../dist/src/adapters/node/command.js";
+import { parseServeFlags } from "../dist/src/adapters/node/command.js";
+import { readEnvironment } from "../dist/src/adapters/node/environment.js";
 import { ensureSecrets } from "../dist/src/adapters/node/secrets.js";
 import { WORKER_MOUNTS } from "../dist/src/core/service.js";
 

@@ -243,8 +243,8 @@ export class ConfigError extends Error {
 }
 
 /**
- * Parses the configuration from environment variables (`process.env`, a Worker's `env`,
- * `Deno.env.toObject()`...). Non-string values (Cloudflare bindings) are ignored.
+ * Parses the configuration from an env-like record (the adapter passes its runtime's
+ * environment, or a Worker's `env`). Non-string values (Cloudflare bindings) are ignored.
  *
  * @throws {ConfigError} when a variable has an invalid value.
  */

@@ -107,7 +107,7 @@ export function createService(ports: ServicePorts, config: ServiceConfig): Worke
   app.route(WORKER_MOUNTS.image, createImageWorker({ host: images, config, access }));
   app.route(WORKER_MOUNTS.pdf, createPdfWorker({ config, clock: ports.clock, access }));
   // Mounted together, the user worker reaches cases and images directly (issue 3).
-  const imageHost = typeof images === "function" ? images(`${config.publicUrl ?? "http://localhost"}${WORKER_MOUNTS.image}/delivery`) : images;
+  const imageHost = hostForDirectUse(images, config);
   app.route(WORKER_MOUNTS.user, createUserWorker({
     users: ports.users,
     resources: storeResources(ports.data, imageHost, { onlyOwnedImages: config.identity !== undefined }),
@@ -117,6 +117,15 @@ export function createService(ports: ServicePorts, config: ServiceConfig): Worke
     access,
   }));
   return app;
+}
+
+/**
+ * The image host for code that reaches images without a request (account deletion in the
+ * service, the export/import command): a local host delivers under `PUBLIC_URL` (or
+ * localhost) and the image worker's mount.
+ */
+export function hostForDirectUse(images: ImageHost | ImageHostFactory, config: ServiceConfig): ImageHost {
+  return typeof images === "function" ? images(`${config.publicUrl ?? "http://localhost"}${WORKER_MOUNTS.image}/delivery`) : images;
 }
 
 /**

@@ -1,14 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { crc32 } from "../../src/core/exchange/crc32.ts";
-
-function referenceCrc(bytes: Uint8Array): number {
-  let crc = 0xffffffff;
-  for (const byte of bytes) {
-    crc ^= byte;
-    for (let k = 0; k < 8; k++) crc = crc & 1 ? (crc >>> 1) ^ 0xedb88320 : crc >>> 1;
-  }
-  return (crc ^ 0xffffffff) >>> 0;
-}
+import { referenceCrc } from "./exchange-fixtures.ts";
 
 describe("crc32 (slicing-by-16)", () => {
   it("equals the bitwise CRC-32 for every length and alignment, and chains", () => {

@@ -145,3 +145,13 @@ export async function auditEntries(ports: ServicePorts, uid: string): Promise<an
   const days = await Promise.all(keys.map(async (key) => JSON.parse(decoder.decode((await ports.audit.get(key))!))));
   return days.flat();
 }
+
+/** CRC-32 bit by bit: the reference the module's CRC and the archives' checksums are compared with. */
+export function referenceCrc(bytes: Uint8Array): number {
+  let crc = 0xffffffff;
+  for (const byte of bytes) {
+    crc ^= byte;
+    for (let k = 0; k < 8; k++) crc = crc & 1 ? (crc >>> 1) ^ 0xedb88320 : crc >>> 1;
+  }
+  return (crc ^ 0xffffffff) >>> 0;
+}

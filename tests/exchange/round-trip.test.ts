@@ -13,7 +13,7 @@ import {
   sha256Hex,
   writeCaseZip,
 } from "../../src/core/exchange/mod.ts";
-import { ANALYST, auditEntries, CASE, entries, readJson, REVIEWER, seedCase, storedImageIds, streamBytes, text } from "./exchange-fixtures.ts";
+import { ANALYST, auditEntries, CASE, entries, readJson, referenceCrc, REVIEWER, seedCase, storedImageIds, streamBytes, text } from "./exchange-fixtures.ts";
 
 /** The compression method of each entry, as the central directory states it. */
 function methods(zip: Uint8Array): Promise<Record<string, number>> {
@@ -26,16 +26,6 @@ function methods(zip: Uint8Array): Promise<Record<string, number>> {
       },
     }, (err) => (err ? reject(err) : resolve(found)))
   );
-}
-
-/** CRC-32 bit by bit: the reference the archive's checksums are compared with. */
-function referenceCrc(bytes: Uint8Array): number {
-  let crc = 0xffffffff;
-  for (const byte of bytes) {
-    crc ^= byte;
-    for (let k = 0; k < 8; k++) crc = crc & 1 ? (crc >>> 1) ^ 0xedb88320 : crc >>> 1;
-  }
-  return (crc ^ 0xffffffff) >>> 0;
 }
 
 /** Name, CRC-32 and sizes of each entry from the central directory (fflate does not check CRCs). */

@@ -3,9 +3,9 @@
  * The `serve` command, the same on Node, Bun and Deno (CONTRACT "Starting it"): flags,
  * `.env`, start, and a graceful stop on SIGINT/SIGTERM.
  */
-import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { parseArgs, parseEnv } from "node:util";
+import { parseArgs } from "node:util";
+import { readEnvironment } from "./environment.ts";
 import { ConfigError } from "../../core/config.ts";
 import { type Listen, type RuntimeStorage, startService } from "./start.ts";
 import { runExchangeCommand } from "./exchange-command.ts";
@@ -67,12 +67,6 @@ export function parseServeFlags(argv: readonly string[]): ServeFlags | string | 
   return { port, host: values.host, data: values.data };
 }
 
-/** The environment: `.env` of the working directory under the process environment. */
-export function readEnvironment(): Record<string, string | undefined> {
-  const file = resolve(".env");
-  const fromFile = existsSync(file) ? parseEnv(readFileSync(file, "utf8")) : {};
-  return { ...fromFile, ...process.env };
-}
 
 /** Runs `serve` until SIGINT/SIGTERM; resolves with the exit code. */
 export async function runServeCommand(argv: readonly string[], listen: Listen, runtimeStorage?: RuntimeStorage): Promise<number> {

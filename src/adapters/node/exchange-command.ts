@@ -11,16 +11,16 @@
  * `EXPORT_SIGNING_KEY` (a private JWK) when it is set, and verified on import against its
  * public half and `EXPORT_VERIFY_KEYS`.
  */
-import { existsSync, readFileSync } from "node:fs";
 import { open, readFile, rename, rm } from "node:fs/promises";
 import { basename, resolve } from "node:path";
-import { parseArgs, parseEnv } from "node:util";
+import { parseArgs } from "node:util";
 import * as zlib from "node:zlib";
 import { ConfigError, parseConfig, type ServiceConfig } from "../../core/config.ts";
-import { imageHostOf, WORKER_MOUNTS } from "../../core/service.ts";
+import { hostForDirectUse, imageHostOf } from "../../core/service.ts";
 import type { ImageHost } from "../../core/ports.ts";
 import {
   type CaseImportOptions,
+  type CaseZipSummary,
   type ExchangeJwk,
   type ExchangeStore,
   exportAllCases,
@@ -36,6 +36,7 @@ import {
   writeCaseZip,
 } from "../../core/exchange/mod.ts";
 import { type RuntimeStorage, storagePorts } from "./start.ts";
+import { readEnvironment } from "./environment.ts";
 
 const USAGE = `Usage:
   forensic-annotation export --user UID --case CASE --format json|csv|zip [--out FILE]
@@ -87,11 +88,6 @@ class UsageError extends Error {}
 /** The runtime's native CRC-32 (Node >= 20.15, Bun, Deno); the exchange module's own otherwise. */
 const nativeCrc32 = (zlib as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
 
-function environment(): Record<string, string | undefined> {
-  const file = resolve(".env");
-  const fromFile = existsSync(file) ? parseEnv(readFileSync(file, "utf8")) : {};
-  return { ...fromFile, ...process.env };
-}
 
 function parse(argv: readonly string[]) {
   try {
@@ -244,7 +240,7 @@ async function runExport(flags: Flags, store: ExchangeStore, io: ExchangeCommand
   }
   if (format !== "zip") throw new UsageError(`--format must be json, csv or zip, not "${format}"`);
   const path = resolve(flags.out ?? `${caseNumber}-export-${store.now().toISOString().slice(0, 10).replaceAll("-", "")}.zip`);
-  let summary;
+  let summary: CaseZipSummary | undefined;
   const bytes = await writeAtomically(path, async (write) => {
     summary = await writeCaseZip(store, user, caseNumber, write, { ...options, onProgress, signer, fileName: basename(path), crc32: nativeCrc32 });
   });
@@ -299,7 +295,7 @@ export async function runExchangeCommand(argv: readonly string[], options: Excha
   const io: ExchangeCommandIo = {
     out: options.io?.out ?? ((line) => console.log(line)),
     err: options.io?.err ?? process.stderr,
-    env: options.io?.env ?? environment(),
+    env: options.io?.env ?? readEnvironment(),
   };
   let close = async () => {};
   try {
@@ -317,8 +313,7 @@ export async function runExchangeCommand(argv: readonly string[], options: Excha
     const storage = await storagePorts(config, resolve(flags.data), options.runtimeStorage);
     close = storage.close;
     const ports = storage.ports;
-    const hostOrFactory = ports.imageHost ?? imageHostOf(config, ports.clock, () => ports.images);
-    const host = typeof hostOrFactory === "function" ? hostOrFactory(`${config.publicUrl ?? "http://localhost"}${WORKER_MOUNTS.image}/delivery`) : hostOrFactory;
+    const host = hostForDirectUse(ports.imageHost ?? imageHostOf(config, ports.clock, () => ports.images), config);
     const store = portsExchangeStore({ ...ports, imageHost: host, readImage: imageReader(config, host) });
     return command === "export" ? await runExport(flags, store, io, signatures.signer) : await runImport(flags, positionals, store, io, signatures.verification);
   } catch (err) {

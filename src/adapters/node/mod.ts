@@ -19,7 +19,8 @@ export {
   type StoragePorts,
 } from "./start.ts";
 export { type ExchangeCommandIo, type ExchangeCommandOptions, runExchangeCommand } from "./exchange-command.ts";
-export { main, parseServeFlags, readEnvironment, runServeCommand, type ServeFlags } from "./command.ts";
+export { main, parseServeFlags, runServeCommand, type ServeFlags } from "./command.ts";
+export { readEnvironment } from "./environment.ts";
 export { createFileBlobStore, createFilePorts } from "./file-ports.ts";
 export { atomicFileDriver, type AtomicFileDriverOptions, writeFileAtomic } from "./file-driver.ts";
 export { createFileJsonArrayAppend } from "./file-append.ts";

@@ -69,8 +69,8 @@ export interface ProtectOptions {
   status: 401 | 403;
   /** The rate-limit route of a request; undefined leaves it unlimited (preflights). */
   route: (c: Context<WorkerEnv>) => RateLimitRoute | undefined;
-  /** The worker's own credential check (API key or bearer), run after the per-IP limit. */
-  credential: MiddlewareHandler<WorkerEnv>;
+  /** The worker's own credential check (API key or bearer), run after the per-IP limit; none for open workers. */
+  credential?: MiddlewareHandler<WorkerEnv>;
   /** The user an admin request acts on, for the admin's audit entry (default: the admin trail). */
   targetOf?: (c: Context<WorkerEnv>) => string | undefined;
   /** A request without a token passes anonymously (the PDF worker). */
@@ -93,7 +93,7 @@ export function protect(app: WorkerApp, access: AccessControl, options: ProtectO
   const unlessPublic = (handler: MiddlewareHandler<WorkerEnv>): MiddlewareHandler<WorkerEnv> =>
     options.isPublic === undefined ? handler : async (c, next) => (options.isPublic!(c) ? await next() : await handler(c, next));
   app.use("*", rateLimit({ limiter, limits, route: options.route, by: "ip" }));
-  app.use("*", unlessPublic(options.credential));
+  if (options.credential !== undefined) app.use("*", unlessPublic(options.credential));
   app.use("*", unlessPublic(identify({ identity: access.identity, adminKey: access.adminKey, status: options.status, optional: options.optionalIdentity })));
   app.use("*", unlessPublic(rateLimit({ limiter, limits, route: options.route, by: "user", user: (c) => userIdOf(actorOf(c)) })));
   app.use("*", async (c, next) => {

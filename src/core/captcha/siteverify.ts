@@ -7,6 +7,7 @@
 import type { CaptchaOutcome, CaptchaVerifier } from "../ports.ts";
 import { CaptchaResponseSchema } from "../schemas/captcha.ts";
 import { ServiceError } from "../http/errors.ts";
+import { isTimeout } from "../http/timeout.ts";
 
 /** Options of {@link createSiteverifyVerifier}. */
 export interface SiteverifyOptions {
@@ -39,9 +40,8 @@ export function createSiteverifyVerifier(options: SiteverifyOptions): CaptchaVer
           redirect: "error",
         });
       } catch (err) {
-        const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
         throw ServiceError.server(
-          timedOut
+          isTimeout(err)
             ? `Captcha verification service did not answer within ${options.timeoutMs} ms`
             : "Captcha verification service could not be reached",
         );

@@ -151,12 +151,13 @@ async function collectCase(
     const stored = await store.getAnnotations(userUid, caseNumber, file.id);
     const annotations = isObject(stored) ? (stored as AnnotationData) : null;
     options.onProgress?.({ phase: "collecting", done: ++done, total });
+    const facts = factsOf(annotations);
     const entry: CaseExportFile = {
       fileData: { id: file.id, originalFilename: file.originalFilename, uploadedAt: file.uploadedAt },
       ...(annotations !== null && options.includeAnnotations !== false ? { annotations } : {}),
-      hasAnnotations: hasAnnotations(annotations),
+      hasAnnotations: facts.annotated,
     };
-    return { entry, facts: factsOf(annotations) };
+    return { entry, facts };
   });
   const metadata: CaseExportMetadata = {
     caseNumber: document.caseNumber === caseNumber ? document.caseNumber : caseNumber,

@@ -8,7 +8,8 @@
  * removed only once the new one is in place. The audit entry `case-import` is written either way.
  */
 import { sniffImageType } from "../images/image-type.ts";
-import { checkCasePackage, type CheckedPackage, PackageRefusal } from "./case-package.ts";
+import { fileIdsOf } from "../users/account-resources.ts";
+import { checkCasePackage, type CheckedPackage, type PackageFacts, PackageRefusal } from "./case-package.ts";
 import { messageOf } from "./exchange-error.ts";
 import { recordAudit } from "./exchange-audit.ts";
 import { checkExporter, checkImporterCases, consistencyProblems } from "./import-rules.ts";
@@ -60,16 +61,6 @@ async function undo(store: ExchangeStore, uid: string, caseNumber: string, journ
   for (const fileId of journal.annotations) await attempt(`remove the annotations of ${fileId}`, () => store.deleteAnnotations(uid, caseNumber, fileId));
   for (const imageId of journal.images) await attempt(`remove the image ${imageId}`, () => store.deleteImage(imageId));
   return problems;
-}
-
-/** The file ids of a stored case document, read loosely. */
-function storedFileIds(document: unknown): string[] {
-  const files = (document as { files?: unknown } | null)?.files;
-  if (!Array.isArray(files)) return [];
-  return files.flatMap((file: unknown) => {
-    const id = (file as { id?: unknown } | null)?.id;
-    return typeof id === "string" && id !== "" ? [id] : [];
-  });
 }
 
 /** Rule 6 and 7: writes the case; answers the ids of the replaced case's files to remove afterwards. */
@@ -156,7 +147,7 @@ async function writeCase(
   });
   options.onProgress?.({ stage: "finishing", done: 1, total: 1 });
   const kept = new Set(Object.values(originalImageIds));
-  return storedFileIds(previous).filter((id) => !kept.has(id));
+  return fileIdsOf(previous).filter((id) => !kept.has(id));
 }
 
 /**
@@ -181,7 +172,7 @@ export async function importCase(store: ExchangeStore, zip: Uint8Array, importer
   let hashValid = false;
   options.onProgress?.({ stage: "checking", done: 0, total: 1 });
   try {
-    const facts: { data?: CheckedPackage["data"] | undefined; hasImages: boolean; signatureValid?: ImportResult["signatureValid"] } = { hasImages: false };
+    const facts: PackageFacts = { hasImages: false };
     try {
       pkg = await checkCasePackage(zip, options.verification, facts);
     } finally {

@@ -154,11 +154,10 @@ async function checkHashes(manifest: ForensicManifest, dataBytes: Uint8Array, im
   if (extra.length > 0) problems.push(`images not listed in the manifest: ${extra.join(", ")}`);
   const actual: Record<string, string> = {};
   for (const [name, bytes] of images) {
-    actual[prefixed ? `${IMAGES_FOLDER}${name}` : name] = await sha256Hex(bytes);
+    const hash = await sha256Hex(bytes);
+    actual[prefixed ? `${IMAGES_FOLDER}${name}` : name] = hash;
     const expected = listed.get(name);
-    if (expected !== undefined && !sameDigest(expected, actual[prefixed ? `${IMAGES_FOLDER}${name}` : name]!)) {
-      problems.push(`the image ${IMAGES_FOLDER}${name} does not match its hash`);
-    }
+    if (expected !== undefined && !sameDigest(expected, hash)) problems.push(`the image ${IMAGES_FOLDER}${name} does not match its hash`);
   }
   if (manifest.totalFiles !== images.size + 1) problems.push(`the manifest counts ${manifest.totalFiles} files, the archive holds ${images.size + 1}`);
   const recomputed = await manifestHashOf({ dataHash, imageHashes: actual, totalFiles: images.size + 1, createdAt: manifest.createdAt });
@@ -217,16 +216,18 @@ export async function checkCasePackage(zip: Uint8Array, verification: SignatureV
   const dataBytes = entries[dataName]!;
   const images = imageEntriesOf(entries);
   facts.hasImages = images.size > 0;
+  let dataRefusal: unknown;
   try {
     facts.data = parseData(dataBytes);
-  } catch {
-    // Reported in order below: the integrity rule comes first.
+  } catch (err) {
+    dataRefusal = err; // thrown below: the integrity rule comes first
   }
   const manifest = manifestOf(entries);
   const signature = await verifyManifestSignature(manifest.manifestHash, manifest.signature, verification);
   facts.signatureValid = signature.valid;
   await checkHashes(manifest, dataBytes, images);
-  const data = parseData(dataBytes);
+  if (facts.data === undefined) throw dataRefusal;
+  const data = facts.data;
   const warnings: string[] = [];
   if (signature.valid === false) warnings.push(`Signature invalid: ${signature.reason ?? "it does not verify"}`);
   if (verification?.requireSignature === true && signature.valid !== true) {

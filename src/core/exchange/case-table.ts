@@ -58,7 +58,8 @@ const FILE_COLUMNS = 27;
 /** Box columns. */
 const BOX_COLUMNS = 8;
 
-const text = (value: unknown): string => typeof value === "string" ? value : value === undefined || value === null ? "" : String(value);
+/** A value as cell text: absent is empty. */
+export const text = (value: unknown): string => typeof value === "string" ? value : value === undefined || value === null ? "" : String(value);
 const cell = (value: unknown): TableCell => typeof value === "number" ? value : text(value);
 const yesNo = (value: unknown): string => value === true ? "Yes" : "No";
 
@@ -75,7 +76,7 @@ export function provenanceRows(meta: ExportProvenance): TableRow[] {
 }
 
 /** The metadata rows (label, value). */
-export function metadataRows(data: CaseExportData): TableRow[] {
+function metadataRows(data: CaseExportData): TableRow[] {
   const meta = data.metadata;
   return [
     ["Case Number", text(meta.caseNumber)],
@@ -86,7 +87,7 @@ export function metadataRows(data: CaseExportData): TableRow[] {
 }
 
 /** The summary rows (label, value); none when the export has no summary. */
-export function summaryRows(data: CaseExportData): TableRow[] {
+function summaryRows(data: CaseExportData): TableRow[] {
   const summary = data.summary;
   if (summary === undefined) return [];
   const rows: TableRow[] = [

@@ -4,11 +4,9 @@
  * per case), then one sheet `Case_{caseNumber}` per case holding the same rows as that
  * case's CSV data block.
  */
-import { caseTableRows, CASE_TABLE_HEADER, provenanceRows, type TableRow } from "./case-table.ts";
+import { caseTableRows, CASE_TABLE_HEADER, provenanceRows, type TableRow, text } from "./case-table.ts";
 import type { AllCasesExportData } from "./shapes.ts";
 import { sheetNames, type WorkbookSheet, writeWorkbook } from "./xlsx.ts";
-
-const text = (value: unknown): string => typeof value === "string" ? value : value === undefined || value === null ? "" : String(value);
 
 /** The header of the per-case table of the Summary sheet. */
 export const SUMMARY_CASE_HEADER: readonly string[] = Object.freeze([

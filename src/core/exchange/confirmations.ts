@@ -8,7 +8,7 @@
 import { ConfirmationExportSchema } from "../schemas/exchange.ts";
 import { sameDigest, sha256Hex } from "./digest.ts";
 import { ExchangeError, messageOf } from "./exchange-error.ts";
-import { recordAudit } from "./exchange-audit.ts";
+import { audited, recordAudit } from "./exchange-audit.ts";
 import type { ExportedFile } from "./export-files.ts";
 import type { Confirmation, ConfirmationExport, ConfirmationImportResult } from "./shapes.ts";
 import type { ExchangeStore, ExchangeUser } from "./sources.ts";
@@ -68,7 +68,14 @@ export async function createConfirmation(
 ): Promise<Confirmation> {
   const startedAt = store.now();
   const user = await requireUser(store, reviewerUid);
-  try {
+  const facts = {
+    userUid: reviewerUid,
+    userEmail: user.email,
+    action: "confirmation-create" as const,
+    details: { caseNumber, reviewingExaminerUid: reviewerUid },
+    startedAt,
+  };
+  return await audited(store, facts, async () => {
     const document = await readOnlyCase(store, reviewerUid, caseNumber);
     const mapping = isObject(document.originalImageIds) ? document.originalImageIds : {};
     const originalImageId = Object.keys(mapping).find((original) => mapping[original] === fileId);
@@ -93,28 +100,8 @@ export async function createConfirmation(
       const existing = Array.isArray(confirmations[originalImageId]) ? confirmations[originalImageId] as unknown[] : [];
       return { ...base, confirmations: { ...confirmations, [originalImageId]: [...existing, confirmation] } };
     });
-    await recordAudit(store, {
-      userUid: reviewerUid,
-      userEmail: user.email,
-      action: "confirmation-create",
-      result: "success",
-      details: { caseNumber, confirmationId: confirmation.confirmationId, reviewingExaminerUid: reviewerUid },
-      startedAt,
-      bytes: 0,
-    });
     return confirmation;
-  } catch (err) {
-    await recordAudit(store, {
-      userUid: reviewerUid,
-      userEmail: user.email,
-      action: "confirmation-create",
-      result: "failure",
-      details: { caseNumber, validationErrors: [messageOf(err)], reviewingExaminerUid: reviewerUid },
-      startedAt,
-      bytes: 0,
-    });
-    throw err;
-  }
+  }, (confirmation) => ({ details: { confirmationId: confirmation.confirmationId }, bytes: 0 }));
 }
 
 /** The upper-case SHA-256 of the 2-space JSON of a confirmation export without `metadata.hash`. */
@@ -131,7 +118,14 @@ export async function confirmationExportHash(exported: { metadata: Record<string
 export async function exportConfirmations(store: ExchangeStore, reviewerUid: string, caseNumber: string): Promise<ExportedFile<ConfirmationExport>> {
   const startedAt = store.now();
   const user = await requireUser(store, reviewerUid);
-  try {
+  const facts = {
+    userUid: reviewerUid,
+    userEmail: user.email,
+    action: "confirmation-export" as const,
+    details: { caseNumber, reviewingExaminerUid: reviewerUid },
+    startedAt,
+  };
+  return await audited(store, facts, async () => {
     const document = await readOnlyCase(store, reviewerUid, caseNumber);
     const stored = isObject(document.confirmations) ? document.confirmations : {};
     const confirmations: Record<string, Confirmation[]> = {};
@@ -155,34 +149,13 @@ export async function exportConfirmations(store: ExchangeStore, reviewerUid: str
     };
     const unhashed = { metadata, confirmations };
     const data: ConfirmationExport = { metadata: { ...metadata, hash: await confirmationExportHash(unhashed) }, confirmations };
-    const file: ExportedFile<ConfirmationExport> = {
+    return {
       fileName: `confirmation-data-${caseNumber}-${exportDate.slice(0, 10)}.json`,
       contentType: "application/json; charset=utf-8",
       bytes: encoder.encode(JSON.stringify(data, null, 2)),
       data,
-    };
-    await recordAudit(store, {
-      userUid: reviewerUid,
-      userEmail: user.email,
-      action: "confirmation-export",
-      result: "success",
-      details: { caseNumber, fileName: file.fileName, fileType: "confirmation-json", reviewingExaminerUid: reviewerUid },
-      startedAt,
-      bytes: file.bytes.length,
-    });
-    return file;
-  } catch (err) {
-    await recordAudit(store, {
-      userUid: reviewerUid,
-      userEmail: user.email,
-      action: "confirmation-export",
-      result: "failure",
-      details: { caseNumber, validationErrors: [messageOf(err)], reviewingExaminerUid: reviewerUid },
-      startedAt,
-      bytes: 0,
-    });
-    throw err;
-  }
+    } satisfies ExportedFile<ConfirmationExport>;
+  }, (file) => ({ details: { fileName: file.fileName, fileType: "confirmation-json" }, bytes: file.bytes.length }));
 }
 
 class ConfirmationRefusal extends Error {}

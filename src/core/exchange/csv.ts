@@ -12,7 +12,7 @@ import type { CaseExportData } from "./shapes.ts";
 const quote = (field: string | number): string => `"${String(field).replaceAll('"', '""')}"`;
 
 /** Rows as CSV lines: every field quoted, `\n` between lines. */
-export function csvLines(rows: readonly TableRow[]): string {
+function csvLines(rows: readonly TableRow[]): string {
   return rows.map((row) => row.map(quote).join(",")).join("\n");
 }
 

@@ -59,3 +59,24 @@ export async function recordAudit(store: ExchangeStore, facts: ExchangeAuditFact
     return `The audit entry could not be written: ${messageOf(err)}`;
   }
 }
+
+/**
+ * Runs `work` and appends its audit entry: `success` with `details` plus what `outcome` reports
+ * of the result, or `failure` with `details` and the error's message, which is then rethrown.
+ */
+export async function audited<T>(
+  store: ExchangeStore,
+  facts: Omit<ExchangeAuditFacts, "result" | "bytes">,
+  work: () => Promise<T>,
+  outcome: (value: T) => { details?: ExchangeAuditFacts["details"]; bytes: number },
+): Promise<T> {
+  try {
+    const value = await work();
+    const { details, bytes } = outcome(value);
+    await recordAudit(store, { ...facts, result: "success", details: { ...facts.details, ...details }, bytes });
+    return value;
+  } catch (err) {
+    await recordAudit(store, { ...facts, result: "failure", details: { ...facts.details, validationErrors: [messageOf(err)] }, bytes: 0 });
+    throw err;
+  }
+}

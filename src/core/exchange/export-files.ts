@@ -6,8 +6,7 @@
 import { collectAllCasesExport, collectCaseExport, type CaseExportOptions, formatExportJson } from "./case-export.ts";
 import { formatAllCasesXlsx } from "./cases-workbook.ts";
 import { formatCaseCsv } from "./csv.ts";
-import { messageOf } from "./exchange-error.ts";
-import { recordAudit } from "./exchange-audit.ts";
+import { audited } from "./exchange-audit.ts";
 import type { AllCasesExportData, CaseExportData } from "./shapes.ts";
 import type { ExchangeStore } from "./sources.ts";
 
@@ -26,36 +25,16 @@ export interface ExportedFile<T> {
 const encoder = new TextEncoder();
 const day = (iso: string): string => iso.slice(0, 10).replaceAll("-", "");
 
-async function audited<T>(
+/** Makes the file under its `case-export` audit entry. */
+async function auditedExport<T>(
   store: ExchangeStore,
   userUid: string,
   caseNumber: string,
   fileType: string,
   make: () => Promise<ExportedFile<T>>,
 ): Promise<ExportedFile<T>> {
-  const startedAt = store.now();
-  try {
-    const file = await make();
-    await recordAudit(store, {
-      userUid,
-      action: "case-export",
-      result: "success",
-      details: { caseNumber, fileName: file.fileName, fileType },
-      startedAt,
-      bytes: file.bytes.length,
-    });
-    return file;
-  } catch (err) {
-    await recordAudit(store, {
-      userUid,
-      action: "case-export",
-      result: "failure",
-      details: { caseNumber, fileType, validationErrors: [messageOf(err)] },
-      startedAt,
-      bytes: 0,
-    });
-    throw err;
-  }
+  const facts = { userUid, action: "case-export" as const, details: { caseNumber, fileType }, startedAt: store.now() };
+  return await audited(store, facts, make, (file) => ({ details: { fileName: file.fileName }, bytes: file.bytes.length }));
 }
 
 /**
@@ -70,7 +49,7 @@ export function exportCase(
   format: "json" | "csv",
   options: CaseExportOptions = {},
 ): Promise<ExportedFile<CaseExportData>> {
-  return audited(store, userUid, caseNumber, format, async () => {
+  return auditedExport(store, userUid, caseNumber, format, async () => {
     const data = await collectCaseExport(store, userUid, caseNumber, options);
     const text = format === "csv" ? await formatCaseCsv(data) : formatExportJson(data);
     return {
@@ -93,7 +72,7 @@ export function exportAllCases(
   format: "json" | "xlsx",
   options: CaseExportOptions & { onCase?: ((done: number, total: number, caseNumber: string) => void) | undefined } = {},
 ): Promise<ExportedFile<AllCasesExportData>> {
-  return audited(store, userUid, "all-cases", format, async () => {
+  return auditedExport(store, userUid, "all-cases", format, async () => {
     const data = await collectAllCasesExport(store, userUid, options);
     return {
       fileName: `all-cases-export-${day(data.metadata.exportDate)}.${format}`,

@@ -84,6 +84,9 @@ export function httpExchangeStore(options: HttpExchangeOptions): ExchangeStore {
     }, "data worker");
     await (await expectOk(response, "data worker"))!.body?.cancel();
   }
+  async function updateDocument(url: string, change: (current: unknown) => unknown): Promise<void> {
+    await putDocument(url, change(await getDocument(url)));
+  }
   async function deleteDocument(url: string): Promise<void> {
     const response = await expectOk(await call(url, { method: "DELETE", headers: dataHeaders }, "data worker"), "data worker", true);
     await response?.body?.cancel();
@@ -109,17 +112,11 @@ export function httpExchangeStore(options: HttpExchangeOptions): ExchangeStore {
     },
     getCase: (userUid, caseNumber) => getDocument(documentUrl(userUid, caseNumber)),
     putCase: (userUid, caseNumber, document) => putDocument(documentUrl(userUid, caseNumber), document),
-    async updateCase(userUid, caseNumber, change) {
-      const url = documentUrl(userUid, caseNumber);
-      await putDocument(url, change(await getDocument(url)));
-    },
+    updateCase: (userUid, caseNumber, change) => updateDocument(documentUrl(userUid, caseNumber), change),
     deleteCase: (userUid, caseNumber) => deleteDocument(documentUrl(userUid, caseNumber)),
     getAnnotations: (userUid, caseNumber, fileId) => getDocument(documentUrl(userUid, caseNumber, fileId)),
     putAnnotations: (userUid, caseNumber, fileId, document) => putDocument(documentUrl(userUid, caseNumber, fileId), document),
-    async updateAnnotations(userUid, caseNumber, fileId, change) {
-      const url = documentUrl(userUid, caseNumber, fileId);
-      await putDocument(url, change(await getDocument(url)));
-    },
+    updateAnnotations: (userUid, caseNumber, fileId, change) => updateDocument(documentUrl(userUid, caseNumber, fileId), change),
     deleteAnnotations: (userUid, caseNumber, fileId) => deleteDocument(documentUrl(userUid, caseNumber, fileId)),
     async readImage(imageId) {
       const signing = await call(`${base(options.imageWorkerUrl)}/${deliveryUrl(imageId)}`, { headers: imageHeaders }, "image worker");

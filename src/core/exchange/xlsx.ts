@@ -30,7 +30,7 @@ export interface WorkbookProperties {
 }
 
 /** Excel's limit on the characters of one cell. */
-export const MAX_CELL_CHARS = 32_767;
+const MAX_CELL_CHARS = 32_767;
 const MAX_SHEET_NAME = 31;
 
 const encoder = new TextEncoder();
@@ -66,7 +66,7 @@ export function xmlText(value: string): string {
 }
 
 /** The column letters of a 0-based column index (0 → A, 26 → AA). */
-export function columnName(index: number): string {
+function columnName(index: number): string {
   let name = "";
   for (let n = index + 1; n > 0; n = Math.floor((n - 1) / 26)) name = String.fromCharCode(65 + ((n - 1) % 26)) + name;
   return name;

@@ -26,7 +26,7 @@ export interface CaseZipOptions extends CaseExportOptions {
   /** Name recorded in the audit entry (default `{case}-export.zip`). */
   fileName?: string | undefined;
   /**
-   * A native CRC-32 where the runtime has one (`crc32` of `node:zlib` in Node, Bun and Deno),
+   * A native CRC-32 where the runtime has one (zlib's `crc32` in Node, Bun and Deno, passed in by the adapter),
    * called as `crc32(chunk, previous)`; default: this module's own, in JavaScript.
    */
   crc32?: ((chunk: Uint8Array, previous: number) => number) | undefined;

@@ -23,6 +23,8 @@ export interface WorkerVariables {
   actor?: Actor;
   /** True once a service audit entry was written for this request. */
   audited?: boolean;
+  /** True once the security headers middleware runs for this request (outermost app only). */
+  secured?: boolean;
 }
 
 /** The Hono environment of every worker. */
@@ -39,7 +41,7 @@ export interface WorkerEnv {
  * loadable from the site's origin (no `Cross-Origin-Resource-Policy: same-origin`), and a
  * PDF gets no CSP so browsers' built-in viewers can show it.
  */
-function securityHeaders(): MiddlewareHandler {
+function securityHeaders(): MiddlewareHandler<WorkerEnv> {
   const secure = secureHeaders({
     contentSecurityPolicy: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
     crossOriginResourcePolicy: "cross-origin",
@@ -48,6 +50,9 @@ function securityHeaders(): MiddlewareHandler {
     xFrameOptions: "DENY",
   });
   return async (c, next) => {
+    // A worker mounted in the service is reached through the service's app: set them once.
+    if (c.get("secured") === true) return await next();
+    c.set("secured", true);
     await secure(c, next);
     if (c.res.headers.get("Content-Type")?.startsWith("application/pdf")) c.res.headers.delete("Content-Security-Policy");
   };

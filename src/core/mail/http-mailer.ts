@@ -7,6 +7,7 @@
 import type { Mailer } from "../ports.ts";
 import { htmlOf } from "./message.ts";
 import { type Mailbox, parseMailbox } from "./mailbox.ts";
+import { isTimeout } from "../http/timeout.ts";
 
 /** Options of {@link createHttpMailer}. */
 export interface HttpMailerOptions {
@@ -56,8 +57,7 @@ export function createHttpMailer(options: HttpMailerOptions): Mailer {
           redirect: "error",
         });
       } catch (err) {
-        const timedOut = err instanceof DOMException && err.name === "TimeoutError";
-        throw new MailNotSentError(timedOut ? `no answer within ${options.timeoutMs} ms` : "mail API unreachable");
+        throw new MailNotSentError(isTimeout(err) ? `no answer within ${options.timeoutMs} ms` : "mail API unreachable");
       }
       await response.body?.cancel();
       if (!response.ok) throw new MailNotSentError(`mail API answered HTTP ${response.status}`);

@@ -11,7 +11,7 @@
  * ```
  */
 import { rgb, type RGB } from "pdf-lib";
-import { CSS_NAMED_COLORS } from "../schemas/annotation.ts";
+import { ColorSchema, CSS_NAMED_COLORS } from "../schemas/annotation.ts";
 import { ServiceError } from "../http/errors.ts";
 
 /** A colour as three channels from 0 to 1 (sRGB). */
@@ -24,13 +24,12 @@ export interface Rgb {
   b: number;
 }
 
-const HEX = /^#(?:[0-9a-f]{3}|[0-9a-f]{6})$/i;
-
 /** The channels of `#rgb`, `#rrggbb` or a CSS colour name (any case), or null for anything else. */
 export function tryParseColour(value: string): Rgb | null {
   const text = value.trim().toLowerCase();
-  const hex = HEX.test(text) ? text : Object.hasOwn(CSS_NAMED_COLORS, text) ? CSS_NAMED_COLORS[text] : undefined;
-  if (hex === undefined) return null;
+  // The request schema decides what is a colour: a hex code, or a name the table holds as its own.
+  if (!ColorSchema.safeParse(text).success) return null;
+  const hex = CSS_NAMED_COLORS[text] ?? text;
   const digits = hex.length === 4 ? [...hex.slice(1)].map((d) => d + d).join("") : hex.slice(1);
   const channel = (i: number) => parseInt(digits.slice(i * 2, i * 2 + 2), 16) / 255;
   return { r: channel(0), g: channel(1), b: channel(2) };

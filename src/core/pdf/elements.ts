@@ -11,7 +11,7 @@ import { fitText } from "./text-layout.ts";
 /** Line height as a multiple of the font size. */
 const LEADING = 1.2;
 /** Baseline below the top of its line, as a multiple of the font size. */
-const ASCENT = 0.93;
+export const ASCENT = 0.93;
 
 /** Text set into a width, measured. */
 export interface TextBlock {
@@ -107,23 +107,24 @@ export function drawPill(page: PDFPage, shape: Pill, left: number, top: number):
   drawBlock(page, shape.block, { x: left + shape.width / 2, top: top - PILL_PAD_Y, align: "center", color: shape.colours.text });
 }
 
+const LABEL_PAD = 3;
+
 /** Draws a case/item label: `block` on a translucent ground, its outer top-left at (`left`, `top`). */
 export function drawLabel(page: PDFPage, block: TextBlock, left: number, top: number, text: RGB, ground: RGB): void {
-  const pad = 3;
   page.drawRectangle({
     x: left,
-    y: top - block.height - 2 * pad,
-    width: block.width + 2 * pad,
-    height: block.height + 2 * pad,
+    y: top - block.height - 2 * LABEL_PAD,
+    width: labelWidth(block),
+    height: block.height + 2 * LABEL_PAD,
     color: ground,
     opacity: 0.65,
   });
-  drawBlock(page, block, { x: left + pad, top: top - pad, align: "left", color: text });
+  drawBlock(page, block, { x: left + LABEL_PAD, top: top - LABEL_PAD, align: "left", color: text });
 }
 
 /** Outer width of a label of `block`. */
 export function labelWidth(block: TextBlock): number {
-  return block.width + 6;
+  return block.width + 2 * LABEL_PAD;
 }
 
 /** Height of the blank confirmation form. */
@@ -136,11 +137,9 @@ export const CONFIRMATION_HEIGHT = 74;
 export function drawConfirmationForm(page: PDFPage, font: PDFFont, left: number, top: number, width: number): void {
   const ink = rgb(0.15, 0.15, 0.15);
   page.drawRectangle({ x: left, y: top - CONFIRMATION_HEIGHT, width, height: CONFIRMATION_HEIGHT, borderColor: ink, borderWidth: 0.75 });
-  const by = "Confirmation by:";
   const date = "Date:";
-  page.drawText(by, { x: left + 8, y: top - 18, size: 9, font, color: ink });
-  const signatureX = left + 8;
-  page.drawLine({ start: { x: signatureX, y: top - 40 }, end: { x: left + width - 8, y: top - 40 }, thickness: 0.5, color: ink });
+  page.drawText("Confirmation by:", { x: left + 8, y: top - 18, size: 9, font, color: ink });
+  page.drawLine({ start: { x: left + 8, y: top - 40 }, end: { x: left + width - 8, y: top - 40 }, thickness: 0.5, color: ink });
   page.drawText(date, { x: left + 8, y: top - 62, size: 9, font, color: ink });
   const dateX = left + 12 + font.widthOfTextAtSize(date, 9);
   page.drawLine({ start: { x: dateX, y: top - 63 }, end: { x: left + width - 8, y: top - 63 }, thickness: 0.5, color: ink });

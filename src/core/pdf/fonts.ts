@@ -11,14 +11,11 @@
  * to right, so it would print reversed), is refused with a 400 that names it.
  */
 import fontkit from "@pdf-lib/fontkit";
-import { type PDFDocument, type PDFFont, StandardFonts } from "pdf-lib";
+import { type PDFDocument, type PDFFont, StandardFontEmbedder, StandardFonts } from "pdf-lib";
 import { ServiceError } from "../http/errors.ts";
 import { decodeBase64 } from "./base64.ts";
 import { DEJAVU_SANS_TTF_BASE64 } from "./fonts/dejavu-sans.ts";
 import { DEJAVU_SANS_BOLD_TTF_BASE64 } from "./fonts/dejavu-sans-bold.ts";
-
-/** The faces a report draws text in. */
-export type FontFace = "regular" | "bold" | "label";
 
 /** The embedded fonts of one report, per face. */
 export interface ReportFonts {
@@ -63,8 +60,12 @@ const parsedOnceFontkit: Fontkit = {
   },
 };
 
-// Courier-Bold's WinAnsi character set, read once from pdf-lib's metrics.
+// Courier-Bold's WinAnsi character set, read once from pdf-lib's metrics without embedding the font.
 let courierBoldSet: ReadonlySet<number> | undefined;
+const courierBoldCharacters = (): ReadonlySet<number> =>
+  (courierBoldSet ??= new Set(
+    StandardFontEmbedder.for(StandardFonts.CourierBold as string as Parameters<typeof StandardFontEmbedder.for>[0]).encoding.supportedCodePoints,
+  ));
 
 /** Normalises text for printing: NFC (precomposed accents), `\n` line breaks, tabs as spaces. */
 export function printableText(text: string): string {
@@ -84,11 +85,12 @@ function dejaVuCovers(face: "regular" | "bold", codePoint: number): boolean {
 }
 
 /**
- * Throws a 400 naming the first character of `text` that `face` cannot print, and `field`.
- * Line breaks are layout, not characters; other control characters are refused.
+ * Throws a 400 naming the first character of `text` (as {@link printableText} returns it) that
+ * `face` cannot print, and `field`. Line breaks are layout, not characters; other control
+ * characters are refused.
  */
 export function assertPrintable(text: string, face: "regular" | "bold", field: string): void {
-  for (const char of printableText(text)) {
+  for (const char of text) {
     const codePoint = char.codePointAt(0) ?? 0;
     if (char === "\n") continue;
     if (RIGHT_TO_LEFT.test(char)) {
@@ -118,19 +120,15 @@ const NO_SHAPING = Object.fromEntries(
 
 /**
  * Embeds the report's fonts into `doc`, subset to the glyphs used. `labels` are the case/item
- * labels to be drawn: Courier-Bold prints them when all their characters are WinAnsi.
+ * labels to be drawn (as {@link printableText} returns them): Courier-Bold prints them, and
+ * is embedded, when all their characters are WinAnsi.
  */
 export async function embedReportFonts(doc: PDFDocument, labels: readonly string[]): Promise<ReportFonts> {
   doc.registerFontkit(parsedOnceFontkit);
   const fonts = dejaVu();
   const regular = await doc.embedFont(fonts.regular.bytes, { subset: true, features: NO_SHAPING });
   const bold = await doc.embedFont(fonts.bold.bytes, { subset: true, features: NO_SHAPING });
-  let label = bold;
-  if (labels.length > 0) {
-    const courier = await doc.embedFont(StandardFonts.CourierBold);
-    const set = (courierBoldSet ??= new Set(courier.getCharacterSet()));
-    const winAnsi = labels.every((text) => [...printableText(text)].every((char) => set.has(char.codePointAt(0) ?? -1)));
-    if (winAnsi) label = courier;
-  }
-  return { regular, bold, label };
+  const set = courierBoldCharacters();
+  const winAnsi = labels.length > 0 && labels.every((text) => [...text].every((char) => set.has(char.codePointAt(0) ?? -1)));
+  return { regular, bold, label: winAnsi ? await doc.embedFont(StandardFonts.CourierBold) : bold };
 }

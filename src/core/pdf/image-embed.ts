@@ -23,7 +23,7 @@ import {
 } from "pdf-lib";
 import type { PDFContext } from "pdf-lib";
 import { ServiceError } from "../http/errors.ts";
-import type { ReportImage } from "./image-source.ts";
+import { concatBytes, type ReportImage } from "./image-source.ts";
 import type { Rect } from "./page-layout.ts";
 import { jpegOrientation, type Orientation, orientedMatrix, swapsSides } from "./jpeg-orientation.ts";
 import { splitAlpha } from "./png-alpha.ts";
@@ -77,9 +77,15 @@ class PassThroughStream extends PDFStream {
 
 type ImageEntries = Parameters<PDFContext["obj"]>[0] & Record<string, unknown>;
 
+/** Registers an image XObject of `entries` (beside its type and size) holding `contents`. */
+function registerImage(doc: PDFDocument, width: number, height: number, entries: ImageEntries, contents: Uint8Array): PDFRef {
+  const dict = doc.context.obj({ Type: "XObject", Subtype: "Image", Width: width, Height: height, ...entries });
+  return doc.context.register(new PassThroughStream(dict, contents));
+}
+
 /**
- * Registers an image XObject of `entries` (beside its type and size) and returns how to draw
- * it, turned as its EXIF `orientation` says; width and height are then those seen.
+ * Registers an image XObject (see {@link registerImage}) and returns how to draw it, turned as
+ * its EXIF `orientation` says; width and height are then those seen.
  */
 function register(
   doc: PDFDocument,
@@ -90,8 +96,7 @@ function register(
   orientation: Orientation = 1,
 ): EmbeddedImage {
   if (!(width > 0 && height > 0)) throw new Error(`the image is ${width} x ${height} pixels`);
-  const dict = doc.context.obj({ Type: "XObject", Subtype: "Image", Width: width, Height: height, ...entries });
-  const ref: PDFRef = doc.context.register(new PassThroughStream(dict, contents));
+  const ref = registerImage(doc, width, height, entries, contents);
   const swap = swapsSides(orientation);
   return {
     width: swap ? height : width,
@@ -136,7 +141,6 @@ function pngPlan(bytes: Uint8Array): PngPlan {
   let palette: Uint8Array | undefined;
   let transparency = false;
   const idat: Uint8Array[] = [];
-  let idatLength = 0;
   let ended = false;
   while (at + 8 <= bytes.length && !ended) {
     const length = readUint32(bytes, at);
@@ -154,7 +158,6 @@ function pngPlan(bytes: Uint8Array): PngPlan {
       transparency = true;
     } else if (type === "IDAT") {
       idat.push(body);
-      idatLength += length;
     } else if (type === "IEND") {
       ended = true;
     }
@@ -163,15 +166,8 @@ function pngPlan(bytes: Uint8Array): PngPlan {
   if (header === undefined || header.width === 0 || header.height === 0) throw broken("has no valid header");
   if (idat.length === 0) throw broken("has no image data");
   const { width, height, depth, type, interlace } = header;
-  const data = idat.length === 1 && idat[0] !== undefined ? idat[0] : new Uint8Array(idatLength);
-  if (idat.length > 1) {
-    let offset = 0;
-    for (const chunk of idat) {
-      data.set(chunk, offset);
-      offset += chunk.length;
-    }
-  }
   if (interlace !== 0 || transparency) return { kind: "pdf-lib", width, height };
+  const data = concatBytes(idat);
   if ((type === 0 || type === 2) && (depth === 8 || depth === 16)) {
     return { kind: "as-is", width, height, depth, colours: type === 2 ? 3 : 1, palette: undefined, data };
   }
@@ -199,12 +195,9 @@ async function embedPng(doc: PDFDocument, bytes: Uint8Array): Promise<EmbeddedIm
   }
   if (png.kind === "alpha") {
     const planes = await splitAlpha(png.data, png.width, png.height, png.channels);
-    const mask = planes.alpha === null ? undefined : doc.context.register(
-      new PassThroughStream(
-        doc.context.obj({ Type: "XObject", Subtype: "Image", Width: png.width, Height: png.height, BitsPerComponent: 8, ColorSpace: "DeviceGray", Filter: "FlateDecode" }),
-        planes.alpha,
-      ),
-    );
+    const mask = planes.alpha === null
+      ? undefined
+      : registerImage(doc, png.width, png.height, { BitsPerComponent: 8, ColorSpace: "DeviceGray", Filter: "FlateDecode" }, planes.alpha);
     return register(doc, png.width, png.height, {
       BitsPerComponent: 8,
       ColorSpace: planes.colours === 3 ? "DeviceRGB" : "DeviceGray",

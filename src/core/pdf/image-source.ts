@@ -17,6 +17,7 @@ import { ServiceError } from "../http/errors.ts";
 import { sniffImageType } from "../images/image-type.ts";
 import { checkImageUrl, type HostEntry } from "./host-policy.ts";
 import { decodeBase64 } from "./base64.ts";
+import { isTimeout } from "../http/timeout.ts";
 
 /** An image the report can embed. */
 export interface ReportImage {
@@ -46,6 +47,8 @@ const NAMES: Record<string, string> = {
   "image/tiff": "TIFF",
   "image/bmp": "BMP",
 };
+
+const encoder = new TextEncoder();
 
 const tooLarge = (maxBytes: number): ServiceError =>
   ServiceError.validation(`The image is larger than the limit of ${maxBytes} bytes`, { field: "imageUrl", limitBytes: maxBytes });
@@ -83,7 +86,7 @@ function fromDataUrl(url: string, maxBytes: number): Uint8Array {
     } else if (code < 0x80) {
       bytes.push(code);
     } else {
-      bytes.push(...new TextEncoder().encode(payload[i]));
+      bytes.push(...encoder.encode(payload[i]));
     }
     if (bytes.length > maxBytes) throw tooLarge(maxBytes);
   }
@@ -111,8 +114,13 @@ async function readCapped(response: Response, maxBytes: number): Promise<Uint8Ar
     }
     chunks.push(value);
   }
+  return concatBytes(chunks);
+}
+
+/** The chunks as one array: the chunk itself when there is one, else one copy. */
+export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {
   if (chunks.length === 1 && chunks[0] !== undefined) return chunks[0];
-  const bytes = new Uint8Array(total);
+  const bytes = new Uint8Array(chunks.reduce((total, chunk) => total + chunk.byteLength, 0));
   let offset = 0;
   for (const chunk of chunks) {
     bytes.set(chunk, offset);
@@ -123,9 +131,6 @@ async function readCapped(response: Response, maxBytes: number): Promise<Uint8Ar
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-/** Whether a thrown value is the deadline firing. */
-const isTimeout = (err: unknown): boolean =>
-  err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
 
 /** Fetches an allowed URL, re-checking every redirect hop before requesting it. */
 async function fromHost(imageUrl: string, options: ImageSourceOptions): Promise<Uint8Array> {

@@ -54,6 +54,18 @@ export function swapsSides(orientation: Orientation): boolean {
   return orientation >= 5;
 }
 
+// Displayed (s, t) from stored (u, v), both with the origin bottom-left: s = su·u + sv·v + s0, t = tu·u + tv·v + t0.
+const ORIENTED: Readonly<Record<Orientation, readonly [number, number, number, number, number, number]>> = {
+  1: [1, 0, 0, 0, 1, 0],
+  2: [-1, 0, 1, 0, 1, 0],
+  3: [-1, 0, 1, 0, -1, 1],
+  4: [1, 0, 0, 0, -1, 1],
+  5: [0, -1, 1, -1, 0, 1],
+  6: [0, 1, 0, -1, 0, 1],
+  7: [0, 1, 0, 1, 0, 0],
+  8: [0, -1, 1, 1, 0, 0],
+};
+
 /**
  * The matrix `[a, b, c, d, e, f]` that draws a unit-square image XObject into the rectangle
  * (`x`, `y`, `width`, `height`) turned and mirrored as `orientation` says (EXIF 2.3, tag 0x0112).
@@ -62,18 +74,7 @@ export function orientedMatrix(
   orientation: Orientation,
   rect: { x: number; y: number; width: number; height: number },
 ): [number, number, number, number, number, number] {
-  // Displayed (s, t) from stored (u, v), both with the origin bottom-left: s = su·u + sv·v + s0, t = tu·u + tv·v + t0.
-  const table: Record<Orientation, [number, number, number, number, number, number]> = {
-    1: [1, 0, 0, 0, 1, 0],
-    2: [-1, 0, 1, 0, 1, 0],
-    3: [-1, 0, 1, 0, -1, 1],
-    4: [1, 0, 0, 0, -1, 1],
-    5: [0, -1, 1, -1, 0, 1],
-    6: [0, 1, 0, -1, 0, 1],
-    7: [0, 1, 0, 1, 0, 0],
-    8: [0, -1, 1, 1, 0, 0],
-  };
-  const [su, sv, s0, tu, tv, t0] = table[orientation];
+  const [su, sv, s0, tu, tv, t0] = ORIENTED[orientation];
   const { x, y, width, height } = rect;
   return [width * su, height * tu, width * sv, height * tv, x + width * s0, y + height * t0];
 }

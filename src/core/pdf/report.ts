@@ -21,9 +21,10 @@ import { parseHostList } from "./host-policy.ts";
 import { loadReportImage } from "./image-source.ts";
 import { type EmbeddedImage, embedReportImage } from "./image-embed.ts";
 import { boxRect, CONTENT_WIDTH, fitImage, MAX_IMAGE_HEIGHT, PAGE, type Rect } from "./page-layout.ts";
-import { parseReportRequest, type ReportInput } from "./report-request.ts";
+import { parseReportRequest, type ReportInput, type ReportRequest } from "./report-request.ts";
 import { LineBreaker, singleLine } from "./text-layout.ts";
 import {
+  ASCENT,
   CONFIRMATION_HEIGHT,
   drawBlock,
   drawConfirmationForm,
@@ -65,6 +66,8 @@ const SUPPORT = {
 } as const;
 const NOTES_SIZE = 9;
 const NOTES_LEADING = 11.5;
+/** From the top of the notes heading to the top of the first line. */
+const NOTES_HEADING_HEIGHT = 14;
 const FOOTER_SIZE = 7.5;
 const COLUMN_GAP = 14;
 const CONFIRMATION_WIDTH = 0.42 * CONTENT_WIDTH;
@@ -95,7 +98,7 @@ interface ReportContent {
 }
 
 /** Applies the layers of `activeAnnotations`, normalises every text and checks it against the fonts. */
-function contentOf(request: PdfRequest, options: ReportOptions): ReportContent {
+function contentOf(request: PdfRequest, options: ReportOptions, now: Date): ReportContent {
   const data: PdfAnnotationData = request.annotationData ?? {};
   const layers = new Set(request.activeAnnotations);
   const join = (...parts: (string | undefined)[]) => parts.filter(present).map((p) => printableText(p.trim())).join(" ");
@@ -105,7 +108,7 @@ function contentOf(request: PdfRequest, options: ReportOptions): ReportContent {
   const classLabel = present(data.customClass) ? data.customClass : data.classType;
   const classText = join(classLabel, present(data.classNote) ? `(${data.classNote.trim()})` : undefined);
   const content: ReportContent = {
-    date: printableText(present(request.currentDate) ? request.currentDate : displayDate((options.clock ?? systemClock).now())),
+    date: printableText(present(request.currentDate) ? request.currentDate : displayDate(now)),
     caseNumber: printableText(request.caseNumber),
     index: layers.has("index") && data.indexType === "number" && present(data.indexNumber) ? `Index: ${printableText(data.indexNumber.trim())}` : undefined,
     indexColour: layers.has("index") && data.indexType === "color" && data.indexColor !== undefined
@@ -237,7 +240,7 @@ function drawImage(page: PDFPage, image: EmbeddedImage, rect: Rect, content: Rep
 
 /** Draws lines of notes from `breaker` between `top` and `bottom`, as many as fit. */
 function drawNotesLines(page: PDFPage, breaker: LineBreaker, font: PDFFont, left: number, width: number, top: number, bottom: number): void {
-  let y = top - NOTES_SIZE * 0.93;
+  let y = top - NOTES_SIZE * ASCENT;
   while (breaker.hasMore() && y >= bottom) {
     const line = breaker.next(width);
     if (line === null) break;
@@ -248,8 +251,8 @@ function drawNotesLines(page: PDFPage, breaker: LineBreaker, font: PDFFont, left
 
 /** Draws the notes heading; returns the top of the first line. */
 function drawNotesHeading(page: PDFPage, fonts: ReportFonts, text: string, left: number, top: number): number {
-  page.drawText(text, { x: left, y: top - 9 * 0.93, size: 9, font: fonts.bold, color: INK });
-  return top - 14;
+  page.drawText(text, { x: left, y: top - 9 * ASCENT, size: 9, font: fonts.bold, color: INK });
+  return top - NOTES_HEADING_HEIGHT;
 }
 
 /**
@@ -258,8 +261,14 @@ function drawNotesHeading(page: PDFPage, fonts: ReportFonts, text: string, left:
  * returns the PDF's bytes.
  */
 export async function renderReport(input: ReportInput, options: ReportOptions): Promise<Bytes> {
-  const request = parseReportRequest(input);
-  const content = contentOf(request, options);
+  return await renderValidatedReport(parseReportRequest(input), options);
+}
+
+/** Renders a request {@link parseReportRequest} has already validated (the PDF worker's path). */
+export async function renderValidatedReport(request: ReportRequest, options: ReportOptions): Promise<Bytes> {
+  // One instant for the printed date and the PDF's metadata.
+  const now = (options.clock ?? systemClock).now();
+  const content = contentOf(request, options, now);
   const loaded = await loadReportImage(request.imageUrl, {
     hosts: parseHostList(options.imageHosts),
     timeoutMs: options.timeoutMs,
@@ -268,7 +277,6 @@ export async function renderReport(input: ReportInput, options: ReportOptions): 
   });
 
   const doc = await PDFDocument.create();
-  const now = (options.clock ?? systemClock).now();
   doc.setTitle(`Report ${singleLine(content.caseNumber)}`);
   doc.setCreator(options.serviceName);
   doc.setProducer("pdf-lib");
@@ -318,17 +326,18 @@ export async function renderReport(input: ReportInput, options: ReportOptions): 
     const breaker = new LineBreaker(content.notes, fonts.regular, NOTES_SIZE);
     const left = PAGE.margin + CONFIRMATION_WIDTH + COLUMN_GAP;
     const width = CONTENT_WIDTH - CONFIRMATION_WIDTH - COLUMN_GAP;
+    let heading = "Additional Notes";
     // The heading and a first line must fit, or the notes start on the next page.
-    if (cursor - 14 - NOTES_LEADING >= bottom) {
-      const linesTop = drawNotesHeading(page, fonts, "Additional Notes", left, cursor);
+    if (cursor - NOTES_HEADING_HEIGHT - NOTES_LEADING >= bottom) {
+      const linesTop = drawNotesHeading(page, fonts, heading, left, cursor);
       drawNotesLines(page, breaker, fonts.regular, left, width, linesTop, bottom);
+      heading = "Additional Notes (continued)";
     }
-    let continued = cursor - 14 - NOTES_LEADING < bottom ? "Additional Notes" : "Additional Notes (continued)";
     while (breaker.hasMore()) {
       ({ page, top: cursor } = newPage());
-      const linesTop = drawNotesHeading(page, fonts, continued, PAGE.margin, cursor);
+      const linesTop = drawNotesHeading(page, fonts, heading, PAGE.margin, cursor);
       drawNotesLines(page, breaker, fonts.regular, PAGE.margin, CONTENT_WIDTH, linesTop, bottom);
-      continued = "Additional Notes (continued)";
+      heading = "Additional Notes (continued)";
     }
   }
 

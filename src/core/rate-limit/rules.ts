@@ -59,6 +59,15 @@ export const DEFAULT_RATE_LIMITS: RateLimits = Object.freeze({
   keys: perMinute(60),
 });
 
+/**
+ * The route of a request by its method: reads (GET, HEAD) and writes; a preflight (OPTIONS)
+ * is not limited. A worker with one route passes it once.
+ */
+export function routeFor(method: string, read: RateLimitRoute, write: RateLimitRoute = read): RateLimitRoute | undefined {
+  if (method === "OPTIONS") return undefined;
+  return method === "GET" || method === "HEAD" ? read : write;
+}
+
 /** A worker name (the part before the dot) and the routes it covers. */
 function routesOfWorker(name: string): RateLimitRoute[] {
   return RATE_LIMIT_ROUTES.filter((route) => route === name || route.startsWith(`${name}.`));

@@ -47,10 +47,11 @@ export function httpResources(options: HttpResourcesOptions): AccountResources {
       throw ServiceError.server(`The ${what} could not be reached`);
     }
   }
-  async function remove(url: string, headers: Record<string, string>, what: string): Promise<void> {
+  /** Deletes; 404 (already gone) and the `kept` statuses count as done. */
+  async function remove(url: string, headers: Record<string, string>, what: string, kept: readonly number[] = []): Promise<void> {
     const response = await call(url, { method: "DELETE", headers }, what);
     await response.body?.cancel();
-    if (!response.ok && response.status !== 404) throw ServiceError.server(`The ${what} answered HTTP ${response.status}`);
+    if (!response.ok && response.status !== 404 && !kept.includes(response.status)) throw ServiceError.server(`The ${what} answered HTTP ${response.status}`);
   }
   const dataHeaders = { "X-Custom-Auth-Key": options.dataKey };
   const caseDocument = (uid: string, caseNumber: string) => data(`${segment(uid, "userUid")}/${segment(caseNumber, "caseNumber")}/data.json`);
@@ -69,13 +70,12 @@ export function httpResources(options: HttpResourcesOptions): AccountResources {
     },
     deleteAnnotations: (userUid, caseNumber, fileId) =>
       remove(data(`${segment(userUid, "userUid")}/${segment(caseNumber, "caseNumber")}/${segment(fileId, "fileId")}/data.json`), dataHeaders, "data worker"),
-    async deleteImage(imageId, ownerUid) {
+    deleteImage(imageId, ownerUid) {
       const url = `${base(options.imageWorkerUrl)}/${segment(imageId, "imageId")}`;
       const headers = { Authorization: `Bearer ${options.imageToken}` };
-      if (options.onlyOwnedImages !== true) return await remove(url, headers, "image worker");
-      const response = await call(`${url}?owner=${segment(ownerUid, "userUid")}`, { method: "DELETE", headers }, "image worker");
-      await response.body?.cancel();
-      if (!response.ok && response.status !== 404 && response.status !== 403) throw ServiceError.server(`The image worker answered HTTP ${response.status}`);
+      if (options.onlyOwnedImages !== true) return remove(url, headers, "image worker");
+      // 403: not recorded as this user's, so it stays.
+      return remove(`${url}?owner=${segment(ownerUid, "userUid")}`, headers, "image worker", [403]);
     },
     deleteCase: (userUid, caseNumber) => remove(caseDocument(userUid, caseNumber), dataHeaders, "data worker"),
   };

@@ -20,7 +20,6 @@ import { checkSegment } from "../storage/keys.ts";
 import { auditDayRange } from "../audit/days.ts";
 import { appendAuditEntry, readAuditDays } from "../audit/trail.ts";
 import { type AccessControl, requireOwner } from "../access/access.ts";
-import type { RateLimitRoute } from "../rate-limit/rules.ts";
 
 /** What the audit routes need. */
 export interface AuditRoutesDeps {
@@ -31,11 +30,6 @@ export interface AuditRoutesDeps {
   access: AccessControl;
 }
 
-/** The rate-limit route of an audit request. */
-export function auditRoute(method: string): RateLimitRoute | undefined {
-  if (method === "GET" || method === "HEAD") return "audit.read";
-  return method === "OPTIONS" ? undefined : "audit.write";
-}
 
 
 /** Adds POST and GET `/audit/` to a worker app (its auth is the worker's). */

@@ -7,7 +7,8 @@ import type { BlobStore, Clock } from "../ports.ts";
 import type { ServiceConfig } from "../config.ts";
 import { requireAuthKey } from "../http/auth.ts";
 import { createWorkerApp, type WorkerApp } from "../http/worker-app.ts";
-import { auditRoute, registerAuditRoutes } from "./audit-routes.ts";
+import { registerAuditRoutes } from "./audit-routes.ts";
+import { routeFor } from "../rate-limit/rules.ts";
 import { type AccessControl, accessControl, protect } from "../access/access.ts";
 
 /** Ports and configuration of the audit worker. */
@@ -28,7 +29,7 @@ export function createAuditWorker(deps: AuditWorkerDeps): WorkerApp {
   const access = deps.access ?? accessControl(deps.config, { audit: deps.audit, clock: deps.clock });
   protect(app, access, {
     status: 403,
-    route: (c) => auditRoute(c.req.method),
+    route: (c) => routeFor(c.req.method, "audit.read", "audit.write"),
     credential: requireAuthKey({ keys: [deps.config.r2KeySecret], status: 403 }),
     targetOf: (c) => c.req.query("userId"),
   });

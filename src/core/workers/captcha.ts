@@ -10,6 +10,7 @@ import { decodeUtf8, parseJsonText, parseWith } from "../http/body.ts";
 import { limitBody } from "../http/limits.ts";
 import { type AccessControl, accessControl } from "../access/access.ts";
 import { rateLimit } from "../http/rate-limit.ts";
+import { routeFor } from "../rate-limit/rules.ts";
 import { systemClock } from "../ports.ts";
 import { clientIp, createWorkerApp, errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
 
@@ -41,7 +42,7 @@ export function createCaptchaWorker(deps: CaptchaWorkerDeps): WorkerApp {
   const { verifier, config } = deps;
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["POST"] });
   const { limiter, limits } = deps.access ?? accessControl(config, { clock: systemClock });
-  app.use("*", rateLimit({ limiter, limits, by: "ip", route: (c) => (c.req.method === "OPTIONS" ? undefined : "captcha") }));
+  app.use("*", rateLimit({ limiter, limits, by: "ip", route: (c) => routeFor(c.req.method, "captcha") }));
 
   app.openAPIRegistry.registerPath({
     method: "post",

@@ -22,7 +22,8 @@ import {
   type WorkerApp,
 } from "../http/worker-app.ts";
 import { keyFromRawPath } from "../storage/keys.ts";
-import { auditRoute, registerAuditRoutes } from "./audit-routes.ts";
+import { registerAuditRoutes } from "./audit-routes.ts";
+import { routeFor } from "../rate-limit/rules.ts";
 import { type AccessControl, accessControl, protect, requireOwner } from "../access/access.ts";
 
 /** Ports and configuration of the data worker. */
@@ -76,7 +77,7 @@ export function createDataWorker(deps: DataWorkerDeps): WorkerApp {
   const isAudit = (c: { req: { path: string } }) => /\/audit\/?$/.test(c.req.path);
   protect(app, access, {
     status: 403,
-    route: (c) => isAudit(c) ? auditRoute(c.req.method) : c.req.method === "OPTIONS" ? undefined : c.req.method === "GET" || c.req.method === "HEAD" ? "data.read" : "data.write",
+    route: (c) => isAudit(c) ? routeFor(c.req.method, "audit.read", "audit.write") : routeFor(c.req.method, "data.read", "data.write"),
     credential: requireAuthKey({ keys: [config.r2KeySecret], status: 403 }),
     targetOf: (c) => isAudit(c) ? c.req.query("userId") : ownerSegment(rawPathAfterMount(c)),
   });
@@ -84,7 +85,7 @@ export function createDataWorker(deps: DataWorkerDeps): WorkerApp {
   // Identity mode: a document's first key segment is its user (`{uid}/{case}/data.json`).
   const ownedKey = async (c: Parameters<typeof rawPathAfterMount>[0]): Promise<string> => {
     const key = documentKey(rawPathAfterMount(c));
-    await requireOwner(c, access, key.slice(0, key.indexOf("/") === -1 ? key.length : key.indexOf("/")));
+    await requireOwner(c, access, key.split("/")[0]!);
     return key;
   };
   const records = deps.users === undefined ? undefined : userRecords(deps.users);

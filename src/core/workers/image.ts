@@ -24,6 +24,7 @@ import { UpstreamError } from "../images/upstream-error.ts";
 import { type AccessControl, accessControl, protect, recordEvent, requireOwner } from "../access/access.ts";
 import { actorOf } from "../access/actor.ts";
 import { systemClock } from "../ports.ts";
+import { routeFor } from "../rate-limit/rules.ts";
 import type { WorkerEnv } from "../http/worker-app.ts";
 
 /**
@@ -96,37 +97,30 @@ export function createImageWorker(deps: ImageWorkerDeps): WorkerApp {
   protect(app, access, {
     status: 403,
     route: (c) => {
-      if (c.req.method === "OPTIONS") return undefined;
       if (c.req.method === "POST") return "image.upload";
       if (c.req.method === "DELETE") return "image.delete";
-      return isDelivery(c) ? "image.serve" : "image.sign";
+      return routeFor(c.req.method, isDelivery(c) ? "image.serve" : "image.sign");
     },
     credential: bearer,
     // The signed URL is the delivery's credential: only its per-IP limit applies.
     isPublic: (c) => c.req.method === "GET" && isDelivery(c) && typeof deps.host === "function",
   });
   /**
-   * Identity mode: only the user recorded at upload may sign or delete an image. An image
-   * without a recorded owner (uploaded before identity mode, or with the admin key) is the
-   * admin's to handle: a case document is written by its user and proves nothing.
+   * Who must own the image: in identity mode the calling user (only the user recorded at
+   * upload may sign or delete it; an image without a recorded owner, uploaded before
+   * identity mode or with the admin key, is the admin's, as a case document proves nothing);
+   * and with `?owner={uid}` (an account deletion) that user. The owner is read once.
    */
   const requireImageOwner = async (c: Context<WorkerEnv>, host: ImageHost, imageId: string) => {
     const actor = actorOf(c);
-    if (actor?.kind !== "user") return;
-    if (host.ownerOf === undefined) throw ServiceError.server("This image host cannot tell an image's owner");
-    const owner = await host.ownerOf(imageId);
-    if (owner === null) throw ServiceError.notFound("Image not found", { imageId });
-    if (owner === actor.uid) return;
-    await requireOwner(c, access, owner ?? "(no recorded owner)", { imageId });
-  };
-  /** `DELETE /{id}?owner={uid}` (an account deletion): the image must be recorded as that user's. */
-  const requireExpectedOwner = async (c: Context<WorkerEnv>, host: ImageHost, imageId: string) => {
+    const caller = actor?.kind === "user" ? actor.uid : undefined;
     const expected = c.req.query("owner");
-    if (expected === undefined) return;
+    if (caller === undefined && expected === undefined) return;
     if (host.ownerOf === undefined) throw ServiceError.server("This image host cannot tell an image's owner");
     const owner = await host.ownerOf(imageId);
     if (owner === null) throw ServiceError.notFound("Image not found", { imageId });
-    if (owner !== expected) throw ServiceError.forbidden("The image is not recorded as that user's", { imageId });
+    if (caller !== undefined && owner !== caller) await requireOwner(c, access, owner ?? "(no recorded owner)", { imageId });
+    if (expected !== undefined && owner !== expected) throw ServiceError.forbidden("The image is not recorded as that user's", { imageId });
   };
   const hostOf = (c: Context): ImageHost => {
     if (typeof deps.host !== "function") return deps.host;
@@ -210,7 +204,6 @@ export function createImageWorker(deps: ImageWorkerDeps): WorkerApp {
     const host = hostOf(c);
     const imageId = c.req.param("imageId");
     await requireImageOwner(c, host, imageId);
-    await requireExpectedOwner(c, host, imageId);
     if (!(await host.delete(imageId))) throw ServiceError.notFound("Image not found", { imageId });
     await recordEvent(c, access, { action: "file-delete", result: "success", details: { fileDetails: { fileId: imageId } } });
     return c.json({ success: true, result: {}, errors: [], messages: [] }, 200);

@@ -8,8 +8,8 @@ import * as z from "zod";
 import type { ServiceConfig } from "../config.ts";
 import { requireAuthKey } from "../http/auth.ts";
 import { ServiceError } from "../http/errors.ts";
-import { createWorkerApp, errorResponses, methodNotAllowed, type WorkerApp, type WorkerEnv } from "../http/worker-app.ts";
-import type { MiddlewareHandler } from "hono";
+import { createWorkerApp, errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
+import { routeFor } from "../rate-limit/rules.ts";
 import { type AccessControl, accessControl, protect } from "../access/access.ts";
 import { systemClock } from "../ports.ts";
 
@@ -28,12 +28,11 @@ export function createKeysWorker(deps: KeysWorkerDeps): WorkerApp {
   const { config } = deps;
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["GET"] });
   const access = deps.access ?? accessControl(config, { clock: systemClock });
-  // Identity mode: any valid identity token (checked by `protect`) stands in for KEYS_AUTH.
-  const pass: MiddlewareHandler<WorkerEnv> = async (_c, next) => await next();
   protect(app, access, {
     status: 403,
-    route: (c) => c.req.method === "OPTIONS" ? undefined : "keys",
-    credential: access.identity === undefined ? requireAuthKey({ keys: [config.keysAuth], status: 403 }) : pass,
+    route: (c) => routeFor(c.req.method, "keys"),
+    // Identity mode: any valid identity token (checked by `protect`) stands in for KEYS_AUTH.
+    credential: access.identity === undefined ? requireAuthKey({ keys: [config.keysAuth], status: 403 }) : undefined,
   });
   const exposed = new Set(config.keysExposed);
 

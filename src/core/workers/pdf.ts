@@ -11,11 +11,12 @@ import { MAX_IMAGE_URL_CHARS, PdfRequestSchema } from "../schemas/pdf.ts";
 import { readJsonText } from "../http/body.ts";
 import { limitBody } from "../http/limits.ts";
 import { createWorkerApp, errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
-import { renderReport } from "../pdf/report.ts";
+import { renderValidatedReport } from "../pdf/report.ts";
 import { parseReportRequest } from "../pdf/report-request.ts";
 import { reportFilename } from "../pdf/filename.ts";
 import { type AccessControl, accessControl, protect, recordEvent } from "../access/access.ts";
 import { systemClock } from "../ports.ts";
+import { routeFor } from "../rate-limit/rules.ts";
 
 /** What the PDF worker needs beyond the service configuration. */
 export interface PdfWorkerOptions {
@@ -75,8 +76,7 @@ export function createPdfWorker(deps: PdfWorkerDeps): WorkerApp {
   const access = deps.access ?? accessControl(config, { clock: deps.clock ?? systemClock });
   protect(app, access, {
     status: 403,
-    route: (c) => (c.req.method === "OPTIONS" ? undefined : "pdf"),
-    credential: async (_c, next) => await next(),
+    route: (c) => routeFor(c.req.method, "pdf"),
     optionalIdentity: true,
   });
 
@@ -104,7 +104,7 @@ export function createPdfWorker(deps: PdfWorkerDeps): WorkerApp {
   app.post("/", limitBody(MAX_BODY_BYTES), async (c) => {
     const { value } = await readJsonText(c);
     const request = parseReportRequest(value);
-    const pdf = await renderReport(request, {
+    const pdf = await renderValidatedReport(request, {
       ...options,
       ...(deps.fetch ? { fetch: deps.fetch } : {}),
       ...(deps.clock ? { clock: deps.clock } : {}),

@@ -29,6 +29,7 @@ import { limitsFor } from "../users/limits.ts";
 import { userRecords } from "../users/user-records.ts";
 import { type AccessControl, accessControl, protect, recordEvent, requireOwner } from "../access/access.ts";
 import { actorOf } from "../access/actor.ts";
+import { routeFor } from "../rate-limit/rules.ts";
 import type { WorkerEnv } from "../http/worker-app.ts";
 
 /** Ports and configuration of the user worker. */
@@ -80,7 +81,7 @@ export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
   const access = deps.access ?? accessControl(config, { clock });
   protect(app, access, {
     status: 401,
-    route: (c) => c.req.method === "OPTIONS" ? undefined : c.req.method === "GET" || c.req.method === "HEAD" ? "user.read" : "user.write",
+    route: (c) => routeFor(c.req.method, "user.read", "user.write"),
     credential: requireAuthKey({ keys: [config.userDbAuth], status: 401 }),
     targetOf: (c) => uidOf(c),
   });
@@ -100,7 +101,6 @@ export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
   const profileUpdated = (c: Context<WorkerEnv>, uid: string, change: string) =>
     recordEvent(c, access, { userId: uid, action: "user-profile-update", result: "success", details: { workflowPhase: "user-management", userProfileDetails: { change } } });
 
-  const userJson = (c: Context, user: UserData, status: 200 | 201) => c.json(user, status);
   const notFound = (uid: string) => ServiceError.notFound("User not found", { userUid: uid });
 
   app.get("/*", async (c) => {
@@ -108,7 +108,7 @@ export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
     if (cases) throw ServiceError.methodNotAllowed(["PUT", "DELETE"]);
     const user = await records.get(uid);
     if (user === null) throw notFound(uid);
-    return userJson(c, user, 200);
+    return c.json(user, 200);
   });
 
   app.put("/*", limitBody(MAX_BODY_BYTES), async (c) => {
@@ -129,7 +129,7 @@ export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
         return { next, result: next };
       });
       await profileUpdated(c, uid, "cases-added");
-      return userJson(c, user, 200);
+      return c.json(user, 200);
     }
     const body = await readBody(c, UserPutBodySchema);
     const { user, created } = await records.update(uid, (current) => {
@@ -159,7 +159,7 @@ export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
       return { next, result: { user: next, created: false } };
     });
     await profileUpdated(c, uid, created ? "created" : "updated");
-    return userJson(c, user, created ? 201 : 200);
+    return c.json(user, created ? 201 : 200);
   });
 
   app.delete("/*", limitBody(MAX_BODY_BYTES), async (c) => {
@@ -181,7 +181,7 @@ export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
         return { next, result: next };
       });
       await profileUpdated(c, uid, "cases-removed");
-      return userJson(c, user, 200);
+      return c.json(user, 200);
     }
     const outcome = await deleteAccount({ users: records, resources: deps.resources, mailer: deps.mailer, clock, config }, uid);
     if (outcome.status === "not-found") throw notFound(uid);
