@@ -154,5 +154,6 @@ export function imageHostOf(config: ServiceConfig, clock: Clock, images: () => B
       deliveryBase,
       clock,
       urlLifetimeSeconds: config.imageUrlTtlSeconds,
+      cloudflareForm: { accountHash: config.accountHash, deliveryHost: config.imageDeliveryHost },
     });
 }

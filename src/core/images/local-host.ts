@@ -21,6 +21,12 @@ export interface LocalImageHostOptions {
   clock: Clock;
   /** Lifetime of a signed URL in seconds. */
   urlLifetimeSeconds: number;
+  /**
+   * `ACCOUNT_HASH` and `IMAGE_DELIVERY_HOST`: clients written for Cloudflare Images ask to
+   * sign `https://{deliveryHost}/{accountHash}/{imageId}/{variant}`; such a URL names the
+   * same image here and is answered with this service's own signed delivery URL.
+   */
+  cloudflareForm?: { accountHash: string | undefined; deliveryHost: string };
 }
 
 /** The variant every image has (the original bytes). */
@@ -36,30 +42,52 @@ export type LocalImageHost = ImageHost & Required<Pick<ImageHost, "serve">>;
 export function createLocalImageHost(options: LocalImageHostOptions): LocalImageHost {
   const base = new URL(options.deliveryBase.replace(/\/+$/, ""));
   const metadataKey = (id: string) => `${storageKeys.image(id)}.json`;
-  const deliveryUrl = (id: string, variant: string) => new URL(`${base.href}/${encodeURIComponent(id)}/${variant}`);
+  const deliveryUrl = (id: string, variant: string) => new URL(`${base.href}/${encodeURIComponent(id)}/${encodeURIComponent(variant)}`);
   const key = () => {
     if (options.signingKey === undefined) throw ServiceError.server("HMAC_KEY is not configured on this service");
     return options.signingKey;
   };
   const nowSeconds = () => Math.floor(options.clock.now().getTime() / 1000);
 
-  /** The id of a delivery URL of this service; any other URL is a 400. */
-  function imageIdOf(requested: string): string {
+  /** The image and variant a delivery URL names: this service's own form or the Cloudflare form. */
+  function deliveryTarget(requested: string): { id: string; variant: string } {
     let url: URL;
     try {
       url = new URL(requested);
     } catch {
       throw ServiceError.validation("Not a URL", { url: requested });
     }
+    const cloudflare = options.cloudflareForm;
+    if (cloudflare !== undefined && url.hostname === cloudflare.deliveryHost) return cloudflareTarget(url, requested, cloudflare);
     const prefix = `${base.pathname}/`;
     const rest = url.origin === base.origin && url.pathname.startsWith(prefix) ? url.pathname.slice(prefix.length) : null;
     const parts = rest?.split("/") ?? [];
     if (parts.length !== 2 || parts[1] !== PUBLIC_VARIANT) {
-      throw ServiceError.validation(`Only delivery URLs of this service are signed: ${base.href}/{imageId}/${PUBLIC_VARIANT}`, {
+      const alsoCloudflare = cloudflare === undefined ? "" : ` or https://${cloudflare.deliveryHost}/{ACCOUNT_HASH}/{imageId}/{variant}`;
+      throw ServiceError.validation(`Only delivery URLs of this service are signed: ${base.href}/{imageId}/${PUBLIC_VARIANT}${alsoCloudflare}`, {
         url: requested,
       });
     }
-    return decodeSegment(parts[0]!, "imageId");
+    return { id: decodeSegment(parts[0]!, "imageId"), variant: PUBLIC_VARIANT };
+  }
+
+  /** `https://{host}/{ACCOUNT_HASH}/{imageId}/{variant}`: the hash must be this deployment's. */
+  function cloudflareTarget(
+    url: URL,
+    requested: string,
+    form: { accountHash: string | undefined; deliveryHost: string },
+  ): { id: string; variant: string } {
+    const parts = url.pathname.split("/").slice(1);
+    if (url.protocol !== "https:" || parts.length !== 3) {
+      throw ServiceError.validation(`A Cloudflare-form delivery URL is https://${form.deliveryHost}/{ACCOUNT_HASH}/{imageId}/{variant}`, { url: requested });
+    }
+    if (form.accountHash === undefined) {
+      throw ServiceError.validation("ACCOUNT_HASH is not configured on this service, so Cloudflare-form delivery URLs cannot be checked", { url: requested });
+    }
+    if (decodeSegment(parts[0]!, "accountHash") !== form.accountHash) {
+      throw ServiceError.validation("The delivery URL names another account hash than this service's ACCOUNT_HASH", { url: requested });
+    }
+    return { id: decodeSegment(parts[1]!, "imageId"), variant: decodeSegment(parts[2]!, "variant") };
   }
 
   async function metadata(id: string): Promise<ImageMetadata | null> {
@@ -92,7 +120,7 @@ export function createLocalImageHost(options: LocalImageHostOptions): LocalImage
       return existed;
     },
 
-    imageIdOf,
+    imageIdOf: (requested) => deliveryTarget(requested).id,
 
     async ownerOf(imageId) {
       const meta = await metadata(checkSegment(imageId, "imageId"));
@@ -100,9 +128,10 @@ export function createLocalImageHost(options: LocalImageHostOptions): LocalImage
     },
 
     async signedUrl(requested) {
-      const id = imageIdOf(requested);
+      const { id, variant } = deliveryTarget(requested);
       if ((await metadata(id)) === null) throw ServiceError.notFound("Image not found", { imageId: id });
-      return signDeliveryUrl(deliveryUrl(id, PUBLIC_VARIANT), key(), nowSeconds() + options.urlLifetimeSeconds);
+      // Every variant is the original bytes; the signature covers the variant asked for.
+      return signDeliveryUrl(deliveryUrl(id, variant), key(), nowSeconds() + options.urlLifetimeSeconds);
     },
 
     async serve(imageId, variant, query, ifNoneMatch) {

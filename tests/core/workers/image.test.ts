@@ -159,7 +159,8 @@ describe("image worker, local host (spec 4.2, CONTRACT hosted images)", () => {
     const id = body.result.id;
     for (const url of [
       `https://evil.example/image/delivery/${id}/public`,
-      `https://imagedelivery.net/${KEYS.ACCOUNT_HASH}/${id}/public`,
+      // The client's Cloudflare form is signed (tests/client-compat/image.test.ts), but only for this ACCOUNT_HASH.
+      `https://imagedelivery.net/another-account-hash/${id}/public`,
       `${PUBLIC}/image/delivery/${id}/public/extra`,
       `${PUBLIC}/image/delivery/${id}/thumbnail`,
       `${PUBLIC}/data/u1/C-1/data.json`,
