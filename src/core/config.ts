@@ -68,6 +68,8 @@ export const ServiceEnvSchema = z.object({
   /** UserLimits of demo accounts (`permitted: false`). */
   DEMO_MAX_CASES: positiveInt(3),
   DEMO_MAX_FILES_PER_CASE: positiveInt(10),
+  /** Who a user may make of themselves on sign-up with an identity token: `permitted`, `demo` or `closed`. */
+  SELF_REGISTRATION: z.enum(["permitted", "demo", "closed"]).default("permitted"),
   CAPTCHA_SECRET: optional,
   CAPTCHA_VERIFY_URL: url.default(TURNSTILE_SITEVERIFY),
   CAPTCHA_TIMEOUT_MS: positiveInt(10_000),
@@ -108,6 +110,8 @@ export const ServiceEnvSchema = z.object({
   S3_REGION: z.string().default("us-east-1"),
   S3_ACCESS_KEY_ID: optional,
   S3_SECRET_ACCESS_KEY: optional,
+  /** What the file stores fsync before answering: the audit trail (default), every write, or nothing. */
+  FSYNC: z.enum(["audit", "all", "off"]).default("audit"),
   /** Largest JSON document the data worker stores, in bytes. */
   MAX_JSON_BYTES: positiveInt(10 * 1024 * 1024),
   /** Largest audit entry, in bytes. */
@@ -154,6 +158,12 @@ export interface ServiceConfig {
   limits: { maxCases: number; maxFilesPerCase: number };
   /** UserLimits of demo accounts (`DEMO_MAX_CASES` default 3, `DEMO_MAX_FILES_PER_CASE` default 10). */
   demoLimits: { maxCases: number; maxFilesPerCase: number };
+  /**
+   * `SELF_REGISTRATION`: with identity tokens, a user creating their own record stores what
+   * they send (`permitted`, the Striae client's sign-up), is made a demo account whatever
+   * they send (`demo`), or is refused (`closed`). Default `permitted`.
+   */
+  selfRegistration: "permitted" | "demo" | "closed";
   /** `CAPTCHA_SECRET`: the secret sent to the CAPTCHA verification service. */
   captchaSecret: string | undefined;
   /** `CAPTCHA_VERIFY_URL`: the verification endpoint; default Cloudflare Turnstile's siteverify. */
@@ -203,6 +213,8 @@ export interface ServiceConfig {
   s3AccessKeyId: string | undefined;
   /** `S3_SECRET_ACCESS_KEY`: the S3 secret key (`STORAGE=s3`). */
   s3SecretAccessKey: string | undefined;
+  /** `FSYNC`: what the file stores (`STORAGE=fs`) fsync before answering; default `audit`. */
+  fsync: FsyncPolicy;
   /** `MAX_JSON_BYTES`: the largest JSON document (case, annotations) the data worker stores. */
   maxJsonBytes: number;
   /** `MAX_AUDIT_ENTRY_BYTES`: the largest audit entry the audit endpoints accept. */
@@ -210,6 +222,9 @@ export interface ServiceConfig {
   /** The raw variables, for the keys worker's by-name lookup. */
   env: ReadonlyMap<string, string>;
 }
+
+/** What the file stores fsync before a write answers: the audit trail, every write, or nothing. */
+export type FsyncPolicy = "audit" | "all" | "off";
 
 /** Where identity tokens are verified. */
 export interface IdentityConfig {
@@ -316,6 +331,7 @@ export function parseConfig(source: Readonly<Record<string, unknown>>): ServiceC
     imageWorkerUrl: e.IMAGE_WORKER_URL,
     limits: { maxCases: e.MAX_CASES, maxFilesPerCase: e.MAX_FILES_PER_CASE },
     demoLimits: { maxCases: e.DEMO_MAX_CASES, maxFilesPerCase: e.DEMO_MAX_FILES_PER_CASE },
+    selfRegistration: e.SELF_REGISTRATION,
     captchaSecret: e.CAPTCHA_SECRET,
     captchaVerifyUrl: e.CAPTCHA_VERIFY_URL,
     captchaTimeoutMs: e.CAPTCHA_TIMEOUT_MS,
@@ -339,6 +355,7 @@ export function parseConfig(source: Readonly<Record<string, unknown>>): ServiceC
     s3Region: e.S3_REGION,
     s3AccessKeyId: e.S3_ACCESS_KEY_ID,
     s3SecretAccessKey: e.S3_SECRET_ACCESS_KEY,
+    fsync: e.FSYNC,
     maxJsonBytes: e.MAX_JSON_BYTES,
     maxAuditEntryBytes: e.MAX_AUDIT_ENTRY_BYTES,
     env,

@@ -51,13 +51,15 @@ export async function deleteAccount(deps: AccountDeletionDeps, userUid: string):
   const user = await deps.users.get(userUid);
   if (user === null) return { status: "not-found" };
 
+  // Every case under the user's prefix goes, listed in the record or not.
   const caseNumbers = storableCaseNumbers([
     ...user.cases.map((assignment) => assignment.caseNumber),
     ...(user.readOnlyCases ?? []).map((readOnly) => readOnly.caseNumber),
+    ...(await deps.resources.storedCaseNumbers?.(userUid) ?? []),
   ]);
   for (const caseNumber of caseNumbers) {
-    const fileIds = await deps.resources.caseFileIds(userUid, caseNumber);
-    if (fileIds === null) continue; // removed by an earlier attempt
+    // No case document (removed by an earlier attempt, or never written): what is left of its folder still goes.
+    const fileIds = await deps.resources.caseFileIds(userUid, caseNumber) ?? [];
     for (const fileId of fileIds) {
       await deps.resources.deleteAnnotations(userUid, caseNumber, fileId);
       await deps.resources.deleteImage(fileId, userUid);

@@ -7,6 +7,7 @@
  */
 import type { BlobStore, ImageHost } from "../ports.ts";
 import { storageKeys } from "../storage/keys.ts";
+import { storedCaseNumbers } from "./stored-cases.ts";
 
 /** The case documents, annotations and images of one user. */
 export interface AccountResources {
@@ -20,8 +21,13 @@ export interface AccountResources {
    * written by its user and cannot prove whose an image is.
    */
   deleteImage(imageId: string, ownerUid: string): Promise<void>;
-  /** Removes the case document; absent is fine. */
+  /** Removes the case document, and in the stores everything else under the case's folder; absent is fine. */
   deleteCase(userUid: string, caseNumber: string): Promise<void>;
+  /**
+   * The case numbers stored under the user's prefix, listed in the record or not; undefined
+   * where the resources cannot be listed (over HTTP: the data worker has no listing route).
+   */
+  storedCaseNumbers?(userUid: string): Promise<string[]>;
 }
 
 /** The file ids of a stored case document, read loosely: a file without a string id is skipped. */
@@ -63,7 +69,12 @@ export function storeResources(data: BlobStore, images: ImageHost, options: Stor
       await images.delete(imageId);
     },
     async deleteCase(userUid, caseNumber) {
-      await data.delete(storageKeys.case(userUid, caseNumber));
+      const document = storageKeys.case(userUid, caseNumber);
+      const folder = document.slice(0, -"data.json".length);
+      // The case document goes last, so a deletion that fails half-way still finds the case.
+      for (const key of await data.list(folder)) if (key !== document) await data.delete(key);
+      await data.delete(document);
     },
+    storedCaseNumbers: (userUid) => storedCaseNumbers(data, userUid),
   };
 }

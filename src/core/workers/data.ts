@@ -8,6 +8,8 @@ import * as z from "zod";
 import type { BlobStore, Clock, KvStore } from "../ports.ts";
 import { userRecords } from "../users/user-records.ts";
 import { limitsFor } from "../users/limits.ts";
+import { storedCaseNumbers } from "../users/stored-cases.ts";
+import { KeyedMutex } from "../storage/keyed-mutex.ts";
 import type { ServiceConfig } from "../config.ts";
 import { SuccessSchema } from "../schemas/error.ts";
 import { readJsonText } from "../http/body.ts";
@@ -101,6 +103,25 @@ export function createDataWorker(deps: DataWorkerDeps): WorkerApp {
     }
   };
 
+  // UserLimits.maxCases (spec 2.2) on a new `{userUid}/{caseNumber}/data.json`: the record's
+  // cases and the case folders already stored count, read-only (imported) cases do not.
+  const caseCreations = new KeyedMutex();
+  const isCaseDocument = (key: string) => /^[^/]+\/[^/]+\/data\.json$/.test(key);
+  const checkNewCase = records === undefined ? undefined : async (key: string) => {
+    const [uid, caseNumber] = key.split("/") as [string, string];
+    const owner = await records.get(uid);
+    if (owner === null) return;
+    const { maxCases } = limitsFor(owner, config);
+    const readOnly = new Set((owner.readOnlyCases ?? []).map((entry) => entry.caseNumber));
+    const own = new Set(owner.cases.map((assignment) => assignment.caseNumber));
+    if (maxCases >= Number.MAX_SAFE_INTEGER || readOnly.has(caseNumber) || own.has(caseNumber) || (await blobs.has(key))) return;
+    for (const stored of await storedCaseNumbers(blobs, uid)) if (!readOnly.has(stored)) own.add(stored);
+    if (own.has(caseNumber)) return;
+    if (own.size + 1 > maxCases) {
+      throw ServiceError.forbidden(`Case limit reached: this account may hold ${maxCases} case(s)`, { key, limit: maxCases });
+    }
+  };
+
   const documentPath = "/{filename}.json";
   const describe = (method: "get" | "put" | "delete", summary: string, ok: string, extra: Record<number, string>) =>
     app.openAPIRegistry.registerPath({
@@ -133,7 +154,15 @@ export function createDataWorker(deps: DataWorkerDeps): WorkerApp {
     const key = await ownedKey(c);
     const { text, value } = await readJsonText(c);
     if (checkFiles !== undefined) await checkFiles(key, value);
-    await blobs.put(key, encoder.encode(text));
+    const store = () => blobs.put(key, encoder.encode(text));
+    // One user's case creations one at a time, so two at once cannot both pass the count.
+    if (checkNewCase === undefined || !isCaseDocument(key)) await store();
+    else {
+      await caseCreations.run(key.split("/")[0]!, async () => {
+        await checkNewCase(key);
+        await store();
+      });
+    }
     return c.json({ success: true as const }, 200);
   });
   app.delete("/*", async (c) => {

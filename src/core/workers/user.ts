@@ -92,11 +92,20 @@ export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
     await requireOwner(c, access, path.uid);
     return path;
   };
-  // Only the admin key raises `permitted` once identity tokens are on (issue 3, item 5).
-  const refuseSelfPermit = (c: Context<WorkerEnv>, wanted: boolean | undefined, current: boolean | undefined) => {
-    if (access.identity !== undefined && actorOf(c)?.kind === "user" && wanted === true && current !== true) {
+  const isSelf = (c: Context<WorkerEnv>) => access.identity !== undefined && actorOf(c)?.kind === "user";
+  // Once identity tokens are on, only the admin key raises an existing record's `permitted`.
+  const refuseSelfPermit = (c: Context<WorkerEnv>, wanted: boolean | undefined, current: boolean) => {
+    if (isSelf(c) && wanted === true && !current) {
       throw ServiceError.forbidden("Only an administrator can set permitted: true", { field: "permitted" });
     }
+  };
+  // A user creating their own record (sign-up) gets what SELF_REGISTRATION allows.
+  const selfRegisteredPermit = (c: Context<WorkerEnv>, wanted: boolean): boolean => {
+    if (!isSelf(c)) return wanted;
+    if (config.selfRegistration === "closed") {
+      throw ServiceError.forbidden("Self-registration is closed on this service: an administrator creates accounts");
+    }
+    return config.selfRegistration === "demo" ? false : wanted;
   };
   const profileUpdated = (c: Context<WorkerEnv>, uid: string, change: string) =>
     recordEvent(c, access, { userId: uid, action: "user-profile-update", result: "success", details: { workflowPhase: "user-management", userProfileDetails: { change } } });
@@ -138,14 +147,13 @@ export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
         if (missing.length > 0) {
           throw ServiceError.validation(`Creating a user needs ${missing.join(", ")}`, { fields: missing });
         }
-        refuseSelfPermit(c, body.permitted, undefined);
         const next: UserData = UserDataSchema.parse({
           uid,
           email: body.email,
           firstName: body.firstName,
           lastName: body.lastName,
           company: body.company,
-          permitted: body.permitted,
+          permitted: selfRegisteredPermit(c, body.permitted === true),
           cases: [],
           ...(body.readOnlyCases !== undefined ? { readOnlyCases: body.readOnlyCases } : {}),
           createdAt: now,

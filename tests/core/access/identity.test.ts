@@ -189,10 +189,9 @@ describe("identity tokens (AUTH_JWKS_URL)", () => {
     expect((await app.request("/keys/HMAC_KEY", { headers: await as("u1") })).status).toBe(404);
   });
 
-  it("only the admin key raises permitted; a user cannot on create or on update", async () => {
+  it("only the admin key raises an existing record's permitted; sign-up follows SELF_REGISTRATION (tests/client-compat/user.test.ts)", async () => {
     const { app } = service();
     const record = { email: "u1@lab.example", firstName: "A", lastName: "B", company: "Lab" };
-    expect((await app.request("/user/u1", { method: "PUT", headers: await as("u1", userKey), body: JSON.stringify({ ...record, permitted: true }) })).status).toBe(403);
     expect((await app.request("/user/u1", { method: "PUT", headers: await as("u1", userKey), body: JSON.stringify({ ...record, permitted: false }) })).status).toBe(201);
     const raise = await app.request("/user/u1", { method: "PUT", headers: await as("u1", userKey), body: '{"permitted":true}' });
     expect(raise.status).toBe(403);
