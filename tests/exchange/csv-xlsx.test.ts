@@ -8,13 +8,16 @@ import ExcelJS from "exceljs";
 import { unzipSync } from "fflate";
 import {
   CASE_TABLE_HEADER,
+  caseSheetRows,
   caseTableRows,
+  CSV_WARNING_LINE,
   collectAllCasesExport,
   collectCaseExport,
   exportAllCases,
   exportCase,
   formatAllCasesXlsx,
   formatCaseCsv,
+  stripWarningBlock,
   verifyCaseCsv,
 } from "../../src/core/exchange/mod.ts";
 import { sheetNames, xmlText } from "../../src/core/exchange/xlsx.ts";
@@ -50,6 +53,15 @@ function parseCsv(block: string): string[][] {
   return rows;
 }
 
+/** The data block of a CSV export: after the warning line, the text after the first blank line. */
+function dataBlock(csv: string): string {
+  const unwarned = stripWarningBlock(csv);
+  return unwarned.slice(unwarned.indexOf("\n\n") + 2);
+}
+
+const WARNING =
+  '"CASE DATA WARNING: This file contains evidence data for forensic examination. Any modification may compromise the integrity of the evidence. Handle according to your organization\'s chain of custody procedures."';
+
 const EXPECTED_HEADER = [
   "File ID", "Original Filename", "Upload Date", "Has Annotations", "Left Case", "Right Case", "Left Item", "Right Item",
   "Case Font Color", "Class Type", "Custom Class", "Class Note", "Index Type", "Index Number", "Index Color", "Support Level",
@@ -60,28 +72,38 @@ const EXPECTED_HEADER = [
 ];
 
 describe("CSV (EXCHANGE.md CSV)", () => {
-  it("has the comment lines, a blank line and the data block whose SHA-256 they state", async () => {
+  it("has the warning line, the comment lines, a blank line and the data block whose SHA-256 they state", async () => {
     const { store, files } = await seedCase();
-    const csv = await formatCaseCsv(await collectCaseExport(store, ANALYST, CASE));
+    const data = await collectCaseExport(store, ANALYST, CASE);
+    const csv = await formatCaseCsv(data);
     const lines = csv.split("\n");
-    expect(lines.slice(0, 6)).toEqual([
+    expect(CSV_WARNING_LINE).toBe(WARNING);
+    expect(lines.slice(0, 8)).toEqual([
+      WARNING,
+      "",
       "# Forensic Annotation Case Export - Generated: 2026-11-22T12:00:00.000Z",
       `# Case: ${CASE}`,
       "# Total Files: 3",
       expect.stringMatching(/^# SHA-256 Hash: [0-9A-F]{64}$/),
-      "# Verification: Recalculate SHA-256 of data rows only",
+      "# Verification: Recalculate SHA-256 of data rows only (excluding these comment lines)",
       "",
     ]);
-    const block = csv.slice(csv.indexOf("\n\n") + 2);
-    expect(lines[3]).toBe(`# SHA-256 Hash: ${createHash("sha256").update(block, "utf8").digest("hex").toUpperCase()}`);
+    const block = csv.slice(csv.indexOf("\n\n", WARNING.length + 2) + 2);
+    expect(block).toBe(dataBlock(csv));
+    expect(lines[5]).toBe(`# SHA-256 Hash: ${createHash("sha256").update(block, "utf8").digest("hex").toUpperCase()}`);
     expect(await verifyCaseCsv(csv)).toMatchObject({ valid: true });
     expect((await verifyCaseCsv(csv.replace("land 1", "land 2"))).valid).toBe(false);
+    // Unprotected: the same text without the warning line and its blank line.
+    const plain = await formatCaseCsv(data, { protect: false });
+    expect(plain).toBe(csv.slice(WARNING.length + 2));
+    expect(await verifyCaseCsv(plain)).toMatchObject({ valid: true, expected: lines[5]!.slice(16) });
     expect(csv.endsWith("\n")).toBe(false);
     expect(csv).not.toContain("\r");
 
     // Every field double-quoted: each line of the block is quoted fields only (a newline may sit inside one).
     const rows = parseCsv(block);
-    expect(rows.slice(0, 9)).toEqual([
+    expect(rows.slice(0, 2)).toEqual([["Case Export Report"], [""]]);
+    expect(rows.slice(2, 11)).toEqual([
       ["Case Number", CASE],
       ["Case Created Date", "2026-11-01T09:00:00.000Z"],
       ["Export Date", "2026-11-22T12:00:00.000Z"],
@@ -89,11 +111,12 @@ describe("CSV (EXCHANGE.md CSV)", () => {
       ["Exported By (UID)", ANALYST],
       ["Exported By (Name)", "analyst Examiner"],
       ["Exported By (Company)", "State Lab"],
-      ["Export Schema Version", "1.0"],
+      ["Striae Export Schema Version", "1.0"],
       ["Total Files", "3"],
     ]);
-    expect(rows[9]).toEqual([""]);
-    expect(rows.slice(10, 18)).toEqual([
+    expect(rows[11]).toEqual([""]);
+    expect(rows[12]).toEqual(["Summary"]);
+    expect(rows.slice(13, 21)).toEqual([
       ["Files with Annotations", "2"],
       ["Files without Annotations", "1"],
       ["Total Box Annotations", "3"],
@@ -103,12 +126,12 @@ describe("CSV (EXCHANGE.md CSV)", () => {
       ["Earliest Annotation Date", "2026-11-10T08:00:00.000Z"],
       ["Latest Annotation Date", "2026-11-12T08:00:00.000Z"],
     ]);
-    expect(rows[18]).toEqual([""]);
-    expect(rows[19]).toEqual(["File Details"]);
-    expect(rows[20]).toEqual(EXPECTED_HEADER);
+    expect(rows[21]).toEqual([""]);
+    expect(rows[22]).toEqual(["File Details"]);
+    expect(rows[23]).toEqual(EXPECTED_HEADER);
     expect([...CASE_TABLE_HEADER]).toEqual(EXPECTED_HEADER);
 
-    const fileRows = rows.slice(21);
+    const fileRows = rows.slice(24);
     expect(fileRows).toHaveLength(4); // 2 boxes + 1 box + 1 file without boxes
     for (const row of fileRows) expect(row).toHaveLength(37);
     const col = (name: string) => EXPECTED_HEADER.indexOf(name);
@@ -139,7 +162,7 @@ describe("CSV (EXCHANGE.md CSV)", () => {
     const jsonFile = await exportCase(store, ANALYST, CASE, "json");
     const data = JSON.parse(text(jsonFile.bytes));
     const csv = text(csvFile.bytes);
-    const rows = parseCsv(csv.slice(csv.indexOf("\n\n") + 2));
+    const rows = parseCsv(dataBlock(csv));
     const fileRows = rows.slice(rows.findIndex((row) => row[0] === "File ID") + 1);
     const boxes = data.files.flatMap((file: any) => (file.annotations?.boxAnnotations ?? []).map((box: any) => [box.id, String(box.x), String(box.y), String(box.width), String(box.height), box.color, box.label ?? "", box.timestamp]));
     expect(fileRows.filter((row) => row[27] !== "").map((row) => row.slice(27, 35))).toEqual(boxes);
@@ -156,9 +179,10 @@ describe("CSV (EXCHANGE.md CSV)", () => {
     expect(data.files.every((file) => file.annotations === undefined)).toBe(true);
     expect(data.files.map((file) => file.hasAnnotations)).toEqual([true, true, false]);
     const rows = caseTableRows(data);
-    expect(rows[9]).toEqual([""]);
-    expect(rows[10]).toEqual(["File Details"]);
-    expect(rows.slice(12)).toHaveLength(3);
+    expect(rows[10]).toEqual(["Total Files", 3]);
+    expect(rows[11]).toEqual([""]);
+    expect(rows[12]).toEqual(["File Details"]);
+    expect(rows.slice(14)).toHaveLength(3);
   });
 });
 
@@ -225,28 +249,50 @@ describe("XLSX workbook (EXCHANGE.md XLSX)", () => {
 
     const workbook = new ExcelJS.Workbook();
     await workbook.xlsx.load(file.bytes as unknown as ArrayBuffer);
-    expect(workbook.worksheets.map((sheet) => sheet.name)).toEqual(["Summary", `Case_${CASE}`, "Case_B_2_x___y_", "Case_MISSING-1"]);
+    expect(workbook.worksheets.map((sheet) => sheet.name)).toEqual(["Summary", `Case_${CASE}`, "Case_B_2_x___y_", "Case_MISSING-1_Error"]);
 
     const data = file.data;
     for (const [i, caseData] of data.cases.entries()) {
-      const expected = trimmed(caseTableRows(caseData));
+      const expected = trimmed(caseSheetRows(caseData, true));
       expect(sheetRows(workbook.worksheets[i + 1]!, expected.length)).toEqual(expected);
-      const csv = await formatCaseCsv(caseData);
-      expect(trimmed(parseCsv(csv.slice(csv.indexOf("\n\n") + 2)))).toEqual(expected);
     }
+    // A case sheet is the CSV's data block under its own title and warning rows, with a second blank row before File Details.
+    const csvRows = trimmed(parseCsv(dataBlock(await formatCaseCsv(data.cases[0]!))));
+    const details = csvRows.findIndex((row) => row[0] === "File Details");
+    expect(sheetRows(workbook.worksheets[1]!, csvRows.length + 2)).toEqual([
+      [`CASE DATA - ${CASE} - PROTECTED`],
+      ["WARNING: This worksheet is protected to maintain data integrity."],
+      [""],
+      ...csvRows.slice(2, details),
+      [""],
+      ...csvRows.slice(details),
+    ]);
+    expect(sheetRows(workbook.worksheets[2]!, 27).slice(23)).toEqual([[""], ["File Details"], EXPECTED_HEADER, ["No detailed file data available for this case"]]);
+    expect(sheetRows(workbook.worksheets[3]!, 5)).toEqual([
+      ["Case MISSING-1 - Export Failed"],
+      [""],
+      ["Error:", expect.stringMatching(/not found/)],
+      ["Case Number:", "MISSING-1"],
+      ["Total Files:", "0"],
+    ]);
+    // Protected: every sheet is locked for editing.
+    for (let n = 1; n <= 4; n++) expect(text(unzipSync(file.bytes)[`xl/worksheets/sheet${n}.xml`])).toMatch(/<sheetProtection password="[0-9A-F]{4}" sheet="1"/);
     // Numbers are numeric cells.
     const caseSheet = workbook.worksheets[1]!;
-    const headerRow = caseTableRows(data.cases[0]!).findIndex((row) => row[0] === "File ID") + 1;
+    const headerRow = caseSheetRows(data.cases[0]!, true).findIndex((row) => row[0] === "File ID") + 1;
     expect(caseSheet.getRow(headerRow).font?.bold ?? caseSheet.getRow(headerRow).getCell(1).font?.bold).toBe(true);
     expect(caseSheet.getRow(headerRow + 1).getCell(29).value).toBe(10.5);
 
     const summary = sheetRows(workbook.worksheets[0]!, 40);
+    expect(summary.slice(0, 3)).toEqual([["CASE DATA - PROTECTED EXPORT"], ["WARNING: This workbook contains evidence data and is protected from editing."], [""]]);
+    expect(summary).toContainEqual(["Striae Export Schema Version", "1.0"]);
     expect(summary).toContainEqual(["Total Cases", "3"]);
     expect(summary).toContainEqual(["Failed Exports", "1"]);
-    expect(summary).toContainEqual([CASE, `Case_${CASE}`, "2026-11-01T09:00:00.000Z", "Success", "2026-11-22T12:00:00.000Z", "3", "2", "1", "3", "0", "1",
-      "2026-11-12T08:00:00.000Z", "2026-11-10T08:00:00.000Z", "2026-11-12T08:00:00.000Z"]);
+    expect(summary).toContainEqual(["Total Files (All Cases)", "3"]);
+    expect(summary).toContainEqual([CASE, "2026-11-01T09:00:00.000Z", "Success", "2026-11-22T12:00:00.000Z", `${ANALYST}@lab.example`, ANALYST, "analyst Examiner",
+      "State Lab", "1.0", "3", "2", "1", "3", "0", "1", "2026-11-12T08:00:00.000Z", "2026-11-10T08:00:00.000Z", "2026-11-12T08:00:00.000Z"]);
     const failed = summary.find((row) => row[0] === "MISSING-1")!;
-    expect(failed[3]).toBe("Failed");
+    expect(failed[2]).toBe("Failed");
     expect(failed.at(-1)).toMatch(/not found/);
     expect((await auditEntries(ports, ANALYST)).at(-1)).toMatchObject({ action: "case-export", result: "success", details: { caseNumber: "all-cases", fileType: "xlsx" } });
   });
@@ -269,9 +315,9 @@ describe("XLSX workbook (EXCHANGE.md XLSX)", () => {
       ], { encoding: "utf8", timeout: 120_000 });
       expect(converted.status, converted.stderr).toBe(0);
       for (const [i, caseData] of file.data.cases.entries()) {
-        const name = i === 0 ? `Case_${CASE}` : "Case_GONE-1";
+        const name = i === 0 ? `Case_${CASE}` : "Case_GONE-1_Error";
         const rows = parseLooseCsv(await readFile(join(dir, `all-${name}.csv`), "utf8"));
-        expect(trimmed(rows)).toEqual(trimmed(caseTableRows(caseData)));
+        expect(trimmed(rows)).toEqual(trimmed(caseSheetRows(caseData, true)));
       }
       const summary = trimmed(parseLooseCsv(await readFile(join(dir, "all-Summary.csv"), "utf8")));
       expect(summary).toContainEqual(["Total Cases", "2"]);

@@ -80,6 +80,8 @@ describe("a package made by the original client's layout", () => {
     expect(result).toMatchObject({ success: true, caseNumber: "LEGACY-42", filesImported: 2, annotationsImported: 1 });
     const document = await readJson(ports, storageKeys.case(REVIEWER, "LEGACY-42"));
     expect(document.createdAt).toBe("2025-09-01T10:00:00.000Z");
+    // What the client's own importer writes on a read-only case; its confirmation export reads forensicManifestCreatedAt.
+    expect(document).toMatchObject({ isReadOnly: true, importedAt: "2026-11-22T12:00:00.000Z", forensicManifestCreatedAt: "2025-09-30T15:30:02.000Z" });
     expect(await store.readImage(document.originalImageIds["cf-image-1"])).toEqual(images["left-bullet.png"]);
     expect(await store.readImage(document.originalImageIds["cf-image-2"])).toEqual(images["right-bullet.jpg"]);
     const annotations = await readJson(ports, storageKeys.annotations(REVIEWER, "LEGACY-42", document.originalImageIds["cf-image-1"]));
@@ -99,5 +101,10 @@ describe("a package made by the original client's layout", () => {
   it("strips only a leading comment block", () => {
     expect(stripWarningBlock('/* x\n * y\n */\n\n{"a":1}')).toBe('{"a":1}');
     expect(stripWarningBlock('{"a":"/* not a block */"}')).toBe('{"a":"/* not a block */"}');
+    // The CSV warning line and its blank line, exact or reworded, as the client's reader takes them off.
+    const warning = `"CASE DATA WARNING: This file contains evidence data for forensic examination. Any modification may compromise the integrity of the evidence. Handle according to your organization's chain of custody procedures."`;
+    expect(stripWarningBlock(`${warning}\n\n# Case: A\n\n"x"`)).toBe('# Case: A\n\n"x"');
+    expect(stripWarningBlock(`"CASE DATA WARNING: shorter"\r\n\r\n# Case: A`)).toBe("# Case: A");
+    expect(stripWarningBlock('"Case Export Report"\n""')).toBe('"Case Export Report"\n""');
   });
 });

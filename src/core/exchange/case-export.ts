@@ -24,6 +24,8 @@ export const EXPORT_SCHEMA_VERSION = "1.0";
 
 /** Options of the exports: spec 2.7 ExportOptions plus a progress callback. */
 export interface CaseExportOptions extends ExportOptions {
+  /** CSV and XLSX: protected as the client's default, with the evidence warning (default true). */
+  protect?: boolean | undefined;
   /** Receives `{phase: "collecting", done, total}` as files are read. */
   onProgress?: ((progress: ExportProgress) => void) | undefined;
 }
@@ -77,6 +79,8 @@ interface FileFacts {
   confirmed: boolean;
   requested: boolean;
   updatedAt: string | undefined;
+  /** When its first annotation was made, where the client recorded it. */
+  firstAnnotatedAt: string | undefined;
 }
 
 function factsOf(annotations: AnnotationData | null): FileFacts {
@@ -87,27 +91,33 @@ function factsOf(annotations: AnnotationData | null): FileFacts {
     confirmed: annotations?.confirmationData !== undefined && annotations?.confirmationData !== null,
     requested: annotations?.includeConfirmation === true,
     updatedAt: typeof annotations?.updatedAt === "string" ? annotations.updatedAt : undefined,
+    firstAnnotatedAt: typeof annotations?.earliestAnnotationTimestamp === "string" && annotations.earliestAnnotationTimestamp !== ""
+      ? annotations.earliestAnnotationTimestamp
+      : undefined,
   };
 }
 
-function summaryOf(facts: FileFacts[], caseUpdatedAt: string | undefined): CaseExportSummary {
+/**
+ * The summary as the v1.0 client counts it, so both sides write the same CSV for one case:
+ * boxes, confirmations and dates come from annotated files only; the earliest date is a
+ * file's first annotation where recorded, else its last change.
+ */
+function summaryOf(facts: FileFacts[]): CaseExportSummary {
   let earliestDate: string | undefined;
   let latestDate: string | undefined;
-  let lastModified = caseUpdatedAt;
-  for (const fact of facts) {
-    lastModified = latest(lastModified, fact.updatedAt);
-    if (!fact.annotated) continue;
-    earliestDate = earliest(earliestDate, fact.updatedAt);
+  const annotated = facts.filter((fact) => fact.annotated);
+  for (const fact of annotated) {
+    if (fact.updatedAt === undefined || fact.updatedAt === "") continue;
+    earliestDate = earliest(earliestDate, fact.firstAnnotatedAt ?? fact.updatedAt);
     latestDate = latest(latestDate, fact.updatedAt);
   }
-  const withAnnotations = facts.filter((fact) => fact.annotated).length;
   return {
-    filesWithAnnotations: withAnnotations,
-    filesWithoutAnnotations: facts.length - withAnnotations,
-    totalBoxAnnotations: facts.reduce((sum, fact) => sum + fact.boxes, 0),
-    filesWithConfirmations: facts.filter((fact) => fact.confirmed).length,
+    filesWithAnnotations: annotated.length,
+    filesWithoutAnnotations: facts.length - annotated.length,
+    totalBoxAnnotations: annotated.reduce((sum, fact) => sum + fact.boxes, 0),
+    filesWithConfirmations: annotated.filter((fact) => fact.confirmed).length,
     filesWithConfirmationsRequested: facts.filter((fact) => fact.requested).length,
-    ...(lastModified !== undefined ? { lastModified } : {}),
+    ...(latestDate !== undefined ? { lastModified: latestDate } : {}),
     ...(earliestDate !== undefined ? { earliestAnnotationDate: earliestDate } : {}),
     ...(latestDate !== undefined ? { latestAnnotationDate: latestDate } : {}),
   };
@@ -170,7 +180,7 @@ async function collectCase(
   return {
     metadata,
     files: entries.map(({ entry }) => entry),
-    ...(options.includeMetadata !== false ? { summary: summaryOf(entries.map(({ facts }) => facts), document.updatedAt) } : {}),
+    ...(options.includeMetadata !== false ? { summary: summaryOf(entries.map(({ facts }) => facts)) } : {}),
   };
 }
 

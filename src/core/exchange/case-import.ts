@@ -3,7 +3,8 @@
  * Import of a case package as a read-only case (EXCHANGE.md "Import as a read-only case"),
  * the rules in order: 1-3 and the signature in `checkCasePackage`, 4 and 5 against the
  * importer, then 6 (images stored again with new ids, annotations under the new ids, the case
- * document with `isReadOnly`, `importedAt`, `originalImageIds`) and 7 (`readOnlyCases`). Every
+ * document with `isReadOnly`, `importedAt`, `originalImageIds` and, as the v1.0 client writes
+ * it, `forensicManifestCreatedAt`) and 7 (`readOnlyCases`). Every
  * write is journalled; on any failure the journal is undone (8). A replaced read-only case is
  * removed only once the new one is in place. The audit entry `case-import` is written either way.
  */
@@ -126,6 +127,8 @@ async function writeCase(
     isReadOnly: true,
     importedAt,
     originalImageIds,
+    // The client's confirmation export reads this to fill originalExportCreatedAt.
+    forensicManifestCreatedAt: manifest.createdAt,
     originalExportDate: data.metadata.exportDate,
     originalExportedByUid: data.metadata.exportedByUid,
     sourceHash: manifest.manifestHash.toLowerCase(),

@@ -15,6 +15,7 @@ import { messageOf } from "./exchange-error.ts";
 import { IMAGES_FOLDER, imageEntryName, MANIFEST_ENTRY, manifestHashOf } from "./manifest.ts";
 import type { CaseExportData, CaseExportFile, ForensicManifest, SignatureValidity } from "./shapes.ts";
 import { type SignatureVerification, verifyManifestSignature } from "./signature.ts";
+import { stripWarningBlock } from "./warning-block.ts";
 
 /** A rule the package breaks: the message says which and why. */
 export class PackageRefusal extends Error {
@@ -60,18 +61,13 @@ export interface PackageFacts {
   hasImages: boolean;
   /** The signature check, when the manifest was read. */
   signatureValid?: SignatureValidity | undefined;
+  /** The text of a `*_data.csv` data file, when the archive holds one (previews report on it). */
+  csv?: string | undefined;
 }
 
 const decoder = new TextDecoder("utf-8", { fatal: false });
 /** The largest uncompressed entry read (a data file or one image). */
 const MAX_ENTRY_BYTES = 256 * 1024 * 1024;
-const WARNING_BLOCK = /^\/\*[\s\S]*?\*\/\s*/;
-
-/** The data file's text without a leading `/* ... *\/` warning block and the whitespace after it. */
-export function stripWarningBlock(text: string): string {
-  const withoutBom = text.startsWith("\uFEFF") ? text.slice(1) : text;
-  return withoutBom.replace(WARNING_BLOCK, "");
-}
 
 function unzip(zip: Uint8Array): Entries {
   const tooLarge: string[] = [];
@@ -212,6 +208,8 @@ function matchImages(data: CaseExportData, images: Map<string, Uint8Array>): Pic
  */
 export async function checkCasePackage(zip: Uint8Array, verification: SignatureVerification | undefined, facts: PackageFacts): Promise<CheckedPackage> {
   const entries = unzip(zip);
+  const csvName = Object.keys(entries).find((name) => !name.includes("/") && name.endsWith("_data.csv"));
+  if (csvName !== undefined) facts.csv = decoder.decode(entries[csvName]!);
   const dataName = dataEntryOf(entries);
   const dataBytes = entries[dataName]!;
   const images = imageEntriesOf(entries);

@@ -1,9 +1,10 @@
 /**
  * @module
- * A case export as rows (EXCHANGE.md "CSV (single case) and XLSX workbook"): the metadata
- * rows, the summary rows, `File Details`, the 37-column header and one row per box. The CSV
- * and each case sheet of the workbook are these rows; numbers stay numbers until a format
- * writes them.
+ * A case export as rows (EXCHANGE.md "CSV (single case) and XLSX workbook"), laid out as the
+ * v1.0 client lays them out so the same case hashes the same on either side: the title, the
+ * metadata rows, the summary rows, `File Details`, the 37-column header and one row per box.
+ * The CSV is these rows; each case sheet of the workbook holds them under its own title.
+ * Numbers stay numbers until a format writes them.
  */
 import type { CaseExportData, CaseExportFile, ExportProvenance } from "./shapes.ts";
 
@@ -62,46 +63,61 @@ const BOX_COLUMNS = 8;
 export const text = (value: unknown): string => typeof value === "string" ? value : value === undefined || value === null ? "" : String(value);
 const cell = (value: unknown): TableCell => typeof value === "number" ? value : text(value);
 const yesNo = (value: unknown): string => value === true ? "Yes" : "No";
+/** The client writes `N/A` for an empty or absent fact. */
+export const orNotAvailable = (value: unknown): string => text(value) === "" ? "N/A" : text(value);
+/** The client writes 0 for an absent count. */
+export const countOf = (value: unknown): number => typeof value === "number" && Number.isFinite(value) ? value : 0;
 
-/** The rows saying who exported, when, and in which schema version (CSV and both workbooks). */
-export function provenanceRows(meta: ExportProvenance): TableRow[] {
+/** The title row of the data block. */
+export const CASE_TABLE_TITLE = "Case Export Report";
+/** The label of the schema version row, as the v1.0 client words it. */
+export const SCHEMA_VERSION_LABEL = "Striae Export Schema Version";
+
+/** The rows saying who exported, when, and in which schema version (the case table and the workbook's Summary). */
+export function provenanceRows(meta: ExportProvenance, schemaVersion: string = text(meta.exportSchemaVersion ?? meta.striaeExportSchemaVersion)): TableRow[] {
   return [
     ["Export Date", text(meta.exportDate)],
-    ["Exported By (Email)", text(meta.exportedBy)],
-    ["Exported By (UID)", text(meta.exportedByUid)],
-    ["Exported By (Name)", text(meta.exportedByName)],
-    ["Exported By (Company)", text(meta.exportedByCompany)],
-    ["Export Schema Version", text(meta.exportSchemaVersion ?? meta.striaeExportSchemaVersion)],
+    ["Exported By (Email)", orNotAvailable(meta.exportedBy)],
+    ["Exported By (UID)", orNotAvailable(meta.exportedByUid)],
+    ["Exported By (Name)", orNotAvailable(meta.exportedByName)],
+    ["Exported By (Company)", orNotAvailable(meta.exportedByCompany)],
+    [SCHEMA_VERSION_LABEL, schemaVersion],
   ];
 }
 
-/** The metadata rows (label, value). */
-function metadataRows(data: CaseExportData): TableRow[] {
+/** The summary rows after their `Summary` title (label, value); none when the export has no summary. */
+function summaryRows(data: CaseExportData): TableRow[] {
+  const summary = data.summary;
+  if (summary === undefined) return [];
+  return [
+    ["Summary"],
+    ["Files with Annotations", countOf(summary.filesWithAnnotations)],
+    ["Files without Annotations", countOf(summary.filesWithoutAnnotations)],
+    ["Total Box Annotations", countOf(summary.totalBoxAnnotations)],
+    ["Files with Confirmations", countOf(summary.filesWithConfirmations)],
+    ["Files with Confirmations Requested", countOf(summary.filesWithConfirmationsRequested)],
+    ["Last Modified", orNotAvailable(summary.lastModified)],
+    ["Earliest Annotation Date", orNotAvailable(summary.earliestAnnotationDate)],
+    ["Latest Annotation Date", orNotAvailable(summary.latestAnnotationDate)],
+    [""],
+  ];
+}
+
+/**
+ * The case facts between the title and `File Details`: the metadata rows, a blank row, then
+ * `Summary`, its rows and a blank row (left out without a summary). The workbook's case
+ * sheets hold these under their own title.
+ */
+export function caseFactsRows(data: CaseExportData): TableRow[] {
   const meta = data.metadata;
   return [
     ["Case Number", text(meta.caseNumber)],
     ["Case Created Date", text(meta.caseCreatedDate)],
     ...provenanceRows(meta),
     ["Total Files", cell(meta.totalFiles)],
+    [""],
+    ...summaryRows(data),
   ];
-}
-
-/** The summary rows (label, value); none when the export has no summary. */
-function summaryRows(data: CaseExportData): TableRow[] {
-  const summary = data.summary;
-  if (summary === undefined) return [];
-  const rows: TableRow[] = [
-    ["Files with Annotations", cell(summary.filesWithAnnotations)],
-    ["Files without Annotations", cell(summary.filesWithoutAnnotations)],
-    ["Total Box Annotations", cell(summary.totalBoxAnnotations)],
-    ["Files with Confirmations", cell(summary.filesWithConfirmations ?? 0)],
-    ["Files with Confirmations Requested", cell(summary.filesWithConfirmationsRequested ?? 0)],
-    ["Last Modified", text(summary.lastModified)],
-    ["Earliest Annotation Date", text(summary.earliestAnnotationDate)],
-    ["Latest Annotation Date", text(summary.latestAnnotationDate)],
-  ];
-  if (summary.exportError !== undefined) rows.push(["Export Error", text(summary.exportError)]);
-  return rows;
 }
 
 function confirmationStatus(file: CaseExportFile): string {
@@ -161,15 +177,14 @@ export function fileRows(file: CaseExportFile): TableRow[] {
 }
 
 /**
- * The data block: metadata rows, a blank row, summary rows, a blank row, `File Details`,
- * the header row and the file rows (without a summary, its rows and blank row are left out).
+ * The data block, row for row as the v1.0 client writes it: `Case Export Report`, a blank
+ * row, the case facts ({@link caseFactsRows}), `File Details`, the header row and the file rows.
  */
 export function caseTableRows(data: CaseExportData): TableRow[] {
-  const summary = summaryRows(data);
   return [
-    ...metadataRows(data),
+    [CASE_TABLE_TITLE],
     [""],
-    ...(summary.length > 0 ? [...summary, [""]] : []),
+    ...caseFactsRows(data),
     ["File Details"],
     [...CASE_TABLE_HEADER],
     ...data.files.flatMap(fileRows),

@@ -1,20 +1,27 @@
 /**
  * @module
- * The bulk XLSX (EXCHANGE.md "XLSX"): sheet `Summary` (export facts, totals, then one row
- * per case), then one sheet `Case_{caseNumber}` per case holding the same rows as that
- * case's CSV data block.
+ * The bulk XLSX (EXCHANGE.md "XLSX"), cell for cell as the v1.0 client lays it out: sheet
+ * `Summary` (title and warning rows, export facts, totals, then one row per case), then per
+ * case a sheet `Case_{caseNumber}` holding that case's facts, `File Details`, the header and
+ * the file rows under its own title and warning rows, or for a case that failed to export a
+ * sheet `Case_{caseNumber}_Error`. Protected (the default, as there) sheets are locked for
+ * editing; numbers are numeric cells.
  */
-import { caseTableRows, CASE_TABLE_HEADER, provenanceRows, type TableRow, text } from "./case-table.ts";
-import type { AllCasesExportData } from "./shapes.ts";
+import { caseFactsRows, CASE_TABLE_HEADER, countOf, fileRows, orNotAvailable, provenanceRows, type TableRow, text } from "./case-table.ts";
+import type { AllCasesExportData, CaseExportData } from "./shapes.ts";
 import { sheetNames, type WorkbookSheet, writeWorkbook } from "./xlsx.ts";
 
 /** The header of the per-case table of the Summary sheet. */
 export const SUMMARY_CASE_HEADER: readonly string[] = Object.freeze([
   "Case Number",
-  "Sheet",
   "Case Created Date",
   "Export Status",
   "Export Date",
+  "Exported By (Email)",
+  "Exported By (UID)",
+  "Exported By (Name)",
+  "Exported By (Company)",
+  "Schema Version",
   "Total Files",
   "Files with Annotations",
   "Files without Annotations",
@@ -27,70 +34,109 @@ export const SUMMARY_CASE_HEADER: readonly string[] = Object.freeze([
   "Export Error",
 ]);
 
-/** The sheets of the workbook: Summary first, then one per case. */
-export function casesWorkbookSheets(data: AllCasesExportData): WorkbookSheet[] {
-  const names = sheetNames(["Summary", ...data.cases.map((caseData) => `Case_${caseData.metadata.caseNumber}`)]);
+/** How the workbook is written. */
+export interface WorkbookOptions {
+  /** Protected title and warning rows and sheets locked for editing, as the client's default (default true). */
+  protect?: boolean | undefined;
+}
+
+const failed = (caseData: CaseExportData): boolean => caseData.summary?.exportError !== undefined;
+const schemaOf = (caseData: CaseExportData): string => text(caseData.metadata.exportSchemaVersion ?? caseData.metadata.striaeExportSchemaVersion);
+
+function summaryRows(data: AllCasesExportData, protect: boolean): TableRow[] {
   const meta = data.metadata;
-  const summary = data.summary;
-  const facts: TableRow[] = [
-    ["All Cases Export"],
+  return [
+    [protect ? "CASE DATA - PROTECTED EXPORT" : "Forensic Annotation - All Cases Export Summary"],
+    [protect ? "WARNING: This workbook contains evidence data and is protected from editing." : ""],
     [""],
-    ...provenanceRows(meta),
-    ["Total Cases", meta.totalCases],
-    ["Successful Exports", data.cases.filter((caseData) => caseData.summary?.exportError === undefined).length],
-    ["Failed Exports", data.cases.filter((caseData) => caseData.summary?.exportError !== undefined).length],
-    ["Total Files", meta.totalFiles],
-    ["Total Annotations", meta.totalAnnotations],
-    ["Total Confirmations", meta.totalConfirmations ?? 0],
-    ["Total Confirmations Requested", meta.totalConfirmationsRequested ?? 0],
-    ...(summary === undefined ? [] : [
-      ["Cases with Files", summary.casesWithFiles],
-      ["Cases with Annotations", summary.casesWithAnnotations],
-      ["Cases without Files", summary.casesWithoutFiles],
-      ["Last Modified", text(summary.lastModified)],
-      ["Earliest Annotation Date", text(summary.earliestAnnotationDate)],
-      ["Latest Annotation Date", text(summary.latestAnnotationDate)],
-    ] satisfies TableRow[]),
+    ...provenanceRows(meta, "1.0"),
+    ["Total Cases", data.cases.length],
+    ["Successful Exports", data.cases.filter((caseData) => !failed(caseData)).length],
+    ["Failed Exports", data.cases.filter(failed).length],
+    ["Total Files (All Cases)", countOf(meta.totalFiles)],
+    ["Total Annotations (All Cases)", countOf(meta.totalAnnotations)],
+    ["Total Confirmations (All Cases)", countOf(meta.totalConfirmations)],
+    ["Total Confirmations Requested (All Cases)", countOf(meta.totalConfirmationsRequested)],
     [""],
     ["Case Details"],
+    [...SUMMARY_CASE_HEADER],
+    ...data.cases.map((caseData): TableRow => {
+      const m = caseData.metadata;
+      const s = caseData.summary;
+      return [
+        text(m.caseNumber),
+        text(m.caseCreatedDate),
+        failed(caseData) ? "Failed" : "Success",
+        text(m.exportDate),
+        orNotAvailable(m.exportedBy),
+        orNotAvailable(m.exportedByUid),
+        orNotAvailable(m.exportedByName),
+        orNotAvailable(m.exportedByCompany),
+        schemaOf(caseData),
+        countOf(m.totalFiles),
+        countOf(s?.filesWithAnnotations),
+        countOf(s?.filesWithoutAnnotations),
+        countOf(s?.totalBoxAnnotations),
+        countOf(s?.filesWithConfirmations),
+        countOf(s?.filesWithConfirmationsRequested),
+        text(s?.lastModified),
+        text(s?.earliestAnnotationDate),
+        text(s?.latestAnnotationDate),
+        text(s?.exportError),
+      ];
+    }),
   ];
-  const tableStart = facts.length;
-  const caseRows: TableRow[] = data.cases.map((caseData, i) => {
-    const s = caseData.summary;
+}
+
+/** The rows of a case sheet: title and warning rows, the case facts, `File Details`, the header and the file rows. */
+export function caseSheetRows(caseData: CaseExportData, protect: boolean): TableRow[] {
+  const caseNumber = text(caseData.metadata.caseNumber);
+  if (failed(caseData)) {
     return [
-      text(caseData.metadata.caseNumber),
-      names[i + 1]!,
-      text(caseData.metadata.caseCreatedDate),
-      s?.exportError === undefined ? "Success" : "Failed",
-      text(caseData.metadata.exportDate),
-      caseData.metadata.totalFiles,
-      s?.filesWithAnnotations ?? "",
-      s?.filesWithoutAnnotations ?? "",
-      s?.totalBoxAnnotations ?? "",
-      s?.filesWithConfirmations ?? "",
-      s?.filesWithConfirmationsRequested ?? "",
-      text(s?.lastModified),
-      text(s?.earliestAnnotationDate),
-      text(s?.latestAnnotationDate),
-      text(s?.exportError),
+      [`Case ${caseNumber} - Export Failed`],
+      [""],
+      ["Error:", text(caseData.summary?.exportError)],
+      ["Case Number:", caseNumber],
+      ["Total Files:", countOf(caseData.metadata.totalFiles)],
     ];
-  });
+  }
+  return [
+    [protect ? `CASE DATA - ${caseNumber} - PROTECTED` : `Case ${caseNumber} - Detailed Export`],
+    [protect ? "WARNING: This worksheet is protected to maintain data integrity." : ""],
+    [""],
+    ...caseFactsRows(caseData),
+    [""],
+    ["File Details"],
+    [...CASE_TABLE_HEADER],
+    ...(caseData.files.length > 0 ? caseData.files.flatMap(fileRows) : [["No detailed file data available for this case"]]),
+  ];
+}
+
+/** The sheets of the workbook: Summary first, then one per case. */
+export function casesWorkbookSheets(data: AllCasesExportData, options: WorkbookOptions = {}): WorkbookSheet[] {
+  const protect = options.protect !== false;
+  const names = sheetNames([
+    "Summary",
+    ...data.cases.map((caseData) => `Case_${text(caseData.metadata.caseNumber)}${failed(caseData) ? "_Error" : ""}`),
+  ]);
+  const summary = summaryRows(data, protect);
   const sheets: WorkbookSheet[] = [{
     name: names[0]!,
-    rows: [...facts, [...SUMMARY_CASE_HEADER], ...caseRows],
-    boldRows: [0, tableStart - 1, tableStart],
+    rows: summary,
+    boldRows: [0, summary.length - data.cases.length - 2, summary.length - data.cases.length - 1],
+    protect,
   }];
   data.cases.forEach((caseData, i) => {
-    const rows = caseTableRows(caseData);
-    sheets.push({ name: names[i + 1]!, rows, boldRows: [rows.findIndex((row) => row[0] === CASE_TABLE_HEADER[0])] });
+    const rows = caseSheetRows(caseData, protect);
+    sheets.push({ name: names[i + 1]!, rows, boldRows: [0, rows.findIndex((row) => row[0] === CASE_TABLE_HEADER[0])].filter((r) => r >= 0), protect });
   });
   return sheets;
 }
 
 /** The `.xlsx` bytes of a bulk export. */
-export function formatAllCasesXlsx(data: AllCasesExportData): Uint8Array<ArrayBuffer> {
+export function formatAllCasesXlsx(data: AllCasesExportData, options: WorkbookOptions = {}): Uint8Array<ArrayBuffer> {
   const created = new Date(data.metadata.exportDate);
-  return writeWorkbook(casesWorkbookSheets(data), {
+  return writeWorkbook(casesWorkbookSheets(data, options), {
     title: "All Cases Export",
     creator: text(data.metadata.exportedBy ?? data.metadata.exportedByUid),
     created: Number.isNaN(created.getTime()) ? new Date() : created,

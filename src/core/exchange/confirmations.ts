@@ -134,7 +134,10 @@ export async function exportConfirmations(store: ExchangeStore, reviewerUid: str
     }
     if (Object.keys(confirmations).length === 0) throw new ExchangeError("VALIDATION_ERROR", `Case ${caseNumber} has no confirmations to export`);
     const entry = (user.readOnlyCases ?? []).find((candidate) => candidate.caseNumber === caseNumber);
-    const originalExportCreatedAt = entry?.originalExportDate ?? (typeof document.originalExportDate === "string" ? document.originalExportDate : undefined);
+    // The manifest's createdAt, as the client's confirmation export; older imports fall back to the export date.
+    const originalExportCreatedAt = typeof document.forensicManifestCreatedAt === "string" && document.forensicManifestCreatedAt !== ""
+      ? document.forensicManifestCreatedAt
+      : entry?.originalExportDate ?? (typeof document.originalExportDate === "string" ? document.originalExportDate : undefined);
     const exportDate = store.now().toISOString();
     const metadata = {
       caseNumber,

@@ -51,7 +51,7 @@ export function exportCase(
 ): Promise<ExportedFile<CaseExportData>> {
   return auditedExport(store, userUid, caseNumber, format, async () => {
     const data = await collectCaseExport(store, userUid, caseNumber, options);
-    const text = format === "csv" ? await formatCaseCsv(data) : formatExportJson(data);
+    const text = format === "csv" ? await formatCaseCsv(data, { protect: options.protect }) : formatExportJson(data);
     return {
       fileName: `${data.metadata.caseNumber}-export-${day(data.metadata.exportDate)}.${format}`,
       contentType: format === "csv" ? "text/csv; charset=utf-8" : "application/json; charset=utf-8",
@@ -77,7 +77,7 @@ export function exportAllCases(
     return {
       fileName: `all-cases-export-${day(data.metadata.exportDate)}.${format}`,
       contentType: format === "xlsx" ? "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" : "application/json; charset=utf-8",
-      bytes: format === "xlsx" ? formatAllCasesXlsx(data) : encoder.encode(formatExportJson(data)),
+      bytes: format === "xlsx" ? formatAllCasesXlsx(data, { protect: options.protect }) : encoder.encode(formatExportJson(data)),
       data,
     };
   });

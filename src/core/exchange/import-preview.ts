@@ -7,6 +7,7 @@
  */
 import { checkCasePackage, type PackageFacts } from "./case-package.ts";
 import type { CaseImportOptions } from "./case-import.ts";
+import { readCaseCsv } from "./csv.ts";
 import { messageOf } from "./exchange-error.ts";
 import { checkExporter, checkImporterCases, consistencyProblems } from "./import-rules.ts";
 import type { CaseImportPreview } from "./shapes.ts";
@@ -18,6 +19,31 @@ export interface PreviewContext extends Pick<CaseImportOptions, "overwriteExisti
   store?: ExchangeStore | undefined;
   /** The importing user. */
   importerUid?: string | undefined;
+}
+
+/**
+ * A package whose data file is the client's CSV: it cannot be imported (rule 1), but the
+ * preview reads it, warning line and all, and says whether its data rows match their hash.
+ */
+async function csvPreview(facts: PackageFacts, warnings: string[]): Promise<CaseImportPreview> {
+  const csv = await readCaseCsv(facts.csv!);
+  warnings.push(
+    csv.verification.valid
+      ? "The CSV data rows match their SHA-256 hash"
+      : csv.verification.expected === null
+      ? "The CSV states no SHA-256 hash for its data rows"
+      : "The CSV data rows do not match their SHA-256 hash: they were changed after the export",
+  );
+  return {
+    caseNumber: csv.caseNumber,
+    fileCount: csv.fileCount,
+    annotationCount: csv.annotatedCount,
+    exportDate: csv.exportDate,
+    exportedBy: csv.exportedBy,
+    hasImages: facts.hasImages,
+    canImport: false,
+    warnings,
+  };
 }
 
 /**
@@ -48,6 +74,7 @@ export async function previewCaseImport(zip: Uint8Array, context: PreviewContext
     warnings.unshift(messageOf(err));
   }
   const data = facts.data;
+  if (data === undefined && facts.csv !== undefined) return await csvPreview(facts, warnings);
   return {
     caseNumber: typeof data?.metadata.caseNumber === "string" ? data.metadata.caseNumber : "",
     fileCount: data?.files.length ?? 0,

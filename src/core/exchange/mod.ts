@@ -77,8 +77,8 @@ export {
   hasAnnotations,
 } from "./case-export.ts";
 export { CASE_TABLE_HEADER, caseTableRows, type TableCell, type TableRow } from "./case-table.ts";
-export { type CsvVerification, formatCaseCsv, verifyCaseCsv } from "./csv.ts";
-export { casesWorkbookSheets, formatAllCasesXlsx, SUMMARY_CASE_HEADER } from "./cases-workbook.ts";
+export { type CaseCsvFacts, type CaseCsvOptions, type CsvVerification, formatCaseCsv, readCaseCsv, verifyCaseCsv } from "./csv.ts";
+export { caseSheetRows, casesWorkbookSheets, formatAllCasesXlsx, SUMMARY_CASE_HEADER, type WorkbookOptions } from "./cases-workbook.ts";
 export { type WorkbookProperties, type WorkbookSheet, writeWorkbook } from "./xlsx.ts";
 export { exportAllCases, exportCase, type ExportedFile } from "./export-files.ts";
 export { type CaseZipOptions, type CaseZipSummary, exportCaseZip, writeCaseZip } from "./zip-export.ts";
@@ -94,7 +94,7 @@ export {
   signManifestHash,
   verifyManifestSignature,
 } from "./signature.ts";
-export { stripWarningBlock } from "./case-package.ts";
+export { CSV_WARNING_LINE, stripWarningBlock } from "./warning-block.ts";
 export { type PreviewContext, previewCaseImport } from "./import-preview.ts";
 export { type CaseImportOptions, importCase } from "./case-import.ts";
 export { OWN_CASE_REFUSAL } from "./import-rules.ts";

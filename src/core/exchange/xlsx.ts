@@ -17,6 +17,8 @@ export interface WorkbookSheet {
   rows: readonly (readonly TableCell[])[];
   /** Rows shown bold (headers), 0-based. */
   boldRows?: readonly number[] | undefined;
+  /** Lock the sheet for editing under a random password nobody is told (the client's protected export). */
+  protect?: boolean | undefined;
 }
 
 /** Workbook properties. */
@@ -102,6 +104,26 @@ function cellXml(value: TableCell, ref: string, bold: boolean): string {
   return `<c r="${ref}"${style} t="inlineStr"><is><t xml:space="preserve">${xmlText(clipped)}</t></is></c>`;
 }
 
+/**
+ * The legacy 16-bit password verifier of sheet protection (ECMA-376 Part 4, the `password`
+ * attribute of `sheetProtection`): what Excel and LibreOffice compare a typed password with.
+ */
+export function sheetPasswordVerifier(password: string): string {
+  let hash = 0;
+  for (let i = 0; i < password.length; i++) {
+    const value = password.charCodeAt(i) << (i + 1);
+    hash ^= (value & 0x7fff) | (value >> 15);
+  }
+  hash ^= password.length ^ 0xce4b;
+  return hash.toString(16).toUpperCase().padStart(4, "0");
+}
+
+/** A random password nobody is told: protection that only a new export undoes, as the client's. */
+function randomPassword(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (byte) => String.fromCharCode(33 + (byte % 94))).join("");
+}
+
 function worksheetXml(sheet: WorkbookSheet): string {
   const bold = new Set(sheet.boldRows ?? []);
   const widths: number[] = [];
@@ -114,13 +136,16 @@ function worksheetXml(sheet: WorkbookSheet): string {
     }).join("");
     if (cells !== "") rows.push(`<row r="${r + 1}">${cells}</row>`);
   });
+  const protection = sheet.protect === true
+    ? `<sheetProtection password="${sheetPasswordVerifier(randomPassword())}" sheet="1" objects="1" scenarios="1"/>`
+    : "";
   const cols = widths.length === 0
     ? ""
     : `<cols>${widths.map((width, c) => `<col min="${c + 1}" max="${c + 1}" width="${width}" customWidth="1"/>`).join("")}</cols>`;
   return `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n` +
     `<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" ` +
     `xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">` +
-    `${cols}<sheetData>${rows.join("")}</sheetData></worksheet>`;
+    `${cols}<sheetData>${rows.join("")}</sheetData>${protection}</worksheet>`;
 }
 
 const STYLES = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n` +

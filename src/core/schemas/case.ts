@@ -16,8 +16,9 @@ export type FileData = z.infer<typeof FileDataSchema>;
 
 /**
  * CaseData of spec 2.3, the stored case document; unknown fields are kept. An imported case
- * also has `isReadOnly`, `importedAt`, `originalImageIds` (original image id to new file id)
- * and `confirmations` (original image id to its confirmations), EXCHANGE.md.
+ * also has `isReadOnly`, `importedAt`, `originalImageIds` (original image id to new file id),
+ * `forensicManifestCreatedAt` (its package manifest's `createdAt`) and `confirmations`
+ * (original image id to its confirmations), EXCHANGE.md.
  */
 export const CaseDataSchema = z.looseObject({
   caseNumber: z.string(),
@@ -27,6 +28,7 @@ export const CaseDataSchema = z.looseObject({
   isReadOnly: z.boolean().optional(),
   importedAt: z.string().optional(),
   originalImageIds: z.record(z.string(), z.string()).optional(),
+  forensicManifestCreatedAt: z.string().optional(),
   confirmations: z.record(z.string(), z.array(ConfirmationSchema)).optional(),
 });
 export type CaseData = z.infer<typeof CaseDataSchema>;
