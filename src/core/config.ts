@@ -23,8 +23,12 @@ export const NEVER_EXPOSED = [
   "S3_SECRET_ACCESS_KEY",
 ] as const;
 
-/** The secrets `serve` generates and persists when they are not configured. */
-export const GENERATED_SECRETS = ["USER_DB_AUTH", "R2_KEY_SECRET", "KEYS_AUTH", "IMAGES_API_TOKEN", "HMAC_KEY"] as const;
+/**
+ * The values `serve` generates and persists when they are not configured. `ACCOUNT_HASH` is
+ * no secret, but the Striae client needs one to name images (with the local image host only:
+ * Cloudflare Images has its own).
+ */
+export const GENERATED_SECRETS = ["USER_DB_AUTH", "R2_KEY_SECRET", "KEYS_AUTH", "IMAGES_API_TOKEN", "HMAC_KEY", "ACCOUNT_HASH"] as const;
 
 const DEFAULT_KEYS_EXPOSED = "USER_DB_AUTH,R2_KEY_SECRET,IMAGES_API_TOKEN,ACCOUNT_HASH";
 const TURNSTILE_SITEVERIFY = "https://challenges.cloudflare.com/turnstile/v0/siteverify";

@@ -17,6 +17,7 @@ import { createLocalImageHost } from "./images/local-host.ts";
 import { createCloudflareImageHost } from "./images/cloudflare-host.ts";
 import { createUserWorker } from "./workers/user.ts";
 import { createPdfWorker } from "./workers/pdf.ts";
+import { ownDeliveryReader } from "./images/own-delivery.ts";
 import { storeResources } from "./users/account-resources.ts";
 import { mailerOf } from "./mail/transport.ts";
 import { accessControl } from "./access/access.ts";
@@ -105,7 +106,8 @@ export function createService(ports: ServicePorts, config: ServiceConfig): Worke
   app.route(WORKER_MOUNTS.audit, createAuditWorker({ audit: ports.audit, clock: ports.clock, config, access }));
   const images = ports.imageHost ?? imageHostOf(config, ports.clock, () => ports.images);
   app.route(WORKER_MOUNTS.image, createImageWorker({ host: images, config, access }));
-  app.route(WORKER_MOUNTS.pdf, createPdfWorker({ config, clock: ports.clock, access }));
+  const ownImages = typeof images === "function" ? ownDeliveryReader(images, config.publicUrl) : undefined;
+  app.route(WORKER_MOUNTS.pdf, createPdfWorker({ config, clock: ports.clock, access, ...(ownImages ? { ownImages } : {}) }));
   // Mounted together, the user worker reaches cases and images directly (issue 3).
   const imageHost = hostForDirectUse(images, config);
   app.route(WORKER_MOUNTS.user, createUserWorker({

@@ -40,6 +40,8 @@ export async function ensureSecrets(dataDir: string, env: Readonly<Record<string
   const generated: string[] = [];
   for (const name of GENERATED_SECRETS) {
     if (result[name]) continue;
+    // A made-up hash would name no image of a real Cloudflare Images account.
+    if (name === "ACCOUNT_HASH" && result.IMAGE_HOST === "cloudflare") continue;
     if (stored[name] === undefined) {
       stored[name] = newSecret();
       generated.push(name);

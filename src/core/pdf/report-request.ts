@@ -6,6 +6,7 @@
 import type * as z from "zod";
 import { PdfRequestSchema, type PdfRequest } from "../schemas/pdf.ts";
 import { ServiceError } from "../http/errors.ts";
+import { normaliseClientValues } from "./client-values.ts";
 
 /** A box of the report, in percent of the image (spec 2.4). */
 export interface ReportBox {
@@ -100,7 +101,7 @@ function rawBoxId(value: unknown, index: number): string | undefined {
 
 /** Validates a report request; a failure is a 400 naming the first bad field (and box). */
 export function parseReportRequest(value: unknown): ReportRequest {
-  const result = PdfRequestSchema.safeParse(value);
+  const result = PdfRequestSchema.safeParse(normaliseClientValues(value));
   if (result.success) return result.data;
   const issues = result.error.issues.map((issue) => ({ path: issue.path.map(String).join("."), message: issue.message }));
   const first = result.error.issues[0];

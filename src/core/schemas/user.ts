@@ -52,18 +52,24 @@ const profileText = z.string().trim().max(200);
  * its value; what creation requires is checked by the worker. Unknown fields are stripped.
  */
 export const UserPutBodySchema = z.object({
-  email: z.string().trim().max(320).pipe(z.email()).nullable().optional(),
+  // "" is what the Striae client sends for a value it does not know; on update it keeps the stored one.
+  email: z.union([z.literal(""), z.string().trim().max(320).pipe(z.email())]).nullable().optional(),
   firstName: profileText.optional(),
   lastName: profileText.optional(),
   company: profileText.optional(),
   permitted: z.boolean().optional(),
-  readOnlyCases: z.array(ReadOnlyCaseMetadataSchema.strip()).max(10_000).optional(),
+  // Kept as sent: clients add their own fields (the Striae client's `sourceChecksum`).
+  readOnlyCases: z.array(ReadOnlyCaseMetadataSchema).max(10_000).optional(),
 });
 export type UserPutBody = z.infer<typeof UserPutBodySchema>;
 
-/** Body of PUT /{userUid}/cases (spec 4.1): case numbers to assign; any string of 1 to 200 characters. */
+/**
+ * Body of PUT /{userUid}/cases (spec 4.1): case numbers to assign; any string of 1 to 200
+ * characters. A client's `createdAt` (an ISO date-time: a renamed case keeps its date) and
+ * its other fields are kept.
+ */
 export const CasesAddBodySchema = z.object({
-  cases: z.array(z.object({ caseNumber: z.string().min(1).max(200) })).max(10_000),
+  cases: z.array(z.looseObject({ caseNumber: z.string().min(1).max(200), createdAt: z.unknown().optional() })).max(10_000),
 });
 export type CasesAddBody = z.infer<typeof CasesAddBodySchema>;
 

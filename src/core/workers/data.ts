@@ -71,6 +71,11 @@ function ownerSegment(rawPath: string): string | undefined {
   }
 }
 
+/** Whether a document is a read-only (imported) case, as the Striae client marks one. */
+function isReadOnlyCase(value: unknown): boolean {
+  return value !== null && typeof value === "object" && "isReadOnly" in value && value.isReadOnly === true;
+}
+
 /** Creates the data worker. */
 export function createDataWorker(deps: DataWorkerDeps): WorkerApp {
   const { blobs, config } = deps;
@@ -153,10 +158,13 @@ export function createDataWorker(deps: DataWorkerDeps): WorkerApp {
   app.put("/*", limitBody(config.maxJsonBytes), async (c) => {
     const key = await ownedKey(c);
     const { text, value } = await readJsonText(c);
-    if (checkFiles !== undefined) await checkFiles(key, value);
+    // A read-only case is an import of someone else's case: the limits are on one's own work
+    // (a review account, permitted: false, imports cases of any size).
+    const readOnly = isReadOnlyCase(value);
+    if (checkFiles !== undefined && !readOnly) await checkFiles(key, value);
     const store = () => blobs.put(key, encoder.encode(text));
     // One user's case creations one at a time, so two at once cannot both pass the count.
-    if (checkNewCase === undefined || !isCaseDocument(key)) await store();
+    if (checkNewCase === undefined || readOnly || !isCaseDocument(key)) await store();
     else {
       await caseCreations.run(key.split("/")[0]!, async () => {
         await checkNewCase(key);

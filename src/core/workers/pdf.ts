@@ -17,6 +17,7 @@ import { reportFilename } from "../pdf/filename.ts";
 import { type AccessControl, accessControl, protect, recordEvent } from "../access/access.ts";
 import { systemClock } from "../ports.ts";
 import { routeFor } from "../rate-limit/rules.ts";
+import type { OwnDeliveryReader } from "../images/own-delivery.ts";
 
 /** What the PDF worker needs beyond the service configuration. */
 export interface PdfWorkerOptions {
@@ -38,6 +39,8 @@ export interface PdfWorkerDeps {
   fetch?: typeof fetch;
   /** Dates a report whose request has no `currentDate`; default the system clock. */
   clock?: Clock;
+  /** Reads images by this service's own delivery URLs (mounted beside the local image host). */
+  ownImages?: OwnDeliveryReader;
   /** Overrides of what the configuration gives. */
   options?: Partial<PdfWorkerOptions>;
   /**
@@ -104,9 +107,13 @@ export function createPdfWorker(deps: PdfWorkerDeps): WorkerApp {
   app.post("/", limitBody(MAX_BODY_BYTES), async (c) => {
     const { value } = await readJsonText(c);
     const request = parseReportRequest(value);
+    // A signed URL of this service's own image worker is read from it, not fetched.
+    // Its refusal (bad or expired signature, unknown image) is the answer.
+    const own = await (deps.ownImages?.(request.imageUrl, c.req.url) ?? null);
     const pdf = await renderValidatedReport(request, {
       ...options,
       ...(deps.fetch ? { fetch: deps.fetch } : {}),
+      ...(own !== null ? { imageHosts: [...options.imageHosts, new URL(request.imageUrl).host], fetch: () => Promise.resolve(own) } : {}),
       ...(deps.clock ? { clock: deps.clock } : {}),
     });
     const filename = reportFilename(request);

@@ -15,6 +15,7 @@ import { redactSecrets, ServiceError } from "../http/errors.ts";
 import { createWorkerApp, errorResponses, methodNotAllowed, rawPathAfterMount, type WorkerApp } from "../http/worker-app.ts";
 import { checkSegment, decodeSegment } from "../storage/keys.ts";
 import {
+  type CaseAssignment,
   CasesAddBodySchema,
   CasesDeleteBodySchema,
   type UserData,
@@ -63,6 +64,12 @@ function parsePath(c: Context): { uid: string; cases: boolean } {
   }
   throw ServiceError.notFound("No such route: /{userUid} or /{userUid}/cases");
 }
+
+/** A client's ISO 8601 date-time kept as sent, or undefined when it is not one. */
+function isoDateTime(value: unknown): string | undefined {
+  return typeof value === "string" && value.length <= 40 && ISO_DATE_TIME.test(value) && !Number.isNaN(Date.parse(value)) ? value : undefined;
+}
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
 /** The `{userUid}` of a path, for the admin's audit entry; undefined when unreadable. */
 function uidOf(c: Context): string | undefined {
@@ -125,16 +132,20 @@ export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
     const now = clock.now().toISOString();
     if (cases) {
       const body = await readBody(c, CasesAddBodySchema);
-      const wanted = body.cases.map((entry) => checkSegment(entry.caseNumber, "caseNumber"));
+      for (const entry of body.cases) checkSegment(entry.caseNumber, "caseNumber");
       const user = await records.update(uid, (current) => {
         if (current === null) throw notFound(uid);
         const have = new Set(current.cases.map((assignment) => assignment.caseNumber));
-        const added = [...new Set(wanted)].filter((caseNumber) => !have.has(caseNumber));
+        const added = new Map<string, CaseAssignment>();
+        for (const entry of body.cases) {
+          if (have.has(entry.caseNumber) || added.has(entry.caseNumber)) continue;
+          added.set(entry.caseNumber, { ...entry, caseNumber: entry.caseNumber, createdAt: isoDateTime(entry.createdAt) ?? now });
+        }
         const { maxCases } = limitsFor(current, config);
-        if (added.length > 0 && current.cases.length + added.length > maxCases) {
+        if (added.size > 0 && current.cases.length + added.size > maxCases) {
           throw ServiceError.forbidden(`Case limit reached: this account may hold ${maxCases} case(s)`);
         }
-        const next = { ...current, cases: [...current.cases, ...added.map((caseNumber) => ({ caseNumber, createdAt: now }))], updatedAt: now };
+        const next = { ...current, cases: [...current.cases, ...added.values()], updatedAt: now };
         return { next, result: next };
       });
       await profileUpdated(c, uid, "cases-added");
@@ -161,8 +172,9 @@ export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
         return { next, result: { user: next, created: true } };
       }
       refuseSelfPermit(c, body.permitted, current.permitted);
-      // An absent field keeps its value; cases are never replaced here (rule 1).
-      const defined = Object.fromEntries(Object.entries(body).filter(([, value]) => value !== undefined));
+      // An absent field keeps its value, and so does "" (the Striae client's profile edit sends
+      // "" for a name it does not know); cases are never replaced here (rule 1).
+      const defined = Object.fromEntries(Object.entries(body).filter(([, value]) => value !== undefined && value !== ""));
       const next: UserData = { ...current, ...defined, uid, cases: current.cases, updatedAt: now };
       return { next, result: { user: next, created: false } };
     });

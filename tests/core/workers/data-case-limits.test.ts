@@ -61,7 +61,7 @@ describe("case limits through the data worker", () => {
   it("ten concurrent creations by a demo account store exactly DEMO_MAX_CASES", async () => {
     const { app, ports } = testService({ DEMO_MAX_CASES: "3" });
     await createUser(app, "demo", false);
-    const statuses = await Promise.all(Array.from({ length: 10 }, (_, i) => putCase(app, "demo", `P-${i}`).then((r) => r.status)));
+    const statuses = await Promise.all(Array.from({ length: 10 }, async (_, i) => (await putCase(app, "demo", `P-${i}`)).status));
     expect(statuses.filter((status) => status === 200)).toHaveLength(3);
     expect(statuses.filter((status) => status === 403)).toHaveLength(7);
     expect((await ports.data.list("demo/")).filter((key) => key.endsWith("/data.json"))).toHaveLength(3);
