@@ -69,6 +69,10 @@ export interface ImageUpload {
   filename: string;
   /** The media type decided from the bytes (never from the name). */
   contentType: string;
+  /** Width in pixels, from the image's header (absent for images stored before it was read). */
+  width?: number;
+  /** Height in pixels, from the image's header. */
+  height?: number;
   /** The user whose case will list the image, when known (identity mode). */
   owner?: string;
 }

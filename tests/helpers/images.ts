@@ -1,6 +1,9 @@
 import { readFileSync } from "node:fs";
 
-/** Real image files made with ImageMagick and cwebp (64x48), and text named .png. */
+/**
+ * Real image files (64x48) made with ImageMagick and cwebp; sample-lossy.webp (VP8) and
+ * sample-alpha.webp (VP8X with alpha) with sharp (libwebp); and text named .png.
+ */
 export const fixture = (name: string): Uint8Array<ArrayBuffer> =>
   new Uint8Array(readFileSync(new URL(`../fixtures/${name}`, import.meta.url)));
 

@@ -89,7 +89,12 @@ export function createCloudflareImageHost(options: CloudflareImageHostOptions): 
       const form = new FormData();
       form.set("file", new Blob([image.bytes], { type: image.contentType }), image.filename);
       form.set("requireSignedURLs", "true");
-      if (image.owner !== undefined) form.set("metadata", JSON.stringify({ owner: image.owner }));
+      // Cloudflare keeps this metadata with the image (at most 1024 bytes): the owner and the size read from the header.
+      const metadata = {
+        ...(image.owner !== undefined ? { owner: image.owner } : {}),
+        ...(image.width !== undefined && image.height !== undefined ? { width: image.width, height: image.height } : {}),
+      };
+      if (Object.keys(metadata).length > 0) form.set("metadata", JSON.stringify(metadata));
       const { status, body } = await call(imagesUrl(), { method: "POST", body: form });
       const parsed = ImageUploadResponseSchema.safeParse(body);
       if (status !== 200 || !parsed.success || !parsed.data.success) {

@@ -106,6 +106,7 @@ export function createLocalImageHost(options: LocalImageHostOptions): LocalImage
         filename: image.filename,
         uploaded: options.clock.now().toISOString(),
         ...(image.owner !== undefined ? { owner: image.owner } : {}),
+        ...(image.width !== undefined && image.height !== undefined ? { width: image.width, height: image.height } : {}),
       };
       // Bytes first, metadata last: an image exists once its metadata does.
       await options.store.put(storageKeys.image(id), image.bytes);

@@ -27,6 +27,7 @@ import { concatBytes, type ReportImage } from "./image-source.ts";
 import type { Rect } from "./page-layout.ts";
 import { jpegOrientation, type Orientation, orientedMatrix, swapsSides } from "./jpeg-orientation.ts";
 import { splitAlpha } from "./png-alpha.ts";
+import { checkPngData, UnreadablePngData } from "./png-data.ts";
 
 /** An image in the document, ready to be drawn. */
 export interface EmbeddedImage {
@@ -205,6 +206,8 @@ async function embedPng(doc: PDFDocument, bytes: Uint8Array): Promise<EmbeddedIm
       SMask: mask,
     }, planes.colour);
   }
+  // Embedded without decoding, so checked here: sound chunks around garbage data would draw a broken image.
+  await checkPngData(png.data, png.height * (1 + Math.ceil((png.width * png.colours * png.depth) / 8)));
   const colorSpace = png.palette === undefined
     ? PDFName.of(png.colours === 3 ? "DeviceRGB" : "DeviceGray")
     : doc.context.obj([
@@ -227,6 +230,9 @@ export async function embedReportImage(doc: PDFDocument, image: ReportImage): Pr
     return image.type === "image/jpeg" ? await embedJpeg(doc, image.bytes) : await embedPng(doc, image.bytes);
   } catch (err) {
     if (err instanceof ServiceError) throw err;
+    if (err instanceof UnreadablePngData) {
+      throw ServiceError.validation(`The image at imageUrl is not a readable PNG: ${err.message}`, { field: "imageUrl", reason: err.message });
+    }
     const kind = image.type === "image/jpeg" ? "JPEG" : "PNG";
     const reason = err instanceof Error ? err.message : String(err);
     throw ServiceError.validation(`The image at imageUrl is not a readable ${kind}`, { field: "imageUrl", reason });

@@ -3,8 +3,8 @@
  * The report's image, from a `data:` URL or fetched from an allowed host (REPORT.md
  * "Request"): one deadline for the whole fetch, a size cap enforced while reading, and
  * redirects followed by hand so that every hop is checked against the allow-list before it
- * is requested. The type is decided by the bytes: JPEG and PNG are accepted, anything else
- * is a 400 that says what it is.
+ * is requested. The type is decided by the bytes: JPEG and PNG whose structure holds
+ * (images/image-structure.ts) are accepted, anything else is a 400 that says what it is.
  *
  * @example
  * ```ts
@@ -14,7 +14,7 @@
  * ```
  */
 import { ServiceError } from "../http/errors.ts";
-import { sniffImageType } from "../images/image-type.ts";
+import { describeRefusal, IMAGE_FORMAT_NAMES, inspectImage } from "../images/image-structure.ts";
 import { checkImageUrl, type HostEntry } from "./host-policy.ts";
 import { decodeBase64 } from "./base64.ts";
 import { isTimeout } from "../http/timeout.ts";
@@ -41,27 +41,30 @@ export interface ImageSourceOptions {
   maxRedirects?: number;
 }
 
-const NAMES: Record<string, string> = {
-  "image/gif": "GIF",
-  "image/webp": "WebP",
-  "image/tiff": "TIFF",
-  "image/bmp": "BMP",
-};
-
 const encoder = new TextEncoder();
 
 const tooLarge = (maxBytes: number): ServiceError =>
   ServiceError.validation(`The image is larger than the limit of ${maxBytes} bytes`, { field: "imageUrl", limitBytes: maxBytes });
 
-/** Keeps JPEG and PNG; refuses other formats and non-images with a 400 that says which. */
+/**
+ * Keeps JPEG and PNG whose structure holds and whose size is within the caps; refuses other
+ * formats, non-images, broken and oversized files with a 400 that says which.
+ */
 function typed(bytes: Uint8Array): ReportImage {
-  const type = sniffImageType(bytes);
-  if (type === "image/jpeg" || type === "image/png") return { bytes, type };
-  const what = type === null ? "not an image" : `a ${NAMES[type] ?? type} image`;
-  throw ServiceError.validation(`The image at imageUrl is ${what}; the report embeds JPEG and PNG only`, {
-    field: "imageUrl",
-    ...(type === null ? {} : { type }),
-  });
+  const checked = inspectImage(bytes);
+  const type = checked.ok || checked.reason !== "not-an-image" ? checked.type : null;
+  if (type !== "image/jpeg" && type !== "image/png") {
+    const what = type === null ? "not an image" : `a ${IMAGE_FORMAT_NAMES[type]} image`;
+    throw ServiceError.validation(`The image at imageUrl is ${what}; the report embeds JPEG and PNG only`, {
+      field: "imageUrl",
+      ...(type === null ? {} : { type }),
+    });
+  }
+  if (!checked.ok && checked.reason !== "not-an-image") {
+    const refusal = describeRefusal("The image at imageUrl", checked);
+    throw ServiceError.validation(refusal.message, { field: "imageUrl", ...refusal.details });
+  }
+  return { bytes, type };
 }
 
 /** Decodes a `data:` URL (base64 or percent-encoded) within the size cap. */

@@ -51,5 +51,9 @@ export const ImageMetadataSchema = z.looseObject({
   filename: z.string(),
   uploaded: z.iso.datetime({ offset: true }),
   owner: z.string().optional(),
+  /** Pixels across, from the image's header (absent on images stored before it was recorded). */
+  width: z.int().min(1).optional(),
+  /** Pixels down, from the image's header. */
+  height: z.int().min(1).optional(),
 });
 export type ImageMetadata = z.infer<typeof ImageMetadataSchema>;

@@ -19,7 +19,7 @@ import { requireBearer } from "../http/auth.ts";
 import { errorResponse, ServiceError } from "../http/errors.ts";
 import { createWorkerApp, errorResponses, methodNotAllowed, rawPathAfterMount, type WorkerApp } from "../http/worker-app.ts";
 import { ImageDeleteResponseSchema, ImageUploadResponseSchema } from "../schemas/image.ts";
-import { sniffImageType } from "../images/image-type.ts";
+import { describeRefusal, inspectImage } from "../images/image-structure.ts";
 import { UpstreamError } from "../images/upstream-error.ts";
 import { type AccessControl, accessControl, protect, recordEvent, requireOwner } from "../access/access.ts";
 import { actorOf } from "../access/actor.ts";
@@ -182,12 +182,17 @@ export function createImageWorker(deps: ImageWorkerDeps): WorkerApp {
 
   app.post("/", async (c) => {
     const { bytes, filename } = await readUpload(c.req.raw, config.maxImageBytes);
-    const contentType = sniffImageType(bytes);
-    if (contentType === null) {
+    const checked = inspectImage(bytes);
+    if (!checked.ok && checked.reason === "not-an-image") {
       throw ServiceError.validation("The file is not an image: JPEG, PNG, GIF, WebP, TIFF and BMP are accepted", { filename });
     }
+    if (!checked.ok) {
+      const refusal = describeRefusal("The file", checked);
+      throw ServiceError.validation(refusal.message, { filename, ...refusal.details });
+    }
+    const { type: contentType, width, height } = checked;
     const actor = actorOf(c);
-    const image = await hostOf(c).upload({ bytes, filename, contentType, ...(actor?.kind === "user" ? { owner: actor.uid } : {}) });
+    const image = await hostOf(c).upload({ bytes, filename, contentType, width, height, ...(actor?.kind === "user" ? { owner: actor.uid } : {}) });
     await recordEvent(c, access, {
       action: "file-upload",
       result: "success",

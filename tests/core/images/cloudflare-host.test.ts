@@ -69,6 +69,25 @@ describe("image worker, Cloudflare Images host", () => {
     expect(api.seen.some((call) => call.authorization?.includes(KEYS.IMAGES_API_TOKEN) || call.body.includes(KEYS.IMAGES_API_TOKEN))).toBe(false);
   });
 
+  it("sends the width and height read from the header (and the owner) as the image's metadata", async () => {
+    const api = await fakeImagesApi();
+    const { app } = cloudflareService(api.apiBase);
+    const response = await app.request("/image/", { method: "POST", body: uploadForm(fixture("sample-lossy.webp"), "scan.webp"), headers: bearer });
+    expect(response.status).toBe(200);
+    const metadata = /name="metadata"\r\n\r\n(.*?)\r\n/.exec(api.seen[0]!.body)?.[1];
+    expect(JSON.parse(metadata ?? "null")).toEqual({ width: 64, height: 48 });
+  });
+
+  it("refuses broken images before calling upstream", async () => {
+    const api = await fakeImagesApi();
+    const { app } = cloudflareService(api.apiBase);
+    const twelve = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0]);
+    const response = await app.request("/image/", { method: "POST", body: uploadForm(twelve, "x.png"), headers: bearer });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ code: "VALIDATION_ERROR", message: expect.stringContaining("not a readable PNG") });
+    expect(api.seen).toEqual([]);
+  });
+
   it("refuses non-images before calling upstream", async () => {
     const api = await fakeImagesApi();
     const { app } = cloudflareService(api.apiBase);

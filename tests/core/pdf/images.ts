@@ -62,7 +62,8 @@ function crc32(bytes: Uint8Array): number {
   for (const byte of bytes) c = (CRC_TABLE[(c ^ byte) & 0xff] ?? 0) ^ (c >>> 8);
   return (c ^ 0xffffffff) >>> 0;
 }
-function chunk(type: string, body: Uint8Array): Uint8Array {
+/** A PNG chunk: length, type, body and CRC. */
+export function chunk(type: string, body: Uint8Array): Uint8Array {
   const out = new Uint8Array(12 + body.length);
   const view = new DataView(out.buffer);
   view.setUint32(0, body.length);
@@ -100,4 +101,14 @@ export function filteredPng(width: number, height: number, channels: 2 | 4, pixe
   header.set([8, channels === 4 ? 6 : 4, 0, 0, 0], 8);
   const signature = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
   return new Uint8Array([...signature, ...chunk("IHDR", header), ...chunk("IDAT", deflateSync(raw)), ...chunk("IEND", new Uint8Array(0))]);
+}
+
+/** The PNG with another size in its IHDR and that chunk's CRC recomputed: a sound header that claims `width` x `height`. */
+export function withPngSize(png: Uint8Array, width: number, height: number): Uint8Array {
+  const out = png.slice();
+  const view = new DataView(out.buffer, out.byteOffset);
+  view.setUint32(16, width);
+  view.setUint32(20, height);
+  view.setUint32(29, crc32(out.subarray(12, 29)));
+  return out;
 }

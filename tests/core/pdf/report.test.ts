@@ -5,7 +5,7 @@ import { fixedClock } from "../../helpers/service.ts";
 import { fixture } from "../../helpers/images.ts";
 import { pdfFonts, pdfInfo, pdfPages, pdfText } from "./poppler.ts";
 import { ALL_LAYERS, fullRequest, OPTIONS, SERVICE_NAME } from "./requests.ts";
-import { dataUrl, solidJpeg, solidPng, translucentPng } from "./images.ts";
+import { dataUrl, solidJpeg, solidPng, translucentPng, withPngSize } from "./images.ts";
 
 /** pdftotext's words joined by single spaces, so wrapped lines compare as one text. */
 const words = (text: string) => text.replace(/\s+/g, " ");
@@ -233,9 +233,7 @@ describe("the image", () => {
     expect(jpegError.status).toBe(400);
     expect(jpegError.message).toContain("not a readable JPEG");
     // A PNG that must be decoded (alpha) and claims 10,000 x 10,000 pixels is refused before decoding.
-    const bomb = translucentPng(4, 4, [0, 0, 0]);
-    new DataView(bomb.buffer, bomb.byteOffset).setUint32(16, 10_000);
-    new DataView(bomb.buffer, bomb.byteOffset).setUint32(20, 10_000);
+    const bomb = withPngSize(translucentPng(4, 4, [0, 0, 0]), 10_000, 10_000);
     const bombError = await rejection(renderReport(fullRequest({}, { imageUrl: dataUrl(bomb) }), OPTIONS));
     expect(bombError.status).toBe(400);
     expect(bombError.message).toContain("100000000 pixels");

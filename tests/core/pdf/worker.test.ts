@@ -3,6 +3,9 @@ import { createPdfWorker, pdfWorkerOptions } from "../../../src/core/workers/pdf
 import { fixedClock } from "../../helpers/service.ts";
 import { pdfInfo, pdfText } from "./poppler.ts";
 import { fullRequest, testConfig } from "./requests.ts";
+import { deflateSync } from "node:zlib";
+import { chunk, dataUrl, solidJpeg, solidPng, withPngSize } from "./images.ts";
+import { startHttpServer } from "../../helpers/http-server.ts";
 
 type ErrorBody = { error: string; code: string; message: string; details: Record<string, unknown> };
 
@@ -107,6 +110,90 @@ describe("PDF worker over HTTP (spec 4.3)", () => {
     const post = document.paths?.["/"]?.post;
     expect(post?.responses?.["200"]).toHaveProperty("content.application/pdf");
     expect(post?.requestBody).toHaveProperty("content.application/json");
+  });
+});
+
+describe("PDF worker: the image is what it claims (issue 13 item 9)", () => {
+  const SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+  const ihdr = (width: number, height: number) => {
+    const body = new Uint8Array(13);
+    new DataView(body.buffer).setUint32(0, width);
+    new DataView(body.buffer).setUint32(4, height);
+    body.set([8, 2, 0, 0, 0], 8); // 8-bit RGB: opaque, so embedded as it is, without decoding
+    return chunk("IHDR", body);
+  };
+  const png = (...chunks: Uint8Array[]) => new Uint8Array([...SIGNATURE, ...chunks.flatMap((part) => [...part])]);
+  const IEND = chunk("IEND", new Uint8Array(0));
+  const refusal = async (imageUrl: string, app = worker()) => {
+    const response = await post(app, fullRequest({}, { imageUrl }));
+    expect(response.headers.get("Content-Type")).not.toBe("application/pdf");
+    return { status: response.status, body: (await response.json()) as ErrorBody };
+  };
+
+  it("a PNG with a valid header and garbage image data answers 400, however well its chunks are formed", async () => {
+    const header = png(ihdr(64, 48)).subarray(0, 33);
+    const cases: [Uint8Array, string][] = [
+      // The header, then bytes that are no chunks at all.
+      [new Uint8Array([...header, ...new TextEncoder().encode("garbage where the image data should be, and no IEND")]), "not a readable PNG: "],
+      // Chunks with right lengths and CRCs around data that is no zlib stream.
+      [png(ihdr(64, 48), chunk("IDAT", new TextEncoder().encode("not compressed pixels")), IEND), "its image data (IDAT) does not start as a zlib stream"],
+      // A zlib header, then a deflate block of a type that does not exist.
+      [png(ihdr(64, 48), chunk("IDAT", new Uint8Array([0x78, 0x9c, ...new Array<number>(64).fill(0xff)])), IEND), "its image data is not valid zlib data"],
+      // A whole zlib stream, but of one pixel where the header promises 64 x 48.
+      [png(ihdr(64, 48), chunk("IDAT", deflateSync(new Uint8Array([0, 1, 2, 3]))), IEND), "its image data holds 4 bytes, but its size and format need 9264"],
+    ];
+    for (const [bytes, message] of cases) {
+      const { status, body } = await refusal(dataUrl(bytes));
+      expect(status, message).toBe(400);
+      expect(body.code).toBe("VALIDATION_ERROR");
+      expect(body.message).toContain("The image at imageUrl is not a readable PNG");
+      expect(body.message).toContain(message);
+    }
+  });
+
+  it("a truncated JPEG, or one without a start-of-frame, answers 400 saying which check failed", async () => {
+    const jpeg = solidJpeg(64, 48, [40, 80, 120]);
+    const truncated = await refusal(dataUrl(jpeg.slice(0, jpeg.length - 40), "image/jpeg"));
+    expect(truncated.status).toBe(400);
+    expect(truncated.body.message).toBe("The image at imageUrl is not a readable JPEG: the file ends inside its image data, without an end-of-image marker (EOI)");
+    expect(truncated.body.details).toMatchObject({ field: "imageUrl", type: "image/jpeg" });
+    const sof = jpeg.findIndex((byte, i) => byte === 0xff && jpeg[i + 1] === 0xc0);
+    const noFrame = new Uint8Array([...jpeg.subarray(0, sof), ...jpeg.subarray(sof + 2 + ((jpeg[sof + 2]! << 8) | jpeg[sof + 3]!))]);
+    const missing = await refusal(dataUrl(noFrame, "image/jpeg"));
+    expect(missing.status).toBe(400);
+    expect(missing.body.message).toContain("start-of-frame (SOF)");
+  });
+
+  it("a header claiming more pixels than the cap answers 400 before anything is decoded", async () => {
+    const { status, body } = await refusal(dataUrl(withPngSize(solidPng(4, 4, [0, 0, 0]), 30_001, 2)));
+    expect(status).toBe(400);
+    expect(body.message).toBe("The image at imageUrl is a PNG of 30001 x 2 pixels; images may have at most 30000 pixels a side and 100000000 in all");
+  });
+
+  it("a fetched image is checked as a data: URL is", async () => {
+    const good = solidPng(64, 48, [1, 2, 3]);
+    const broken = good.slice();
+    broken[broken.length - 20] = broken[broken.length - 20]! ^ 0xff; // inside the image data: its CRC no longer matches
+    const host = await startHttpServer((req, _body, res) => {
+      res.writeHead(200, { "Content-Type": "image/png" }).end(req.url === "/good.png" ? good : broken);
+    });
+    try {
+      const app = worker({ PDF_IMAGE_HOSTS: new URL(host.url).host });
+      expect((await post(app, fullRequest({}, { imageUrl: `${host.url}/good.png` }))).status).toBe(200);
+      const { status, body } = await refusal(`${host.url}/broken.png`, app);
+      expect(status).toBe(400);
+      expect(body.message).toMatch(/^The image at imageUrl is not a readable PNG: chunk IDAT at byte \d+ has a wrong CRC$/);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("real PNG and JPEG images still render", async () => {
+    for (const imageUrl of [dataUrl(solidPng(64, 48, [1, 2, 3])), dataUrl(solidJpeg(64, 48, [1, 2, 3]), "image/jpeg")]) {
+      const response = await post(worker(), fullRequest({}, { imageUrl }));
+      expect(response.status).toBe(200);
+      expect(pdfInfo(new Uint8Array(await response.arrayBuffer()))["Pages"]).toBe("1");
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { fixedClock, KEYS, testService } from "../../helpers/service.ts";
 import { fixture, uploadForm } from "../../helpers/images.ts";
+import { solidJpeg, solidPng, withPngSize } from "../pdf/images.ts";
 
 const bearer = { Authorization: `Bearer ${KEYS.IMAGES_API_TOKEN}` };
 const PUBLIC = "https://lab.example";
@@ -190,5 +191,64 @@ describe("image worker, local host (spec 4.2, CONTRACT hosted images)", () => {
     const response = await app.request("http://files.lab.example:8080/image/", { method: "POST", body: uploadForm(fixture("sample.png"), "a.png"), headers: bearer });
     const body = (await response.json()) as Upload;
     expect(body.result.variants).toEqual([`http://files.lab.example:8080/image/delivery/${body.result.id}/public`]);
+  });
+});
+
+describe("image worker: images are what they claim (issue 13 item 9)", () => {
+  const refusedUpload = async (app: ReturnType<typeof service>["app"], bytes: Uint8Array, name: string) => {
+    const response = await app.request("/image/", { method: "POST", body: uploadForm(bytes, name), headers: bearer });
+    return { status: response.status, body: (await response.json()) as { code: string; message: string; details: Record<string, unknown> } };
+  };
+
+  it("a 12-byte PNG (the signature and nothing more) is a 400 that says which check failed; nothing is stored", async () => {
+    const { app, ports } = service();
+    const twelve = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0]);
+    const { status, body } = await refusedUpload(app, twelve, "evidence.png");
+    expect(status).toBe(400);
+    expect(body.code).toBe("VALIDATION_ERROR");
+    expect(body.message).toBe("The file is not a readable PNG: the file ends inside a chunk type (byte 12 of 12)");
+    expect(body.details).toMatchObject({ filename: "evidence.png", type: "image/png" });
+    expect(await ports.images.list("")).toEqual([]);
+  });
+
+  it("broken JPEG, PNG and WebP files and oversized dimensions are 400s; nothing is stored", async () => {
+    const { app, ports } = service();
+    const png = solidPng(30, 20, [9, 9, 9]);
+    const badCrc = png.slice();
+    const idat = Buffer.from(badCrc).indexOf("IDAT");
+    badCrc[idat + 6] = badCrc[idat + 6]! ^ 0xff;
+    const jpeg = solidJpeg(30, 20, [9, 9, 9]);
+    const webp = fixture("sample.webp");
+    const cases: [Uint8Array, string][] = [
+      [badCrc, `The file is not a readable PNG: chunk IDAT at byte ${idat - 4} has a wrong CRC`],
+      [png.slice(0, png.length - 12), "The file is not a readable PNG: it ends without an IEND chunk"],
+      [jpeg.slice(0, jpeg.length - 2), "The file is not a readable JPEG: "],
+      [new Uint8Array([...webp, 0, 0]), "The file is not a readable WebP: its RIFF header says the file has 56 bytes, but it has 58"],
+      [withPngSize(png, 30_001, 20), "The file is a PNG of 30001 x 20 pixels; images may have at most 30000 pixels a side"],
+    ];
+    for (const [bytes, message] of cases) {
+      const { status, body } = await refusedUpload(app, bytes, "x.bin");
+      expect(status, message).toBe(400);
+      expect(body.message).toContain(message);
+    }
+    expect(await ports.images.list("")).toEqual([]);
+  });
+
+  it("keeps each image's width and height from its header in its metadata", async () => {
+    const { app, ports } = service();
+    const images: [Uint8Array, number, number][] = [
+      [solidPng(123, 45, [1, 2, 3]), 123, 45],
+      [solidJpeg(77, 33, [1, 2, 3]), 77, 33],
+      [fixture("sample-lossy.webp"), 64, 48],
+      [fixture("sample.tiff"), 64, 48],
+    ];
+    for (const [bytes, width, height] of images) {
+      const response = await app.request("/image/", { method: "POST", body: uploadForm(bytes, "scan"), headers: bearer });
+      expect(response.status).toBe(200);
+      const { result } = (await response.json()) as Upload;
+      const stored = await ports.images.get(`images/${result.id}.json`);
+      expect(stored, result.id).not.toBeNull();
+      expect(JSON.parse(new TextDecoder().decode(stored!))).toMatchObject({ id: result.id, width, height });
+    }
   });
 });
