@@ -7,7 +7,7 @@
 import type { BlobStore, Clock } from "../ports.ts";
 import type { ValidationAuditEntry } from "../schemas/audit.ts";
 import { storageKeys } from "../storage/keys.ts";
-import { parseJsonArray } from "../storage/json-array.ts";
+import { parseJsonArray, UnreadableJsonItem } from "../storage/json-array.ts";
 import { utcDay } from "./days.ts";
 
 /** What an append answers (spec 4.8). */
@@ -16,19 +16,51 @@ export interface AuditAppendResult {
   filename: string;
 }
 
-/** Appends an entry to today's file (server clock, UTC) of `userId`. */
+/** The field the service writes on every stored entry: when it received it (its own clock, UTC). */
+export const RECEIVED_AT = "receivedAt";
+
+/**
+ * Appends an entry to today's file (server clock, UTC) of `userId`, with the receipt time
+ * beside the client's `timestamp`.
+ */
 export async function appendAuditEntry(
   store: BlobStore,
   clock: Clock,
   userId: string,
   entry: ValidationAuditEntry,
 ): Promise<AuditAppendResult> {
-  const filename = storageKeys.auditDay(userId, utcDay(clock.now()));
-  const entryCount = await store.appendToJsonArray(filename, entry);
+  const now = clock.now();
+  const filename = storageKeys.auditDay(userId, utcDay(now));
+  const entryCount = await store.appendToJsonArray(filename, { ...entry, [RECEIVED_AT]: now.toISOString() });
   return { entryCount, filename };
 }
 
-/** Reads several days (at most `parallel` files at a time) in day order. */
+/**
+ * An entry of a stored day that cannot be served, reported in its place. The fields a client
+ * reads from every entry are filled so a viewer lists it instead of failing: the start of its
+ * day (its own time cannot be read), action `validate`, result `warning`, and the reason in
+ * `details.validationErrors`.
+ */
+export interface UnreadableAuditEntry {
+  unreadable: true;
+  /** The stored file holding it (`audit-trails/{userId}-{day}.json`). */
+  filename: string;
+  /** Its position in that file, from 0. */
+  index: number;
+  /** Why it cannot be served. */
+  reason: string;
+  timestamp: string;
+  userId: string;
+  userEmail: "";
+  action: "validate";
+  result: "warning";
+  details: { validationErrors: string[] };
+}
+
+/**
+ * Reads several days (at most `parallel` files at a time), newest first: the last day first,
+ * and in each day the last entry received first.
+ */
 export async function readAuditDays(
   store: BlobStore,
   userId: string,
@@ -43,14 +75,36 @@ export async function readAuditDays(
       }),
     );
   }
-  return perDay.flat();
+  return perDay.reverse().flatMap((entries) => entries.reverse());
 }
 
-/** One day: the entries under the legacy key first (they are older), then the current key. */
+/**
+ * One day in the order received: the entries under the legacy key first (they are older),
+ * then the current key. Never fails as a whole: an entry that cannot be served is an
+ * {@link UnreadableAuditEntry} in its place.
+ */
 export async function readAuditDay(store: BlobStore, userId: string, day: string): Promise<unknown[]> {
-  const [legacy, current] = await Promise.all([
-    store.get(storageKeys.legacyAuditDay(userId, day)),
-    store.get(storageKeys.auditDay(userId, day)),
-  ]);
-  return [...(legacy ? parseJsonArray(legacy).items : []), ...(current ? parseJsonArray(current).items : [])];
+  const keys = [storageKeys.legacyAuditDay(userId, day), storageKeys.auditDay(userId, day)];
+  const files = await Promise.all(keys.map((key) => store.get(key)));
+  return files.flatMap((bytes, file) => {
+    if (bytes === null) return [];
+    return parseJsonArray(bytes).items.map((item, index) =>
+      item instanceof UnreadableJsonItem ? unreadableEntry(keys[file]!, index, item.reason, userId, day) : item
+    );
+  });
+}
+
+function unreadableEntry(filename: string, index: number, reason: string, userId: string, day: string): UnreadableAuditEntry {
+  return {
+    unreadable: true,
+    filename,
+    index,
+    reason,
+    timestamp: `${day}T00:00:00.000Z`,
+    userId,
+    userEmail: "",
+    action: "validate",
+    result: "warning",
+    details: { validationErrors: [`Stored entry ${index} of ${filename} cannot be served: ${reason}`] },
+  };
 }

@@ -13,6 +13,7 @@ import { userRecords } from "../users/user-records.ts";
 import { UserDataSchema } from "../schemas/user.ts";
 import { ValidationAuditEntrySchema } from "../schemas/audit.ts";
 import { ExchangeError } from "./exchange-error.ts";
+import { jsonDepthOverflow, tooDeepMessage } from "../http/json-depth.ts";
 
 /** An imported case in a user's `readOnlyCases` (spec 2.1 ReadOnlyCaseMetadata). */
 export interface ReadOnlyCaseEntry {
@@ -165,8 +166,11 @@ const decoder = new TextDecoder();
 
 function parseDocument(bytes: Uint8Array | null, key: string): unknown {
   if (bytes === null) return null;
+  const text = decoder.decode(bytes);
+  // Documents stored before depth was limited: refused here rather than failing later to serialize.
+  if (jsonDepthOverflow(text) !== -1) throw new ExchangeError("SERVER_ERROR", tooDeepMessage(`The stored document ${key}`));
   try {
-    return JSON.parse(decoder.decode(bytes));
+    return JSON.parse(text);
   } catch {
     throw new ExchangeError("SERVER_ERROR", `The stored document ${key} is not valid JSON`);
   }

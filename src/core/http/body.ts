@@ -7,6 +7,8 @@
 import type { Context } from "hono";
 import type * as z from "zod";
 import { ServiceError } from "./errors.ts";
+import { jsonDepthOverflow, MAX_JSON_DEPTH, tooDeepMessage } from "./json-depth.ts";
+import { jsonSyntaxFault } from "./json-syntax.ts";
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -19,14 +21,29 @@ export function decodeUtf8(bytes: ArrayBuffer | Uint8Array, what = "Request body
   }
 }
 
-/** Parses JSON text or throws a 400 that says why. */
+/**
+ * Parses JSON text or throws a 400 that says why: nesting deeper than {@link MAX_JSON_DEPTH}
+ * is refused before parsing, and a syntax fault is described by position, not by the
+ * engine's message.
+ */
 export function parseJsonText(text: string, what = "Request body"): unknown {
   if (text.trim() === "") throw ServiceError.validation(`${what} is empty; JSON expected`);
+  const overflow = jsonDepthOverflow(text);
+  if (overflow !== -1) {
+    throw ServiceError.validation(tooDeepMessage(what), { maxDepth: MAX_JSON_DEPTH, position: overflow });
+  }
   try {
     return JSON.parse(text);
-  } catch (err) {
-    const reason = err instanceof Error ? err.message : "parse error";
-    throw ServiceError.validation(`${what} is not valid JSON`, { reason });
+  } catch {
+    const fault = jsonSyntaxFault(text);
+    if (fault === undefined) throw ServiceError.validation(`${what} is not valid JSON`);
+    const { problem, position, line, column } = fault;
+    throw ServiceError.validation(`${what} is not valid JSON: ${problem} at line ${line}, column ${column}`, {
+      reason: problem,
+      position,
+      line,
+      column,
+    });
   }
 }
 

@@ -119,6 +119,63 @@ export type AuditTrail = z.infer<typeof AuditTrailSchema>;
 /** A `YYYY-MM-DD` calendar date that exists. */
 export const AuditDateSchema = z.iso.date();
 
+// ISO 8601 extended format: a date, or a date and time with optional seconds, fraction and offset.
+const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?([Zz]|[+ -]\d{2}(?::?\d{2})?)?)?$/;
+const DAY_MS = 86_400_000;
+
+/** Midnight UTC of a calendar date; unlike `Date.UTC`, years 0–99 stay themselves. */
+function utcMidnight(year: number, monthIndex: number, day: number): number {
+  const date = new Date(0);
+  date.setUTCFullYear(year, monthIndex, day);
+  return date.getTime();
+}
+
+/**
+ * The UTC calendar day (`YYYY-MM-DD`) of an ISO 8601 date or date-time, or undefined when the
+ * text is not one or names no real time. A date is its own day; a date-time with an offset is
+ * converted to UTC; one without an offset is taken as UTC. A space before the offset is read
+ * as `+`, the form a `+` takes when a query string is not percent-encoded.
+ */
+export function utcDayOf(text: string): string | undefined {
+  const match = ISO_INSTANT.exec(text);
+  if (match === null) return undefined;
+  const [, y, mo, d, h, mi, sec, offset] = match;
+  const year = Number(y);
+  const month = Number(mo);
+  const day = Number(d);
+  const daysInMonth = new Date(utcMidnight(year, month, 0)).getUTCDate();
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth) return undefined;
+  const hour = Number(h ?? 0);
+  const minute = Number(mi ?? 0);
+  const second = Number(sec ?? 0);
+  // 24:00 is the end of the day (ISO 8601); a leap second belongs to its minute.
+  if (hour > 24 || minute > 59 || second > 60 || (hour === 24 && (minute > 0 || second > 0))) return undefined;
+  let offsetMinutes = 0;
+  if (offset !== undefined && offset.toUpperCase() !== "Z") {
+    const digits = offset.slice(1).replace(":", "");
+    const offsetHours = Number(digits.slice(0, 2));
+    const offsetMins = Number(digits.slice(2) || "0");
+    if (offsetHours > 23 || offsetMins > 59) return undefined;
+    offsetMinutes = (offset.startsWith("-") ? -1 : 1) * (offsetHours * 60 + offsetMins);
+  }
+  const midnight = utcMidnight(year, month - 1, day);
+  const utc = midnight + ((hour * 60 + minute - offsetMinutes) * 60 + Math.min(second, 59)) * 1000;
+  // Years before 1 or after 9999 cannot be an audit day's file name.
+  const result = new Date(Math.floor(utc / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
+  return /^\d{4}-\d{2}-\d{2}$/.test(result) ? result : undefined;
+}
+
+/** A range bound of GET /audit/: an ISO 8601 date or date-time (the client sends `toISOString()`). */
+export const AuditRangeBoundSchema = z
+  .string()
+  .refine((value) => utcDayOf(value) !== undefined, {
+    error: "must be an ISO 8601 date (YYYY-MM-DD) or date-time (e.g. 2026-11-22T12:51:07.123Z or with an offset)",
+  })
+  .meta({
+    description: "An ISO 8601 date or date-time; the range covers the UTC day of each bound, both included",
+    examples: ["2026-11-22", "2026-11-22T12:51:07.123Z", "2026-11-22T08:00:00-05:00"],
+  });
+
 /** Query of POST /audit/ (spec 4.8). */
 export const AuditPostQuerySchema = z.object({
   userId: z.string({ error: "userId is required" }).min(1, "userId is required"),
@@ -127,8 +184,8 @@ export const AuditPostQuerySchema = z.object({
 /** Query of GET /audit/ (spec 4.8). */
 export const AuditGetQuerySchema = z.object({
   userId: z.string({ error: "userId is required" }).min(1, "userId is required"),
-  startDate: AuditDateSchema.optional(),
-  endDate: AuditDateSchema.optional(),
+  startDate: AuditRangeBoundSchema.optional(),
+  endDate: AuditRangeBoundSchema.optional(),
 });
 
 /** Answer of POST /audit/ (spec 4.8). */
@@ -138,8 +195,31 @@ export const AuditAppendResponseSchema = z.object({
   filename: z.string(),
 });
 
-/** Answer of GET /audit/ (spec 4.8). */
+/** An entry as stored and served: the client's entry and the service's receipt time. */
+export const StoredAuditEntrySchema = ValidationAuditEntrySchema.extend({
+  receivedAt: z.iso.datetime().optional().meta({
+    description: "When the service received the entry (its clock, UTC); written by the service, never by clients. Absent on entries stored before it was kept.",
+  }),
+});
+
+/** An entry of a stored day that cannot be served (too deeply nested, not JSON, not an object), reported in its place. */
+export const UnreadableAuditEntrySchema = z.object({
+  unreadable: z.literal(true),
+  filename: z.string().meta({ description: "The stored file holding it, audit-trails/{userId}-{YYYY-MM-DD}.json" }),
+  index: z.number().int().meta({ description: "Its position in that file, from 0" }),
+  reason: z.string(),
+  timestamp: z.string().meta({ description: "The start of its day (UTC): its own time cannot be read" }),
+  userId: z.string(),
+  userEmail: z.literal(""),
+  action: z.literal("validate"),
+  result: z.literal("warning"),
+  details: z.object({ validationErrors: z.array(z.string()) }),
+}).meta({ description: "A stored entry that cannot be served, in its place; the other entries are served" });
+
+/** Answer of GET /audit/ (spec 4.8): newest first. */
 export const AuditEntriesResponseSchema = z.object({
-  entries: z.array(ValidationAuditEntrySchema),
+  entries: z.array(z.union([StoredAuditEntrySchema, UnreadableAuditEntrySchema])).meta({
+    description: "Newest first: the last day first, and within a day the last entry received first",
+  }),
   total: z.number().int(),
 });

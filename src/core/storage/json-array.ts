@@ -11,58 +11,159 @@
  * instead of rewriting the day, and a torn last line can be dropped without losing others.
  */
 
+import { jsonDepthOverflow, MAX_JSON_DEPTH, tooDeepMessage } from "../http/json-depth.ts";
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** The closing bytes every canonical array ends with. */
 export const JSON_ARRAY_TAIL = "\n]";
 
-/** Serializes items in the canonical one-per-line form. */
+/**
+ * A stored item that cannot be served (nested too deeply, not JSON, not an object). It keeps
+ * its stored text, so a rewrite of the array (a repair, an append elsewhere) loses nothing.
+ */
+export class UnreadableJsonItem {
+  /** Keeps the stored text and why it cannot be served. */
+  constructor(
+    /** The item's text as stored (an item that spanned lines loses the whitespace outside its strings). */
+    readonly raw: string,
+    /** Why it cannot be served, e.g. "not valid JSON". */
+    readonly reason: string,
+  ) {}
+}
+
+const itemText = (item: unknown): string => (item instanceof UnreadableJsonItem ? item.raw : JSON.stringify(item));
+
+/** Serializes items in the canonical one-per-line form; unreadable items are written back as stored. */
 export function encodeJsonArray(items: readonly unknown[]): Uint8Array {
   if (items.length === 0) return encoder.encode("[]");
-  return encoder.encode(`[\n${items.map((item) => JSON.stringify(item)).join(",\n")}${JSON_ARRAY_TAIL}`);
+  return encoder.encode(`[\n${items.map(itemText).join(",\n")}${JSON_ARRAY_TAIL}`);
 }
 
 /** The bytes that append one item to a non-empty canonical array, written over its tail. */
 export function encodeAppendedItem(item: unknown): Uint8Array {
-  return encoder.encode(`,\n${JSON.stringify(item)}${JSON_ARRAY_TAIL}`);
+  return encoder.encode(`,\n${itemText(item)}${JSON_ARRAY_TAIL}`);
 }
 
 /** The result of reading a stored array. */
 export interface ParsedJsonArray {
+  /** The items in stored order: parsed objects, or {@link UnreadableJsonItem} where one cannot be served. */
   items: unknown[];
-  /** True when the stored bytes were not a valid array and complete lines were recovered. */
+  /** True when the stored bytes were not a complete array and complete lines were recovered. */
   recovered: boolean;
   /** True when the bytes are exactly the canonical form (safe to append in place). */
   canonical: boolean;
 }
 
+const WHITESPACE = /\s/;
+
+/** The text on one line: as stored, or without whitespace outside strings when it spans lines. */
+function oneLine(text: string): string {
+  if (!/[\r\n]/.test(text)) return text;
+  let out = "";
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i]!;
+    if (inString) {
+      out += char;
+      if (char === "\\" && i + 1 < text.length) out += text[++i];
+      else if (char === '"') inString = false;
+    } else if (char === '"') {
+      inString = true;
+      out += char;
+    } else if (!WHITESPACE.test(char)) {
+      out += char;
+    }
+  }
+  return out;
+}
+
+/** One top-level item's text, and whether it nests deeper than {@link MAX_JSON_DEPTH}. */
+interface ItemSlice {
+  text: string;
+  tooDeep: boolean;
+}
+
 /**
- * Parses a stored array. A file torn by a crash mid-append (its last line cut) gives every
- * complete item before the tear, so a crash loses at most the entry being written.
+ * The top-level items of `text` when it is one complete array, else undefined (a torn file,
+ * or text whose strings do not close). Linear: strings are skipped, nesting is counted.
+ */
+function splitArray(text: string): ItemSlice[] | undefined {
+  let i = 0;
+  while (i < text.length && WHITESPACE.test(text[i]!)) i++;
+  if (text.charCodeAt(i) !== 0x5b) return undefined;
+  const items: ItemSlice[] = [];
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  let start = i + 1;
+  const cut = (end: number): void => {
+    items.push({ text: text.slice(start, end).trim(), tooDeep: deepest - 1 > MAX_JSON_DEPTH });
+    start = end + 1;
+    deepest = 0;
+  };
+  for (; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (inString) {
+      if (code === 0x5c) i++; // a backslash: the next character cannot close the string
+      else if (code === 0x22) inString = false;
+    } else if (code === 0x22) {
+      inString = true;
+    } else if (code === 0x5b || code === 0x7b) {
+      if (++depth > deepest) deepest = depth;
+    } else if (code === 0x5d || code === 0x7d) {
+      if (--depth === 0) {
+        if (code !== 0x5d) return undefined;
+        if (text.slice(start, i).trim() !== "" || items.length > 0) cut(i);
+        return text.slice(i + 1).trim() === "" ? items : undefined;
+      }
+    } else if (code === 0x2c && depth === 1) {
+      cut(i);
+    }
+  }
+  return undefined;
+}
+
+/** One stored item's text: the parsed object, or an {@link UnreadableJsonItem} saying why not. */
+function readItem(slice: string, tooDeep = jsonDepthOverflow(slice, MAX_JSON_DEPTH) !== -1): unknown {
+  if (tooDeep) return new UnreadableJsonItem(oneLine(slice), tooDeepMessage("the entry"));
+  let value: unknown;
+  try {
+    value = JSON.parse(slice);
+  } catch {
+    return new UnreadableJsonItem(oneLine(slice), "the entry is not valid JSON");
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    return new UnreadableJsonItem(oneLine(slice), "the entry is not a JSON object");
+  }
+  return value;
+}
+
+/**
+ * Parses a stored array without ever failing as a whole: each item is read on its own, and an
+ * item that cannot be served comes back as an {@link UnreadableJsonItem} in its place. A file
+ * torn by a crash mid-append (its last line cut) gives every line before the tear; the torn
+ * last line itself was never acknowledged and is dropped.
  */
 export function parseJsonArray(bytes: Uint8Array | string): ParsedJsonArray {
   const text = typeof bytes === "string" ? bytes : decoder.decode(bytes);
-  try {
-    const value: unknown = JSON.parse(text);
-    if (Array.isArray(value)) {
-      const canonical = value.length > 0 && text === decoder.decode(encodeJsonArray(value));
-      return { items: value, recovered: false, canonical };
-    }
-    if (value !== null && typeof value === "object") return { items: [value], recovered: true, canonical: false };
-  } catch {
-    // Fall through to line recovery.
+  const slices = splitArray(text);
+  if (slices !== undefined) {
+    const items = slices.filter((slice) => slice.text !== "").map((slice) => readItem(slice.text, slice.tooDeep));
+    const canonical = items.length > 0 && text === decoder.decode(encodeJsonArray(items));
+    return { items, recovered: false, canonical };
   }
-  const items: unknown[] = [];
-  for (const rawLine of text.split("\n")) {
-    const line = rawLine.trim().replace(/^\[/, "").replace(/,$/, "").replace(/\]$/, "").trim();
-    if (line === "") continue;
-    try {
-      const value: unknown = JSON.parse(line);
-      if (value !== null && typeof value === "object" && !Array.isArray(value)) items.push(value);
-    } catch {
-      // A torn or foreign line: skipped.
-    }
+  // A lone object (written by hand) is one entry.
+  const trimmed = text.trim();
+  if (trimmed.startsWith("{") && trimmed.endsWith("}")) {
+    const item = readItem(trimmed);
+    if (!(item instanceof UnreadableJsonItem)) return { items: [item], recovered: true, canonical: false };
   }
+  const lines = text.split("\n").map((line) => line.trim().replace(/^\[/, "").replace(/\]$/, "").replace(/,$/, "").trim());
+  while (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
+  const items = lines.filter((line) => line !== "").map((line) => readItem(line));
+  // The last line of a file that does not end its array is the append a crash cut short.
+  if (!trimmed.endsWith("]") && items[items.length - 1] instanceof UnreadableJsonItem) items.pop();
   return { items, recovered: true, canonical: false };
 }

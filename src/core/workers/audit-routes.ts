@@ -18,7 +18,7 @@ import { limitBody } from "../http/limits.ts";
 import { errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
 import { checkSegment } from "../storage/keys.ts";
 import { auditDayRange } from "../audit/days.ts";
-import { appendAuditEntry, readAuditDays } from "../audit/trail.ts";
+import { appendAuditEntry, readAuditDays, RECEIVED_AT } from "../audit/trail.ts";
 import { type AccessControl, requireOwner } from "../access/access.ts";
 
 /** What the audit routes need. */
@@ -40,6 +40,8 @@ export function registerAuditRoutes(app: WorkerApp, deps: AuditRoutesDeps): void
     method: "post",
     path: "/audit/",
     summary: "Append an audit entry to the user's file of today (UTC)",
+    description:
+      "The entry's userId must equal the query's (else 400). The service stores its own receipt time as receivedAt beside the client's timestamp; an entry that sends receivedAt is a 400. JSON nested deeper than 64 levels is a 400.",
     request: {
       query: AuditPostQuerySchema,
       body: { required: true, content: { "application/json": { schema: ValidationAuditEntrySchema } } },
@@ -52,7 +54,9 @@ export function registerAuditRoutes(app: WorkerApp, deps: AuditRoutesDeps): void
   app.openAPIRegistry.registerPath({
     method: "get",
     path: "/audit/",
-    summary: "Entries of today, or of each day from startDate to endDate",
+    summary: "Entries of today, or of each UTC day from startDate to endDate, newest first",
+    description:
+      "startDate and endDate are ISO 8601 dates or date-times (offsets are converted to UTC); the range covers the UTC day of each, both included, at most 366 days. Entries come newest first: the last day first, and within a day the last entry received first. A stored entry that cannot be served is reported in its place ({unreadable: true, filename, index, reason, ...}); the others are returned.",
     request: { query: AuditGetQuerySchema },
     responses: {
       200: { description: "Entries", content: { "application/json": { schema: AuditEntriesResponseSchema } } },
@@ -71,8 +75,19 @@ export function registerAuditRoutes(app: WorkerApp, deps: AuditRoutesDeps): void
     if (entry.details.securityDetails?.source === "service") {
       throw ServiceError.validation('details.securityDetails.source "service" is reserved for entries the service writes', { field: "details.securityDetails.source" });
     }
-    // In identity mode an entry speaks for its author: its userId is the token's too.
+    // The receipt time is the service's own record, beside the client's timestamp.
+    if (Object.hasOwn(entry, RECEIVED_AT)) {
+      throw ServiceError.validation(`${RECEIVED_AT} is written by the service when it receives an entry; clients may not send it`, { field: RECEIVED_AT });
+    }
+    // In identity mode an entry speaks for its author: another user's userId is a cross-user attempt (403, recorded).
     await requireOwner(c, access, entry.userId);
+    if (entry.userId !== userId) {
+      throw ServiceError.validation("The entry's userId must equal the userId of the query (the trail it is written to)", {
+        field: "userId",
+        entryUserId: entry.userId,
+        queryUserId: userId,
+      });
+    }
     const { entryCount, filename } = await appendAuditEntry(audit, clock, userId, entry);
     return c.json({ success: true as const, entryCount, filename }, 200);
   });

@@ -234,9 +234,10 @@ describe("identity tokens (AUTH_JWKS_URL)", () => {
     expect(pdf.status).toBe(200);
     expect((await app.request("/user/u1", { method: "DELETE", headers: await as("u1", userKey) })).status).toBe(200);
     const entries = (await trail(app, "u1")).filter((e) => e.details.securityDetails?.source === "service" && e.details.securityDetails.actor === "u1");
-    expect(entries.map((e) => e.action)).toEqual(["user-profile-update", "file-upload", "file-delete", "pdf-generate", "user-account-delete"]);
+    // The trail answers newest first.
+    expect(entries.map((e) => e.action)).toEqual(["user-account-delete", "pdf-generate", "file-delete", "file-upload", "user-profile-update"]);
     expect(entries.every((e) => e.result === "success" && e.userId === "u1")).toBe(true);
-    const upload = entries[1] as unknown as { userEmail: string; details: { fileDetails: Record<string, unknown> } };
+    const upload = entries[3] as unknown as { userEmail: string; details: { fileDetails: Record<string, unknown> } };
     expect(upload.userEmail).toBe("u1@lab.example");
     expect(upload.details.fileDetails).toMatchObject({ fileId: result.id, originalFileName: "item 1.png", mimeType: "image/png" });
   });

@@ -100,7 +100,7 @@ describe("audit endpoints (spec 4.8)", () => {
     expect(body.entries.map((entry) => entry.action)).toEqual(["user-logout"]);
   });
 
-  it("GET with a range aggregates each day in order", async () => {
+  it("GET with a range aggregates each day, newest first", async () => {
     const clock = fixedClock("2026-01-30T10:00:00Z");
     const { app } = testService({}, { clock });
     for (const [day, action] of [["2026-01-30", "case-create"], ["2026-02-01", "case-export"], ["2026-02-03", "case-delete"]]) {
@@ -108,7 +108,7 @@ describe("audit endpoints (spec 4.8)", () => {
       await post(app, auditEntry({ action }));
     }
     const all = await list(app, "?userId=u1&startDate=2026-01-30&endDate=2026-02-03");
-    expect(all.body.entries.map((entry) => entry.action)).toEqual(["case-create", "case-export", "case-delete"]);
+    expect(all.body.entries.map((entry) => entry.action)).toEqual(["case-delete", "case-export", "case-create"]);
     expect(all.body.total).toBe(3);
     const middle = await list(app, "?userId=u1&startDate=2026-01-31&endDate=2026-02-02");
     expect(middle.body.entries.map((entry) => entry.action)).toEqual(["case-export"]);
@@ -139,7 +139,8 @@ describe("audit endpoints (spec 4.8)", () => {
     await ports.audit.put("audit-trails/u1/2026-11-22.json", new TextEncoder().encode(JSON.stringify([legacy])));
     await post(app, auditEntry({ action: "case-create" }));
     const { body } = await list(app, "?userId=u1");
-    expect(body.entries.map((entry) => entry.action)).toEqual(["user-login", "case-create"]);
+    // Newest first: the current key's entry, then the legacy key's older one.
+    expect(body.entries.map((entry) => entry.action)).toEqual(["case-create", "user-login"]);
     expect(await ports.audit.has("audit-trails/u1/2026-11-22.json")).toBe(true);
   });
 
@@ -149,7 +150,7 @@ describe("audit endpoints (spec 4.8)", () => {
     const via = await post(app, auditEntry({ action: "case-delete" }), "?userId=u1", "/audit/audit");
     expect(await via.json()).toMatchObject({ entryCount: 2 });
     const { body } = await list(app, "?userId=u1", "/audit/audit/");
-    expect(body.entries.map((entry) => entry.action)).toEqual(["case-create", "case-delete"]);
+    expect(body.entries.map((entry) => entry.action)).toEqual(["case-delete", "case-create"]);
   });
 
   it("64 concurrent POSTs give 64 entries and entryCounts 1..64 once each", async () => {
@@ -182,7 +183,7 @@ describe("audit endpoints (spec 4.8)", () => {
     await ports.audit.put("audit-trails/u1-2026-11-22.json", new TextEncoder().encode(torn));
     expect((await list(app, "?userId=u1")).body.entries.map((entry) => entry.action)).toEqual(["user-login"]);
     expect(await (await post(app, auditEntry({ action: "user-logout" }))).json()).toMatchObject({ entryCount: 2 });
-    expect((await list(app, "?userId=u1")).body.entries.map((entry) => entry.action)).toEqual(["user-login", "user-logout"]);
+    expect((await list(app, "?userId=u1")).body.entries.map((entry) => entry.action)).toEqual(["user-logout", "user-login"]);
   });
 
   it("a missing or wrong key is 403 on both mounts; other methods are 405", async () => {
@@ -205,5 +206,157 @@ describe("audit endpoints (spec 4.8)", () => {
     const response = await app.request("/audit/u1/C-1/data.json", { headers: dataHeaders });
     expect(response.status).toBe(404);
     expect(await response.json()).toMatchObject({ code: "NOT_FOUND" });
+  });
+
+  it("refuses an entry nested deeper than 64 levels with 400 naming the limit, and stores nothing", async () => {
+    const { app, ports } = testService({ MAX_AUDIT_ENTRY_BYTES: "1000000" });
+    // ~4,100 levels in 8 KB: once stored, it made every GET of its day a 500.
+    for (const levels of [65, 4_100, 100_000]) {
+      const body = JSON.stringify(auditEntry()).replace(/}$/, `,"extra":${"[".repeat(levels)}${"]".repeat(levels)}}`);
+      const response = await post(app, body);
+      expect(response.status, String(levels)).toBe(400);
+      const error = (await response.json()) as { code: string; message: string; details: Record<string, unknown> };
+      expect(error.code).toBe("VALIDATION_ERROR");
+      expect(error.message).toContain("64");
+      expect(error.details.maxDepth).toBe(64);
+    }
+    expect(await ports.audit.list("")).toEqual([]);
+    // 64 levels in all (the entry is the first) is accepted.
+    const deepest = JSON.stringify(auditEntry()).replace(/}$/, `,"extra":${"[".repeat(63)}${"]".repeat(63)}}`);
+    expect((await post(app, deepest)).status).toBe(200);
+    expect((await list(app, "?userId=u1")).status).toBe(200);
+  });
+
+  it("a stored day with entries that cannot be served answers 200: each is reported in place, the others are returned", async () => {
+    const { app, ports } = testService({ ADMIN_AUTH: "admin-key-0123456789" });
+    const line = (entry: Record<string, unknown>) => JSON.stringify(entry);
+    const deep = line(auditEntry({ action: "security-violation" })).replace(/}$/, `,"x":${"[".repeat(4_100)}${"]".repeat(4_100)}}`);
+    const stored = [
+      line(auditEntry({ action: "user-login" })),
+      deep,
+      line(auditEntry({ action: "security-violation", result: "blocked" })),
+      '{"timestamp": "2026-11-22T10:00:00Z", broken',
+      "42",
+      line(auditEntry({ action: "user-logout" })),
+    ];
+    await ports.audit.put("audit-trails/u1-2026-11-22.json", new TextEncoder().encode(`[\n${stored.join(",\n")}\n]`));
+    for (const headers of [dataHeaders, { ...dataHeaders, "X-Admin-Key": "admin-key-0123456789" }]) {
+      const response = await app.request("/data/audit/?userId=u1", { headers });
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as { entries: Record<string, unknown>[]; total: number };
+      expect(body.total).toBe(6);
+      // Newest first: stored index 5 comes first.
+      expect(body.entries.map((entry) => entry.unreadable === true ? `unreadable ${String(entry.index)}` : entry.action)).toEqual([
+        "user-logout",
+        "unreadable 4",
+        "unreadable 3",
+        "security-violation",
+        "unreadable 1",
+        "user-login",
+      ]);
+      const tooDeep = body.entries[4]!;
+      expect(tooDeep).toMatchObject({ unreadable: true, filename: "audit-trails/u1-2026-11-22.json", index: 1, userId: "u1", result: "warning" });
+      expect(String(tooDeep.reason)).toContain("nested deeper than 64");
+      expect(body.entries[2]!.reason).toBe("the entry is not valid JSON");
+      expect(body.entries[1]!.reason).toBe("the entry is not a JSON object");
+      // A viewer reads details.validationErrors of every entry: the reason is there too.
+      expect((tooDeep.details as { validationErrors: string[] }).validationErrors[0]).toContain("nested deeper than 64");
+    }
+    // Appending to that day keeps every stored entry, readable or not, byte for byte
+    // (7 stored: the 6 above and the admin key's file-access entry of the second GET).
+    expect(await (await post(app, auditEntry({ action: "case-create" }))).json()).toMatchObject({ entryCount: 8 });
+    const after = new TextDecoder().decode((await ports.audit.get("audit-trails/u1-2026-11-22.json"))!);
+    expect(after).toContain(deep);
+    expect(after).toContain(`,\n${stored[3]},\n42,\n`);
+    const listed = await list(app, "?userId=u1");
+    expect(listed.status).toBe(200);
+    expect(listed.body.total).toBe(8);
+    expect(listed.body.entries[0]!.action).toBe("case-create");
+    expect(listed.body.entries.filter((entry) => entry.unreadable === true).map((entry) => entry.index)).toEqual([4, 3, 1]);
+  });
+
+  it("an entry whose userId is not the query's is a 400 in key-only mode, and nothing is stored", async () => {
+    const { app, ports } = testService();
+    const response = await post(app, auditEntry({ userId: "u2" }), "?userId=u1");
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ code: "VALIDATION_ERROR", details: { field: "userId", entryUserId: "u2", queryUserId: "u1" } });
+    expect(await ports.audit.list("")).toEqual([]);
+  });
+
+  it("keeps the service's receipt time as receivedAt beside the client's timestamp; clients cannot send it", async () => {
+    const clock = fixedClock("2026-11-22T12:34:56.789Z");
+    const { app, ports } = testService({}, { clock });
+    await post(app, auditEntry({ timestamp: "2020-01-01T00:00:00.000Z" }));
+    const { body } = await list(app, "?userId=u1");
+    expect(body.entries[0]).toMatchObject({ timestamp: "2020-01-01T00:00:00.000Z", receivedAt: "2026-11-22T12:34:56.789Z" });
+    const forged = await post(app, auditEntry({ receivedAt: "2026-11-22T00:00:00.000Z" }));
+    expect(forged.status).toBe(400);
+    expect(await forged.json()).toMatchObject({ code: "VALIDATION_ERROR", details: { field: "receivedAt" } });
+    const stored = JSON.parse(new TextDecoder().decode((await ports.audit.get("audit-trails/u1-2026-11-22.json"))!)) as unknown[];
+    expect(stored).toHaveLength(1);
+  });
+
+  it("GET accepts ISO 8601 date-times as the client sends them; the range covers the UTC days of both instants", async () => {
+    const clock = fixedClock("2026-11-20T10:00:00Z");
+    const { app } = testService({}, { clock });
+    for (const time of ["2026-11-20T10:00:00Z", "2026-11-20T23:30:00Z", "2026-11-21T00:10:00Z", "2026-11-22T05:00:00Z", "2026-11-22T20:00:00Z", "2026-11-23T00:00:00Z"]) {
+      clock.set(time);
+      await post(app, auditEntry({ timestamp: time, details: { validationErrors: [], at: time } }));
+    }
+    const at = async (query: string) => {
+      const { status, body } = await list(app, `?userId=u1&${query}`);
+      expect(status, query).toBe(200);
+      return body.entries.map((entry) => (entry.details as { at: string }).at);
+    };
+    // The end's time of day (05:00) is earlier than the start's (12:51): both days are whole.
+    expect(await at("startDate=2026-11-20T12:51:07.123Z&endDate=2026-11-22T05:00:00.000Z")).toEqual([
+      "2026-11-22T20:00:00Z", "2026-11-22T05:00:00Z", "2026-11-21T00:10:00Z", "2026-11-20T23:30:00Z", "2026-11-20T10:00:00Z",
+    ]);
+    // Offsets are converted to UTC: 2026-11-22T01:00+02:00 is 2026-11-21T23:00Z, 2026-11-22T20:00-05:00 is 2026-11-23T01:00Z.
+    expect(await at(`startDate=${encodeURIComponent("2026-11-22T01:00:00+02:00")}&endDate=2026-11-21T23:59:59Z`)).toEqual(["2026-11-21T00:10:00Z"]);
+    expect(await at(`startDate=2026-11-23&endDate=${encodeURIComponent("2026-11-22T20:00:00-05:00")}`)).toEqual(["2026-11-23T00:00:00Z"]);
+    // A "+" left unencoded in the query reads as a space; it still means "+".
+    expect(await at("startDate=2026-11-22T01:00:00+02:00&endDate=2026-11-21")).toEqual(["2026-11-21T00:10:00Z"]);
+    // The same day at two times, the end earlier than the start, is that one day.
+    expect(await at("startDate=2026-11-21T18:00:00Z&endDate=2026-11-21T06:00:00Z")).toEqual(["2026-11-21T00:10:00Z"]);
+    // Dates and date-times mix; minutes without seconds and lower-case t/z are ISO 8601 too.
+    expect(await at("startDate=2026-11-23&endDate=2026-11-23t09:15z")).toEqual(["2026-11-23T00:00:00Z"]);
+  });
+
+  it("GET refuses date-times that are not ISO 8601, reversed days and more than 366 days", async () => {
+    const { app } = testService();
+    for (const query of [
+      "startDate=2026-11-22T25:00:00Z",
+      "startDate=2026-11-31T10:00:00Z",
+      "startDate=2026-11-22T10:00:00+25:00",
+      "startDate=Sun, 22 Nov 2026 12:00:00 GMT",
+      "startDate=1795000000000",
+      "endDate=2026-11-22Tnoon",
+      "startDate=2026-11-23T00:30:00Z&endDate=2026-11-22T23:59:59Z",
+      `startDate=${encodeURIComponent("2026-11-22T23:00:00-02:00")}&endDate=2026-11-22T22:00:00Z`,
+      "startDate=2025-11-21T12:00:00Z&endDate=2026-11-22T00:00:00Z",
+    ]) {
+      const { status, body } = await list(app, `?userId=u1&${query}`);
+      expect(status, query).toBe(400);
+      expect(body).toMatchObject({ code: "VALIDATION_ERROR" });
+    }
+    // 366 UTC days, both ends included, whatever the times of day.
+    expect((await list(app, "?userId=u1&startDate=2025-11-22T23:59:59.999Z&endDate=2026-11-22T00:00:00Z")).status).toBe(200);
+    // The same instant as start and end, from different offsets, is a valid one-day range.
+    expect((await list(app, `?userId=u1&startDate=${encodeURIComponent("2026-11-23T01:00:00+02:00")}&endDate=2026-11-22T23:00:00Z`)).status).toBe(200);
+  });
+
+  it("GET answers newest first within a day and across days", async () => {
+    const clock = fixedClock("2026-11-21T09:00:00Z");
+    const { app } = testService({}, { clock });
+    const sent = [["2026-11-21T09:00:00Z", "user-login"], ["2026-11-21T17:00:00Z", "user-logout"], ["2026-11-22T08:00:00Z", "user-login"], ["2026-11-22T08:05:00Z", "case-create"]];
+    for (const [time, action] of sent) {
+      clock.set(time!);
+      await post(app, auditEntry({ timestamp: time, action }));
+    }
+    const { body } = await list(app, "?userId=u1&startDate=2026-11-21&endDate=2026-11-22");
+    const times = body.entries.map((entry) => entry.timestamp as string);
+    expect(times).toEqual([...times].sort().reverse());
+    expect(body.entries.map((entry) => entry.action)).toEqual(["case-create", "user-login", "user-logout", "user-login"]);
   });
 });
