@@ -11,7 +11,18 @@ import { createRedisRateLimiter } from "./redis-rate-limiter.ts";
 
 /** Ports on Redis at `url`, and a way to close the connection. */
 export function createRedisPorts(url: string): { ports: ServicePorts; close(): Promise<void> } {
-  const client = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 3 });
+  const client = new Redis(url, {
+    lazyConnect: false,
+    // Redis down: a request fails within about a second instead of queueing through ioredis'
+    // default backoff (up to ~8 s per command, and a request makes two with the rate limiter).
+    maxRetriesPerRequest: 1,
+    retryStrategy: (times) => Math.min(times * 50, 250),
+    connectTimeout: 2_000,
+    // Redis reachable but not answering (paused, partitioned): fail the command, not hang the request.
+    commandTimeout: 5_000,
+    // A compare-and-swap resent after a reconnect may already have applied; resending it would append twice.
+    autoResendUnfulfilledCommands: false,
+  });
   return {
     ports: {
       data: createRedisBlobStore({ client, prefix: "fa:data:" }),
