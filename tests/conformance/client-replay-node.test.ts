@@ -1,0 +1,3 @@
+import { clientReplay } from "./client-replay.ts";
+
+clientReplay("node");
