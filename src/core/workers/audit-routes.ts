@@ -59,7 +59,7 @@ export function registerAuditRoutes(app: WorkerApp, deps: AuditRoutesDeps): void
       "startDate and endDate are ISO 8601 dates or date-times (offsets are converted to UTC); the range covers the UTC day of each, both included, at most 366 days. Entries come newest first: the last day first, and within a day the last entry received first. A stored entry that cannot be served is reported in its place ({unreadable: true, filename, index, reason, ...}); the others are returned.",
     request: { query: AuditGetQuerySchema },
     responses: {
-      200: { description: "Entries", content: { "application/json": { schema: AuditEntriesResponseSchema } } },
+      200: { description: "Entries, newest first", content: { "application/json": { schema: AuditEntriesResponseSchema } } },
       ...errorResponses({ 400: "userId missing or bad dates", 403: "Bad key" }),
     },
   });
