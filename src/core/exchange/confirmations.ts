@@ -8,6 +8,7 @@
 import { ConfirmationExportSchema } from "../schemas/exchange.ts";
 import { sameDigest, sha256Hex } from "./digest.ts";
 import { ExchangeError, messageOf } from "./exchange-error.ts";
+import { jsonDepthOverflow, tooDeepMessage } from "../http/json-depth.ts";
 import { audited, recordAudit } from "./exchange-audit.ts";
 import type { ExportedFile } from "./export-files.ts";
 import type { Confirmation, ConfirmationExport, ConfirmationImportResult } from "./shapes.ts";
@@ -228,6 +229,7 @@ export async function importConfirmations(
   let reviewerUid: string | undefined;
   let hashValid = false;
   try {
+    if (jsonDepthOverflow(text) !== -1) throw new ConfirmationRefusal(tooDeepMessage("The confirmation file"));
     let raw: unknown;
     try {
       raw = JSON.parse(text);

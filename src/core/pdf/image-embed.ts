@@ -234,7 +234,10 @@ export async function embedReportImage(doc: PDFDocument, image: ReportImage): Pr
       throw ServiceError.validation(`The image at imageUrl is not a readable PNG: ${err.message}`, { field: "imageUrl", reason: err.message });
     }
     const kind = image.type === "image/jpeg" ? "JPEG" : "PNG";
-    const reason = err instanceof Error ? err.message : String(err);
-    throw ServiceError.validation(`The image at imageUrl is not a readable ${kind}`, { field: "imageUrl", reason });
+    // The decoder's own message (e.g. a DataView offset) says nothing to the caller.
+    throw ServiceError.validation(`The image at imageUrl is not a readable ${kind}`, {
+      field: "imageUrl",
+      reason: `the ${kind} data is truncated or corrupt`,
+    });
   }
 }
