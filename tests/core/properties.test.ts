@@ -9,9 +9,17 @@ import { describe, expect, it } from "vitest";
 import { dataHeaders, KEYS, stubVerifier, testService } from "../helpers/service.ts";
 import { anyRequest, auditEntryFor, propertyParameters, storableDocument, validSegment } from "../helpers/request-arbitraries.ts";
 
-const LIMITS = { MAX_JSON_BYTES: String(64 * 1024), MAX_AUDIT_ENTRY_BYTES: String(8 * 1024), RATE_LIMITS: "off" };
+const LIMITS = { MAX_JSON_BYTES: String(64 * 1024), MAX_AUDIT_ENTRY_BYTES: String(64 * 1024), RATE_LIMITS: "off" };
 const service = () => testService(LIMITS, { captcha: stubVerifier({ success: false, "error-codes": ["invalid-input-response"] }) }).app;
 const STANDARD_KEYS = ["code", "details", "error", "message"];
+
+/** After a write that answered 2xx, what it wrote still reads (a poisoned trail would 5xx here). */
+async function readsBack(app: ReturnType<typeof service>, request: { method: string; path: string; headers: Record<string, string> }) {
+  if (request.method !== "PUT" && request.method !== "POST") return;
+  const read = await app.request(request.path, { headers: request.headers });
+  expect(read.status, `GET after ${request.method} ${request.path}`).toBeLessThan(500);
+  await read.body?.cancel();
+}
 
 describe("properties of every route (in process)", () => {
   it("3,000 generated requests: never a 5xx, every error in the standard body", async () => {
@@ -27,6 +35,7 @@ describe("properties of every route (in process)", () => {
           expect(JSON.stringify(error)).not.toMatch(/Cannot read properties|is not a function|DataView|Maximum call stack|at \w+ \(/);
         } else {
           await response.body?.cancel();
+          await readsBack(app, request);
         }
       }),
       propertyParameters(3_000),
@@ -62,7 +71,7 @@ describe("properties of every route (in process)", () => {
         const query = `?userId=${encodeURIComponent(userId)}`;
         const text = JSON.stringify(entry);
         const posted = await app.request(`/audit/audit/${query}`, { method: "POST", headers: dataHeaders, body: text });
-        if (new TextEncoder().encode(text).length > 8 * 1024) return expect(posted.status).toBe(413);
+        if (new TextEncoder().encode(text).length > 64 * 1024) return expect(posted.status).toBe(413);
         expect(posted.status, text.slice(0, 200)).toBe(200);
         const trail = (await (await app.request(`/audit/audit/${query}`, { headers: dataHeaders })).json()) as { entries: unknown[] };
         expect(trail.entries).toContainEqual(expect.objectContaining(JSON.parse(text) as Record<string, unknown>));

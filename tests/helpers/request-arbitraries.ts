@@ -89,15 +89,66 @@ const headerSet = fc.constantFrom<Record<string, string>>(
   { "X-Identity-Token": "a.b.c", "X-Custom-Auth-Key": KEYS.R2_KEY_SECRET },
 );
 
-/** Any request to any worker. */
-export const anyRequest: fc.Arbitrary<GeneratedRequest> = fc
-  .tuple(fc.constantFrom("GET", "PUT", "POST", "DELETE", "PATCH", "HEAD", "OPTIONS"), path, headerSet, body)
-  .map(([method, requestPath, headers, requestBody]) => ({
-    method,
-    path: requestPath,
-    headers,
-    ...(method === "GET" || method === "HEAD" ? {} : { body: requestBody }),
-  }));
+const methods = fc.constantFrom("GET", "PUT", "POST", "DELETE", "PATCH", "HEAD", "OPTIONS");
+
+/** Anything at all: any mount, any segments, any credential, any body. */
+const anywhere: fc.Arbitrary<GeneratedRequest> = fc
+  .tuple(methods, path, headerSet, body)
+  .map(([method, requestPath, headers, requestBody]) => ({ method, path: requestPath, headers, ...(method === "GET" || method === "HEAD" ? {} : { body: requestBody }) }));
+
+/** A segment as a client sends it: mostly valid (up to the 255-byte limit), sometimes hostile. */
+const segment = fc.oneof(
+  { weight: 5, arbitrary: validSegment.map(encodeURIComponent) },
+  { weight: 2, arbitrary: fc.integer({ min: 200, max: 255 }).map((n) => "s".repeat(n)) },
+  { weight: 1, arbitrary: fc.integer({ min: 60, max: 85 }).map((n) => encodeURIComponent("é✓".repeat(n))) },
+  { weight: 2, arbitrary: hostileSegment },
+);
+/** The worker's own credential most of the time, another one sometimes. */
+const credential = (own: Record<string, string>) => fc.oneof({ weight: 4, arbitrary: fc.constant(own) }, { weight: 1, arbitrary: headerSet });
+
+const DATA = { "X-Custom-Auth-Key": KEYS.R2_KEY_SECRET };
+const USER = { "X-Custom-Auth-Key": KEYS.USER_DB_AUTH, "Content-Type": "application/json" };
+const IMAGE = { Authorization: `Bearer ${KEYS.IMAGES_API_TOKEN}` };
+
+/** An audit entry whose extra field nests `[` up to tens of thousands deep. */
+const deepEntry = fc.integer({ min: 1, max: 30_000 }).map((depth) =>
+  `{"timestamp":"2026-11-22T12:00:00.000Z","userId":"u1","userEmail":"u1@lab.example","action":"case-create","result":"success","details":{"x":${"[".repeat(depth)}${"]".repeat(depth)}}}`
+);
+const auditBody = fc.oneof(deepEntry, body);
+const dates = fc.oneof(
+  fc.constant(""),
+  fc.constantFrom("&startDate=2026-11-22T12:51:07.123Z&endDate=2026-11-22T08:00:00Z", "&startDate=2026-11-20&endDate=2026-11-22", "&startDate=2025-01-01&endDate=2026-11-22", "&startDate=x"),
+  fc.tuple(fc.date({ noInvalidDate: true }), fc.date({ noInvalidDate: true })).map(([a, b]) => `&startDate=${a.toISOString()}&endDate=${b.toISOString()}`),
+);
+
+/** Requests shaped like each route's, so that deep checks (not just routing) are reached. */
+const routed: fc.Arbitrary<GeneratedRequest> = fc.oneof(
+  fc.tuple(fc.constantFrom("GET", "PUT", "DELETE"), segment, segment, fc.constantFrom("data.json", "x.json", "f1/data.json"), credential(DATA), body).map(([method, user, kase, name, headers, requestBody]) => ({
+    method, path: `/data/${user}/${kase}/${name}`, headers, ...(method === "PUT" ? { body: requestBody } : {}),
+  })),
+  fc.tuple(fc.constantFrom("POST", "GET"), fc.constantFrom("/audit/audit/", "/data/audit/"), fc.oneof(fc.constant("u1"), segment), dates, credential(DATA), auditBody).map(([method, route, userId, range, headers, requestBody]) => ({
+    method, path: `${route}?userId=${userId}${method === "GET" ? range : ""}`, headers, ...(method === "POST" ? { body: requestBody } : {}),
+  })),
+  fc.tuple(fc.constantFrom("GET", "PUT", "DELETE"), segment, fc.boolean(), credential(USER), body).map(([method, uid, cases, headers, requestBody]) => ({
+    method, path: `/user/${uid}${cases ? "/cases" : ""}`, headers, ...(method === "GET" ? {} : { body: requestBody }),
+  })),
+  fc.tuple(segment, credential({ "X-Custom-Auth-Key": KEYS.KEYS_AUTH })).map(([name, headers]) => ({ method: "GET", path: `/keys/${name}`, headers })),
+  fc.tuple(fc.constantFrom("GET", "DELETE"), segment, fc.constantFrom("", "/public", "/striae"), credential(IMAGE)).map(([method, id, variant, headers]) => ({
+    method, path: method === "GET" ? `/image/https://imagedelivery.net/${KEYS.ACCOUNT_HASH}/${id}${variant}` : `/image/${id}`, headers,
+  })),
+  fc.tuple(segment, segment, fc.string({ maxLength: 20 })).map(([id, variant, sig]) => ({ method: "GET", path: `/image/delivery/${id}/${variant}?exp=99999999999&sig=${encodeURIComponent(sig)}`, headers: {} })),
+  fc.tuple(fc.uint8Array({ maxLength: 300 }), fc.constantFrom("file", "picture")).map(([bytes, field]) => {
+    const boundary = "----fa";
+    const head = `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="x.png"\r\nContent-Type: image/png\r\n\r\n`;
+    const tail = `\r\n--${boundary}--\r\n`;
+    const payload = new Uint8Array([...new TextEncoder().encode(head), ...bytes, ...new TextEncoder().encode(tail)]);
+    return { method: "POST", path: "/image", headers: { ...IMAGE, "Content-Type": `multipart/form-data; boundary=${boundary}` }, body: payload };
+  }),
+  body.map((requestBody) => ({ method: "POST", path: "/pdf", headers: { "Content-Type": "application/json" }, body: requestBody })),
+);
+
+/** Any request to any worker: half shaped like a route's, half anything at all. */
+export const anyRequest: fc.Arbitrary<GeneratedRequest> = fc.oneof(routed, anywhere);
 
 /** A JSON document the data worker must store and give back as it was. */
 export const storableDocument = fc.jsonValue({ maxDepth: 12 });

@@ -49,7 +49,7 @@ beforeAll(async () => {
   served = await spawnServe({
     dataDir: join(root, "data"),
     cwd: join(root, "cwd"),
-    env: { ...KEYS, MAX_JSON_BYTES: String(64 * 1024), MAX_AUDIT_ENTRY_BYTES: String(8 * 1024), RATE_LIMITS: "off", CAPTCHA_VERIFY_URL: "http://127.0.0.1:9/siteverify", CAPTCHA_TIMEOUT_MS: "200" },
+    env: { ...KEYS, MAX_JSON_BYTES: String(64 * 1024), MAX_AUDIT_ENTRY_BYTES: String(64 * 1024), RATE_LIMITS: "off", CAPTCHA_VERIFY_URL: "http://127.0.0.1:9/siteverify", CAPTCHA_TIMEOUT_MS: "200" },
   });
 }, 60_000);
 afterAll(async () => {
@@ -68,6 +68,11 @@ describe("properties of every route over HTTP (serve on Node, files under --data
         expect(status, `${request.method} ${request.path}`).toBeLessThan(500);
         if (status >= 400 && request.method !== "HEAD") {
           expect(Object.keys(JSON.parse(body) as object).sort(), `${request.method} ${request.path}`).toEqual(["code", "details", "error", "message"]);
+        }
+        // After a write that answered 2xx, what it wrote still reads (a poisoned trail would 5xx).
+        if (status < 300 && (request.method === "PUT" || request.method === "POST")) {
+          const read = await send({ method: "GET", path: request.path, headers: request.headers });
+          expect(read.status, `GET after ${request.method} ${request.path}`).toBeLessThan(500);
         }
       }),
       propertyParameters(2_000),
