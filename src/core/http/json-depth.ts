@@ -21,20 +21,29 @@ const CLOSE_BRACKET = 0x5d;
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 
+/** The offset of the quote that closes the string opened at `open`: one after an even run of backslashes. */
+function closingQuote(text: string, open: number): number {
+  let end = open;
+  for (;;) {
+    end = text.indexOf('"', end + 1);
+    if (end === -1) return -1;
+    let backslashes = 0;
+    while (text.charCodeAt(end - 1 - backslashes) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return end;
+  }
+}
+
 /**
  * The offset of the first `[` or `{` that nests deeper than `limit`, or -1 when the text never
  * does. Malformed text is scanned all the same (a parser reports its other faults).
  */
 export function jsonDepthOverflow(text: string, limit: number = MAX_JSON_DEPTH): number {
   let depth = 0;
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
-    if (inString) {
-      if (code === BACKSLASH) i++; // the escaped character cannot end the string
-      else if (code === QUOTE) inString = false;
-    } else if (code === QUOTE) {
-      inString = true;
+    if (code === QUOTE) {
+      i = closingQuote(text, i);
+      if (i === -1) return -1; // an unclosed string: the rest is its text
     } else if (code === OPEN_BRACKET || code === OPEN_BRACE) {
       if (++depth > limit) return i;
     } else if ((code === CLOSE_BRACKET || code === CLOSE_BRACE) && depth > 0) {

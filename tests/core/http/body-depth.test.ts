@@ -69,6 +69,9 @@ describe("the nesting depth of JSON text", () => {
     for (const text of [`["\\\\", ${nested(64)}]`, `["\\"", ${nested(64)}]`, `["a\\\\\\"[", ${nested(64)}]`]) {
       expect(jsonDepthOverflow(text), text).toBe(atLevel65(text));
     }
+    // An unclosed string runs to the end: what follows its quote is text.
+    expect(jsonDepthOverflow(`["abc${nested(100)}`)).toBe(-1);
+    expect(jsonDepthOverflow(`["\\\\\\\\"${nested(65)}`)).toBe(`["\\\\\\\\"`.length + 63);
     // Closers without openers do not buy depth.
     expect(jsonDepthOverflow(`${"]".repeat(10)}${nested(65)}`)).toBe(74);
   });

@@ -359,4 +359,23 @@ describe("audit endpoints (spec 4.8)", () => {
     expect(times).toEqual([...times].sort().reverse());
     expect(body.entries.map((entry) => entry.action)).toEqual(["case-create", "user-login", "user-logout", "user-login"]);
   });
+
+  it("legacy days written on one line or pretty-printed are split entry by entry when one cannot be served", async () => {
+    const { app, ports } = testService();
+    const deep = JSON.stringify(auditEntry({ action: "security-violation" })).replace(/}$/, `,"x":${"{\"a\":".repeat(3_000)}1${"}".repeat(3_000)}}`);
+    const compact = `[${JSON.stringify(auditEntry({ action: "user-login" }))},${deep},${JSON.stringify(auditEntry({ action: "case-create" }))}]`;
+    await ports.audit.put("audit-trails/u1/2026-11-22.json", new TextEncoder().encode(compact));
+    const pretty = JSON.stringify([auditEntry({ action: "case-rename", details: { validationErrors: [], note: "a, [b] {c} \"d\"" } }), 7], null, 2);
+    await ports.audit.put("audit-trails/u1-2026-11-22.json", new TextEncoder().encode(pretty));
+    const { status, body } = await list(app, "?userId=u1");
+    expect(status).toBe(200);
+    expect(body.entries.map((entry) => (entry.unreadable === true ? `${String(entry.filename)} ${String(entry.index)}` : entry.action))).toEqual([
+      "audit-trails/u1-2026-11-22.json 1",
+      "case-rename",
+      "case-create",
+      "audit-trails/u1/2026-11-22.json 1",
+      "user-login",
+    ]);
+    expect((body.entries[1]!.details as { note: string }).note).toBe('a, [b] {c} "d"');
+  });
 });
