@@ -218,7 +218,7 @@ export interface ServiceConfig {
   /** `S3_SECRET_ACCESS_KEY`: the S3 secret key (`STORAGE=s3`). */
   s3SecretAccessKey: string | undefined;
   /** `FSYNC`: what the file stores (`STORAGE=fs`) fsync before answering; default `audit`. */
-  fsync: FsyncPolicy;
+  fsync: "audit" | "all" | "off";
   /** `MAX_JSON_BYTES`: the largest JSON document (case, annotations) the data worker stores. */
   maxJsonBytes: number;
   /** `MAX_AUDIT_ENTRY_BYTES`: the largest audit entry the audit endpoints accept. */
@@ -226,9 +226,6 @@ export interface ServiceConfig {
   /** The raw variables, for the keys worker's by-name lookup. */
   env: ReadonlyMap<string, string>;
 }
-
-/** What the file stores fsync before a write answers: the audit trail, every write, or nothing. */
-export type FsyncPolicy = "audit" | "all" | "off";
 
 /** Where identity tokens are verified. */
 export interface IdentityConfig {

@@ -4,9 +4,39 @@
  */
 import { describe, expect, it } from "vitest";
 import type { BlobStore, KvStore } from "../../src/core/ports.ts";
+import { keyFromRawPath, MAX_KEY_BYTES, MAX_SEGMENT_BYTES, storageKeys } from "../../src/core/storage/keys.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (value: Uint8Array | null) => (value === null ? null : new TextDecoder().decode(value));
+const byteLength = (value: string) => new TextEncoder().encode(value).length;
+/** A data key as a request path brings it: each segment percent-encoded, then checked by the key rules. */
+const dataKey = (...segments: string[]) => keyFromRawPath(segments.map(encodeURIComponent).join("/"));
+
+// The longest names the key rules accept, in two-byte characters so that bytes, not characters, count.
+const SEGMENT = `${"é".repeat(127)}x`; // 255 bytes
+const LEAF = `${"é".repeat(125)}.json`; // 255 bytes, a document name
+const DAY = "2026-11-22";
+
+/** Keys at the limits of the key rules (storage/keys.ts), each built by them. */
+export function longestKeys(): Record<string, string> {
+  const keys = {
+    /** Three 255-byte folders and the rest of 1000 bytes as the document name. */
+    wide: dataKey(SEGMENT, SEGMENT, SEGMENT, `${"a".repeat(MAX_KEY_BYTES - 3 * (MAX_SEGMENT_BYTES + 1) - 5)}.json`),
+    /** A 255-byte folder and a 255-byte document name. */
+    longLeaf: dataKey(SEGMENT, LEAF),
+    /** 497 one-byte folders: the most key parts (Deno KV counts bytes per part). */
+    deep: dataKey(...Array.from({ length: 497 }, () => "a"), "x.json"),
+    /** The audit day of a 255-byte user id: a 271-byte name. */
+    auditDay: storageKeys.auditDay(SEGMENT, DAY),
+    legacyAuditDay: storageKeys.legacyAuditDay(SEGMENT, DAY),
+    /** A hosted image's metadata beside a 255-byte image id: a 260-byte name. */
+    imageMetadata: `${storageKeys.image(SEGMENT)}.json`,
+  };
+  if (byteLength(keys.wide) !== MAX_KEY_BYTES || byteLength(keys.deep) !== MAX_KEY_BYTES) {
+    throw new Error("the longest keys are not at the limit");
+  }
+  return keys;
+}
 
 /** Runs the BlobStore cases against `make()` (a fresh, empty store per call). */
 export function blobStoreSuite(
@@ -46,6 +76,63 @@ export function blobStoreSuite(
       expect(await store.list("u1/C-1/")).toEqual(["u1/C-1/data.json", "u1/C-1/f1/data.json"]);
       expect(await store.list("u3/")).toEqual([]);
     });
+
+    it(`[${name}] stores every name the key rules accept: 255-byte segments, 1000-byte keys, a 255-byte user's audit day`, async () => {
+      const store = await make();
+      const keys = longestKeys();
+      for (const [what, key] of Object.entries(keys)) {
+        if (what === "auditDay") continue;
+        await store.put(key, bytes(JSON.stringify({ what })));
+        expect(await store.has(key), what).toBe(true);
+        expect(text(await store.get(key)), what).toBe(JSON.stringify({ what }));
+      }
+      const counts = [];
+      for (let n = 1; n <= 3; n++) counts.push(await store.appendToJsonArray(keys.auditDay!, { n }));
+      expect(counts).toEqual([1, 2, 3]);
+      expect(JSON.parse(text(await store.get(keys.auditDay!))!)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+      // Listings give back the keys exactly as written.
+      expect(await store.list(`${SEGMENT}/`)).toEqual([keys.wide, keys.longLeaf].sort());
+      expect(await store.list("audit-trails/")).toEqual([keys.auditDay, keys.legacyAuditDay].sort());
+      expect(await store.list("images/")).toEqual([keys.imageMetadata]);
+      expect(await store.list("a/a/")).toEqual([keys.deep]);
+      for (const [what, key] of Object.entries(keys)) {
+        expect(await store.delete(key), what).toBe(true);
+        expect(await store.get(key), what).toBeNull();
+      }
+      expect(await store.list("")).toEqual([]);
+    }, 60_000);
+
+    it(`[${name}] a document and a folder of the same name live side by side, written in either order`, async () => {
+      const store = await make();
+      for (const [first, second] of [["u1/x.json", "u1/x.json/y.json"], ["u1/d.json/y.json", "u1/d.json"]] as const) {
+        await store.put(first, bytes(`{"at":"${first}"}`));
+        await store.put(second, bytes(`{"at":"${second}"}`));
+        expect(text(await store.get(first))).toBe(`{"at":"${first}"}`);
+        expect(text(await store.get(second))).toBe(`{"at":"${second}"}`);
+        expect(await store.has(first)).toBe(true);
+        expect(await store.has(second)).toBe(true);
+        // Rewritten once both exist, each keeps its own value.
+        await store.put(first, bytes(`{"again":"${first}"}`));
+        await store.put(second, bytes(`{"again":"${second}"}`));
+        expect(text(await store.get(first))).toBe(`{"again":"${first}"}`);
+        expect(text(await store.get(second))).toBe(`{"again":"${second}"}`);
+      }
+      expect(await store.list("u1/")).toEqual(["u1/d.json", "u1/d.json/y.json", "u1/x.json", "u1/x.json/y.json"]);
+      // Deleting either one leaves the other.
+      expect(await store.delete("u1/x.json")).toBe(true);
+      expect(text(await store.get("u1/x.json/y.json"))).toBe(`{"again":"u1/x.json/y.json"}`);
+      expect(await store.delete("u1/d.json/y.json")).toBe(true);
+      expect(text(await store.get("u1/d.json"))).toBe(`{"again":"u1/d.json"}`);
+      expect(await store.list("u1/")).toEqual(["u1/d.json", "u1/x.json/y.json"]);
+      expect(await store.delete("u1/d.json")).toBe(true);
+      expect(await store.delete("u1/x.json/y.json")).toBe(true);
+      expect(await store.list("u1/")).toEqual([]);
+      // An audit day and a document beside a folder of its name take appends too.
+      await store.put("u2/day.json/y.json", bytes("{}"));
+      expect(await store.appendToJsonArray("u2/day.json", { n: 1 })).toBe(1);
+      expect(await store.appendToJsonArray("u2/day.json", { n: 2 })).toBe(2);
+      expect(JSON.parse(text(await store.get("u2/day.json"))!)).toEqual([{ n: 1 }, { n: 2 }]);
+    }, 60_000);
 
     it(`[${name}] concurrent updates of one key lose nothing`, async () => {
       const store = await make();
@@ -100,6 +187,16 @@ export function kvStoreSuite(name: string, make: () => Promise<KvStore> | KvStor
       expect(await store.delete("u1")).toBe(true);
       expect(await store.delete("u1")).toBe(false);
       expect(await store.get("u1")).toBeNull();
+    });
+
+    it(`[${name}] keeps a record under a 255-byte user id`, async () => {
+      const store = await make();
+      const uid = storageKeys.user(SEGMENT);
+      await store.put(uid, '{"uid":"long"}');
+      expect(await store.get(uid)).toBe('{"uid":"long"}');
+      expect(await store.list("")).toEqual([uid]);
+      expect(await store.delete(uid)).toBe(true);
+      expect(await store.get(uid)).toBeNull();
     });
   });
 }

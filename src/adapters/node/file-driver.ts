@@ -4,12 +4,17 @@
  * a temporary file in the same folder and is renamed over the target, which POSIX makes
  * atomic. unstorage's own fs driver writes in place. Used by the Node, Bun and Deno
  * adapters (all three run `node:fs`).
+ *
+ * Every key the key rules accept is storable: a document whose name is a folder too, or
+ * whose name is longer than a file name may be, gets an escaped name (file-names.ts).
+ * With `sync`, a write is on the disk (file and folder entry fsynced) before it resolves.
  */
 import { readFile as readFileCallback } from "node:fs";
-import { mkdir, readdir, rename, stat, unlink, writeFile } from "node:fs/promises";
+import { type FileHandle, mkdir, open, readdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve, sep } from "node:path";
-import { randomUUID } from "node:crypto";
 import { type Driver as UnstorageDriver, defineDriver } from "unstorage";
+import { KeyedMutex } from "../../core/storage/keyed-mutex.ts";
+import { type DocumentNames, documentNames, listedFile, temporaryName } from "./file-names.ts";
 
 /**
  * unstorage's `Driver`, under its own name.
@@ -19,103 +24,359 @@ import { type Driver as UnstorageDriver, defineDriver } from "unstorage";
  */
 type Driver = UnstorageDriver;
 
-/** Temporary files are `.{name}.{uuid}.tmp`; listings skip them. */
-const isTemporary = (name: string): boolean => name.startsWith(".") && name.endsWith(".tmp");
+const encoder = new TextEncoder();
 
-/** The file of a `/`- or `:`-separated key under `base`; refuses anything outside it. */
-export function fileOfKey(base: string, key: string): string {
-  const path = resolve(base, ...key.split(/[:/]/));
-  if (!path.startsWith(base + sep)) throw new Error("storage key resolves outside the store");
-  return path;
+const codeOf = (err: unknown): unknown => (typeof err === "object" && err !== null && "code" in err ? err.code : undefined);
+/** The path, or a folder on its way, does not exist or is a file. */
+const isMissing = (err: unknown): boolean => codeOf(err) === "ENOENT" || codeOf(err) === "ENOTDIR";
+
+// One lock per document path for the whole process: a document moving aside for a folder
+// of its name must not cross a write of that document (every store over any folder).
+const documentLocks = new KeyedMutex();
+
+/** fsyncs a folder so that a rename or a new entry in it survives power loss. */
+async function syncDirectory(dir: string): Promise<void> {
+  let handle: FileHandle;
+  try {
+    handle = await open(dir, "r");
+  } catch (err) {
+    // Windows cannot open a folder for fsync; its renames are journaled by NTFS.
+    if (codeOf(err) === "EISDIR" || codeOf(err) === "EPERM") return;
+    throw err;
+  }
+  try {
+    await handle.sync();
+  } catch (err) {
+    // Some filesystems refuse fsync on folders; they order their metadata themselves.
+    if (codeOf(err) !== "EINVAL" && codeOf(err) !== "ENOTSUP" && codeOf(err) !== "EBADF") throw err;
+  } finally {
+    await handle.close();
+  }
 }
 
-/** Writes `data` to `path` atomically (temporary file, then rename); `mode` for new files. */
-export async function writeFileAtomic(path: string, data: Uint8Array | string, mode = 0o644): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const temporary = join(dirname(path), `.${basename(path)}.${randomUUID()}.tmp`);
+/** Writes `name` in `dir` through a temporary file renamed over it. */
+async function replaceFile(dir: string, name: string, data: Uint8Array | string, mode: number, sync: boolean): Promise<void> {
+  const temporary = join(dir, temporaryName(name));
   try {
-    await writeFile(temporary, data, { mode });
-    await rename(temporary, path);
+    if (sync) {
+      const handle = await open(temporary, "wx", mode);
+      try {
+        await handle.writeFile(data);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    } else {
+      await writeFile(temporary, data, { mode });
+    }
+    await rename(temporary, join(dir, name));
   } catch (err) {
     await unlink(temporary).catch(() => undefined);
     throw err;
   }
+  if (sync) await syncDirectory(dir);
 }
 
-const isMissing = (err: unknown): boolean =>
-  typeof err === "object" && err !== null && "code" in err && (err.code === "ENOENT" || err.code === "ENOTDIR");
+/**
+ * Writes `data` to `path` atomically (temporary file, then rename); `mode` for new files.
+ * With `options.sync`, the file and its folder are fsynced before it resolves.
+ */
+export async function writeFileAtomic(
+  path: string,
+  data: Uint8Array | string,
+  mode = 0o644,
+  options: { sync?: boolean } = {},
+): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  await replaceFile(dirname(path), basename(path), data, mode, options.sync ?? false);
+}
 
 // Callback readFile: fs/promises' readFile reads in small chunks and was a quarter of a data GET.
 const readFileOnce = (path: string) =>
   new Promise<Buffer>((resolve, reject) => readFileCallback(path, (err, data) => (err ? reject(err) : resolve(data))));
 
+/** The bytes of a file, or null when it is absent or a folder. */
 async function readOrNull(path: string): Promise<Buffer | null> {
   try {
     return await readFileOnce(path);
   } catch (err) {
-    if (isMissing(err) || (typeof err === "object" && err !== null && "code" in err && err.code === "EISDIR")) {
-      return null;
-    }
+    if (isMissing(err) || codeOf(err) === "EISDIR") return null;
     throw err;
   }
 }
 
-async function listFiles(dir: string, prefix: string[], out: string[]): Promise<void> {
-  let entries;
+async function isFile(path: string): Promise<boolean> {
   try {
-    entries = await readdir(dir, { withFileTypes: true });
+    return (await stat(path)).isFile();
   } catch (err) {
-    if (isMissing(err)) return;
+    if (isMissing(err)) return false;
     throw err;
   }
-  for (const entry of entries) {
-    if (entry.isDirectory()) await listFiles(join(dir, entry.name), [...prefix, entry.name], out);
-    else if (entry.isFile() && !isTemporary(entry.name)) out.push([...prefix, entry.name].join(":"));
+}
+
+async function isFolder(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch (err) {
+    if (isMissing(err)) return false;
+    throw err;
   }
+}
+
+async function unlinkIfPresent(path: string): Promise<void> {
+  try {
+    await unlink(path);
+  } catch (err) {
+    // EISDIR (Linux), EPERM (macOS), ENOTEMPTY (Deno): the name is a folder, so no document is there.
+    if (isMissing(err) || !(await isFile(path))) return;
+    throw err;
+  }
+}
+
+/** Where one key's document lives. */
+interface DocumentPlace {
+  /** Its folder. */
+  dir: string;
+  /** Its key's folders, from the store's folder down. */
+  folders: string[];
+  /** Its last key segment. */
+  segment: string;
+  /** Its possible file names. */
+  names: DocumentNames;
+  /** The path its plain name would have: the key of its lock. */
+  path: string;
+}
+
+/** A document file opened for reading and writing, and where it is. */
+export interface OpenDocument {
+  /** The open file. */
+  handle: FileHandle;
+  /** Its path. */
+  path: string;
+}
+
+/** A document under its lock: what the in-place append needs. */
+export interface LockedDocument {
+  /** The path its plain name would have (stable per key). */
+  readonly path: string;
+  /** Opens the existing document for reading and writing; null when there is none. */
+  open(): Promise<OpenDocument | null>;
+  /** Replaces (or creates) the document atomically. */
+  replace(data: Uint8Array): Promise<void>;
+}
+
+/** The documents of one store folder: the file layout of file-names.ts, with writes locked per document. */
+export interface DocumentFiles {
+  /** The bytes of a key's document, or null. */
+  read(key: string): Promise<Buffer | null>;
+  /** True when a key's document exists. */
+  has(key: string): Promise<boolean>;
+  /** Replaces (or creates) a key's document atomically. */
+  write(key: string, data: Uint8Array | string): Promise<void>;
+  /** Removes a key's document; absent is fine. */
+  remove(key: string): Promise<void>;
+  /** The keys (`:`-separated) under a `:`-separated prefix of folders. */
+  list(prefix: string): Promise<string[]>;
+  /** Runs `task` holding the document's lock (no write, move or removal of it meanwhile). */
+  exclusive<T>(key: string, task: (document: LockedDocument) => Promise<T>): Promise<T>;
+}
+
+/** The documents under `base`; `sync` fsyncs every write before it resolves. */
+export function documentFiles(base: string, sync = false): DocumentFiles {
+  const root = resolve(base);
+
+  const placeOf = (key: string): DocumentPlace => {
+    const parts = key.split(/[:/]/);
+    const segment = parts.pop() ?? "";
+    const dir = resolve(root, ...parts);
+    if (segment === "" || segment === "." || segment === ".." || (dir !== root && !dir.startsWith(root + sep))) {
+      throw new Error("storage key resolves outside the store");
+    }
+    const folders = dir === root ? [] : dir.slice(root.length + 1).split(sep);
+    return { dir, folders, segment, names: documentNames(segment), path: join(dir, segment) };
+  };
+
+  /** Moves the document at `path` to its escaped name, so that a folder can take its name. */
+  async function moveAside(path: string): Promise<void> {
+    const dir = dirname(path);
+    const names = documentNames(basename(path));
+    if (names.record !== undefined) await replaceFile(dir, names.record, basename(path), 0o644, sync);
+    await rename(path, join(dir, names.escaped));
+    if (sync) await syncDirectory(dir);
+  }
+
+  /** Makes `path` a folder; a document of that name moves aside (CONTRACT: both keys are storable). */
+  async function ensureFolder(path: string): Promise<void> {
+    try {
+      await mkdir(path);
+      if (sync) await syncDirectory(dirname(path));
+      return;
+    } catch (err) {
+      if (codeOf(err) !== "EEXIST") throw err;
+    }
+    if (await isFolder(path)) return;
+    await documentLocks.run(path, async () => {
+      if (await isFile(path)) await moveAside(path);
+      await mkdir(path).catch((err: unknown) => {
+        if (codeOf(err) !== "EEXIST") throw err;
+      });
+      if (sync) await syncDirectory(dirname(path));
+    });
+  }
+
+  async function ensureFolders(place: DocumentPlace): Promise<void> {
+    // The store's own folder is made whole: it is ours, no document can hold its name.
+    const made = await mkdir(root, { recursive: true });
+    for (let dir = root; made !== undefined && sync; dir = dirname(dir)) {
+      await syncDirectory(dirname(dir)); // each new folder's entry is in its parent
+      if (dir === made) break;
+    }
+    let path = root;
+    for (const folder of place.folders) {
+      path = join(path, folder);
+      await ensureFolder(path);
+    }
+  }
+
+  /** Writes one file of the document's folder, creating the folders on the way when missing. */
+  async function writeInFolder(place: DocumentPlace, name: string, data: Uint8Array | string): Promise<void> {
+    try {
+      await replaceFile(place.dir, name, data, 0o644, sync);
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+      await ensureFolders(place);
+      await replaceFile(place.dir, name, data, 0o644, sync);
+    }
+  }
+
+  /** Writes the document under its escaped name; a hashed name gets its side record first. */
+  async function writeEscaped(place: DocumentPlace, data: Uint8Array | string): Promise<void> {
+    if (place.names.record !== undefined) await writeInFolder(place, place.names.record, encoder.encode(place.segment));
+    await writeInFolder(place, place.names.escaped, data);
+  }
+
+  /** Writes under the plain name unless a folder has it or it does not fit. Caller holds the lock. */
+  async function writeUnlocked(place: DocumentPlace, data: Uint8Array | string): Promise<void> {
+    if (place.names.plain === undefined) return writeEscaped(place, data);
+    try {
+      await writeInFolder(place, place.names.plain, data);
+    } catch (err) {
+      // A folder has the name (EISDIR on Linux; other systems say ENOTEMPTY or EEXIST).
+      if (!(await isFolder(join(place.dir, place.names.plain)))) throw err;
+      await writeEscaped(place, data);
+    }
+  }
+
+  /** The candidate paths of a document, plain first. */
+  const candidates = (place: DocumentPlace): string[] =>
+    place.names.plain === undefined
+      ? [join(place.dir, place.names.escaped)]
+      : [join(place.dir, place.names.plain), join(place.dir, place.names.escaped)];
+
+  async function openExisting(place: DocumentPlace): Promise<OpenDocument | null> {
+    for (const path of candidates(place)) {
+      try {
+        return { handle: await open(path, "r+"), path };
+      } catch (err) {
+        if (!isMissing(err) && codeOf(err) !== "EISDIR") throw err;
+      }
+    }
+    return null;
+  }
+
+  async function listFolder(dir: string, prefix: string[], out: Set<string>): Promise<void> {
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (err) {
+      if (isMissing(err)) return;
+      throw err;
+    }
+    for (const entry of entries) {
+      if (entry.isDirectory()) {
+        await listFolder(join(dir, entry.name), [...prefix, entry.name], out);
+        continue;
+      }
+      if (!entry.isFile()) continue;
+      const listed = listedFile(entry.name);
+      if (listed.kind === "document") out.add([...prefix, listed.segment].join(":"));
+      if (listed.kind === "hashed") {
+        // The real name is in the side record; without one the file is not (yet) a document.
+        const segment = await readFile(join(dir, listed.record), "utf8").catch((err: unknown) => {
+          if (isMissing(err)) return null;
+          throw err;
+        });
+        if (segment !== null) out.add([...prefix, segment].join(":"));
+      }
+    }
+  }
+
+  return {
+    async read(key) {
+      for (const path of candidates(placeOf(key))) {
+        const found = await readOrNull(path);
+        if (found !== null) return found;
+      }
+      return null;
+    },
+    async has(key) {
+      for (const path of candidates(placeOf(key))) {
+        if (await isFile(path)) return true;
+      }
+      return false;
+    },
+    write(key, data) {
+      const place = placeOf(key);
+      return documentLocks.run(place.path, () => writeUnlocked(place, data));
+    },
+    remove(key) {
+      const place = placeOf(key);
+      return documentLocks.run(place.path, async () => {
+        for (const path of candidates(place)) await unlinkIfPresent(path);
+        if (place.names.record !== undefined) await unlinkIfPresent(join(place.dir, place.names.record));
+      });
+    },
+    async list(prefix) {
+      const start = prefix.split(":").filter((part) => part !== "");
+      const out = new Set<string>();
+      await listFolder(start.length ? resolve(root, ...start) : root, start, out);
+      return [...out];
+    },
+    exclusive(key, task) {
+      const place = placeOf(key);
+      return documentLocks.run(place.path, () =>
+        task({
+          path: place.path,
+          open: () => openExisting(place),
+          replace: (data) => writeUnlocked(place, data),
+        })
+      );
+    },
+  };
 }
 
 /** Options of {@link atomicFileDriver}. */
 export interface AtomicFileDriverOptions {
   /** The store's folder. */
   base: string;
+  /** fsync every write (file and folder) before it resolves; default false. */
+  sync?: boolean;
 }
 
 /** The unstorage driver: one file per key under `base`, replaced atomically. */
 export const atomicFileDriver: (options: AtomicFileDriverOptions) => Driver = defineDriver((options: AtomicFileDriverOptions) => {
-  const base = resolve(options.base);
+  const files = documentFiles(options.base, options.sync ?? false);
   return {
     name: "fs-atomic",
     options,
-    async hasItem(key) {
-      try {
-        return (await stat(fileOfKey(base, key))).isFile();
-      } catch (err) {
-        if (isMissing(err)) return false;
-        throw err;
-      }
-    },
+    hasItem: (key) => files.has(key),
     async getItem(key) {
-      return (await readOrNull(fileOfKey(base, key)))?.toString("utf8") ?? null;
+      return (await files.read(key))?.toString("utf8") ?? null;
     },
-    async getItemRaw(key) {
-      return await readOrNull(fileOfKey(base, key));
-    },
-    async setItem(key, value) {
-      await writeFileAtomic(fileOfKey(base, key), value);
-    },
-    async setItemRaw(key, value: Uint8Array) {
-      await writeFileAtomic(fileOfKey(base, key), value);
-    },
-    async removeItem(key) {
-      await unlink(fileOfKey(base, key)).catch((err: unknown) => {
-        if (!isMissing(err)) throw err;
-      });
-    },
-    async getKeys(prefix) {
-      const start = prefix ? prefix.split(":").filter((part) => part !== "") : [];
-      const out: string[] = [];
-      await listFiles(start.length ? resolve(base, ...start) : base, start, out);
-      return out;
-    },
+    getItemRaw: (key) => files.read(key),
+    setItem: (key, value) => files.write(key, value),
+    setItemRaw: (key, value: Uint8Array) => files.write(key, value),
+    removeItem: (key) => files.remove(key),
+    getKeys: (prefix) => files.list(prefix ?? ""),
   };
 });

@@ -9,24 +9,34 @@ import { createBlobStore, createKvStore } from "../../core/storage/unstorage-sto
 import { systemClock } from "../../core/ports.ts";
 import type { BlobStore } from "../../core/ports.ts";
 import type { ServicePorts } from "../../core/service.ts";
+import type { ServiceConfig } from "../../core/config.ts";
 import { atomicFileDriver } from "./file-driver.ts";
 import { createFileJsonArrayAppend } from "./file-append.ts";
 
-/** A blob store of files under `dir`, with in-place appends for JSON arrays. */
-export function createFileBlobStore(dir: string): BlobStore {
-  return createBlobStore(createStorage({ driver: atomicFileDriver({ base: dir }) }), {
-    appendToJsonArray: createFileJsonArrayAppend(dir),
+/**
+ * A blob store of files under `dir`, with in-place appends for JSON arrays. With
+ * `options.sync`, every write and append (file and folder) is fsynced before it resolves.
+ */
+export function createFileBlobStore(dir: string, options: { sync?: boolean } = {}): BlobStore {
+  const sync = options.sync ?? false;
+  return createBlobStore(createStorage({ driver: atomicFileDriver({ base: dir, sync }) }), {
+    appendToJsonArray: createFileJsonArrayAppend(dir, { sync }),
   });
 }
 
-/** The ports of the embedded default over `dataDir`. */
-export function createFilePorts(dataDir: string): ServicePorts {
+/**
+ * The ports of the embedded default over `dataDir`. `options.fsync` (`FSYNC`): `audit`
+ * (default) fsyncs the audit trail before an append resolves, `all` every write, `off` none.
+ */
+export function createFilePorts(dataDir: string, options: { fsync?: ServiceConfig["fsync"] } = {}): ServicePorts {
+  const fsync = options.fsync ?? "audit";
+  const all = { sync: fsync === "all" };
   return {
-    data: createFileBlobStore(join(dataDir, "data")),
-    audit: createFileBlobStore(join(dataDir, "audit")),
-    users: createKvStore(createStorage({ driver: atomicFileDriver({ base: join(dataDir, "users") }) })),
-    images: createFileBlobStore(join(dataDir, "images")),
-    outbox: createFileBlobStore(join(dataDir, "outbox")),
+    data: createFileBlobStore(join(dataDir, "data"), all),
+    audit: createFileBlobStore(join(dataDir, "audit"), { sync: fsync !== "off" }),
+    users: createKvStore(createStorage({ driver: atomicFileDriver({ base: join(dataDir, "users"), ...all }) })),
+    images: createFileBlobStore(join(dataDir, "images"), all),
+    outbox: createFileBlobStore(join(dataDir, "outbox"), all),
     clock: systemClock,
   };
 }

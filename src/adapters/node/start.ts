@@ -44,7 +44,7 @@ export async function storagePorts(config: ServiceConfig, dataDir: string, runti
     case "deno-kv":
       throw new ConfigError(["STORAGE: deno-kv runs under Deno only (npm run start:deno)"]);
     case "fs":
-      return { ports: createFilePorts(dataDir), description: `data in ${dataDir}`, close: none };
+      return { ports: createFilePorts(dataDir, { fsync: config.fsync }), description: `data in ${dataDir}`, close: none };
     case "memory":
       return { ports: createMemoryPorts(), description: "storage: memory (lost on exit)", close: none };
     case "redis": {
@@ -111,7 +111,7 @@ export async function startService(options: ServeOptions, listen: Listen, runtim
     {
       ...storage.ports,
       // The outbox is files under --data whatever STORAGE is (CONTRACT "Mail outbox").
-      outbox: createFileBlobStore(join(options.dataDir, "outbox")),
+      outbox: createFileBlobStore(join(options.dataDir, "outbox"), { sync: config.fsync === "all" }),
       ...(config.mailTransport === "smtp" ? { mailer: await smtpMailer(config) } : {}),
     },
     config,

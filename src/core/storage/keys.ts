@@ -3,11 +3,20 @@
  * Every storage key is built and checked here (CONTRACT "Storage layout"). unstorage
  * turns `/` into `:` and cuts keys at `?`, and drivers called directly do no traversal
  * check, so a segment may hold none of those characters, nor `..`, `\`, `#` or controls.
+ *
+ * Lengths: a segment is at most 255 bytes (a file name), a data key at most 1000 bytes, so
+ * that with a store's folder prefix (`data/` on S3) it fits the 1024-byte object keys of S3
+ * and R2; user records (`{uid}`, at most 255) fit Cloudflare KV's 512-byte keys, and no key
+ * comes near Deno KV's 2048 bytes. Names built from a segment (an audit day
+ * `{userId}-YYYY-MM-DD.json` is up to 271 bytes) may be longer than a file name: the file
+ * store maps them to a bounded on-disk name (src/adapters/node/file-names.ts).
  */
 import { ServiceError } from "../http/errors.ts";
 
-const MAX_SEGMENT_BYTES = 255;
-const MAX_KEY_BYTES = 1024;
+/** The longest key segment, in UTF-8 bytes (a file name's limit). */
+export const MAX_SEGMENT_BYTES = 255;
+/** The longest data key, in UTF-8 bytes: 1024 (S3, R2) less room for a store's prefix. */
+export const MAX_KEY_BYTES = 1000;
 // Control characters (C0, DEL, C1) and the characters that change a key's meaning downstream.
 // deno-lint-ignore no-control-regex
 const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f/\\:?#]/;
@@ -50,7 +59,9 @@ export function keyFromRawPath(rawPath: string): string {
   if (rawPath === "") throw ServiceError.validation("Storage key is missing");
   const key = rawPath.split("/").map((raw) => decodeSegment(raw)).join("/");
   if (encoder.encode(key).length > MAX_KEY_BYTES) {
-    throw ServiceError.validation(`Storage key is longer than ${MAX_KEY_BYTES} bytes`);
+    throw ServiceError.validation(
+      `Storage key is longer than ${MAX_KEY_BYTES} bytes (object stores hold keys of 1024 bytes, their folder prefix included)`,
+    );
   }
   return key;
 }

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -88,5 +88,79 @@ describe("file blob store (embedded default)", () => {
     await store.appendToJsonArray("day.json", { n: 2 });
     await writeFile(join(dir, "day.json"), new TextDecoder().decode(encodeJsonArray([{ n: 9 }])));
     expect(await store.appendToJsonArray("day.json", { n: 10 })).toBe(2);
+  });
+});
+
+describe("file blob store: names a folder takes or a file name cannot hold (issue 13)", () => {
+  const USER = `${"é".repeat(127)}u`; // 255 bytes
+  const names = async (...parts: string[]) => (await readdir(join(dir, ...parts))).sort();
+  const byteLength = (name: string) => Buffer.byteLength(name);
+
+  it("a document whose name a folder has is kept as `name#`; one written first moves there when the folder comes", async () => {
+    const store = createFileBlobStore(dir);
+    await store.put("u1/x.json", bytes('{"doc":"x"}'));
+    expect(await names("u1")).toEqual(["x.json"]); // the layout earlier versions wrote
+    await store.put("u1/x.json/y.json", bytes('{"doc":"y"}'));
+    expect(await names("u1")).toEqual(["x.json", "x.json#"]);
+    expect((await stat(join(dir, "u1", "x.json"))).isDirectory()).toBe(true);
+    expect(await readFile(join(dir, "u1", "x.json#"), "utf8")).toBe('{"doc":"x"}');
+    expect(text(await store.get("u1/x.json"))).toBe('{"doc":"x"}');
+    expect(text(await store.get("u1/x.json/y.json"))).toBe('{"doc":"y"}');
+
+    await store.put("u1/d.json/y.json", bytes("{}"));
+    await store.put("u1/d.json", bytes('{"doc":"d"}'));
+    expect(await readFile(join(dir, "u1", "d.json#"), "utf8")).toBe('{"doc":"d"}');
+    expect(await store.list("u1/")).toEqual(["u1/d.json", "u1/d.json/y.json", "u1/x.json", "u1/x.json/y.json"]);
+
+    expect(await store.delete("u1/d.json")).toBe(true);
+    expect(await store.delete("u1/d.json")).toBe(false);
+    expect(await names("u1")).toEqual(["d.json", "x.json", "x.json#"]);
+    expect(await store.appendToJsonArray("u1/d.json", { n: 1 })).toBe(1); // appends beside the folder too
+    expect(await store.appendToJsonArray("u1/d.json", { n: 2 })).toBe(2);
+    expect(JSON.parse(await readFile(join(dir, "u1", "d.json#"), "utf8"))).toEqual([{ n: 1 }, { n: 2 }]);
+  });
+
+  it("a name over 255 bytes is a hashed file plus a side record naming it; listings return the real key; a restarted store appends on", async () => {
+    const key = `audit-trails/${USER}-2026-11-22.json`; // a 271-byte file name
+    const store = createFileBlobStore(dir);
+    expect(await store.appendToJsonArray(key, { n: 1 })).toBe(1);
+    expect(await store.appendToJsonArray(key, { n: 2 })).toBe(2);
+    const onDisk = await names("audit-trails");
+    expect(onDisk).toHaveLength(2);
+    for (const name of onDisk) expect(byteLength(name)).toBeLessThanOrEqual(255);
+    const record = onDisk.find((name) => name.endsWith("#key"))!;
+    expect(await readFile(join(dir, "audit-trails", record), "utf8")).toBe(`${USER}-2026-11-22.json`);
+    const day = onDisk.find((name) => name !== record)!;
+    expect(day.startsWith(USER.slice(0, 80))).toBe(true); // still readable by a person
+    expect(JSON.parse(await readFile(join(dir, "audit-trails", day), "utf8"))).toEqual([{ n: 1 }, { n: 2 }]);
+
+    const restarted = createFileBlobStore(dir);
+    expect(await restarted.appendToJsonArray(key, { n: 3 })).toBe(3);
+    expect(await restarted.list("audit-trails/")).toEqual([key]);
+    expect(await restarted.has(key)).toBe(true);
+    expect(await restarted.delete(key)).toBe(true);
+    expect(await names("audit-trails")).toEqual([]);
+    expect(await restarted.get(key)).toBeNull();
+  });
+
+  it("temporary files fit the name limit: concurrent writes of a 255-byte name leave exactly the document", async () => {
+    const store = createFileBlobStore(dir);
+    const leaf = `${"é".repeat(125)}.json`; // 255 bytes
+    await Promise.all(Array.from({ length: 30 }, (_, i) => store.put(`u1/${leaf}`, bytes(JSON.stringify({ i })))));
+    expect(await names("u1")).toEqual([leaf]);
+    expect(JSON.parse(text(await store.get(`u1/${leaf}`))!)).toHaveProperty("i");
+  });
+
+  it("concurrent writes of a document and of documents under a folder of its name all land", async () => {
+    const store = createFileBlobStore(dir);
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        i % 2 === 0 ? store.put("u1/r.json", bytes(JSON.stringify({ i }))) : store.put(`u1/r.json/f${i}.json`, bytes(JSON.stringify({ i })))
+      ),
+    );
+    const listed = await store.list("u1/");
+    expect(listed).toEqual(["u1/r.json", ...Array.from({ length: 20 }, (_, k) => `u1/r.json/f${2 * k + 1}.json`).sort()]);
+    expect(JSON.parse(text(await store.get("u1/r.json"))!).i % 2).toBe(0);
+    for (const key of listed.slice(1)) expect(await store.has(key)).toBe(true);
   });
 });

@@ -1,0 +1,90 @@
+/**
+ * Issue 13 item 10: an acknowledged audit append is on the disk (FSYNC=audit, the default),
+ * every write with FSYNC=all, none with FSYNC=off. fsync is counted on the FileHandle
+ * prototype the stores use; a power cut itself cannot be staged in a test.
+ */
+import { mkdtemp, open, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { createFileBlobStore, createFilePorts } from "../../../src/adapters/node/file-ports.ts";
+import { ConfigError, parseConfig } from "../../../src/core/config.ts";
+
+let dir: string;
+let counts: { sync: number; datasync: number };
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "fa-fsync-"));
+  const probe = await open(join(dir, "probe"), "w");
+  const prototype = Object.getPrototypeOf(probe) as { sync(): Promise<void>; datasync(): Promise<void> };
+  await probe.close();
+  counts = { sync: 0, datasync: 0 };
+  const sync = prototype.sync;
+  const datasync = prototype.datasync;
+  vi.spyOn(prototype, "sync").mockImplementation(function (this: unknown) {
+    counts.sync++;
+    return sync.call(this);
+  });
+  vi.spyOn(prototype, "datasync").mockImplementation(function (this: unknown) {
+    counts.datasync++;
+    return datasync.call(this);
+  });
+});
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const fsyncs = () => counts.sync + counts.datasync;
+const day = "audit-trails/u1-2026-11-22.json";
+
+describe("fsync of the file stores", () => {
+  it("with sync, a new day fsyncs its file and folders, each later append its file; the data read back is whole", async () => {
+    const store = createFileBlobStore(join(dir, "audit"), { sync: true });
+    await store.appendToJsonArray(day, { n: 1 });
+    // The temporary file, the folder it was renamed in, and the new folders' parents.
+    expect(counts.sync).toBeGreaterThanOrEqual(3);
+    const before = fsyncs();
+    await store.appendToJsonArray(day, { n: 2 });
+    expect(counts.datasync).toBe(1);
+    expect(fsyncs()).toBe(before + 1);
+    await store.appendToJsonArray(day, { n: 3 });
+    expect(counts.datasync).toBe(2);
+    expect(JSON.parse(new TextDecoder().decode((await store.get(day))!))).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+  });
+
+  it("without sync, nothing is fsynced", async () => {
+    const store = createFileBlobStore(join(dir, "audit"));
+    for (let n = 1; n <= 3; n++) await store.appendToJsonArray(day, { n });
+    await store.put("u1/C-1/data.json", new TextEncoder().encode("{}"));
+    expect(fsyncs()).toBe(0);
+  });
+
+  it("FSYNC=audit (default) fsyncs the audit trail only, all every store, off none", async () => {
+    const write = async (fsync?: "audit" | "all" | "off") => {
+      const ports = createFilePorts(join(dir, fsync ?? "default"), fsync === undefined ? {} : { fsync });
+      counts = { sync: 0, datasync: 0 };
+      await ports.data.put("u1/C-1/data.json", new TextEncoder().encode("{}"));
+      await ports.users.put("u1", "{}");
+      const documents = fsyncs();
+      await ports.audit.appendToJsonArray(day, { n: 1 });
+      await ports.audit.appendToJsonArray(day, { n: 2 });
+      return { documents, audit: fsyncs() - documents };
+    };
+    const byDefault = await write();
+    expect(byDefault.documents).toBe(0);
+    expect(byDefault.audit).toBeGreaterThanOrEqual(3);
+    expect(await write("audit")).toEqual(byDefault);
+    const all = await write("all");
+    expect(all.documents).toBeGreaterThanOrEqual(4);
+    expect(all.audit).toBeGreaterThanOrEqual(3);
+    expect(await write("off")).toEqual({ documents: 0, audit: 0 });
+  });
+
+  it("FSYNC is parsed with the configuration: audit by default, an unknown value names the variable", () => {
+    expect(parseConfig({}).fsync).toBe("audit");
+    expect(parseConfig({ FSYNC: "all" }).fsync).toBe("all");
+    expect(parseConfig({ FSYNC: "off" }).fsync).toBe("off");
+    expect(() => parseConfig({ FSYNC: "sometimes" })).toThrow(ConfigError);
+    expect(() => parseConfig({ FSYNC: "sometimes" })).toThrow(/FSYNC/);
+  });
+});
