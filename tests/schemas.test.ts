@@ -130,7 +130,7 @@ describe("user schemas (spec 2.1, 2.2, 4.1)", () => {
     expect(UserLimitsSchema.safeParse({ maxCases: 1.5, maxFilesPerCase: 5 }).success).toBe(false);
   });
 
-  it("PUT body: all optional, trims names, checks email, strips unknown fields", () => {
+  it("PUT body: all optional, trims names, checks email, strips unknown fields (read-only case entries are kept as the client writes them)", () => {
     expect(UserPutBodySchema.parse({})).toEqual({});
     const parsed = UserPutBodySchema.parse({
       email: " ada@example.org ",
@@ -143,7 +143,7 @@ describe("user schemas (spec 2.1, 2.2, 4.1)", () => {
       email: "ada@example.org",
       firstName: "Ada",
       permitted: false,
-      readOnlyCases: [user.readOnlyCases[0]],
+      readOnlyCases: [{ ...user.readOnlyCases[0], extra: 1 }],
     });
     expect(UserPutBodySchema.parse({ email: null }).email).toBeNull();
     expect(UserPutBodySchema.safeParse({ email: "not-an-email" }).success).toBe(false);
@@ -152,9 +152,9 @@ describe("user schemas (spec 2.1, 2.2, 4.1)", () => {
     expect(UserPutBodySchema.safeParse({ permitted: "yes" }).success).toBe(false);
   });
 
-  it("case bodies: 1..200 characters, at most 10000 entries", () => {
+  it("case bodies: 1..200 characters, at most 10000 entries; the client's createdAt and fields are kept", () => {
     expect(CasesAddBodySchema.parse({ cases: [{ caseNumber: "any string / ok", createdAt: ts }] })).toEqual({
-      cases: [{ caseNumber: "any string / ok" }],
+      cases: [{ caseNumber: "any string / ok", createdAt: ts }],
     });
     expect(CasesAddBodySchema.safeParse({ cases: [{ caseNumber: "" }] }).success).toBe(false);
     expect(CasesAddBodySchema.safeParse({ cases: [{ caseNumber: "x".repeat(201) }] }).success).toBe(false);

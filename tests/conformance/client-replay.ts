@@ -66,7 +66,7 @@ export function clientReplay(runtime: Runtime): void {
 
       // Upload: POST to the worker's URL itself, multipart field file; status must be 200.
       const form = new FormData();
-      form.append("file", new File([image], "item 1.jpg", { type: "image/jpeg" }));
+      form.append("file", new File([new Uint8Array(image)], "item 1.jpg", { type: "image/jpeg" }));
       const upload = await fetch(`${base}/image`, { method: "POST", headers: bearer, body: form });
       expect(upload.status).toBe(200);
       const uploaded = (await upload.json()) as { success: boolean; result: { id: string } };

@@ -41,43 +41,48 @@ export type WorkflowPhase = z.infer<typeof WorkflowPhaseSchema>;
 /** AuditFileType: the spec shows only `json-data`, so any short identifier is accepted. */
 export const AuditFileTypeSchema = z.string().max(100);
 
-const text = z.string().max(10_000);
+// Entries are evidence the client states: a refused entry is history lost (the Striae client
+// only logs the failure), so known fields are checked for type, null counts as absent, and the
+// entry's own size limit (MAX_AUDIT_ENTRY_BYTES) bounds text rather than a field cap.
+const text = z.string().max(65_536).nullish();
+const count = z.number().nullish();
 /** Sub-structures the spec names without fields: any JSON object, kept as sent. */
 const opaqueObject = z.record(z.string(), z.unknown());
 
 /** AuditDetails of spec 2.5: known fields are checked, unknown fields are kept. */
 export const AuditDetailsSchema = z.looseObject({
-  fileName: text.optional(),
-  fileType: AuditFileTypeSchema.optional(),
-  caseNumber: text.optional(),
-  confirmationId: text.optional(),
-  hashValid: z.boolean().optional(),
+  fileName: text,
+  fileType: AuditFileTypeSchema.nullish(),
+  caseNumber: text,
+  confirmationId: text,
+  hashValid: z.boolean().nullish(),
   // Required in the type definition, but clients in the field omit it when empty.
-  validationErrors: z.array(text).max(1000).optional(),
-  securityChecks: opaqueObject.optional(),
-  originalExaminerUid: text.optional(),
-  reviewingExaminerUid: text.optional(),
-  workflowPhase: WorkflowPhaseSchema.optional(),
+  validationErrors: z.array(z.string().max(65_536)).max(1000).nullish(),
+  securityChecks: opaqueObject.nullish(),
+  originalExaminerUid: text,
+  reviewingExaminerUid: text,
+  workflowPhase: WorkflowPhaseSchema.nullish(),
   performanceMetrics: z.looseObject({
-    processingTimeMs: z.number().optional(),
-    fileSizeBytes: z.number().optional(),
-  }).optional(),
-  caseDetails: opaqueObject.optional(),
+    processingTimeMs: count,
+    fileSizeBytes: count,
+  }).nullish(),
+  caseDetails: opaqueObject.nullish(),
   fileDetails: z.looseObject({
-    fileId: text.optional(),
-    originalFileName: text.optional(),
-    mimeType: text.optional(),
-    uploadMethod: text.optional(),
-    fileSize: z.number().optional(),
-  }).optional(),
+    fileId: text,
+    originalFileName: text,
+    mimeType: text,
+    uploadMethod: text,
+    fileSize: count,
+  }).nullish(),
   annotationDetails: z.looseObject({
-    annotationType: text.optional(),
-    tool: text.optional(),
-    canvasPosition: z.object({ x: z.number(), y: z.number() }).optional(),
-  }).optional(),
-  sessionDetails: opaqueObject.optional(),
-  securityDetails: opaqueObject.optional(),
-  userProfileDetails: opaqueObject.optional(),
+    annotationType: text,
+    tool: text,
+    // The client sends a box's whole position (x, y, width, height).
+    canvasPosition: z.looseObject({ x: count, y: count }).nullish(),
+  }).nullish(),
+  sessionDetails: opaqueObject.nullish(),
+  securityDetails: opaqueObject.nullish(),
+  userProfileDetails: opaqueObject.nullish(),
 });
 export type AuditDetails = z.infer<typeof AuditDetailsSchema>;
 
