@@ -17,7 +17,6 @@ import { reportFilename } from "../pdf/filename.ts";
 import { type AccessControl, accessControl, protect, recordEvent } from "../access/access.ts";
 import { systemClock } from "../ports.ts";
 import { routeFor } from "../rate-limit/rules.ts";
-import type { OwnDeliveryReader } from "../images/own-delivery.ts";
 
 /** What the PDF worker needs beyond the service configuration. */
 export interface PdfWorkerOptions {
@@ -39,8 +38,11 @@ export interface PdfWorkerDeps {
   fetch?: typeof fetch;
   /** Dates a report whose request has no `currentDate`; default the system clock. */
   clock?: Clock;
-  /** Reads images by this service's own delivery URLs (mounted beside the local image host). */
-  ownImages?: OwnDeliveryReader;
+  /**
+   * Reads an image by this service's own delivery URL (mounted beside the local image host):
+   * the image's response, or null when `imageUrl` is not one (then it is fetched).
+   */
+  ownImages?: (imageUrl: string, requestUrl: string) => Promise<Response> | null;
   /** Overrides of what the configuration gives. */
   options?: Partial<PdfWorkerOptions>;
   /**
