@@ -1,11 +1,11 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { unzipSync } from "fflate";
+import { unzipSync, zlibSync } from "fflate";
 import ExcelJS from "exceljs";
 import { exportJWK, generateKeyPair } from "jose";
 import { createFilePorts } from "../../src/adapters/node/file-ports.ts";
@@ -15,6 +15,8 @@ import { storageKeys } from "../../src/core/storage/keys.ts";
 import { verifyCaseCsv } from "../../src/core/exchange/mod.ts";
 import { fixture } from "../helpers/images.ts";
 import { systemClock } from "../../src/core/ports.ts";
+import { crc32 } from "../../src/core/exchange/crc32.ts";
+import { buildZip, peakRss, zeros } from "./zip-bombs.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 let dir: string;
@@ -165,4 +167,114 @@ describe("forensic-annotation export / import (runExchangeCommand)", () => {
     expect(imported.status, imported.stderr).toBe(0);
     expect(imported.stdout).toContain("imported case C-1 for reviewer");
   });
+
+  // Issue 13 item 4: the built CLI under a ZIP bomb, its peak memory read from /proc (Linux).
+  const MIB = 1024 * 1024;
+  // Node as the host (the preload is Node's --require) on Linux.
+  const linux = existsSync("/proc/self/status") && !("Bun" in globalThis) && !("Deno" in globalThis);
+
+  /** Runs the built CLI with a preload that writes /proc/self/status at exit; answers the result and the peak RSS. */
+  function runMeasured(args: string[]): { status: number | null; stdout: string; stderr: string; peak: number } {
+    const preload = join(dir, "peak.cjs");
+    const statusFile = join(dir, `status-${crypto.randomUUID()}`);
+    writeFileSync(preload, 'process.on("exit", () => require("node:fs").writeFileSync(process.env.STATUS_FILE, require("node:fs").readFileSync("/proc/self/status", "utf8")));\n');
+    const run = spawnSync(process.execPath, ["--require", preload, cli, ...args, "--data", dataDir], { encoding: "utf8", cwd: dir, env: { ...process.env, STATUS_FILE: statusFile } });
+    return { status: run.status, stdout: run.stdout, stderr: run.stderr, peak: peakRss(readFileSync(statusFile, "utf8"))! };
+  }
+
+  /** The baseline: the same command, stores opened, refusing a file that is no ZIP before reading anything. */
+  function baselineRun(): ReturnType<typeof runMeasured> {
+    const path = join(dir, "not-a-zip.zip");
+    writeFileSync(path, "not a zip");
+    const run = runMeasured(["import", "--user", "reviewer", path]);
+    expect(run.stderr).toContain("import refused: The file is not a readable ZIP archive");
+    return run;
+  }
+
+  /** A valid PNG of about `megabytes` MiB of random pixels (stored zlib: it does not compress). */
+  function largePng(megabytes: number): Uint8Array<ArrayBuffer> {
+    const width = 1024;
+    const height = Math.ceil((megabytes * MIB) / (width * 3));
+    const raw = new Uint8Array((width * 3 + 1) * height);
+    for (let offset = 0; offset < raw.length; offset += 65536) crypto.getRandomValues(raw.subarray(offset, offset + 65536));
+    for (let row = 0; row < height; row++) raw[row * (width * 3 + 1)] = 0;
+    const chunk = (type: string, data: Uint8Array) => {
+      const out = new Uint8Array(12 + data.length);
+      const view = new DataView(out.buffer);
+      view.setUint32(0, data.length);
+      out.set(new TextEncoder().encode(type), 4);
+      out.set(data, 8);
+      view.setUint32(8 + data.length, crc32(out.subarray(4, 8 + data.length)));
+      return out;
+    };
+    const header = new Uint8Array(13);
+    new DataView(header.buffer).setUint32(0, width);
+    new DataView(header.buffer).setUint32(4, height);
+    header.set([8, 2, 0, 0, 0], 8);
+    const parts = [new Uint8Array([137, 80, 78, 71, 13, 10, 26, 10]), chunk("IHDR", header), chunk("IDAT", zlibSync(raw, { level: 0 })), chunk("IEND", new Uint8Array(0))];
+    const png = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+    let offset = 0;
+    for (const part of parts) {
+      png.set(part, offset);
+      offset += part.length;
+    }
+    return png;
+  }
+
+  it.skipIf(!wired || !linux)("the built command refuses a 6 x 250 MB bomb with a clear message, exit 1, and no memory growth", async () => {
+    await seedFiles();
+    const zipPath = join(dir, "normal.zip");
+    expect(runMeasured(["export", "--user", "analyst", "--case", "C-1", "--format", "zip", "--out", zipPath]).status).toBe(0);
+    const baseline = baselineRun();
+
+    const files = { ...unzipSync(new Uint8Array(await readFile(zipPath))) };
+    const manifest = JSON.parse(new TextDecoder().decode(files["FORENSIC_MANIFEST.json"]));
+    const { deflated, size, crc } = zeros(250);
+    const bombs = Array.from({ length: 6 }, (_, i) => ({ name: `images/bomb-${i}.png`, compression: 8, data: deflated, size, crc }));
+    for (const bomb of bombs) manifest.imageHashes[bomb.name.slice(7)] = "0".repeat(64);
+    const bombPath = join(dir, "bomb.zip");
+    writeFileSync(bombPath, buildZip({ ...files, "FORENSIC_MANIFEST.json": new TextEncoder().encode(JSON.stringify(manifest, null, 2)) }, bombs));
+    expect((await readFile(bombPath)).length).toBeLessThan(2 * MIB);
+
+    for (const args of [["import", "--user", "reviewer", "--overwrite", bombPath], ["import", "--user", "reviewer", "--preview", bombPath]]) {
+      const bombed = runMeasured(args);
+      expect(bombed.status, bombed.stderr).toBe(1);
+      if (args.includes("--overwrite")) expect(bombed.stderr).toContain('import refused: The archive entry "images/bomb-0.png" would inflate');
+      expect(`${bombed.stdout}${bombed.stderr}`).toMatch(/The archive entry "images\/bomb-0\.png" would inflate \d+ times \(\d+ to 262144000 bytes\); at most 100 times is accepted/);
+      // Far below 2 x the largest image + 64 MB: nothing is inflated at all.
+      expect(bombed.peak - baseline.peak, `peak ${bombed.peak} against ${baseline.peak}`).toBeLessThan(64 * MIB);
+    }
+  }, 120_000);
+
+  it.skipIf(!wired || !linux)("the built command imports eight 16 MB images with a peak below 2 x the largest image + 64 MB", async () => {
+    const ports = createFilePorts(dataDir);
+    const user = (uid: string, cases: string[]) => JSON.stringify({
+      uid, email: `${uid}@lab.example`, firstName: uid, lastName: "X", company: "Lab", permitted: true,
+      cases: cases.map((caseNumber) => ({ caseNumber, createdAt: "2026-11-01T00:00:00.000Z" })), createdAt: "2026-11-01T00:00:00.000Z",
+    });
+    await ports.users.put("analyst", user("analyst", ["BIG-1"]));
+    await ports.users.put("reviewer", user("reviewer", []));
+    const host = createLocalImageHost({ store: ports.images, signingKey: undefined, deliveryBase: "http://localhost/image/delivery", clock: systemClock, urlLifetimeSeconds: 60 });
+    const ids: string[] = [];
+    let largest = 0;
+    // 128 MB of images: more than the budget, so holding the archive or every image at once fails.
+    for (let i = 0; i < 8; i++) {
+      const png = largePng(16);
+      largest = Math.max(largest, png.length);
+      ids.push((await host.upload({ bytes: png, filename: `big-${i}.png`, contentType: "image/png" })).id);
+    }
+    await ports.data.put(storageKeys.case("analyst", "BIG-1"), new TextEncoder().encode(JSON.stringify({
+      caseNumber: "BIG-1",
+      files: ids.map((id, i) => ({ id, originalFilename: `big-${i}.png`, uploadedAt: "2026-11-02T00:00:00.000Z" })),
+      createdAt: "2026-11-01T00:00:00.000Z",
+    })));
+    const zipPath = join(dir, "big.zip");
+    expect(runMeasured(["export", "--user", "analyst", "--case", "BIG-1", "--format", "zip", "--out", zipPath]).status).toBe(0);
+    expect((await readFile(zipPath)).length).toBeGreaterThan(8 * largest);
+    const baseline = baselineRun();
+    const imported = runMeasured(["import", "--user", "reviewer", zipPath]);
+    expect(imported.status, imported.stderr).toBe(0);
+    expect(imported.stdout).toContain("imported case BIG-1 for reviewer as a read-only case: 8 files");
+    expect(imported.peak - baseline.peak, `peak ${imported.peak} against ${baseline.peak}`).toBeLessThan(2 * largest + 64 * MIB);
+  }, 120_000);
 });

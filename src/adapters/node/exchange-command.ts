@@ -11,7 +11,7 @@
  * `EXPORT_SIGNING_KEY` (a private JWK) when it is set, and verified on import against its
  * public half and `EXPORT_VERIFY_KEYS`.
  */
-import { open, readFile, rename, rm } from "node:fs/promises";
+import { type FileHandle, open, rename, rm } from "node:fs/promises";
 import { basename, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import * as zlib from "node:zlib";
@@ -27,6 +27,7 @@ import {
   exportCase,
   type ExportProgress,
   importCase,
+  type ArchiveReader,
   type ManifestSigner,
   portsExchangeStore,
   previewCaseImport,
@@ -253,14 +254,39 @@ async function runExport(flags: Flags, store: ExchangeStore, io: ExchangeCommand
 async function runImport(flags: Flags, positionals: string[], store: ExchangeStore, io: ExchangeCommandIo, verification: SignatureVerification): Promise<number> {
   const file = positionals[0];
   if (file === undefined || positionals.length > 1) throw new UsageError("import needs exactly one FILE.zip");
-  const zip = new Uint8Array(await readFile(resolve(file)));
+  const handle = await open(resolve(file), "r");
+  try {
+    return await importArchive(flags, await fileReader(handle), io, store, verification, basename(file));
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The archive read in ranges from its file, so an import's memory follows its largest image, not the archive. */
+async function fileReader(handle: FileHandle): Promise<ArchiveReader> {
+  const { size } = await handle.stat();
+  return {
+    size,
+    async read(offset, into) {
+      let filled = 0;
+      while (filled < into.length) {
+        const { bytesRead } = await handle.read(into, filled, into.length - filled, offset + filled);
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+      }
+      return filled;
+    },
+  };
+}
+
+async function importArchive(flags: Flags, zip: ArchiveReader, io: ExchangeCommandIo, store: ExchangeStore, verification: SignatureVerification, fileName: string): Promise<number> {
   const user = flags.user!;
   const options: CaseImportOptions = {
     overwriteExisting: flags.overwrite,
     validateIntegrity: !flags["no-validate-integrity"],
     preserveTimestamps: !flags["no-preserve-timestamps"],
     verification,
-    fileName: basename(file),
+    fileName,
   };
   if (flags.preview) {
     const preview = await previewCaseImport(zip, { store, importerUid: user, ...options });

@@ -8,7 +8,6 @@
  * write is journalled; on any failure the journal is undone (8). A replaced read-only case is
  * removed only once the new one is in place. The audit entry `case-import` is written either way.
  */
-import { sniffImageType } from "../images/image-type.ts";
 import { fileIdsOf } from "../users/account-resources.ts";
 import { checkCasePackage, type CheckedPackage, type PackageFacts, PackageRefusal } from "./case-package.ts";
 import { messageOf } from "./exchange-error.ts";
@@ -17,6 +16,7 @@ import { checkExporter, checkImporterCases, consistencyProblems } from "./import
 import type { ImportOptions, ImportResult } from "./shapes.ts";
 import type { SignatureVerification } from "./signature.ts";
 import type { ExchangeStore, ExchangeUser, ReadOnlyCaseEntry } from "./sources.ts";
+import { type ArchiveReader, zipSourceSize } from "./zip-read.ts";
 
 /** ImportOptions of spec 2.7 plus what the library needs beside them. */
 export interface CaseImportOptions extends ImportOptions {
@@ -83,7 +83,7 @@ async function writeCase(
   // Every image must be one the image host accepts, before anything is written.
   for (const file of files) {
     const image = pkg.images.get(file.fileData.id)!;
-    if (sniffImageType(image.bytes) === null) throw new PackageRefusal(`images/${image.name} is not a JPEG, PNG, GIF, WebP, TIFF or BMP image`);
+    if (image.contentType === null) throw new PackageRefusal(`images/${image.name} is not a JPEG, PNG, GIF, WebP, TIFF or BMP image`);
   }
 
   const originalImageIds: Record<string, string> = {};
@@ -91,9 +91,9 @@ async function writeCase(
   for (const [index, file] of files.entries()) {
     const image = pkg.images.get(file.fileData.id)!;
     const newId = await store.uploadImage({
-      bytes: image.bytes,
+      bytes: await image.read(),
       filename: file.fileData.originalFilename,
-      contentType: sniffImageType(image.bytes)!,
+      contentType: image.contentType!,
       owner: uid,
     });
     journal.images.push(newId);
@@ -156,7 +156,8 @@ async function writeCase(
 /**
  * Imports a case package (a ZIP export) for `importerUid` as a read-only case. Never throws
  * for a bad package or a failing store: the result says why, and whatever was written is
- * removed again.
+ * removed again. `zip` is the archive's bytes, a Blob or an {@link ArchiveReader} over a file
+ * (read in ranges: memory then follows the largest image, not the archive).
  *
  * @example
  * ```ts
@@ -164,7 +165,7 @@ async function writeCase(
  * if (!result.success) console.error(result.errors);
  * ```
  */
-export async function importCase(store: ExchangeStore, zip: Uint8Array, importerUid: string, options: CaseImportOptions = {}): Promise<ImportResult> {
+export async function importCase(store: ExchangeStore, zip: Uint8Array | Blob | ArchiveReader, importerUid: string, options: CaseImportOptions = {}): Promise<ImportResult> {
   const startedAt = store.now();
   const result: ImportResult = { success: false, caseNumber: "", isReadOnly: true, filesImported: 0, annotationsImported: 0, errors: [], warnings: [] };
   const journal: Journal = { images: [], annotations: [], previousCase: undefined, previousEntry: undefined };
@@ -230,7 +231,7 @@ export async function importCase(store: ExchangeStore, zip: Uint8Array, importer
       reviewingExaminerUid: importerUid,
     },
     startedAt,
-    bytes: zip.length,
+    bytes: zipSourceSize(zip),
   });
   if (auditProblem !== null) result.warnings!.push(auditProblem);
   if (result.errors!.length === 0) delete result.errors;

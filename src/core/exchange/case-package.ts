@@ -7,14 +7,14 @@
  * `/* ... *\/` warning block (older clients) is stripped before parsing; their data hash
  * covers the file without it.
  */
-import { unzipSync } from "fflate";
 import { CaseExportDataSchema, ForensicManifestSchema } from "../schemas/exchange.ts";
 import { ImportedCaseNumberSchema } from "../schemas/case.ts";
+import { sniffImageType } from "../images/image-type.ts";
 import { sameDigest, sha256Hex } from "./digest.ts";
-import { messageOf } from "./exchange-error.ts";
 import { IMAGES_FOLDER, imageEntryName, MANIFEST_ENTRY, manifestHashOf } from "./manifest.ts";
 import type { CaseExportData, CaseExportFile, ForensicManifest, SignatureValidity } from "./shapes.ts";
 import { type SignatureVerification, verifyManifestSignature } from "./signature.ts";
+import { type ZipEntry, type ZipLimits, ZipDirectory, type ZipSource } from "./zip-read.ts";
 import { stripWarningBlock } from "./warning-block.ts";
 
 /** A rule the package breaks: the message says which and why. */
@@ -30,8 +30,17 @@ export class PackageRefusal extends Error {
   }
 }
 
-/** The entries of an archive, by name. */
-type Entries = Record<string, Uint8Array>;
+/** A file's image in the package: read on demand, so one image at a time is in memory. */
+export interface PackageImage {
+  /** The entry's name under `images/`. */
+  name: string;
+  /** Its size in bytes. */
+  size: number;
+  /** The media type its bytes start with, or null when they are no image the host accepts. */
+  contentType: string | null;
+  /** Reads (and inflates) the image; its hash was checked when the package was. */
+  read(): Promise<Uint8Array>;
+}
 
 /** A package that passed rules 1 to 3 and the signature check. */
 export interface CheckedPackage {
@@ -39,8 +48,8 @@ export interface CheckedPackage {
   data: CaseExportData;
   /** The manifest. */
   manifest: ForensicManifest;
-  /** Each file's image bytes, by file id (files without an image are absent). */
-  images: Map<string, { name: string; bytes: Uint8Array }>;
+  /** Each file's image, by file id (files without an image are absent). */
+  images: Map<string, PackageImage>;
   /** Image entries no file refers to. */
   unreferencedImages: string[];
   /** Files without an image entry. */
@@ -66,52 +75,64 @@ export interface PackageFacts {
 }
 
 const decoder = new TextDecoder("utf-8", { fatal: false });
-/** The largest uncompressed entry read (a data file or one image). */
-const MAX_ENTRY_BYTES = 256 * 1024 * 1024;
+const MIB = 1024 * 1024;
+/**
+ * What a case package may hold. Images are stored, so only text inflates; the ratio cap is
+ * Apache POI's (100:1 above a floor), and the data file and manifest are parsed whole, so
+ * they are kept small enough for an import to stay within 2 x its largest image + 64 MB.
+ */
+const PACKAGE_LIMITS: ZipLimits = {
+  maxEntries: 10_000,
+  maxEntryBytes: 256 * MIB,
+  maxInflatedBytes: 1024 * MIB,
+  maxRatio: 100,
+  ratioFloorBytes: MIB,
+  maxDirectoryBytes: 16 * MIB,
+};
+const MAX_DATA_BYTES = 16 * MIB;
+const MAX_MANIFEST_BYTES = 4 * MIB;
+/** The names a case package holds (a CSV data file is named only to refuse it clearly). */
+const PACKAGE_NAME = /^(?:[^/]+_data\.(?:json|csv)|FORENSIC_MANIFEST\.json|README\.txt|READ_ONLY_INSTRUCTIONS\.txt|images\/[^/]*)$/;
 
-function unzip(zip: Uint8Array): Entries {
-  const tooLarge: string[] = [];
-  let entries: Entries;
-  try {
-    entries = unzipSync(zip, {
-      filter: (file) => {
-        if (file.name.endsWith("/")) return false;
-        if (file.originalSize > MAX_ENTRY_BYTES) {
-          tooLarge.push(file.name);
-          return false;
-        }
-        return true;
-      },
-    });
-  } catch (err) {
-    throw new PackageRefusal(`The file is not a readable ZIP archive: ${messageOf(err)}`);
+/** Opens the archive and refuses any entry a case package cannot hold. */
+async function openPackage(source: ZipSource): Promise<ZipDirectory> {
+  const zip = await ZipDirectory.open(source, PACKAGE_LIMITS);
+  const foreign = [...zip.entries.keys()].filter((name) => !PACKAGE_NAME.test(name));
+  if (foreign.length > 0) {
+    const listed = foreign.slice(0, 5).map((name) => JSON.stringify(name)).join(", ");
+    throw new PackageRefusal(`The archive holds ${foreign.length === 1 ? "an entry" : "entries"} a case package does not (${listed}${foreign.length > 5 ? ", ..." : ""}): only *_data.json, FORENSIC_MANIFEST.json, README.txt, READ_ONLY_INSTRUCTIONS.txt and images/ are read`);
   }
-  if (tooLarge.length > 0) throw new PackageRefusal(`Entries larger than ${MAX_ENTRY_BYTES} bytes: ${tooLarge.join(", ")}`);
-  return entries;
+  return zip;
+}
+
+/** Reads a small entry whose declared size is first held to `limit`. */
+function readSmall(zip: ZipDirectory, entry: ZipEntry, what: string, limit: number): Promise<Uint8Array> {
+  if (entry.size > limit) throw new PackageRefusal(`${what} is ${entry.size} bytes; at most ${limit} are read`);
+  return zip.read(entry);
 }
 
 /** Rule 1: exactly one `*_data.json`; a CSV package is refused. */
-function dataEntryOf(entries: Entries): string {
-  const names = Object.keys(entries);
+function dataEntryOf(zip: ZipDirectory): ZipEntry {
+  const names = [...zip.entries.keys()];
   const json = names.filter((name) => !name.includes("/") && name.endsWith("_data.json"));
   const csv = names.filter((name) => !name.includes("/") && name.endsWith("_data.csv"));
   if (json.length === 0 && csv.length > 0) throw new PackageRefusal("CSV import is not supported");
   if (json.length === 0) throw new PackageRefusal("The archive holds no *_data.json data file");
   if (json.length > 1) throw new PackageRefusal(`The archive holds ${json.length} data files; exactly one *_data.json is allowed`);
-  return json[0]!;
+  return zip.entries.get(json[0]!)!;
 }
 
-function imageEntriesOf(entries: Entries): Map<string, Uint8Array> {
-  const images = new Map<string, Uint8Array>();
-  for (const [name, bytes] of Object.entries(entries)) {
-    if (name.startsWith(IMAGES_FOLDER) && name.length > IMAGES_FOLDER.length) images.set(name.slice(IMAGES_FOLDER.length), bytes);
+/** The image entries by their name under `images/`. */
+function imageEntriesOf(zip: ZipDirectory): Map<string, ZipEntry> {
+  const images = new Map<string, ZipEntry>();
+  for (const [name, entry] of zip.entries) {
+    if (name.startsWith(IMAGES_FOLDER) && name.length > IMAGES_FOLDER.length) images.set(name.slice(IMAGES_FOLDER.length), entry);
   }
   return images;
 }
 
 /** The manifest, parsed; the file must be the 2-space JSON of what it holds, so every byte counts. */
-function manifestOf(entries: Entries): ForensicManifest {
-  const bytes = entries[MANIFEST_ENTRY];
+function manifestOf(bytes: Uint8Array | undefined): ForensicManifest {
   if (bytes === undefined) throw new PackageRefusal(`${MANIFEST_ENTRY} is missing: the archive's integrity cannot be verified`);
   const text = decoder.decode(bytes);
   let value: unknown;
@@ -131,8 +152,11 @@ function manifestOf(entries: Entries): ForensicManifest {
   return value as ForensicManifest;
 }
 
-/** Rule 2: the data hash, every image hash (no missing, no extra) and the manifest hash match. */
-async function checkHashes(manifest: ForensicManifest, dataBytes: Uint8Array, images: Map<string, Uint8Array>): Promise<void> {
+/**
+ * Rule 2: the data hash, every image hash (no missing, no extra) and the manifest hash match.
+ * Images are read one at a time, and only those the manifest lists; answers each one's media type.
+ */
+async function checkHashes(manifest: ForensicManifest, dataBytes: Uint8Array, zip: ZipDirectory, images: Map<string, ZipEntry>): Promise<Map<string, string | null>> {
   const problems: string[] = [];
   let dataHash = await sha256Hex(dataBytes);
   if (!sameDigest(dataHash, manifest.dataHash)) {
@@ -149,16 +173,22 @@ async function checkHashes(manifest: ForensicManifest, dataBytes: Uint8Array, im
   if (missing.length > 0) problems.push(`images listed in the manifest are missing: ${missing.join(", ")}`);
   if (extra.length > 0) problems.push(`images not listed in the manifest: ${extra.join(", ")}`);
   const actual: Record<string, string> = {};
-  for (const [name, bytes] of images) {
+  const types = new Map<string, string | null>();
+  for (const [name, entry] of images) {
+    const expected = listed.get(name);
+    if (expected === undefined) continue; // an image the manifest does not list is never inflated
+    const bytes = await zip.read(entry, "look");
     const hash = await sha256Hex(bytes);
     actual[prefixed ? `${IMAGES_FOLDER}${name}` : name] = hash;
-    const expected = listed.get(name);
-    if (expected !== undefined && !sameDigest(expected, hash)) problems.push(`the image ${IMAGES_FOLDER}${name} does not match its hash`);
+    types.set(name, sniffImageType(bytes));
+    if (!sameDigest(expected, hash)) problems.push(`the image ${IMAGES_FOLDER}${name} does not match its hash`);
   }
   if (manifest.totalFiles !== images.size + 1) problems.push(`the manifest counts ${manifest.totalFiles} files, the archive holds ${images.size + 1}`);
-  const recomputed = await manifestHashOf({ dataHash, imageHashes: actual, totalFiles: images.size + 1, createdAt: manifest.createdAt });
-  if (!sameDigest(recomputed, manifest.manifestHash)) problems.push("the manifest hash does not match the archive's contents");
+  // With an unlisted image the recomputed hash cannot match: it would cover a name the manifest lacks.
+  const recomputed = extra.length > 0 ? null : await manifestHashOf({ dataHash, imageHashes: actual, totalFiles: images.size + 1, createdAt: manifest.createdAt });
+  if (recomputed === null || !sameDigest(recomputed, manifest.manifestHash)) problems.push("the manifest hash does not match the archive's contents");
   if (problems.length > 0) throw new PackageRefusal(`Integrity check failed: ${problems.join("; ")}`);
+  return types;
 }
 
 /** Rule 3 and the shape of the data file. */
@@ -185,8 +215,13 @@ function parseData(dataBytes: Uint8Array): CaseExportData {
 }
 
 /** Finds each file's image: `{basename}-{fileId}{ext}`, or the original file name (older clients). */
-function matchImages(data: CaseExportData, images: Map<string, Uint8Array>): Pick<CheckedPackage, "images" | "unreferencedImages" | "filesWithoutImage"> {
-  const matched = new Map<string, { name: string; bytes: Uint8Array }>();
+function matchImages(
+  data: CaseExportData,
+  zip: ZipDirectory,
+  images: Map<string, ZipEntry>,
+  types: Map<string, string | null>,
+): Pick<CheckedPackage, "images" | "unreferencedImages" | "filesWithoutImage"> {
+  const matched = new Map<string, PackageImage>();
   const used = new Set<string>();
   const filesWithoutImage: CaseExportFile[] = [];
   for (const file of data.files) {
@@ -197,7 +232,8 @@ function matchImages(data: CaseExportData, images: Map<string, Uint8Array>): Pic
       continue;
     }
     used.add(name);
-    matched.set(file.fileData.id, { name, bytes: images.get(name)! });
+    const entry = images.get(name)!;
+    matched.set(file.fileData.id, { name, size: entry.size, contentType: types.get(name) ?? null, read: () => zip.read(entry) });
   }
   return { images: matched, unreferencedImages: [...images.keys()].filter((name) => !used.has(name)), filesWithoutImage };
 }
@@ -206,24 +242,27 @@ function matchImages(data: CaseExportData, images: Map<string, Uint8Array>): Pic
  * Reads and checks a package. Throws {@link PackageRefusal} at the first rule it breaks;
  * `facts` receives what was learnt before that, for previews.
  */
-export async function checkCasePackage(zip: Uint8Array, verification: SignatureVerification | undefined, facts: PackageFacts): Promise<CheckedPackage> {
-  const entries = unzip(zip);
-  const csvName = Object.keys(entries).find((name) => !name.includes("/") && name.endsWith("_data.csv"));
-  if (csvName !== undefined) facts.csv = decoder.decode(entries[csvName]!);
-  const dataName = dataEntryOf(entries);
-  const dataBytes = entries[dataName]!;
-  const images = imageEntriesOf(entries);
+export async function checkCasePackage(source: ZipSource, verification: SignatureVerification | undefined, facts: PackageFacts): Promise<CheckedPackage> {
+  const zip = await openPackage(source);
+  const csvEntry = [...zip.entries.values()].find((entry) => !entry.name.includes("/") && entry.name.endsWith("_data.csv"));
+  if (csvEntry !== undefined) facts.csv = decoder.decode(await readSmall(zip, csvEntry, "The CSV data file", MAX_DATA_BYTES));
+  const dataEntry = dataEntryOf(zip);
+  const images = imageEntriesOf(zip);
   facts.hasImages = images.size > 0;
+  // The small entries first: the manifest says which images to read at all.
+  const manifestEntry = zip.entries.get(MANIFEST_ENTRY);
+  const manifestBytes = manifestEntry === undefined ? undefined : await readSmall(zip, manifestEntry, MANIFEST_ENTRY, MAX_MANIFEST_BYTES);
+  const dataBytes = await readSmall(zip, dataEntry, "The data file", MAX_DATA_BYTES);
   let dataRefusal: unknown;
   try {
     facts.data = parseData(dataBytes);
   } catch (err) {
     dataRefusal = err; // thrown below: the integrity rule comes first
   }
-  const manifest = manifestOf(entries);
+  const manifest = manifestOf(manifestBytes);
   const signature = await verifyManifestSignature(manifest.manifestHash, manifest.signature, verification);
   facts.signatureValid = signature.valid;
-  await checkHashes(manifest, dataBytes, images);
+  const types = await checkHashes(manifest, dataBytes, zip, images);
   if (facts.data === undefined) throw dataRefusal;
   const data = facts.data;
   const warnings: string[] = [];
@@ -231,5 +270,5 @@ export async function checkCasePackage(zip: Uint8Array, verification: SignatureV
   if (verification?.requireSignature === true && signature.valid !== true) {
     throw new PackageRefusal(signature.valid === "unsigned" ? "The package is not signed and signatures are required" : `Signature invalid: ${signature.reason ?? ""}`);
   }
-  return { data, manifest, ...matchImages(data, images), signatureValid: signature.valid, warnings, bytes: zip.length };
+  return { data, manifest, ...matchImages(data, zip, images, types), signatureValid: signature.valid, warnings, bytes: zip.size };
 }

@@ -12,6 +12,7 @@ import { messageOf } from "./exchange-error.ts";
 import { checkExporter, checkImporterCases, consistencyProblems } from "./import-rules.ts";
 import type { CaseImportPreview } from "./shapes.ts";
 import type { ExchangeStore } from "./sources.ts";
+import type { ArchiveReader } from "./zip-read.ts";
 
 /** Who would import, and how: everything optional. */
 export interface PreviewContext extends Pick<CaseImportOptions, "overwriteExisting" | "validateIntegrity" | "verification"> {
@@ -48,9 +49,9 @@ async function csvPreview(facts: PackageFacts, warnings: string[]): Promise<Case
 
 /**
  * Previews a package. Never throws: a package that would be refused has `canImport: false`
- * and the reason first in `warnings`.
+ * and the reason first in `warnings`. `zip` is read as by `importCase`.
  */
-export async function previewCaseImport(zip: Uint8Array, context: PreviewContext = {}): Promise<CaseImportPreview> {
+export async function previewCaseImport(zip: Uint8Array | Blob | ArchiveReader, context: PreviewContext = {}): Promise<CaseImportPreview> {
   const facts: PackageFacts = { hasImages: false };
   const warnings: string[] = [];
   let canImport = true;

@@ -97,6 +97,7 @@ export {
 export { CSV_WARNING_LINE, stripWarningBlock } from "./warning-block.ts";
 export { type PreviewContext, previewCaseImport } from "./import-preview.ts";
 export { type CaseImportOptions, importCase } from "./case-import.ts";
+export type { ArchiveReader } from "./zip-read.ts";
 export { OWN_CASE_REFUSAL } from "./import-rules.ts";
 export {
   confirmationExportHash,
