@@ -110,12 +110,19 @@ export function createLocalImageHost(options: LocalImageHostOptions): LocalImage
       };
       // Bytes first, metadata last: an image exists once its metadata does.
       await options.store.put(storageKeys.image(id), image.bytes);
-      await options.store.put(metadataKey(id), encoder.encode(JSON.stringify(meta)));
+      try {
+        await options.store.put(metadataKey(id), encoder.encode(JSON.stringify(meta)));
+      } catch (err) {
+        // No metadata, no image: its bytes would lie in the store unreachable for good.
+        await options.store.delete(storageKeys.image(id)).catch(() => false);
+        throw err;
+      }
       return { id, filename: meta.filename, uploaded: meta.uploaded, variants: [deliveryUrl(id, PUBLIC_VARIANT).href] };
     },
 
     async delete(imageId) {
       checkSegment(imageId, "imageId");
+      // Metadata first: the image is gone at once; bytes a failed attempt left go with the retry (404).
       const existed = await options.store.delete(metadataKey(imageId));
       await options.store.delete(storageKeys.image(imageId));
       return existed;
