@@ -16,6 +16,7 @@ import type { CaseExportData, CaseExportFile, ForensicManifest, SignatureValidit
 import { type SignatureVerification, verifyManifestSignature } from "./signature.ts";
 import { type ZipEntry, type ZipLimits, ZipDirectory, type ZipSource } from "./zip-read.ts";
 import { stripWarningBlock } from "./warning-block.ts";
+import { jsonDepthOverflow, tooDeepMessage } from "../http/json-depth.ts";
 
 /** A rule the package breaks: the message says which and why. */
 export class PackageRefusal extends Error {
@@ -135,6 +136,7 @@ function imageEntriesOf(zip: ZipDirectory): Map<string, ZipEntry> {
 function manifestOf(bytes: Uint8Array | undefined): ForensicManifest {
   if (bytes === undefined) throw new PackageRefusal(`${MANIFEST_ENTRY} is missing: the archive's integrity cannot be verified`);
   const text = decoder.decode(bytes);
+  if (jsonDepthOverflow(text) !== -1) throw new PackageRefusal(tooDeepMessage(MANIFEST_ENTRY));
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -193,9 +195,11 @@ async function checkHashes(manifest: ForensicManifest, dataBytes: Uint8Array, zi
 
 /** Rule 3 and the shape of the data file. */
 function parseData(dataBytes: Uint8Array): CaseExportData {
+  const text = stripWarningBlock(decoder.decode(dataBytes));
+  if (jsonDepthOverflow(text) !== -1) throw new PackageRefusal(tooDeepMessage("The data file"));
   let value: unknown;
   try {
-    value = JSON.parse(stripWarningBlock(decoder.decode(dataBytes)));
+    value = JSON.parse(text);
   } catch {
     throw new PackageRefusal("The data file is not valid JSON");
   }
