@@ -211,3 +211,15 @@ describe("import rule 8: rollback", () => {
     expect((await previewCaseImport(extra, { validateIntegrity: false })).canImport).toBe(true);
   });
 });
+
+describe("imported images are checked as uploads are", () => {
+  it("an image cut short, consistent with its manifest, is refused by its structure and nothing is written", async () => {
+    const before = await storedImageIds(seeded.ports);
+    const original = entries(zip)[names.image]!;
+    const truncated = await repackage(zip, () => {}, { [names.image]: original.slice(0, 60) });
+    const result = await importCase(seeded.store, truncated, REVIEWER);
+    expect(result.success).toBe(false);
+    expect(result.errors?.[0]).toMatch(/is not a readable (PNG|JPEG|WebP|GIF|TIFF|BMP)/);
+    await expectNothingWritten(before);
+  });
+});

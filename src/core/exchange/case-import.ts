@@ -9,6 +9,7 @@
  * removed only once the new one is in place. The audit entry `case-import` is written either way.
  */
 import { fileIdsOf } from "../users/account-resources.ts";
+import { describeRefusal, inspectImage } from "../images/image-structure.ts";
 import { checkCasePackage, type CheckedPackage, type PackageFacts, PackageRefusal } from "./case-package.ts";
 import { messageOf } from "./exchange-error.ts";
 import { recordAudit } from "./exchange-audit.ts";
@@ -90,11 +91,21 @@ async function writeCase(
   options.onProgress?.({ stage: "images", done: 0, total: files.length });
   for (const [index, file] of files.entries()) {
     const image = pkg.images.get(file.fileData.id)!;
+    const bytes = await image.read();
+    // Checked as an upload is: an image that is not what it claims never reaches the host.
+    const inspection = inspectImage(bytes);
+    if (!inspection.ok) {
+      throw new PackageRefusal(inspection.reason === "not-an-image"
+        ? `images/${image.name} is not a JPEG, PNG, GIF, WebP, TIFF or BMP image`
+        : describeRefusal(`images/${image.name}`, inspection).message);
+    }
     const newId = await store.uploadImage({
-      bytes: await image.read(),
+      bytes,
       filename: file.fileData.originalFilename,
-      contentType: image.contentType!,
+      contentType: inspection.type,
       owner: uid,
+      width: inspection.width,
+      height: inspection.height,
     });
     journal.images.push(newId);
     originalImageIds[file.fileData.id] = newId;

@@ -104,6 +104,10 @@ export interface ExchangeImageUpload {
   contentType: string;
   /** The importing user. */
   owner: string;
+  /** Its size in pixels, read from its header when it was checked. */
+  width?: number;
+  /** Its height in pixels. */
+  height?: number;
 }
 
 /**
@@ -221,7 +225,8 @@ export function portsExchangeStore(ports: ExchangePorts): ExchangeStore {
     readImage: ports.readImage ?? ((imageId) => ports.images.get(storageKeys.image(imageId))),
     async uploadImage(image) {
       const bytes = image.bytes.buffer instanceof ArrayBuffer ? (image.bytes as Uint8Array<ArrayBuffer>) : new Uint8Array(image.bytes);
-      const hosted = await host.upload({ bytes, filename: image.filename, contentType: image.contentType, owner: image.owner });
+      const size = image.width !== undefined && image.height !== undefined ? { width: image.width, height: image.height } : {};
+      const hosted = await host.upload({ bytes, filename: image.filename, contentType: image.contentType, owner: image.owner, ...size });
       return hosted.id;
     },
     async deleteImage(imageId) {
