@@ -17,6 +17,7 @@ interface BunApi {
   serve(options: {
     port: number;
     hostname: string;
+    maxRequestBodySize?: number;
     fetch(request: Request, server: BunServer): Response | Promise<Response>;
   }): BunServer;
 }
@@ -32,6 +33,9 @@ export const bunListen: Listen = (app: WorkerApp, address: { port: number; hostn
   const server = bun().serve({
     port: address.port,
     hostname: address.hostname,
+    // Bun drops a connection whose body passes this (default 128 MiB) without an answer; the
+    // routes' own limits answer 413 instead, and Bun discards the rest of a refused body.
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     fetch: (request, srv) => app.fetch(request, { clientIp: srv.requestIP(request)?.address }),
   });
   // stop(false) stops accepting and resolves once in-flight requests are answered.

@@ -12,6 +12,7 @@ import { createImageWorker } from "../../core/workers/image.ts";
 import { createStandaloneUserWorker } from "../../core/users/standalone.ts";
 import type { BlobStore } from "../../core/ports.ts";
 import { errorBody } from "../../core/http/errors.ts";
+import { settleRequestBody } from "../../core/http/limits.ts";
 import type { WorkerApp } from "../../core/http/worker-app.ts";
 import { createDataWorker } from "../../core/workers/data.ts";
 import { createAuditWorker } from "../../core/workers/audit.ts";
@@ -169,6 +170,13 @@ export const userWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: Servi
   });
 
 /**
+ * workerd resets a connection whose request body was left unread and cannot announce
+ * `Connection: close`, so a refused body is read to the end, up to the largest body any
+ * Cloudflare plan admits (500 MB); reading is waiting on I/O, not CPU time.
+ */
+const REFUSED_BODY_READ = { maxBytes: 512 * 1024 * 1024, maxMs: 60_000 };
+
+/**
  * Creates a module worker serving the app `build` makes from the request's bindings.
  * Pass one of the `...OnBindings` builders; a bundle holds only the workers it names.
  */
@@ -188,7 +196,8 @@ export function createCloudflareWorker(build: BuildApp): ModuleWorker {
         apps.set(env, app);
       }
       // Cloudflare sets CF-Connecting-IP itself; a client cannot forge it.
-      return Promise.resolve(app.fetch(request, { clientIp: request.headers.get("CF-Connecting-IP") ?? undefined }));
+      const answered = Promise.resolve(app.fetch(request, { clientIp: request.headers.get("CF-Connecting-IP") ?? undefined }));
+      return answered.then((response) => settleRequestBody(request, response, { bound: REFUSED_BODY_READ }));
     },
   };
 }

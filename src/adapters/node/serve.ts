@@ -5,6 +5,8 @@
 import type { AddressInfo } from "node:net";
 import { serve as serveHono, type HttpBindings } from "@hono/node-server";
 import type { WorkerApp } from "../../core/http/worker-app.ts";
+import { settleRequestBody } from "../../core/http/limits.ts";
+import { lingerOnClose } from "./lingering-close.ts";
 import { type Listen, type Listening, type RunningServer, type ServeOptions, startService } from "./start.ts";
 
 /** Listens with Node's HTTP server; the client IP is the socket's peer. */
@@ -12,7 +14,17 @@ export const nodeListen: Listen = async (app: WorkerApp, address: { port: number
   const server = await new Promise<ReturnType<typeof serveHono>>((resolve, reject) => {
     const started = serveHono(
       {
-        fetch: (request, env) => app.fetch(request, { clientIp: (env as HttpBindings).incoming.socket.remoteAddress }),
+        fetch: (request, env) => {
+          const { incoming } = env as HttpBindings;
+          const answered = Promise.resolve(app.fetch(request, { clientIp: incoming.socket.remoteAddress }));
+          return answered.then(async (response) => {
+            // complete: the whole request arrived, nothing of it is left on the connection.
+            if (incoming.complete) return response;
+            const settled = await settleRequestBody(request, response, { incomplete: true });
+            if (settled.headers.get("Connection") === "close") lingerOnClose(incoming);
+            return settled;
+          });
+        },
         port: address.port,
         hostname: address.hostname,
       },

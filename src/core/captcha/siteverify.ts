@@ -8,6 +8,7 @@ import type { CaptchaOutcome, CaptchaVerifier } from "../ports.ts";
 import { CaptchaResponseSchema } from "../schemas/captcha.ts";
 import { ServiceError } from "../http/errors.ts";
 import { isTimeout } from "../http/timeout.ts";
+import { fetchRefusingRedirects } from "../http/outbound.ts";
 
 /** Options of {@link createSiteverifyVerifier}. */
 export interface SiteverifyOptions {
@@ -33,11 +34,10 @@ export function createSiteverifyVerifier(options: SiteverifyOptions): CaptchaVer
       if (remoteIp !== undefined) form.set("remoteip", remoteIp);
       let response: Response;
       try {
-        response = await doFetch(options.url, {
+        response = await fetchRefusingRedirects(doFetch, options.url, {
           method: "POST",
           body: form,
           signal: AbortSignal.timeout(options.timeoutMs),
-          redirect: "error",
         });
       } catch (err) {
         throw ServiceError.server(

@@ -7,6 +7,7 @@
  */
 import type { Clock, HostedImage, ImageHost, ImageUpload } from "../ports.ts";
 import { ServiceError } from "../http/errors.ts";
+import { fetchRefusingRedirects } from "../http/outbound.ts";
 import { checkSegment, decodeSegment } from "../storage/keys.ts";
 import { ImageUploadResponseSchema } from "../schemas/image.ts";
 import { signDeliveryUrl } from "./signed-url.ts";
@@ -50,11 +51,10 @@ export function createCloudflareImageHost(options: CloudflareImageHostOptions): 
   async function call(url: string, init: RequestInit): Promise<{ status: number; body: unknown }> {
     let response: Response;
     try {
-      response = await doFetch(url, {
+      response = await fetchRefusingRedirects(doFetch, url, {
         ...init,
         headers: { Authorization: `Bearer ${required(options.apiToken, "CF_IMAGES_TOKEN")}` },
         signal: AbortSignal.timeout(options.timeoutMs),
-        redirect: "error",
       });
     } catch (err) {
       if (err instanceof ServiceError) throw err;

@@ -8,6 +8,7 @@ import type { Mailer } from "../ports.ts";
 import { htmlOf } from "./message.ts";
 import { type Mailbox, parseMailbox } from "./mailbox.ts";
 import { isTimeout } from "../http/timeout.ts";
+import { fetchRefusingRedirects } from "../http/outbound.ts";
 
 /** Options of {@link createHttpMailer}. */
 export interface HttpMailerOptions {
@@ -42,7 +43,7 @@ export function createHttpMailer(options: HttpMailerOptions): Mailer {
       if (from === null || to === null) throw new MailNotSentError("invalid address");
       let response: Response;
       try {
-        response = await doFetch(options.url, {
+        response = await fetchRefusingRedirects(doFetch, options.url, {
           method: "POST",
           headers: { Authorization: `Bearer ${options.token}`, "Content-Type": "application/json" },
           body: JSON.stringify({
@@ -54,7 +55,6 @@ export function createHttpMailer(options: HttpMailerOptions): Mailer {
             PlainContent: message.text,
           }),
           signal: AbortSignal.timeout(options.timeoutMs),
-          redirect: "error",
         });
       } catch (err) {
         throw new MailNotSentError(isTimeout(err) ? `no answer within ${options.timeoutMs} ms` : "mail API unreachable");

@@ -5,6 +5,7 @@
  * `IMAGES_API_TOKEN` for the image worker. A 404 on delete means already gone.
  */
 import { ServiceError } from "../http/errors.ts";
+import { fetchRefusingRedirects } from "../http/outbound.ts";
 import { checkSegment } from "../storage/keys.ts";
 import { type AccountResources, fileIdsOf } from "./account-resources.ts";
 
@@ -42,7 +43,7 @@ export function httpResources(options: HttpResourcesOptions): AccountResources {
   async function call(url: string, init: RequestInit, what: string): Promise<Response> {
     try {
       const headers = { ...options.extraHeaders, ...(init.headers as Record<string, string> | undefined) };
-      return await doFetch(url, { ...init, headers, signal: AbortSignal.timeout(options.timeoutMs), redirect: "error" });
+      return await fetchRefusingRedirects(doFetch, url, { ...init, headers, signal: AbortSignal.timeout(options.timeoutMs) });
     } catch {
       throw ServiceError.server(`The ${what} could not be reached`);
     }
