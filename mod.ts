@@ -17,10 +17,10 @@
  * const response = await app.request("/health");
  * ```
  */
-export { createService, imageHostOf, type ServicePorts, WORKER_MOUNTS, type WorkerName } from "./src/core/service.ts";
+export { createService, imageHostOf, type ServicePorts, WORKER_MOUNTS, type WorkerName } from "./src/core/service/service.ts";
 export { ConfigError, GENERATED_SECRETS, type IdentityConfig, NEVER_EXPOSED, parseConfig, type ServiceConfig } from "./src/core/config.ts";
-export { type AccessControl, accessControl, type AccessControlDeps } from "./src/core/access/access.ts";
-export { ADMIN_KEY_HEADER, IDENTITY_TOKEN_HEADER } from "./src/core/access/actor.ts";
+export { type AccessControl, accessControl, type AccessControlDeps } from "./src/core/http/access.ts";
+export { ADMIN_KEY_HEADER, IDENTITY_TOKEN_HEADER } from "./src/core/http/actor.ts";
 export {
   createIdentityVerifier,
   FIREBASE_JWKS_URL,
@@ -30,7 +30,7 @@ export {
   IdentityTokenError,
   type IdentityVerifier,
   type IdentityVerifierOptions,
-} from "./src/core/access/identity-token.ts";
+} from "./src/core/identity/identity-token.ts";
 export {
   createMemoryRateLimiter,
   type MemoryRateLimiter,
@@ -39,10 +39,10 @@ export {
   type RateLimiter,
   type RateRule,
 } from "./src/core/rate-limit/limiter.ts";
+export { ADMIN_TRAIL_USER_ID } from "./src/core/identity/identity-token.ts";
 export { DEFAULT_RATE_LIMITS, parseRateLimits, RATE_LIMIT_ROUTES, type RateLimitRoute, type RateLimits } from "./src/core/rate-limit/rules.ts";
 export {
   type Actor,
-  ADMIN_TRAIL_USER_ID,
   NO_AUDIT_LOG,
   type ServiceAuditAction,
   type ServiceAuditDetails,
@@ -89,6 +89,7 @@ export type {
   Clock,
   HostedImage,
   ImageHost,
+  ImageHostFactory,
   ImageUpload,
   KvStore,
   Mailer,
@@ -103,13 +104,13 @@ export {
   type VersionedBackend,
   type VersionedStoreOptions,
 } from "./src/core/storage/versioned-store.ts";
-export { createMemoryPorts } from "./src/core/storage/memory-ports.ts";
+export { createMemoryPorts } from "./src/core/service/memory-ports.ts";
 export { storageKeys } from "./src/core/storage/keys.ts";
 export { createDataWorker, type DataWorkerDeps } from "./src/core/workers/data.ts";
 export { createAuditWorker, type AuditWorkerDeps } from "./src/core/workers/audit.ts";
 export { createKeysWorker, type KeysWorkerDeps } from "./src/core/workers/keys.ts";
 export { createCaptchaWorker, type CaptchaWorkerDeps } from "./src/core/workers/captcha.ts";
-export { createImageWorker, type ImageHostFactory, type ImageWorkerDeps } from "./src/core/workers/image.ts";
+export { createImageWorker, type ImageWorkerDeps } from "./src/core/workers/image.ts";
 export { createLocalImageHost, type LocalImageHost, type LocalImageHostOptions, PUBLIC_VARIANT } from "./src/core/images/local-host.ts";
 export { type CloudflareImageHostOptions, createCloudflareImageHost } from "./src/core/images/cloudflare-host.ts";
 export { UpstreamError } from "./src/core/images/upstream-error.ts";
@@ -117,15 +118,16 @@ export { createUserWorker, DELETION_MAIL_FAILURE_MESSAGE, type UserWorkerDeps } 
 export { createPdfWorker, type PdfWorkerDeps, type PdfWorkerOptions, pdfWorkerOptions } from "./src/core/workers/pdf.ts";
 export { DEFAULT_CASE_FONT_COLOR, renderReport, type ReportOptions } from "./src/core/pdf/report.ts";
 export { parseReportRequest, type ReportAnnotations, type ReportBox, type ReportInput, type ReportRequest } from "./src/core/pdf/report-request.ts";
-export { createStandaloneUserWorker, type StandaloneUserWorkerDeps } from "./src/core/users/standalone.ts";
-export { type AccountResources, storeResources, type StoreResourcesOptions } from "./src/core/users/account-resources.ts";
-export { httpResources, type HttpResourcesOptions } from "./src/core/users/http-resources.ts";
+export { createStandaloneUserWorker, type StandaloneUserWorkerDeps } from "./src/core/service/standalone-user.ts";
+export { type AccountResources, storeResources, type StoreResourcesOptions } from "./src/core/cases/account-resources.ts";
+export { httpResources, type HttpResourcesOptions } from "./src/core/cases/http-resources.ts";
 export { createOutboxMailer } from "./src/core/mail/outbox-mailer.ts";
 export { createHttpMailer, type HttpMailerOptions, MailNotSentError } from "./src/core/mail/http-mailer.ts";
 export { mailerOf } from "./src/core/mail/transport.ts";
 export { composeMessage, escapeHtml, htmlOf } from "./src/core/mail/message.ts";
 export { type Mailbox, parseMailbox } from "./src/core/mail/mailbox.ts";
 export { createSiteverifyVerifier, type SiteverifyOptions } from "./src/core/captcha/siteverify.ts";
-export { type ErrorStatus, redactSecrets, ServiceError } from "./src/core/http/errors.ts";
+export { type FailureKind, redactSecrets, ServiceError } from "./src/core/errors.ts";
+export { type ErrorStatus, statusOf } from "./src/core/http/errors.ts";
 export { ERROR_CODES, type ErrorCode } from "./src/core/schemas/error.ts";
 export type { ServiceBindings, WorkerApp, WorkerEnv, WorkerVariables } from "./src/core/http/worker-app.ts";

@@ -10,7 +10,7 @@ import { Miniflare } from "miniflare";
 import { parseServeFlags } from "../dist/src/adapters/node/command.js";
 import { readEnvironment } from "../dist/src/adapters/node/environment.js";
 import { ensureSecrets } from "../dist/src/adapters/node/secrets.js";
-import { WORKER_MOUNTS } from "../dist/src/core/service.js";
+import { WORKER_MOUNTS } from "../dist/src/core/service/service.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 

@@ -5,7 +5,7 @@
  */
 import * as z from "zod";
 import { parseRateLimits, type RateLimits } from "./rate-limit/rules.ts";
-import { firebaseIdentity } from "./access/identity-token.ts";
+import { firebaseIdentity } from "./identity/identity-token.ts";
 
 /** Secrets that no worker ever hands out, whatever `KEYS_EXPOSED` says. */
 export const NEVER_EXPOSED = [
@@ -249,7 +249,10 @@ function identityOf(e: z.infer<typeof ServiceEnvSchema>): IdentityConfig | undef
   return { jwksUrl, issuer, audience, clockSkewSeconds: e.AUTH_CLOCK_SKEW_SECONDS };
 }
 
-/** A configuration problem, naming each bad variable. */
+/**
+ * A configuration problem, naming each bad variable. The operator's mistake, not a
+ * client's: it is no `ServiceError`, so a request never sees it.
+ */
 export class ConfigError extends Error {
   /** Builds the error from one problem per bad variable (`NAME: why`). */
   constructor(readonly problems: string[]) {

@@ -111,6 +111,12 @@ export interface ImageHost {
   serve?(imageId: string, variant: string, query: URLSearchParams, ifNoneMatch: string | undefined): Promise<Response>;
 }
 
+/**
+ * Builds the host for one request from the URL under which this worker delivers images
+ * (`PUBLIC_URL`, or the request's origin, then the worker's mount and `/delivery`).
+ */
+export type ImageHostFactory = (deliveryBase: string) => ImageHost;
+
 /** The answer of a CAPTCHA verification service (Turnstile's siteverify shape). */
 export interface CaptchaOutcome {
   /** Whether the token passed; a failed check still answers 200 (spec 7.6). */

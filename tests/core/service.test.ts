@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { dataHeaders, memoryPorts, testService } from "../helpers/service.ts";
-import { createService } from "../../src/core/service.ts";
+import { createService } from "../../src/core/service/service.ts";
 import { parseConfig } from "../../src/core/config.ts";
 import type { BlobStore } from "../../src/core/ports.ts";
 

@@ -15,7 +15,7 @@ import { storageKeys } from "../../src/core/storage/keys.ts";
 import { verifyCaseCsv } from "../../src/core/exchange/mod.ts";
 import { fixture } from "../helpers/images.ts";
 import { systemClock } from "../../src/core/ports.ts";
-import { crc32 } from "../../src/core/exchange/crc32.ts";
+import { crc32 } from "../../src/core/encoding/crc32.ts";
 import { buildZip, peakRss, zeros } from "./zip-bombs.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { crc32 } from "../../src/core/exchange/crc32.ts";
+import { crc32 } from "../../src/core/encoding/crc32.ts";
 import { referenceCrc } from "./exchange-fixtures.ts";
 
 describe("crc32 (slicing-by-16)", () => {

@@ -7,7 +7,7 @@ import { memoryPorts, fixedClock } from "../helpers/service.ts";
 import { fixture } from "../helpers/images.ts";
 import { storageKeys } from "../../src/core/storage/keys.ts";
 import { createLocalImageHost } from "../../src/core/images/local-host.ts";
-import type { ServicePorts } from "../../src/core/service.ts";
+import type { ServicePorts } from "../../src/core/service/service.ts";
 import { portsExchangeStore, type ExchangeStore } from "../../src/core/exchange/mod.ts";
 
 export const ANALYST = "analyst-uid";

@@ -5,7 +5,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { Deflate, Zip, type ZipInputFile } from "fflate";
-import { crc32 } from "../../src/core/exchange/crc32.ts";
+import { crc32 } from "../../src/core/encoding/crc32.ts";
 
 const MIB = 1024 * 1024;
 

@@ -11,7 +11,7 @@ import { fixedClock, KEYS, memoryPorts, testService } from "../helpers/service.t
 import { fixture, uploadForm } from "../helpers/images.ts";
 import { auditEntry } from "../helpers/audit-entry.ts";
 import { signDeliveryUrl } from "../../src/core/images/signed-url.ts";
-import type { ServicePorts } from "../../src/core/service.ts";
+import type { ServicePorts } from "../../src/core/service/service.ts";
 
 const STORES = ["data", "audit", "users", "images", "outbox"] as const;
 type StoreName = (typeof STORES)[number];

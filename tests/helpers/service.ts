@@ -2,7 +2,7 @@ import { createStorage } from "unstorage";
 import memoryDriver from "unstorage/drivers/memory";
 import { createBlobStore, createKvStore } from "../../src/core/storage/unstorage-stores.ts";
 import { parseConfig } from "../../src/core/config.ts";
-import { createService, type ServicePorts } from "../../src/core/service.ts";
+import { createService, type ServicePorts } from "../../src/core/service/service.ts";
 import type { CaptchaVerifier, Clock } from "../../src/core/ports.ts";
 
 export const KEYS = {

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { keyFromRawPath, MAX_KEY_BYTES, storageKeys } from "../../src/core/storage/keys.ts";
-import { ServiceError } from "../../src/core/http/errors.ts";
+import { ServiceError } from "../../src/core/errors.ts";
+import { statusOf } from "../../src/core/http/errors.ts";
 import { longestKeys } from "./suite.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text).length;
@@ -27,7 +28,8 @@ describe("key limits", () => {
       refused = err;
     }
     expect(refused).toBeInstanceOf(ServiceError);
-    expect(refused).toMatchObject({ status: 400, code: "VALIDATION_ERROR", message: expect.stringContaining(`${MAX_KEY_BYTES} bytes`) });
+    expect(refused).toMatchObject({ code: "VALIDATION_ERROR", message: expect.stringContaining(`${MAX_KEY_BYTES} bytes`) });
+    expect(statusOf(refused as ServiceError)).toBe(400);
   });
 
   it("the longest keys fit S3 and R2 with any store prefix, and the longest user id fits Cloudflare KV", () => {

@@ -7,9 +7,9 @@
  */
 import { parseConfig, type ServiceConfig } from "../../core/config.ts";
 import { systemClock } from "../../core/ports.ts";
-import { createService, imageHostOf, type ServicePorts } from "../../core/service.ts";
+import { createService, imageHostOf, type ServicePorts } from "../../core/service/service.ts";
 import { createImageWorker } from "../../core/workers/image.ts";
-import { createStandaloneUserWorker } from "../../core/users/standalone.ts";
+import { createStandaloneUserWorker } from "../../core/service/standalone-user.ts";
 import type { BlobStore } from "../../core/ports.ts";
 import { errorBody } from "../../core/http/errors.ts";
 import { settleRequestBody } from "../../core/http/limits.ts";
@@ -24,7 +24,7 @@ import type { KVNamespaceLike, R2BucketLike } from "./bindings.ts";
 import { createR2BlobStore } from "./r2-store.ts";
 import { createKvNamespaceStore } from "./kv-store.ts";
 import { createCloudflareRateLimiter, type RateLimitBindingLike } from "./rate-limiter.ts";
-import { type AccessControl, accessControl } from "../../core/access/access.ts";
+import { type AccessControl, accessControl } from "../../core/http/access.ts";
 import type { RateLimiter } from "../../core/rate-limit/limiter.ts";
 
 /** The bindings and variables a deployment provides (see `examples/cloudflare`). */

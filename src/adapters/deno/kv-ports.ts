@@ -4,7 +4,7 @@
  * `DATA/kv.sqlite3`) locally, or the platform's KV on Deno Deploy (`STORAGE_URL=deploy`).
  */
 import { systemClock } from "../../core/ports.ts";
-import type { ServicePorts } from "../../core/service.ts";
+import type { ServicePorts } from "../../core/service/service.ts";
 import type { RuntimeStorage, StoragePorts } from "../node/start.ts";
 import type { ServiceConfig } from "../../core/config.ts";
 import { createDenoKvBlobStore, createDenoKvStore, type DenoKvLike } from "./kv-blob-store.ts";

@@ -16,7 +16,7 @@ import { basename, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import * as zlib from "node:zlib";
 import { ConfigError, parseConfig, type ServiceConfig } from "../../core/config.ts";
-import { hostForDirectUse, imageHostOf } from "../../core/service.ts";
+import { hostForDirectUse, imageHostOf } from "../../core/service/service.ts";
 import type { ImageHost } from "../../core/ports.ts";
 import {
   type CaseImportOptions,

@@ -3,7 +3,7 @@
  * The ports on one S3 bucket (STORAGE=s3): each store under its own key prefix.
  */
 import { systemClock } from "../../core/ports.ts";
-import type { ServicePorts } from "../../core/service.ts";
+import type { ServicePorts } from "../../core/service/service.ts";
 import { createS3BlobStore, createS3KvStore, probeConditionalWrites, type S3Location } from "./s3-store.ts";
 
 /** `https://host/bucket` and the credentials, as a location. */

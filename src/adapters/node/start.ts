@@ -5,15 +5,15 @@
  * listen with the runtime's own server and print one line per worker.
  */
 import { parseConfig } from "../../core/config.ts";
-import { createService, WORKER_MOUNTS } from "../../core/service.ts";
+import { createService, WORKER_MOUNTS } from "../../core/service/service.ts";
 import type { WorkerApp } from "../../core/http/worker-app.ts";
 import { join } from "node:path";
 import { createFileBlobStore, createFilePorts } from "./file-ports.ts";
 import { createRedisPorts } from "./redis-ports.ts";
 import { createS3Ports, s3LocationFromUrl } from "./s3-ports.ts";
-import { createMemoryPorts } from "../../core/storage/memory-ports.ts";
+import { createMemoryPorts } from "../../core/service/memory-ports.ts";
 import { ConfigError, type ServiceConfig } from "../../core/config.ts";
-import type { ServicePorts } from "../../core/service.ts";
+import type { ServicePorts } from "../../core/service/service.ts";
 import type { Mailer } from "../../core/ports.ts";
 
 /** nodemailer is loaded only when SMTP is configured. */

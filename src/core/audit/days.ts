@@ -2,7 +2,7 @@
  * @module
  * Audit days: the UTC calendar days that name the daily files, and the ranges GET reads.
  */
-import { ServiceError } from "../http/errors.ts";
+import { ServiceError } from "../errors.ts";
 import { utcDayOf } from "../schemas/audit.ts";
 
 /** The longest range one GET may read, in days (both ends included). */

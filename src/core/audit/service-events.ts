@@ -14,8 +14,6 @@ export type Actor =
   | { kind: "user"; uid: string; email: string | undefined }
   | { kind: "admin" };
 
-/** The trail that records admin actions on no particular user (e.g. an upload by the admin). */
-export const ADMIN_TRAIL_USER_ID = "_admin";
 
 /** The spec 2.5 actions the service writes itself. */
 export type ServiceAuditAction =

@@ -6,9 +6,9 @@
  */
 import type { CaptchaOutcome, CaptchaVerifier } from "../ports.ts";
 import { CaptchaResponseSchema } from "../schemas/captcha.ts";
-import { ServiceError } from "../http/errors.ts";
-import { isTimeout } from "../http/timeout.ts";
-import { fetchRefusingRedirects } from "../http/outbound.ts";
+import { ServiceError } from "../errors.ts";
+import { isTimeout } from "../outbound/timeout.ts";
+import { fetchRefusingRedirects } from "../outbound/no-redirects.ts";
 
 /** Options of {@link createSiteverifyVerifier}. */
 export interface SiteverifyOptions {

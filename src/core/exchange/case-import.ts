@@ -8,8 +8,8 @@
  * write is journalled; on any failure the journal is undone (8). A replaced read-only case is
  * removed only once the new one is in place. The audit entry `case-import` is written either way.
  */
-import { fileIdsOf } from "../users/account-resources.ts";
-import { describeRefusal, inspectImage } from "../images/image-structure.ts";
+import { fileIdsOf } from "../cases/account-resources.ts";
+import { describeRefusal } from "../images/image-structure.ts";
 import { checkCasePackage, type CheckedPackage, type PackageFacts, PackageRefusal } from "./case-package.ts";
 import { messageOf } from "./exchange-error.ts";
 import { recordAudit } from "./exchange-audit.ts";
@@ -81,31 +81,28 @@ async function writeCase(
   const preserve = options.preserveTimestamps !== false;
   const files = data.files.filter((file) => pkg.images.has(file.fileData.id));
 
-  // Every image must be one the image host accepts, before anything is written.
+  // Every image must be one the image host accepts, checked as an upload is, before anything is written.
   for (const file of files) {
     const image = pkg.images.get(file.fileData.id)!;
-    if (image.contentType === null) throw new PackageRefusal(`images/${image.name} is not a JPEG, PNG, GIF, WebP, TIFF or BMP image`);
+    const inspection = image.inspection;
+    if (!inspection.ok) {
+      throw new PackageRefusal(inspection.reason === "not-an-image"
+        ? `images/${image.name} is not a JPEG, PNG, GIF, WebP, TIFF or BMP image`
+        : describeRefusal(`images/${image.name}`, inspection).message);
+    }
   }
 
   const originalImageIds: Record<string, string> = {};
   options.onProgress?.({ stage: "images", done: 0, total: files.length });
   for (const [index, file] of files.entries()) {
     const image = pkg.images.get(file.fileData.id)!;
-    const bytes = await image.read();
-    // Checked as an upload is: an image that is not what it claims never reaches the host.
-    const inspection = inspectImage(bytes);
-    if (!inspection.ok) {
-      throw new PackageRefusal(inspection.reason === "not-an-image"
-        ? `images/${image.name} is not a JPEG, PNG, GIF, WebP, TIFF or BMP image`
-        : describeRefusal(`images/${image.name}`, inspection).message);
-    }
+    const inspection = image.inspection;
     const newId = await store.uploadImage({
-      bytes,
+      bytes: await image.read(),
       filename: file.fileData.originalFilename,
-      contentType: inspection.type,
+      contentType: image.contentType!,
       owner: uid,
-      width: inspection.width,
-      height: inspection.height,
+      ...(inspection.ok ? { width: inspection.width, height: inspection.height } : {}),
     });
     journal.images.push(newId);
     originalImageIds[file.fileData.id] = newId;

@@ -9,24 +9,24 @@
  */
 import { CaseExportDataSchema, ForensicManifestSchema } from "../schemas/exchange.ts";
 import { ImportedCaseNumberSchema } from "../schemas/case.ts";
-import { sniffImageType } from "../images/image-type.ts";
-import { sameDigest, sha256Hex } from "./digest.ts";
+import { type ImageInspection, inspectImage } from "../images/image-structure.ts";
+import { sameDigest, sha256Hex } from "../encoding/digest.ts";
 import { IMAGES_FOLDER, imageEntryName, MANIFEST_ENTRY, manifestHashOf } from "./manifest.ts";
 import type { CaseExportData, CaseExportFile, ForensicManifest, SignatureValidity } from "./shapes.ts";
 import { type SignatureVerification, verifyManifestSignature } from "./signature.ts";
 import { type ZipEntry, type ZipLimits, ZipDirectory, type ZipSource } from "./zip-read.ts";
 import { stripWarningBlock } from "./warning-block.ts";
-import { jsonDepthOverflow, tooDeepMessage } from "../http/json-depth.ts";
+import { jsonDepthOverflow, tooDeepMessage } from "../encoding/json-depth.ts";
+import { ServiceError } from "../errors.ts";
 
 /** A rule the package breaks: the message says which and why. */
-export class PackageRefusal extends Error {
+export class PackageRefusal extends ServiceError {
   /** Whether a reviewer's own case is concerned (audited as `blocked`). */
   readonly blocked: boolean;
 
   /** Creates the refusal. */
   constructor(message: string, blocked = false) {
-    super(message);
-    this.name = "PackageRefusal";
+    super("invalid", message);
     this.blocked = blocked;
   }
 }
@@ -39,6 +39,8 @@ export interface PackageImage {
   size: number;
   /** The media type its bytes start with, or null when they are no image the host accepts. */
   contentType: string | null;
+  /** Its structure checked as an upload's is, when the package was (size, or why it is refused). */
+  inspection: ImageInspection;
   /** Reads (and inflates) the image; its hash was checked when the package was. */
   read(): Promise<Uint8Array>;
 }
@@ -158,7 +160,7 @@ function manifestOf(bytes: Uint8Array | undefined): ForensicManifest {
  * Rule 2: the data hash, every image hash (no missing, no extra) and the manifest hash match.
  * Images are read one at a time, and only those the manifest lists; answers each one's media type.
  */
-async function checkHashes(manifest: ForensicManifest, dataBytes: Uint8Array, zip: ZipDirectory, images: Map<string, ZipEntry>): Promise<Map<string, string | null>> {
+async function checkHashes(manifest: ForensicManifest, dataBytes: Uint8Array, zip: ZipDirectory, images: Map<string, ZipEntry>): Promise<Map<string, ImageInspection>> {
   const problems: string[] = [];
   let dataHash = await sha256Hex(dataBytes);
   if (!sameDigest(dataHash, manifest.dataHash)) {
@@ -175,14 +177,14 @@ async function checkHashes(manifest: ForensicManifest, dataBytes: Uint8Array, zi
   if (missing.length > 0) problems.push(`images listed in the manifest are missing: ${missing.join(", ")}`);
   if (extra.length > 0) problems.push(`images not listed in the manifest: ${extra.join(", ")}`);
   const actual: Record<string, string> = {};
-  const types = new Map<string, string | null>();
+  const types = new Map<string, ImageInspection>();
   for (const [name, entry] of images) {
     const expected = listed.get(name);
     if (expected === undefined) continue; // an image the manifest does not list is never inflated
     const bytes = await zip.read(entry, "look");
     const hash = await sha256Hex(bytes);
     actual[prefixed ? `${IMAGES_FOLDER}${name}` : name] = hash;
-    types.set(name, sniffImageType(bytes));
+    types.set(name, inspectImage(bytes));
     if (!sameDigest(expected, hash)) problems.push(`the image ${IMAGES_FOLDER}${name} does not match its hash`);
   }
   if (manifest.totalFiles !== images.size + 1) problems.push(`the manifest counts ${manifest.totalFiles} files, the archive holds ${images.size + 1}`);
@@ -223,7 +225,7 @@ function matchImages(
   data: CaseExportData,
   zip: ZipDirectory,
   images: Map<string, ZipEntry>,
-  types: Map<string, string | null>,
+  types: Map<string, ImageInspection>,
 ): Pick<CheckedPackage, "images" | "unreferencedImages" | "filesWithoutImage"> {
   const matched = new Map<string, PackageImage>();
   const used = new Set<string>();
@@ -237,7 +239,8 @@ function matchImages(
     }
     used.add(name);
     const entry = images.get(name)!;
-    matched.set(file.fileData.id, { name, size: entry.size, contentType: types.get(name) ?? null, read: () => zip.read(entry) });
+    const inspection = types.get(name) ?? { ok: false, reason: "not-an-image" };
+    matched.set(file.fileData.id, { name, size: entry.size, contentType: inspection.ok ? inspection.type : "type" in inspection ? inspection.type : null, inspection, read: () => zip.read(entry) });
   }
   return { images: matched, unreferencedImages: [...images.keys()].filter((name) => !used.has(name)), filesWithoutImage };
 }

@@ -6,13 +6,14 @@
  * `includeConfirmation: true` and the confirmation.
  */
 import { ConfirmationExportSchema } from "../schemas/exchange.ts";
-import { sameDigest, sha256Hex } from "./digest.ts";
+import { sameDigest, sha256Hex } from "../encoding/digest.ts";
 import { ExchangeError, messageOf } from "./exchange-error.ts";
-import { jsonDepthOverflow, tooDeepMessage } from "../http/json-depth.ts";
+import { jsonDepthOverflow, tooDeepMessage } from "../encoding/json-depth.ts";
 import { audited, recordAudit } from "./exchange-audit.ts";
 import type { ExportedFile } from "./export-files.ts";
 import type { Confirmation, ConfirmationExport, ConfirmationImportResult } from "./shapes.ts";
 import type { ExchangeStore, ExchangeUser } from "./sources.ts";
+import { ServiceError } from "../errors.ts";
 
 /** Who confirms: what the reviewer enters. */
 export interface ReviewerDetails {
@@ -162,7 +163,12 @@ export async function exportConfirmations(store: ExchangeStore, reviewerUid: str
   }, (file) => ({ details: { fileName: file.fileName, fileType: "confirmation-json" }, bytes: file.bytes.length }));
 }
 
-class ConfirmationRefusal extends Error {}
+/** A confirmation file that breaks a rule: refused, with the rule in its message. */
+class ConfirmationRefusal extends ServiceError {
+  constructor(message: string) {
+    super("invalid", message);
+  }
+}
 
 /** The confirmation attached to an image: the latest by `confirmedAt`. */
 function latestConfirmation(list: readonly Confirmation[]): Confirmation | undefined {

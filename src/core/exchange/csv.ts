@@ -8,7 +8,7 @@
  * the warning is taken off.
  */
 import { caseTableRows, type TableRow } from "./case-table.ts";
-import { sha256Hex } from "./digest.ts";
+import { sha256Hex } from "../encoding/digest.ts";
 import type { CaseExportData } from "./shapes.ts";
 import { CSV_WARNING_LINE, stripWarningBlock } from "./warning-block.ts";
 

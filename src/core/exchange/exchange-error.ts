@@ -1,22 +1,26 @@
 /**
  * @module
- * The one error the exchange functions throw, with a stable code (the spec's error codes)
- * callers branch on. Import refusals are not thrown: they come back in the result.
+ * The error the exchange functions throw: the service's error base with the code callers
+ * branch on. Import refusals are not thrown: they come back in the result.
  */
+import type { ErrorCode } from "../schemas/error.ts";
+import { type FailureKind, ServiceError } from "../errors.ts";
 
-/** The codes of an {@link ExchangeError} (the spec's error codes). */
-export type ExchangeErrorCode = "NOT_FOUND" | "VALIDATION_ERROR" | "FORBIDDEN" | "SERVER_ERROR";
+/** The codes of an {@link ExchangeError}: those of the error body but `UNAUTHORIZED`. */
+export type ExchangeErrorCode = Exclude<ErrorCode, "UNAUTHORIZED">;
+
+const KIND: Record<ExchangeErrorCode, FailureKind> = {
+  NOT_FOUND: "not-found",
+  VALIDATION_ERROR: "invalid",
+  FORBIDDEN: "forbidden",
+  SERVER_ERROR: "failed",
+};
 
 /** An export, confirmation or store call that could not be done, and why. */
-export class ExchangeError extends Error {
-  /** What kind of failure: branch on this, not on the message. */
-  readonly code: ExchangeErrorCode;
-
+export class ExchangeError extends ServiceError {
   /** Creates the error with its code and message. */
   constructor(code: ExchangeErrorCode, message: string) {
-    super(message);
-    this.name = "ExchangeError";
-    this.code = code;
+    super(KIND[code], message);
   }
 }
 

@@ -6,7 +6,7 @@
  * `images/`, as the clients in the field key them (their importer compares these keys with
  * the image entries' names without the folder); keys are sorted.
  */
-import { sha256Hex } from "./digest.ts";
+import { sha256Hex } from "../encoding/digest.ts";
 import type { FileData, ForensicManifest } from "./shapes.ts";
 
 /** The manifest's entry name. */

@@ -107,4 +107,4 @@ export {
   newConfirmationId,
   type ReviewerDetails,
 } from "./confirmations.ts";
-export { sha256Hex } from "./digest.ts";
+export { sha256Hex } from "../encoding/digest.ts";

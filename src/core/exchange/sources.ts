@@ -13,7 +13,7 @@ import { userRecords } from "../users/user-records.ts";
 import { UserDataSchema } from "../schemas/user.ts";
 import { ValidationAuditEntrySchema } from "../schemas/audit.ts";
 import { ExchangeError } from "./exchange-error.ts";
-import { jsonDepthOverflow, tooDeepMessage } from "../http/json-depth.ts";
+import { jsonDepthOverflow, tooDeepMessage } from "../encoding/json-depth.ts";
 
 /** An imported case in a user's `readOnlyCases` (spec 2.1 ReadOnlyCaseMetadata). */
 export interface ReadOnlyCaseEntry {

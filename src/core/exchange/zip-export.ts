@@ -8,10 +8,10 @@
  * only as fast as it is read, or to a chunk callback that is awaited.
  */
 import { type AsyncFlateStreamHandler, strToU8, Zip, ZipDeflate, type ZipInputFile } from "fflate";
-import { crc32 } from "./crc32.ts";
+import { crc32 } from "../encoding/crc32.ts";
 import { collectCaseExport, type CaseExportOptions, formatExportJson } from "./case-export.ts";
 import { readmeText, readOnlyInstructionsText } from "./archive-texts.ts";
-import { sha256Hex } from "./digest.ts";
+import { sha256Hex } from "../encoding/digest.ts";
 import { ExchangeError, messageOf } from "./exchange-error.ts";
 import { recordAudit } from "./exchange-audit.ts";
 import { buildManifest, dataEntryName, formatManifest, IMAGES_FOLDER, imageEntryName, MANIFEST_ENTRY } from "./manifest.ts";

@@ -10,7 +10,8 @@
  * in memory, a Blob or an {@link ArchiveReader} (a file on disk is read in ranges, never whole).
  */
 import { Inflate, strFromU8 } from "fflate";
-import { crc32 } from "./crc32.ts";
+import { crc32 } from "../encoding/crc32.ts";
+import { ServiceError } from "../errors.ts";
 
 /** Random access to an archive kept outside memory (a file), as positional file reads work. */
 export interface ArchiveReader {
@@ -24,11 +25,10 @@ export interface ArchiveReader {
 export type ZipSource = Uint8Array | Blob | ArchiveReader;
 
 /** An archive that is not read, and why (the message says what is wrong with it). */
-export class ZipRefusal extends Error {
+export class ZipRefusal extends ServiceError {
   /** Creates the refusal. */
   constructor(message: string) {
-    super(message);
-    this.name = "ZipRefusal";
+    super("invalid", message);
   }
 }
 

@@ -6,9 +6,9 @@
  */
 import type { Context } from "hono";
 import type * as z from "zod";
-import { ServiceError } from "./errors.ts";
-import { jsonDepthOverflow, MAX_JSON_DEPTH, tooDeepMessage } from "./json-depth.ts";
-import { jsonSyntaxFault } from "./json-syntax.ts";
+import { ServiceError } from "../errors.ts";
+import { jsonDepthOverflow, MAX_JSON_DEPTH, tooDeepMessage } from "../encoding/json-depth.ts";
+import { jsonSyntaxFault } from "../encoding/json-syntax.ts";
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 

@@ -17,7 +17,7 @@
  * ```
  */
 import type { MiddlewareHandler } from "hono";
-import { ServiceError } from "./errors.ts";
+import { ServiceError } from "../errors.ts";
 
 /** How much of a refused body is read and discarded to keep the connection, and for how long. */
 export interface UnreadBodyBound {

@@ -16,7 +16,8 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { RateDecision, RateLimiter } from "../rate-limit/limiter.ts";
 import type { RateLimitRoute, RateLimits } from "../rate-limit/rules.ts";
-import { redactSecrets, ServiceError } from "./errors.ts";
+import { redactSecrets } from "../errors.ts";
+import { HttpRefusal } from "./errors.ts";
 import { clientIp, type WorkerEnv } from "./worker-app.ts";
 
 /** Options of {@link rateLimit}. */
@@ -106,8 +107,8 @@ export function rateLimit(options: RateLimitOptions): MiddlewareHandler<WorkerEn
       return next();
     }
     if (!decision.allowed) {
-      throw new ServiceError(
-        429,
+      throw new HttpRefusal(
+        "rate-limited",
         `Too many requests for ${route}; retry in ${decision.resetSeconds} s`,
         { route, retryAfterSeconds: decision.resetSeconds, scope: by },
         { "Retry-After": String(decision.resetSeconds), ...rateHeaders(decision) },

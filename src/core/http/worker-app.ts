@@ -6,7 +6,8 @@
 import { OpenAPIHono as ZodOpenAPIHono } from "@hono/zod-openapi";
 import type { Context, Env, MiddlewareHandler } from "hono";
 import { secureHeaders } from "hono/secure-headers";
-import { errorBody, errorResponse, ServiceError } from "./errors.ts";
+import { errorBody, errorResponse } from "./errors.ts";
+import { ServiceError } from "../errors.ts";
 import { siteCors } from "./cors.ts";
 import { ErrorBodySchema } from "../schemas/error.ts";
 import type { Actor } from "../audit/service-events.ts";

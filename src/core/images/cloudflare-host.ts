@@ -6,8 +6,8 @@
  * Upstream refusals pass through with their status and body.
  */
 import type { Clock, HostedImage, ImageHost, ImageUpload } from "../ports.ts";
-import { ServiceError } from "../http/errors.ts";
-import { fetchRefusingRedirects } from "../http/outbound.ts";
+import { ServiceError } from "../errors.ts";
+import { fetchRefusingRedirects } from "../outbound/no-redirects.ts";
 import { checkSegment, decodeSegment } from "../storage/keys.ts";
 import { ImageUploadResponseSchema } from "../schemas/image.ts";
 import { signDeliveryUrl } from "./signed-url.ts";

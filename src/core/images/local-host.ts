@@ -4,7 +4,7 @@
  * store with their metadata, delivered by the image worker itself through signed URLs.
  */
 import type { BlobStore, Clock, HostedImage, ImageHost, ImageUpload } from "../ports.ts";
-import { ServiceError } from "../http/errors.ts";
+import { ServiceError } from "../errors.ts";
 import { checkSegment, decodeSegment, storageKeys } from "../storage/keys.ts";
 import { checkSignedUrl, signDeliveryUrl } from "./signed-url.ts";
 import { type ImageMetadata, ImageMetadataSchema } from "../schemas/image.ts";

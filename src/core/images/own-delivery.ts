@@ -5,7 +5,7 @@
  * often on a loopback or LAN address the fetch allow-list rightly refuses. The signature is
  * still checked, by the host that made it.
  */
-import type { ImageHostFactory } from "../workers/image.ts";
+import type { ImageHostFactory } from "../ports.ts";
 
 /** The image bytes for a delivery URL of this service, or null when the URL is not one. */
 export type OwnDeliveryReader = (imageUrl: string, requestUrl: string) => Promise<Response> | null;

@@ -4,7 +4,7 @@
  * to the query, then `sig` = hex HMAC-SHA256 with the signing key over
  * `pathname + "?" + query`. The local host verifies what it signed the same way.
  */
-import { secretsEqual } from "../http/auth.ts";
+import { secretsEqual } from "../encoding/secrets-equal.ts";
 
 const encoder = new TextEncoder();
 

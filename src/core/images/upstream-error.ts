@@ -1,11 +1,14 @@
 /**
- * An upstream image service refused a request: its status and JSON body reach the client
- * as they are (issue 4: "upstream errors pass through with their status and body shape").
+ * @module
+ * An upstream image service's refusal, passed to the client as it came: the image worker
+ * answers with the upstream status and JSON body (Cloudflare Images' error shape).
  */
-export class UpstreamError extends Error {
+import { ServiceError } from "../errors.ts";
+
+/** An upstream image service refused a request. */
+export class UpstreamError extends ServiceError {
   /** The upstream status and its JSON body, passed to the client unchanged. */
-  constructor(readonly status: number, readonly body: unknown) {
-    super(`upstream image service answered HTTP ${status}`);
-    this.name = "UpstreamError";
+  constructor(readonly upstreamStatus: number, readonly body: unknown) {
+    super("upstream-failed", `upstream image service answered HTTP ${upstreamStatus}`);
   }
 }

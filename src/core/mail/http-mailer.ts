@@ -7,8 +7,8 @@
 import type { Mailer } from "../ports.ts";
 import { htmlOf } from "./message.ts";
 import { type Mailbox, parseMailbox } from "./mailbox.ts";
-import { isTimeout } from "../http/timeout.ts";
-import { fetchRefusingRedirects } from "../http/outbound.ts";
+import { isTimeout } from "../outbound/timeout.ts";
+import { fetchRefusingRedirects } from "../outbound/no-redirects.ts";
 
 /** Options of {@link createHttpMailer}. */
 export interface HttpMailerOptions {

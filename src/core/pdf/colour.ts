@@ -12,7 +12,7 @@
  */
 import { rgb, type RGB } from "pdf-lib";
 import { ColorSchema, CSS_NAMED_COLORS } from "../schemas/annotation.ts";
-import { ServiceError } from "../http/errors.ts";
+import { ServiceError } from "../errors.ts";
 
 /** A colour as three channels from 0 to 1 (sRGB). */
 export interface Rgb {

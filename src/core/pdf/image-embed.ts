@@ -22,7 +22,7 @@ import {
   pushGraphicsState,
 } from "pdf-lib";
 import type { PDFContext } from "pdf-lib";
-import { ServiceError } from "../http/errors.ts";
+import { ServiceError } from "../errors.ts";
 import { concatBytes, type ReportImage } from "./image-source.ts";
 import type { Rect } from "./page-layout.ts";
 import { jpegOrientation, type Orientation, orientedMatrix, swapsSides } from "./jpeg-orientation.ts";
@@ -229,10 +229,11 @@ export async function embedReportImage(doc: PDFDocument, image: ReportImage): Pr
   try {
     return image.type === "image/jpeg" ? await embedJpeg(doc, image.bytes) : await embedPng(doc, image.bytes);
   } catch (err) {
-    if (err instanceof ServiceError) throw err;
+    // Checked before any other service error: the refusal is worded for the caller here.
     if (err instanceof UnreadablePngData) {
       throw ServiceError.validation(`The image at imageUrl is not a readable PNG: ${err.message}`, { field: "imageUrl", reason: err.message });
     }
+    if (err instanceof ServiceError) throw err;
     const kind = image.type === "image/jpeg" ? "JPEG" : "PNG";
     // The decoder's own message (e.g. a DataView offset) says nothing to the caller.
     throw ServiceError.validation(`The image at imageUrl is not a readable ${kind}`, {

@@ -13,11 +13,11 @@
  * });
  * ```
  */
-import { ServiceError } from "../http/errors.ts";
+import { ServiceError } from "../errors.ts";
 import { describeRefusal, IMAGE_FORMAT_NAMES, inspectImage } from "../images/image-structure.ts";
 import { checkImageUrl, type HostEntry } from "./host-policy.ts";
 import { decodeBase64 } from "./base64.ts";
-import { isTimeout } from "../http/timeout.ts";
+import { isTimeout } from "../outbound/timeout.ts";
 
 /** An image the report can embed. */
 export interface ReportImage {
@@ -154,12 +154,12 @@ async function fromHost(imageUrl: string, options: ImageSourceOptions): Promise<
         response = await doFetch(url.href, { redirect: "manual", signal, headers: { Accept: "image/jpeg, image/png" } });
       } catch (err) {
         if (isTimeout(err)) throw err;
-        throw ServiceError.server(`The image host ${url.host} could not be reached`, 502);
+        throw ServiceError.server(`The image host ${url.host} could not be reached`, "upstream-failed");
       }
       if (REDIRECTS.has(response.status)) {
         await response.body?.cancel().catch(() => {});
         const location = response.headers.get("Location");
-        if (location === null) throw ServiceError.server(`The image host ${url.host} redirected without a Location`, 502);
+        if (location === null) throw ServiceError.server(`The image host ${url.host} redirected without a Location`, "upstream-failed");
         if (hop >= maxRedirects) {
           throw ServiceError.validation(`imageUrl redirects more than ${maxRedirects} times`, { field: "imageUrl" });
         }
@@ -167,7 +167,7 @@ async function fromHost(imageUrl: string, options: ImageSourceOptions): Promise<
         try {
           next = new URL(location, url);
         } catch {
-          throw ServiceError.server(`The image host ${url.host} redirected to an invalid URL`, 502);
+          throw ServiceError.server(`The image host ${url.host} redirected to an invalid URL`, "upstream-failed");
         }
         checkImageUrl(next, options.hosts, "The redirect of imageUrl");
         url = next;
@@ -179,7 +179,7 @@ async function fromHost(imageUrl: string, options: ImageSourceOptions): Promise<
       }
       if (!response.ok) {
         await response.body?.cancel().catch(() => {});
-        if (response.status >= 500) throw ServiceError.server(`The image host ${url.host} answered HTTP ${response.status}`, 502);
+        if (response.status >= 500) throw ServiceError.server(`The image host ${url.host} answered HTTP ${response.status}`, "upstream-failed");
         throw ServiceError.validation(`The image host ${url.host} answered HTTP ${response.status} for imageUrl`, {
           field: "imageUrl",
           status: response.status,
@@ -189,9 +189,9 @@ async function fromHost(imageUrl: string, options: ImageSourceOptions): Promise<
     }
   } catch (err) {
     if (err instanceof ServiceError) throw err;
-    if (isTimeout(err)) throw ServiceError.server(`The image host did not answer within ${options.timeoutMs} ms`, 504);
+    if (isTimeout(err)) throw ServiceError.server(`The image host did not answer within ${options.timeoutMs} ms`, "upstream-timeout");
     // The connection broke while the image was being read.
-    throw ServiceError.server(`The image host ${url.host} broke off while sending the image`, 502);
+    throw ServiceError.server(`The image host ${url.host} broke off while sending the image`, "upstream-failed");
   }
 }
 

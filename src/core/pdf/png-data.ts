@@ -5,13 +5,13 @@
  * sound chunks and garbage (or too little) data is refused instead of drawn broken. The
  * runtime's own zlib does the work (`DecompressionStream`), which also checks the Adler-32.
  */
+import { ServiceError } from "../errors.ts";
 
 /** The PNG's image data does not inflate to what its header says; the message says how. */
-export class UnreadablePngData extends Error {
+export class UnreadablePngData extends ServiceError {
   /** @param problem what is wrong, phrased to follow "The image at imageUrl is not a readable PNG: ". */
   constructor(problem: string) {
-    super(problem);
-    this.name = "UnreadablePngData";
+    super("invalid", problem);
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import type * as z from "zod";
 import { PdfRequestSchema, type PdfRequest } from "../schemas/pdf.ts";
-import { ServiceError } from "../http/errors.ts";
+import { ServiceError } from "../errors.ts";
 import { normaliseClientValues } from "./client-values.ts";
 
 /** A box of the report, in percent of the image (spec 2.4). */

@@ -11,7 +11,7 @@
  * instead of rewriting the day, and a torn last line can be dropped without losing others.
  */
 
-import { jsonDepthOverflow, MAX_JSON_DEPTH, tooDeepMessage } from "../http/json-depth.ts";
+import { jsonDepthOverflow, MAX_JSON_DEPTH, tooDeepMessage } from "../encoding/json-depth.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

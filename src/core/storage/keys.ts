@@ -11,7 +11,7 @@
  * `{userId}-YYYY-MM-DD.json` is up to 271 bytes) may be longer than a file name: the file
  * store maps them to a bounded on-disk name (src/adapters/node/file-names.ts).
  */
-import { ServiceError } from "../http/errors.ts";
+import { ServiceError } from "../errors.ts";
 
 /** The longest key segment, in UTF-8 bytes (a file name's limit). */
 export const MAX_SEGMENT_BYTES = 255;

@@ -11,7 +11,7 @@ import type { Clock, Mailer } from "../ports.ts";
 import type { ServiceConfig } from "../config.ts";
 import { checkSegment } from "../storage/keys.ts";
 import { adminDeletionMail, type DeletionSummary, userDeletionMail } from "../mail/deletion-mails.ts";
-import type { AccountResources } from "./account-resources.ts";
+import type { AccountResources } from "../cases/account-resources.ts";
 import type { UserRecords } from "./user-records.ts";
 
 /** What a deletion needs. */

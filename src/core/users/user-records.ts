@@ -5,7 +5,7 @@
  * updates of one user in this process do not lose each other.
  */
 import type { KvStore } from "../ports.ts";
-import { ServiceError } from "../http/errors.ts";
+import { ServiceError } from "../errors.ts";
 import { KeyedMutex } from "../storage/keyed-mutex.ts";
 import { storageKeys } from "../storage/keys.ts";
 import { type UserData, UserDataSchema } from "../schemas/user.ts";

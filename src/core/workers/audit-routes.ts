@@ -13,13 +13,13 @@ import {
   ValidationAuditEntrySchema,
 } from "../schemas/audit.ts";
 import { parseWith, readJsonText, readQuery } from "../http/body.ts";
-import { ServiceError } from "../http/errors.ts";
+import { ServiceError } from "../errors.ts";
 import { limitBody } from "../http/limits.ts";
 import { errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
 import { checkSegment } from "../storage/keys.ts";
 import { auditDayRange } from "../audit/days.ts";
 import { appendAuditEntry, readAuditDays, RECEIVED_AT } from "../audit/trail.ts";
-import { type AccessControl, requireOwner } from "../access/access.ts";
+import { type AccessControl, requireOwner } from "../http/access.ts";
 
 /** What the audit routes need. */
 export interface AuditRoutesDeps {

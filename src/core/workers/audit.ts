@@ -9,7 +9,7 @@ import { requireAuthKey } from "../http/auth.ts";
 import { createWorkerApp, type WorkerApp } from "../http/worker-app.ts";
 import { registerAuditRoutes } from "./audit-routes.ts";
 import { routeFor } from "../rate-limit/rules.ts";
-import { type AccessControl, accessControl, protect } from "../access/access.ts";
+import { type AccessControl, accessControl, protect } from "../http/access.ts";
 
 /** Ports and configuration of the audit worker. */
 export interface AuditWorkerDeps {

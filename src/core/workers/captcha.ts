@@ -8,7 +8,7 @@ import type { ServiceConfig } from "../config.ts";
 import { CaptchaRequestSchema, CaptchaResponseSchema } from "../schemas/captcha.ts";
 import { decodeUtf8, parseJsonText, parseWith } from "../http/body.ts";
 import { limitBody } from "../http/limits.ts";
-import { type AccessControl, accessControl } from "../access/access.ts";
+import { type AccessControl, accessControl } from "../http/access.ts";
 import { rateLimit } from "../http/rate-limit.ts";
 import { routeFor } from "../rate-limit/rules.ts";
 import { systemClock } from "../ports.ts";

@@ -8,14 +8,14 @@ import * as z from "zod";
 import type { BlobStore, Clock, KvStore } from "../ports.ts";
 import { userRecords } from "../users/user-records.ts";
 import { limitsFor } from "../users/limits.ts";
-import { storedCaseNumbers } from "../users/stored-cases.ts";
+import { storedCaseNumbers } from "../cases/stored-cases.ts";
 import { KeyedMutex } from "../storage/keyed-mutex.ts";
 import type { ServiceConfig } from "../config.ts";
 import { SuccessSchema } from "../schemas/error.ts";
 import { readJsonText } from "../http/body.ts";
 import { requireAuthKey } from "../http/auth.ts";
 import { limitBody } from "../http/limits.ts";
-import { ServiceError } from "../http/errors.ts";
+import { ServiceError } from "../errors.ts";
 import {
   createWorkerApp,
   errorResponses,
@@ -26,7 +26,7 @@ import {
 import { keyFromRawPath } from "../storage/keys.ts";
 import { registerAuditRoutes } from "./audit-routes.ts";
 import { routeFor } from "../rate-limit/rules.ts";
-import { type AccessControl, accessControl, protect, requireOwner } from "../access/access.ts";
+import { type AccessControl, accessControl, protect, requireOwner } from "../http/access.ts";
 
 /** Ports and configuration of the data worker. */
 export interface DataWorkerDeps {

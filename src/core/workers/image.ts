@@ -13,25 +13,21 @@ import {
   MultipartParseError,
   parseMultipartRequest,
 } from "@remix-run/multipart-parser";
-import type { Bytes, ImageHost } from "../ports.ts";
+import type { Bytes, ImageHost, ImageHostFactory } from "../ports.ts";
 import type { ServiceConfig } from "../config.ts";
 import { requireBearer } from "../http/auth.ts";
-import { errorResponse, ServiceError } from "../http/errors.ts";
+import { errorResponse } from "../http/errors.ts";
+import { ServiceError } from "../errors.ts";
 import { createWorkerApp, errorResponses, methodNotAllowed, rawPathAfterMount, type WorkerApp } from "../http/worker-app.ts";
 import { ImageDeleteResponseSchema, ImageUploadResponseSchema } from "../schemas/image.ts";
 import { describeRefusal, inspectImage } from "../images/image-structure.ts";
 import { UpstreamError } from "../images/upstream-error.ts";
-import { type AccessControl, accessControl, protect, recordEvent, requireOwner } from "../access/access.ts";
-import { actorOf } from "../access/actor.ts";
+import { type AccessControl, accessControl, protect, recordEvent, requireOwner } from "../http/access.ts";
+import { actorOf } from "../http/actor.ts";
 import { systemClock } from "../ports.ts";
 import { routeFor } from "../rate-limit/rules.ts";
 import type { WorkerEnv } from "../http/worker-app.ts";
 
-/**
- * Builds the host for one request from the URL under which this worker delivers images
- * (`PUBLIC_URL`, or the request's origin, then the worker's mount and `/delivery`).
- */
-export type ImageHostFactory = (deliveryBase: string) => ImageHost;
 
 /** Ports and configuration of the image worker. */
 export interface ImageWorkerDeps {
@@ -164,7 +160,7 @@ export function createImageWorker(deps: ImageWorkerDeps): WorkerApp {
   });
 
   // Upstream refusals keep their status and body; everything else takes the standard path.
-  app.onError((err, c) => (err instanceof UpstreamError ? c.json(err.body as object, err.status as 400) : errorResponse(err, c)));
+  app.onError((err, c) => (err instanceof UpstreamError ? c.json(err.body as object, err.upstreamStatus as 400) : errorResponse(err, c)));
 
   if (typeof deps.host === "function") {
     app.openAPIRegistry.registerPath({

@@ -7,10 +7,10 @@
 import * as z from "zod";
 import type { ServiceConfig } from "../config.ts";
 import { requireAuthKey } from "../http/auth.ts";
-import { ServiceError } from "../http/errors.ts";
+import { ServiceError } from "../errors.ts";
 import { createWorkerApp, errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
 import { routeFor } from "../rate-limit/rules.ts";
-import { type AccessControl, accessControl, protect } from "../access/access.ts";
+import { type AccessControl, accessControl, protect } from "../http/access.ts";
 import { systemClock } from "../ports.ts";
 
 /** Configuration of the keys worker. */

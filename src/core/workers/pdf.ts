@@ -14,7 +14,7 @@ import { createWorkerApp, errorResponses, methodNotAllowed, type WorkerApp } fro
 import { renderValidatedReport } from "../pdf/report.ts";
 import { parseReportRequest } from "../pdf/report-request.ts";
 import { reportFilename } from "../pdf/filename.ts";
-import { type AccessControl, accessControl, protect, recordEvent } from "../access/access.ts";
+import { type AccessControl, accessControl, protect, recordEvent } from "../http/access.ts";
 import { systemClock } from "../ports.ts";
 import { routeFor } from "../rate-limit/rules.ts";
 

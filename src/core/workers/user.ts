@@ -11,7 +11,7 @@ import type { ServiceConfig } from "../config.ts";
 import { requireAuthKey } from "../http/auth.ts";
 import { readBody } from "../http/body.ts";
 import { limitBody } from "../http/limits.ts";
-import { redactSecrets, ServiceError } from "../http/errors.ts";
+import { redactSecrets, ServiceError } from "../errors.ts";
 import { createWorkerApp, errorResponses, methodNotAllowed, rawPathAfterMount, type WorkerApp } from "../http/worker-app.ts";
 import { checkSegment, decodeSegment } from "../storage/keys.ts";
 import {
@@ -24,12 +24,12 @@ import {
   UserDeleteResponseSchema,
   UserPutBodySchema,
 } from "../schemas/user.ts";
-import type { AccountResources } from "../users/account-resources.ts";
+import type { AccountResources } from "../cases/account-resources.ts";
 import { deleteAccount } from "../users/account-deletion.ts";
 import { limitsFor } from "../users/limits.ts";
 import { userRecords } from "../users/user-records.ts";
-import { type AccessControl, accessControl, protect, recordEvent, requireOwner } from "../access/access.ts";
-import { actorOf } from "../access/actor.ts";
+import { type AccessControl, accessControl, protect, recordEvent, requireOwner } from "../http/access.ts";
+import { actorOf } from "../http/actor.ts";
 import { routeFor } from "../rate-limit/rules.ts";
 import type { WorkerEnv } from "../http/worker-app.ts";
 

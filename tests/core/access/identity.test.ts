@@ -9,7 +9,7 @@ import { AUDIENCE, b64url, ISSUER, startIdentityProvider } from "../../helpers/i
 import { dataHeaders, fixedClock, KEYS, testService } from "../../helpers/service.ts";
 import { fixture, uploadForm } from "../../helpers/images.ts";
 import { parseConfig } from "../../../src/core/config.ts";
-import { FIREBASE_JWKS_URL } from "../../../src/core/access/identity-token.ts";
+import { FIREBASE_JWKS_URL } from "../../../src/core/identity/identity-token.ts";
 
 type Provider = Awaited<ReturnType<typeof startIdentityProvider>>;
 

@@ -6,7 +6,7 @@ import { describe, expect, it, vi } from "vitest";
 import { dataHeaders, fixedClock, KEYS, stubVerifier, testService } from "../../helpers/service.ts";
 import { fixture, uploadForm } from "../../helpers/images.ts";
 import { ISSUER, AUDIENCE, startIdentityProvider } from "../../helpers/identity.ts";
-import { redactSecrets } from "../../../src/core/http/errors.ts";
+import { redactSecrets } from "../../../src/core/errors.ts";
 
 const ip = (clientIp: string) => ({ clientIp });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { matchesAnyKey, secretsEqual } from "../../../src/core/http/auth.ts";
+import { matchesAnyKey } from "../../../src/core/http/auth.ts";
+import { secretsEqual } from "../../../src/core/encoding/secrets-equal.ts";
 
 describe("credential comparison", () => {
   it("matches only the exact secret", async () => {

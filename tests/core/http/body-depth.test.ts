@@ -8,11 +8,12 @@ import { zipSync } from "fflate";
 import { dataHeaders, KEYS, stubVerifier, testService } from "../../helpers/service.ts";
 import { auditEntry } from "../../helpers/audit-entry.ts";
 import { fixture, uploadForm } from "../../helpers/images.ts";
-import { jsonDepthOverflow, MAX_JSON_DEPTH } from "../../../src/core/http/json-depth.ts";
-import { jsonSyntaxFault } from "../../../src/core/http/json-syntax.ts";
+import { jsonDepthOverflow, MAX_JSON_DEPTH } from "../../../src/core/encoding/json-depth.ts";
+import { jsonSyntaxFault } from "../../../src/core/encoding/json-syntax.ts";
 import { parseJsonText } from "../../../src/core/http/body.ts";
-import { ServiceError } from "../../../src/core/http/errors.ts";
+import { ServiceError } from "../../../src/core/errors.ts";
 import { buildManifest, importConfirmations, portsExchangeStore, previewCaseImport, sha256Hex } from "../../../src/core/exchange/mod.ts";
+import { statusOf } from "../../../src/core/http/errors.ts";
 
 const nested = (levels: number, inner = "1"): string => `${"[".repeat(levels)}${inner}${"]".repeat(levels)}`;
 const userHeaders = { "X-Custom-Auth-Key": KEYS.USER_DB_AUTH };
@@ -94,7 +95,7 @@ describe("the nesting depth of JSON text", () => {
       }
       expect(thrown).toBeInstanceOf(ServiceError);
       const error = thrown as ServiceError;
-      expect(error.status).toBe(400);
+      expect(statusOf(error)).toBe(400);
       expect(error.code).toBe("VALIDATION_ERROR");
       expect(error.message).toBe("Request body is nested deeper than 64 levels of arrays and objects");
       expect(error.details).toMatchObject({ maxDepth: 64, position: 64 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { Hono } from "hono";
 import { limitBody, settleRequestBody } from "../../../src/core/http/limits.ts";
-import { ServiceError } from "../../../src/core/http/errors.ts";
+import { ServiceError } from "../../../src/core/errors.ts";
+import { statusOf } from "../../../src/core/http/errors.ts";
 
 /** A streamed body of `chunks` × `size` bytes that counts what was pulled from it. */
 function countedBody(chunks: number, size: number, delayMs = 0): { body: ReadableStream<Uint8Array>; pulled: () => number } {
@@ -71,7 +72,7 @@ describe("settleRequestBody: a body left unread by a refusal", () => {
 describe("limitBody", () => {
   const app = () => {
     const hono = new Hono();
-    hono.onError((err, c) => c.json({ status: err instanceof ServiceError ? err.status : 500 }, err instanceof ServiceError ? (err.status as 413) : 500));
+    hono.onError((err, c) => c.json({ status: err instanceof ServiceError ? statusOf(err) : 500 }, err instanceof ServiceError ? (statusOf(err) as 413) : 500));
     hono.put("/x", limitBody(1000), async (c) => c.text(String((await c.req.arrayBuffer()).byteLength)));
     return hono;
   };

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { fetchRefusingRedirects } from "../../../src/core/http/outbound.ts";
+import { fetchRefusingRedirects } from "../../../src/core/outbound/no-redirects.ts";
 
 describe("fetchRefusingRedirects", () => {
   let server: Server;

@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { renderReport } from "../../../src/core/pdf/report.ts";
-import { ServiceError } from "../../../src/core/http/errors.ts";
+import { ServiceError } from "../../../src/core/errors.ts";
 import { fixedClock } from "../../helpers/service.ts";
 import { fixture } from "../../helpers/images.ts";
 import { pdfFonts, pdfInfo, pdfPages, pdfText } from "./poppler.ts";
 import { ALL_LAYERS, fullRequest, OPTIONS, SERVICE_NAME } from "./requests.ts";
 import { dataUrl, solidJpeg, solidPng, translucentPng, withPngSize } from "./images.ts";
+import { statusOf } from "../../../src/core/http/errors.ts";
 
 /** pdftotext's words joined by single spaces, so wrapped lines compare as one text. */
 const words = (text: string) => text.replace(/\s+/g, " ");
@@ -166,7 +167,7 @@ describe("Unicode text", () => {
     ];
     for (const [args, codePoint, field] of cases) {
       const error = await rejection(renderReport(fullRequest(...args), OPTIONS));
-      expect(error.status).toBe(400);
+      expect(statusOf(error)).toBe(400);
       expect(error.message).toContain(codePoint);
       expect(error.message).toContain(field);
     }
@@ -224,27 +225,27 @@ describe("the image", () => {
     ];
     for (const [name, expected] of cases) {
       const error = await rejection(renderReport(fullRequest({}, { imageUrl: dataUrl(fixture(name)) }), OPTIONS));
-      expect(error.status, name).toBe(400);
+      expect(statusOf(error), name).toBe(400);
       expect(error.message).toContain(expected);
       expect(error.message).toContain("JPEG and PNG");
     }
     const brokenJpeg = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0, 4, 1, 2, 3, 4, 5]);
     const jpegError = await rejection(renderReport(fullRequest({}, { imageUrl: dataUrl(brokenJpeg) }), OPTIONS));
-    expect(jpegError.status).toBe(400);
+    expect(statusOf(jpegError)).toBe(400);
     expect(jpegError.message).toContain("not a readable JPEG");
     // A PNG that must be decoded (alpha) and claims 10,000 x 10,000 pixels is refused before decoding.
     const bomb = withPngSize(translucentPng(4, 4, [0, 0, 0]), 10_000, 10_000);
     const bombError = await rejection(renderReport(fullRequest({}, { imageUrl: dataUrl(bomb) }), OPTIONS));
-    expect(bombError.status).toBe(400);
+    expect(statusOf(bombError)).toBe(400);
     expect(bombError.message).toContain("100000000 pixels");
     const corruptAlpha = translucentPng(20, 20, [0, 0, 0]);
     corruptAlpha.fill(7, 41, 60);
     const alphaError = await rejection(renderReport(fullRequest({}, { imageUrl: dataUrl(corruptAlpha) }), OPTIONS));
-    expect(alphaError.status).toBe(400);
+    expect(statusOf(alphaError)).toBe(400);
     expect(alphaError.message).toContain("not a readable PNG");
     const brokenPng = solidPng(10, 10, [0, 0, 0]).slice(0, 40);
     const pngError = await rejection(renderReport(fullRequest({}, { imageUrl: dataUrl(brokenPng) }), OPTIONS));
-    expect(pngError.status).toBe(400);
+    expect(statusOf(pngError)).toBe(400);
     expect(pngError.message).toContain("not a readable PNG");
   });
 });
@@ -262,7 +263,7 @@ describe("validation without HTTP", () => {
     for (const [bad, field] of cases) {
       const input = fullRequest({ boxAnnotations: [bad as never] });
       const error = await rejection(renderReport(input, OPTIONS));
-      expect(error.status).toBe(400);
+      expect(statusOf(error)).toBe(400);
       expect(error.message).toContain(field);
       expect(error.message).toContain('box "scratch-3"');
     }

@@ -1,12 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { checkSegment, keyFromRawPath, storageKeys } from "../../../src/core/storage/keys.ts";
-import { ServiceError } from "../../../src/core/http/errors.ts";
+import { ServiceError } from "../../../src/core/errors.ts";
+import { statusOf } from "../../../src/core/http/errors.ts";
 
 const refused = (fn: () => unknown) => {
   try {
     fn();
   } catch (err) {
-    return err instanceof ServiceError && err.status === 400;
+    return err instanceof ServiceError && statusOf(err) === 400;
   }
   return false;
 };

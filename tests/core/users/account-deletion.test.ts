@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { simpleParser } from "mailparser";
 import { parseConfig } from "../../../src/core/config.ts";
-import { createService } from "../../../src/core/service.ts";
+import { createService } from "../../../src/core/service/service.ts";
 import type { ImageHost } from "../../../src/core/ports.ts";
 import { createFilePorts } from "../../../src/adapters/node/file-ports.ts";
 import { DELETION_MAIL_FAILURE_MESSAGE } from "../../../src/core/workers/user.ts";

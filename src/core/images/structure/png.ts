@@ -4,7 +4,7 @@
  * valid size and sample format, a palette where one is required, and image data that starts
  * as a zlib stream. The pixels are not inflated.
  */
-import { crc32 } from "../../exchange/crc32.ts";
+import { crc32 } from "../../encoding/crc32.ts";
 import { BrokenImage, ByteReader, type Dimensions } from "./reader.ts";
 
 const SIGNATURE_LENGTH = 8;

@@ -4,13 +4,13 @@
  * naming what was being read, so a truncated file is reported as such and no runtime's
  * out-of-range message reaches a client.
  */
+import { ServiceError } from "../../errors.ts";
 
 /** The image's structure is not what its format requires; `message` says which check failed. */
-export class BrokenImage extends Error {
+export class BrokenImage extends ServiceError {
   /** @param problem what is wrong, phrased to follow "The file is not a valid PNG: ". */
   constructor(problem: string) {
-    super(problem);
-    this.name = "BrokenImage";
+    super("invalid", problem);
   }
 }
 

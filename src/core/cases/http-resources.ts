@@ -4,8 +4,8 @@
  * worker's own credentials (spec 5.3): `R2_KEY_SECRET` for the data worker,
  * `IMAGES_API_TOKEN` for the image worker. A 404 on delete means already gone.
  */
-import { ServiceError } from "../http/errors.ts";
-import { fetchRefusingRedirects } from "../http/outbound.ts";
+import { ServiceError } from "../errors.ts";
+import { fetchRefusingRedirects } from "../outbound/no-redirects.ts";
 import { checkSegment } from "../storage/keys.ts";
 import { type AccountResources, fileIdsOf } from "./account-resources.ts";
 

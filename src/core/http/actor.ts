@@ -5,11 +5,12 @@
  * an identity never replaces the worker's own credential (except at the keys worker).
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { matchesAnyKey } from "../http/auth.ts";
-import { ServiceError } from "../http/errors.ts";
-import type { WorkerEnv } from "../http/worker-app.ts";
+import { matchesAnyKey } from "./auth.ts";
+import { ServiceError } from "../errors.ts";
+import { refusalKind } from "./errors.ts";
+import type { WorkerEnv } from "./worker-app.ts";
 import type { Actor } from "../audit/service-events.ts";
-import { IdentityTokenError, type IdentityVerifier } from "./identity-token.ts";
+import { IdentityTokenError, type IdentityVerifier } from "../identity/identity-token.ts";
 
 /** The header of the identity provider's token. */
 export const IDENTITY_TOKEN_HEADER = "X-Identity-Token";
@@ -39,7 +40,7 @@ export function identify(options: IdentifyOptions): MiddlewareHandler<WorkerEnv>
     const adminKey = c.req.header(ADMIN_KEY_HEADER);
     if (adminKey !== undefined) {
       if (!matchesAnyKey(adminKey, [options.adminKey])) {
-        throw new ServiceError(options.status, `Missing or invalid ${ADMIN_KEY_HEADER}`);
+        throw new ServiceError(refusalKind(options.status), `Missing or invalid ${ADMIN_KEY_HEADER}`);
       }
       c.set("actor", { kind: "admin" });
       return await next();
@@ -47,13 +48,13 @@ export function identify(options: IdentifyOptions): MiddlewareHandler<WorkerEnv>
     const token = c.req.header(IDENTITY_TOKEN_HEADER);
     if (options.identity === undefined || (token === undefined && options.optional === true)) return await next();
     if (token === undefined || token.trim() === "") {
-      throw new ServiceError(options.status, `Missing ${IDENTITY_TOKEN_HEADER}`);
+      throw new ServiceError(refusalKind(options.status), `Missing ${IDENTITY_TOKEN_HEADER}`);
     }
     try {
       const identity = await options.identity.verify(token.trim());
       c.set("actor", { kind: "user", uid: identity.uid, email: identity.email });
     } catch (err) {
-      if (err instanceof IdentityTokenError) throw new ServiceError(options.status, err.message, { header: IDENTITY_TOKEN_HEADER });
+      if (err instanceof IdentityTokenError) throw new ServiceError(refusalKind(options.status), err.message, { header: IDENTITY_TOKEN_HEADER });
       throw err;
     }
     await next();

@@ -9,14 +9,15 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { BlobStore, Clock } from "../ports.ts";
 import type { ServiceConfig } from "../config.ts";
-import { ServiceError } from "../http/errors.ts";
+import { ServiceError } from "../errors.ts";
 import { checkSegment } from "../storage/keys.ts";
-import { clientIp, type WorkerApp, type WorkerEnv } from "../http/worker-app.ts";
-import { rateLimit } from "../http/rate-limit.ts";
+import { clientIp, type WorkerApp, type WorkerEnv } from "./worker-app.ts";
+import { rateLimit } from "./rate-limit.ts";
 import { createMemoryRateLimiter, type RateLimiter } from "../rate-limit/limiter.ts";
 import type { RateLimitRoute, RateLimits } from "../rate-limit/rules.ts";
-import { type Actor, ADMIN_TRAIL_USER_ID, type ServiceAuditLog, serviceAuditLog, type ServiceEvent } from "../audit/service-events.ts";
-import { createIdentityVerifier, type IdentityVerifier } from "./identity-token.ts";
+import { type Actor, type ServiceAuditLog, serviceAuditLog, type ServiceEvent } from "../audit/service-events.ts";
+import { ADMIN_TRAIL_USER_ID } from "../identity/identity-token.ts";
+import { createIdentityVerifier, type IdentityVerifier } from "../identity/identity-token.ts";
 import { actorOf, identify } from "./actor.ts";
 
 /** What the workers share to decide who may do what. */

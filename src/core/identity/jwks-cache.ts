@@ -8,7 +8,7 @@
  */
 import { createLocalJWKSet, type JSONWebKeySet, type JWTVerifyGetKey } from "jose";
 import { type Clock, systemClock } from "../ports.ts";
-import { ServiceError } from "../http/errors.ts";
+import { ServiceError } from "../errors.ts";
 
 /** Options of {@link createJwksCache}. */
 export interface JwksCacheOptions {
@@ -77,14 +77,14 @@ export function createJwksCache(options: JwksCacheOptions): JwksCache {
         signal: AbortSignal.timeout(options.timeoutMs ?? 5000),
       });
     } catch {
-      throw ServiceError.server("The identity provider's key set could not be fetched", 503);
+      throw ServiceError.server("The identity provider's key set could not be fetched", "unavailable");
     }
     if (!response.ok) {
       await response.body?.cancel();
-      throw ServiceError.server(`The identity provider's key set answered ${response.status}`, 503);
+      throw ServiceError.server(`The identity provider's key set answered ${response.status}`, "unavailable");
     }
     const body: unknown = await response.json().catch(() => undefined);
-    if (!isKeySet(body)) throw ServiceError.server("The identity provider's key set is not a JWKS", 503);
+    if (!isKeySet(body)) throw ServiceError.server("The identity provider's key set is not a JWKS", "unavailable");
     const now = clock.now().getTime();
     const maxAge = maxAgeOf(response.headers.get("Cache-Control"));
     const keepMs = maxAge === undefined ? defaultMaxAgeMs : Math.min(maxAge, MAX_AGE_CAP_SECONDS) * 1000;
@@ -98,7 +98,7 @@ export function createJwksCache(options: JwksCacheOptions): JwksCache {
     // A provider that just failed is not asked again before the cooldown: the stale set serves.
     if (now - lastAttempt < cooldownMs) {
       if (cached !== undefined) return Promise.resolve(cached);
-      return Promise.reject(ServiceError.server("The identity provider's key set could not be fetched (retrying shortly)", 503));
+      return Promise.reject(ServiceError.server("The identity provider's key set could not be fetched (retrying shortly)", "unavailable"));
     }
     lastAttempt = now;
     inFlight = load()

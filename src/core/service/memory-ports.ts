@@ -4,9 +4,9 @@
  * Nothing survives the process.
  */
 import { createStorage } from "unstorage";
-import { createBlobStore, createKvStore } from "./unstorage-stores.ts";
+import { createBlobStore, createKvStore } from "../storage/unstorage-stores.ts";
 import { type Clock, systemClock } from "../ports.ts";
-import type { ServicePorts } from "../service.ts";
+import type { ServicePorts } from "./service.ts";
 
 /** Ports whose stores live in this process's memory. */
 export function createMemoryPorts(clock: Clock = systemClock): ServicePorts {

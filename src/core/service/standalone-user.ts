@@ -9,9 +9,9 @@ import { ConfigError, type ServiceConfig } from "../config.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
 import { createUserWorker } from "../workers/user.ts";
 import { mailerOf } from "../mail/transport.ts";
-import { httpResources } from "./http-resources.ts";
-import type { AccessControl } from "../access/access.ts";
-import { ADMIN_KEY_HEADER } from "../access/actor.ts";
+import { httpResources } from "../cases/http-resources.ts";
+import type { AccessControl } from "../http/access.ts";
+import { ADMIN_KEY_HEADER } from "../http/actor.ts";
 
 /** What the user worker needs when it runs alone. */
 export interface StandaloneUserWorkerDeps {

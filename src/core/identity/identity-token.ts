@@ -7,9 +7,12 @@
  */
 import { errors, jwtVerify } from "jose";
 import { type Clock, systemClock } from "../ports.ts";
-import { ServiceError } from "../http/errors.ts";
+import { ServiceError } from "../errors.ts";
 import { createJwksCache } from "./jwks-cache.ts";
-import { ADMIN_TRAIL_USER_ID } from "../audit/service-events.ts";
+
+
+/** The trail of admin uses on no readable user: no identity token may claim it. */
+export const ADMIN_TRAIL_USER_ID = "_admin";
 
 /** Who a valid token says the caller is. */
 export interface Identity {
@@ -44,11 +47,10 @@ export interface IdentityVerifierOptions {
 }
 
 /** A token that does not pass; `reason` is safe to show the caller (it never holds the token). */
-export class IdentityTokenError extends Error {
+export class IdentityTokenError extends ServiceError {
   /** Builds the error from a short reason such as "expired". */
   constructor(readonly reason: string) {
-    super(`Invalid identity token: ${reason}`);
-    this.name = "IdentityTokenError";
+    super("unauthenticated", `Invalid identity token: ${reason}`);
   }
 }
 

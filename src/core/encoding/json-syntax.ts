@@ -5,6 +5,7 @@
  * between engines and name engine internals, so they are never shown to a client.
  * Only called on text whose nesting is already bounded (see `json-depth.ts`).
  */
+import { ServiceError } from "../errors.ts";
 
 /** The first syntax fault of a text. */
 export interface JsonSyntaxFault {
@@ -18,9 +19,9 @@ export interface JsonSyntaxFault {
   problem: string;
 }
 
-class Fault extends Error {
+class Fault extends ServiceError {
   constructor(readonly at: number, readonly problem: string) {
-    super(problem);
+    super("invalid", problem);
   }
 }
 

@@ -4,25 +4,25 @@
  * process, seven workers"), with `/health` and `/openapi.json` registered first.
  */
 import * as z from "zod";
-import type { BlobStore, CaptchaVerifier, Clock, ImageHost, KvStore, Mailer } from "./ports.ts";
-import type { ServiceConfig } from "./config.ts";
-import { createWorkerApp, type WorkerApp } from "./http/worker-app.ts";
-import { createDataWorker } from "./workers/data.ts";
-import { createAuditWorker } from "./workers/audit.ts";
-import { createKeysWorker } from "./workers/keys.ts";
-import { createCaptchaWorker } from "./workers/captcha.ts";
-import { createSiteverifyVerifier } from "./captcha/siteverify.ts";
-import { createImageWorker, type ImageHostFactory } from "./workers/image.ts";
-import { createLocalImageHost } from "./images/local-host.ts";
-import { createCloudflareImageHost } from "./images/cloudflare-host.ts";
-import { createUserWorker } from "./workers/user.ts";
-import { createPdfWorker } from "./workers/pdf.ts";
-import { ownDeliveryReader } from "./images/own-delivery.ts";
-import { storeResources } from "./users/account-resources.ts";
-import { mailerOf } from "./mail/transport.ts";
-import { accessControl } from "./access/access.ts";
-import type { IdentityVerifier } from "./access/identity-token.ts";
-import type { RateLimiter } from "./rate-limit/limiter.ts";
+import type { BlobStore, CaptchaVerifier, Clock, ImageHost, ImageHostFactory, KvStore, Mailer } from "../ports.ts";
+import type { ServiceConfig } from "../config.ts";
+import { createWorkerApp, type WorkerApp } from "../http/worker-app.ts";
+import { createDataWorker } from "../workers/data.ts";
+import { createAuditWorker } from "../workers/audit.ts";
+import { createKeysWorker } from "../workers/keys.ts";
+import { createCaptchaWorker } from "../workers/captcha.ts";
+import { createSiteverifyVerifier } from "../captcha/siteverify.ts";
+import { createImageWorker } from "../workers/image.ts";
+import { createLocalImageHost } from "../images/local-host.ts";
+import { createCloudflareImageHost } from "../images/cloudflare-host.ts";
+import { createUserWorker } from "../workers/user.ts";
+import { createPdfWorker } from "../workers/pdf.ts";
+import { ownDeliveryReader } from "../images/own-delivery.ts";
+import { storeResources } from "../cases/account-resources.ts";
+import { mailerOf } from "../mail/transport.ts";
+import { accessControl } from "../http/access.ts";
+import type { IdentityVerifier } from "../identity/identity-token.ts";
+import type { RateLimiter } from "../rate-limit/limiter.ts";
 
 /** The stores and services behind the workers. */
 export interface ServicePorts {
