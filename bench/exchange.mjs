@@ -34,14 +34,14 @@ const { values: options } = parseArgs({
 });
 const dist = resolve(options.dist);
 const modulePath = (path) => pathToFileURL(join(dist, path)).href;
-for (const path of ["src/core/exchange/mod.js", "src/adapters/node/file-ports.js"]) {
+for (const path of ["src/core/exchange/mod.js", "src/adapters/server/files/file-ports.js"]) {
   if (!existsSync(join(dist, path))) {
     console.error(`${join(dist, path)} not found. Build first:  npm run build   then  node bench/exchange.mjs`);
     process.exit(1);
   }
 }
 const { portsExchangeStore, writeCaseZip } = await import(modulePath("src/core/exchange/mod.js"));
-const { createFilePorts } = await import(modulePath("src/adapters/node/file-ports.js"));
+const { createFilePorts } = await import(modulePath("src/adapters/server/files/file-ports.js"));
 const { storageKeys } = await import(modulePath("src/core/storage/keys.js"));
 
 const UID = "bench-analyst";

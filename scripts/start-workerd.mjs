@@ -7,9 +7,9 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { Miniflare } from "miniflare";
-import { parseServeFlags } from "../dist/src/adapters/node/command.js";
-import { readEnvironment } from "../dist/src/adapters/node/environment.js";
-import { ensureSecrets } from "../dist/src/adapters/node/secrets.js";
+import { parseServeFlags } from "../dist/src/adapters/server/command.js";
+import { readEnvironment } from "../dist/src/adapters/server/environment.js";
+import { ensureSecrets } from "../dist/src/adapters/server/secrets.js";
 import { WORKER_MOUNTS } from "../dist/src/core/service/service.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));

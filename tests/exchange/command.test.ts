@@ -8,8 +8,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { unzipSync, zlibSync } from "fflate";
 import ExcelJS from "exceljs";
 import { exportJWK, generateKeyPair } from "jose";
-import { createFilePorts } from "../../src/adapters/node/file-ports.ts";
-import { runExchangeCommand } from "../../src/adapters/node/exchange-command.ts";
+import { createFilePorts } from "../../src/adapters/server/files/file-ports.ts";
+import { runExchangeCommand } from "../../src/adapters/server/exchange-command.ts";
 import { createLocalImageHost } from "../../src/core/images/local-host.ts";
 import { storageKeys } from "../../src/core/storage/keys.ts";
 import { verifyCaseCsv } from "../../src/core/exchange/mod.ts";
@@ -155,7 +155,7 @@ describe("forensic-annotation export / import (runExchangeCommand)", () => {
 
   // Once command.ts dispatches export/import, the built command runs the same way.
   const cli = join(root, "dist/src/adapters/node/cli.js");
-  const command = join(root, "dist/src/adapters/node/command.js");
+  const command = join(root, "dist/src/adapters/server/command.js");
   const wired = existsSync(cli) && existsSync(command) && readFileSync(command, "utf8").includes("runExchangeCommand");
   it.skipIf(!wired)("the built command: node dist/src/adapters/node/cli.js export ... / import ...", async () => {
     await seedFiles();

@@ -1,6 +1,6 @@
 /**
  * SIGKILL during concurrent audit appends (issue 13, "Must show"; Node). Beyond
- * tests/adapters/node/crash.test.ts (which checks parseable files and counts): eight writers
+ * tests/adapters/server/files/crash.test.ts (which checks parseable files and counts): eight writers
  * append to one user's one day, `serve` is killed mid-storm three times and restarted on the
  * same --data, and every append that answered 200 is found exactly once by its own id, through
  * the API (GET answers 200 with the whole day).

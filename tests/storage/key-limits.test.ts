@@ -13,7 +13,7 @@ import { longestKeys } from "./suite.ts";
 const bytes = (text: string) => new TextEncoder().encode(text).length;
 const S3_KEY_BYTES = 1024; // also R2's
 const CLOUDFLARE_KV_KEY_BYTES = 512;
-// The store prefixes of STORAGE=s3 (src/adapters/node/s3-ports.ts).
+// The store prefixes of STORAGE=s3 (src/adapters/s3/s3-ports.ts).
 const S3_PREFIXES = ["data/", "audit/", "images/", "users/"];
 
 describe("key limits", () => {

@@ -5,8 +5,8 @@ import { afterAll } from "vitest";
 import { createStorage } from "unstorage";
 import memoryDriver from "unstorage/drivers/memory";
 import { createBlobStore, createKvStore } from "../../src/core/storage/unstorage-stores.ts";
-import { createFileBlobStore } from "../../src/adapters/node/file-ports.ts";
-import { atomicFileDriver } from "../../src/adapters/node/file-driver.ts";
+import { createFileBlobStore } from "../../src/adapters/server/files/file-ports.ts";
+import { atomicFileDriver } from "../../src/adapters/server/files/file-driver.ts";
 import { blobStoreSuite, kvStoreSuite } from "./suite.ts";
 
 const dirs: string[] = [];

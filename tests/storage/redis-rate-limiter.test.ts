@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
-import { createRedisRateLimiter } from "../../src/adapters/node/redis-rate-limiter.ts";
+import { createRedisRateLimiter } from "../../src/adapters/server/redis/redis-rate-limiter.ts";
 import { redisForSuite } from "../helpers/redis-server.ts";
 import { fixedClock } from "../helpers/service.ts";
 

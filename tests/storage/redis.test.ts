@@ -1,4 +1,4 @@
-import { createRedisBlobStore, createRedisKvStore } from "../../src/adapters/node/redis-store.ts";
+import { createRedisBlobStore, createRedisKvStore } from "../../src/adapters/server/redis/redis-store.ts";
 import { redisForSuite } from "../helpers/redis-server.ts";
 import { blobStoreSuite, kvStoreSuite } from "./suite.ts";
 

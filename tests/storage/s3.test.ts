@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createS3BlobStore, probeConditionalWrites, type S3Location } from "../../src/adapters/node/s3-store.ts";
+import { createS3BlobStore, probeConditionalWrites, type S3Location } from "../../src/adapters/s3/s3-store.ts";
 import { startS3 } from "../helpers/s3-server.ts";
 import { blobStoreSuite } from "./suite.ts";
 

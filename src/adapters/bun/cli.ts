@@ -2,7 +2,7 @@
  * @module
  * `forensic-annotation serve` on Bun: `bun src/adapters/bun/cli.ts serve --port 8787`.
  */
-import { main } from "../node/command.ts";
+import { main } from "../server/command.ts";
 import { bunListen } from "./serve.ts";
 
 main(process.argv.slice(2), bunListen);

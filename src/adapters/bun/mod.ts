@@ -9,4 +9,4 @@
  * ```
  */
 export { bunListen, startServer } from "./serve.ts";
-export type { Listen, Listening, RunningServer, ServeOptions } from "../node/start.ts";
+export type { Listen, Listening, RunningServer, ServeOptions } from "../server/start.ts";

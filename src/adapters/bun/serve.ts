@@ -4,8 +4,8 @@
  * `node:fs`).
  */
 import type { WorkerApp } from "../../core/http/worker-app.ts";
-import type { Listen, Listening, RunningServer, ServeOptions } from "../node/start.ts";
-import { startService } from "../node/start.ts";
+import type { Listen, Listening, RunningServer, ServeOptions } from "../server/start.ts";
+import { startService } from "../server/start.ts";
 
 /** The part of Bun's API this adapter uses (so it type-checks without Bun's types). */
 interface BunServer {

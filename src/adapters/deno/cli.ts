@@ -3,7 +3,7 @@
  * `forensic-annotation serve` on Deno: `deno run -A src/adapters/deno/cli.ts serve --port 8787`.
  */
 import process from "node:process";
-import { main } from "../node/command.ts";
+import { main } from "../server/command.ts";
 import { denoListen } from "./serve.ts";
 import { denoKvStorage } from "./kv-ports.ts";
 

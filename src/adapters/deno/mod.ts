@@ -11,4 +11,4 @@
 export { denoListen, startServer } from "./serve.ts";
 export { denoKvPorts, denoKvStorage } from "./kv-ports.ts";
 export { createDenoKvBlobStore, createDenoKvStore, denoKvBackend, type DenoKvLike, type KvKey } from "./kv-blob-store.ts";
-export type { Listen, Listening, RunningServer, RuntimeStorage, ServeOptions, StoragePorts } from "../node/start.ts";
+export type { Listen, Listening, RunningServer, RuntimeStorage, ServeOptions, StoragePorts } from "../server/start.ts";

@@ -4,8 +4,8 @@
  * runs `node:fs`); Deno KV is a storage backend of its own.
  */
 import type { WorkerApp } from "../../core/http/worker-app.ts";
-import type { Listen, Listening, RunningServer, ServeOptions } from "../node/start.ts";
-import { startService } from "../node/start.ts";
+import type { Listen, Listening, RunningServer, ServeOptions } from "../server/start.ts";
+import { startService } from "../server/start.ts";
 import { denoKvStorage } from "./kv-ports.ts";
 
 /** The part of Deno's API this adapter uses (so it type-checks without Deno's types). */

@@ -3,7 +3,7 @@
  * @module
  * The `forensic-annotation` command on Node.
  */
-import { main } from "./command.ts";
+import { main } from "../server/command.ts";
 import { nodeListen } from "./serve.ts";
 
 main(process.argv.slice(2), nodeListen);

@@ -17,12 +17,12 @@ export {
   type ServeOptions,
   startService,
   type StoragePorts,
-} from "./start.ts";
-export { type ExchangeCommandIo, type ExchangeCommandOptions, runExchangeCommand } from "./exchange-command.ts";
-export { main, parseServeFlags, runServeCommand, type ServeFlags } from "./command.ts";
-export { readEnvironment } from "./environment.ts";
-export { createFileBlobStore, createFilePorts } from "./file-ports.ts";
-export { atomicFileDriver, type AtomicFileDriverOptions, writeFileAtomic } from "./file-driver.ts";
-export { createFileJsonArrayAppend } from "./file-append.ts";
-export { ensureSecrets, type SecretsResult } from "./secrets.ts";
-export { createSmtpMailer, type SmtpMailerOptions } from "./smtp-mailer.ts";
+} from "../server/start.ts";
+export { type ExchangeCommandIo, type ExchangeCommandOptions, runExchangeCommand } from "../server/exchange-command.ts";
+export { main, parseServeFlags, runServeCommand, type ServeFlags } from "../server/command.ts";
+export { readEnvironment } from "../server/environment.ts";
+export { createFileBlobStore, createFilePorts } from "../server/files/file-ports.ts";
+export { atomicFileDriver, type AtomicFileDriverOptions, writeFileAtomic } from "../server/files/file-driver.ts";
+export { createFileJsonArrayAppend } from "../server/files/file-append.ts";
+export { ensureSecrets, type SecretsResult } from "../server/secrets.ts";
+export { createSmtpMailer, type SmtpMailerOptions } from "../server/smtp-mailer.ts";

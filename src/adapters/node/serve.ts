@@ -7,7 +7,7 @@ import { serve as serveHono, type HttpBindings } from "@hono/node-server";
 import type { WorkerApp } from "../../core/http/worker-app.ts";
 import { settleRequestBody } from "../../core/http/limits.ts";
 import { lingerOnClose } from "./lingering-close.ts";
-import { type Listen, type Listening, type RunningServer, type ServeOptions, startService } from "./start.ts";
+import { type Listen, type Listening, type RunningServer, type ServeOptions, startService } from "../server/start.ts";
 
 /** Listens with Node's HTTP server; the client IP is the socket's peer. */
 export const nodeListen: Listen = async (app: WorkerApp, address: { port: number; hostname: string }): Promise<Listening> => {

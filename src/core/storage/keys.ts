@@ -9,7 +9,7 @@
  * and R2; user records (`{uid}`, at most 255) fit Cloudflare KV's 512-byte keys, and no key
  * comes near Deno KV's 2048 bytes. Names built from a segment (an audit day
  * `{userId}-YYYY-MM-DD.json` is up to 271 bytes) may be longer than a file name: the file
- * store maps them to a bounded on-disk name (src/adapters/node/file-names.ts).
+ * store maps them to a bounded on-disk name (src/adapters/server/files/file-names.ts).
  */
 import { ServiceError } from "../errors.ts";
 

@@ -6,7 +6,7 @@ import { simpleParser } from "mailparser";
 import { parseConfig } from "../../../src/core/config.ts";
 import { createService } from "../../../src/core/service/service.ts";
 import type { ImageHost } from "../../../src/core/ports.ts";
-import { createFilePorts } from "../../../src/adapters/node/file-ports.ts";
+import { createFilePorts } from "../../../src/adapters/server/files/file-ports.ts";
 import { DELETION_MAIL_FAILURE_MESSAGE } from "../../../src/core/workers/user.ts";
 import { fixedClock, KEYS } from "../../helpers/service.ts";
 import { closedPort, startHttpServer } from "../../helpers/http-server.ts";

@@ -11,7 +11,7 @@ import { createDataWorker } from "../../../src/core/workers/data.ts";
 import { createImageWorker } from "../../../src/core/workers/image.ts";
 import { createStandaloneUserWorker } from "../../../src/core/service/standalone-user.ts";
 import type { WorkerApp } from "../../../src/core/http/worker-app.ts";
-import { createFileBlobStore, createFilePorts } from "../../../src/adapters/node/file-ports.ts";
+import { createFileBlobStore, createFilePorts } from "../../../src/adapters/server/files/file-ports.ts";
 import { fixedClock, KEYS } from "../../helpers/service.ts";
 import { accessControl } from "../../../src/core/http/access.ts";
 import { IdentityTokenError } from "../../../src/core/identity/identity-token.ts";

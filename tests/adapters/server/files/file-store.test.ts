@@ -2,8 +2,8 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promise
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createFileBlobStore } from "../../../src/adapters/node/file-ports.ts";
-import { encodeJsonArray } from "../../../src/core/storage/json-array.ts";
+import { createFileBlobStore } from "../../../../src/adapters/server/files/file-ports.ts";
+import { encodeJsonArray } from "../../../../src/core/storage/json-array.ts";
 
 let dir: string;
 beforeEach(async () => {

@@ -5,11 +5,11 @@
  */
 import { join } from "node:path";
 import { createStorage } from "unstorage";
-import { createBlobStore, createKvStore } from "../../core/storage/unstorage-stores.ts";
-import { systemClock } from "../../core/ports.ts";
-import type { BlobStore } from "../../core/ports.ts";
-import type { ServicePorts } from "../../core/service/service.ts";
-import type { ServiceConfig } from "../../core/config.ts";
+import { createBlobStore, createKvStore } from "../../../core/storage/unstorage-stores.ts";
+import { systemClock } from "../../../core/ports.ts";
+import type { BlobStore } from "../../../core/ports.ts";
+import type { ServicePorts } from "../../../core/service/service.ts";
+import type { ServiceConfig } from "../../../core/config.ts";
 import { atomicFileDriver } from "./file-driver.ts";
 import { createFileJsonArrayAppend } from "./file-append.ts";
 

@@ -7,10 +7,10 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Runtime, spawnServe, type Served } from "../../helpers/spawn-serve.ts";
-import { auditEntry } from "../../helpers/audit-entry.ts";
-import { AUDIENCE, ISSUER, startIdentityProvider } from "../../helpers/identity.ts";
-import { createFileBlobStore } from "../../../src/adapters/node/file-ports.ts";
+import { type Runtime, spawnServe, type Served } from "../../../helpers/spawn-serve.ts";
+import { auditEntry } from "../../../helpers/audit-entry.ts";
+import { AUDIENCE, ISSUER, startIdentityProvider } from "../../../helpers/identity.ts";
+import { createFileBlobStore } from "../../../../src/adapters/server/files/file-ports.ts";
 
 const KEY = "data-key-0123456789";
 const ADMIN = "admin-key-0123456789";

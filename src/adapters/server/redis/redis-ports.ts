@@ -4,8 +4,8 @@
  * rate-limit counters.
  */
 import { Redis } from "ioredis";
-import { systemClock } from "../../core/ports.ts";
-import type { ServicePorts } from "../../core/service/service.ts";
+import { systemClock } from "../../../core/ports.ts";
+import type { ServicePorts } from "../../../core/service/service.ts";
 import { createRedisBlobStore, createRedisKvStore } from "./redis-store.ts";
 import { createRedisRateLimiter } from "./redis-rate-limiter.ts";
 

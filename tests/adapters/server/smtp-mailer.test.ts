@@ -2,7 +2,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { SMTPServer } from "smtp-server";
 import { simpleParser, type ParsedMail } from "mailparser";
-import { createSmtpMailer } from "../../../src/adapters/node/smtp-mailer.ts";
+import { createSmtpMailer } from "../../../src/adapters/server/smtp-mailer.ts";
 import { MailNotSentError } from "../../../src/core/mail/http-mailer.ts";
 import { closedPort } from "../../helpers/http-server.ts";
 import { spawnServe } from "../../helpers/spawn-serve.ts";

@@ -7,8 +7,8 @@ import { mkdtemp, open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createFileBlobStore, createFilePorts } from "../../../src/adapters/node/file-ports.ts";
-import { ConfigError, parseConfig } from "../../../src/core/config.ts";
+import { createFileBlobStore, createFilePorts } from "../../../../src/adapters/server/files/file-ports.ts";
+import { ConfigError, parseConfig } from "../../../../src/core/config.ts";
 
 let dir: string;
 let counts: { sync: number; datasync: number };

@@ -7,8 +7,8 @@
  * append to one audit day without losing an entry.
  */
 import type { Redis } from "ioredis";
-import type { BlobStore, KvStore } from "../../core/ports.ts";
-import { createVersionedBlobStore, type VersionedBackend } from "../../core/storage/versioned-store.ts";
+import type { BlobStore, KvStore } from "../../../core/ports.ts";
+import { createVersionedBlobStore, type VersionedBackend } from "../../../core/storage/versioned-store.ts";
 
 // KEYS[1] the blob; ARGV[1] expected version ("" = must be absent); ARGV[2] the bytes.
 const PUT_IF = `

@@ -7,7 +7,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { GENERATED_SECRETS } from "../../core/config.ts";
-import { writeFileAtomic } from "./file-driver.ts";
+import { writeFileAtomic } from "./files/file-driver.ts";
 
 /** The environment with every generated secret filled in, and the names made just now. */
 export interface SecretsResult {

@@ -7,7 +7,7 @@
  * serializes appends per key, so this is lossless within one process. With `sync`, the
  * append is fsynced before it resolves, so an acknowledged entry survives power loss.
  */
-import { encodeAppendedItem, encodeJsonArray, parseJsonArray } from "../../core/storage/json-array.ts";
+import { encodeAppendedItem, encodeJsonArray, parseJsonArray } from "../../../core/storage/json-array.ts";
 import { documentFiles } from "./file-driver.ts";
 
 interface KnownFile {

@@ -2,8 +2,8 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
-import { spawnServe, type Served } from "../../helpers/spawn-serve.ts";
-import { auditEntry } from "../../helpers/audit-entry.ts";
+import { spawnServe, type Served } from "../../../helpers/spawn-serve.ts";
+import { auditEntry } from "../../../helpers/audit-entry.ts";
 
 let dir: string | undefined;
 let served: Served | undefined;

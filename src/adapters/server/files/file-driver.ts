@@ -13,7 +13,7 @@ import { readFile as readFileCallback } from "node:fs";
 import { type FileHandle, mkdir, open, readdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { type Driver as UnstorageDriver, defineDriver } from "unstorage";
-import { KeyedMutex } from "../../core/storage/keyed-mutex.ts";
+import { KeyedMutex } from "../../../core/storage/keyed-mutex.ts";
 import { type DocumentNames, documentNames, listedFile, temporaryName } from "./file-names.ts";
 
 /**

@@ -12,7 +12,7 @@
  * ```
  */
 import type { Redis } from "ioredis";
-import { type Clock, systemClock } from "../../core/ports.ts";
+import { type Clock, systemClock } from "../../../core/ports.ts";
 import {
   assertRateRule,
   decide,
@@ -20,7 +20,7 @@ import {
   type RateDecision,
   type RateLimiter,
   type RateRule,
-} from "../../core/rate-limit/limiter.ts";
+} from "../../../core/rate-limit/limiter.ts";
 
 /** Options of {@link createRedisRateLimiter}. */
 export interface RedisRateLimiterOptions {
