@@ -1,72 +1,85 @@
 /**
  * @module
- * A case export as rows (EXCHANGE.md "CSV (single case) and XLSX workbook"), laid out as the
- * v1.0 client lays them out so the same case hashes the same on either side: the title, the
+ * A case export as rows (docs/exchange.md "Data block" and "File rows"), laid out as the v1.0
+ * client lays them out so the same case hashes the same on either side: the title, the
  * metadata rows, the summary rows, `File Details`, the 37-column header and one row per box.
- * The CSV is these rows; each case sheet of the workbook holds them under its own title.
- * Numbers stay numbers until a format writes them.
+ * The header and the file rows come from one column table. The CSV is these rows; each case
+ * sheet of the workbook holds them under its own title. Numbers stay numbers until a format
+ * writes them.
  */
+import { cell, type Column, countOf, headerRow, orNotAvailable, type TableCell, type TableRow, text, valueRow, yesNo } from "./columns.ts";
 import type { CaseExportData, CaseExportFile, ExportProvenance } from "./shapes.ts";
 
-/** One cell: text, a number, or empty. */
-export type TableCell = string | number;
-/** One row of cells. */
-export type TableRow = TableCell[];
+/** One row of the file rows: the file, the box it shows (none for a file without boxes), and whether it is the file's first row. */
+interface FileRowSource {
+  file: CaseExportFile;
+  box: FileBox | undefined;
+  first: boolean;
+}
+type FileBox = NonNullable<NonNullable<CaseExportFile["annotations"]>["boxAnnotations"]>[number];
 
-/** The header row of the file rows, 37 columns in EXCHANGE.md order. */
-export const CASE_TABLE_HEADER: readonly string[] = Object.freeze([
-  "File ID",
-  "Original Filename",
-  "Upload Date",
-  "Has Annotations",
-  "Left Case",
-  "Right Case",
-  "Left Item",
-  "Right Item",
-  "Case Font Color",
-  "Class Type",
-  "Custom Class",
-  "Class Note",
-  "Index Type",
-  "Index Number",
-  "Index Color",
-  "Support Level",
-  "Has Subclass",
-  "Include Confirmation",
-  "Confirmation Status",
-  "Confirming Examiner Name",
-  "Confirming Examiner Badge ID",
-  "Confirming Examiner Email",
-  "Confirming Examiner Company",
-  "Confirmation ID",
-  "Confirmation Timestamp",
-  "Confirmation Date (ISO)",
-  "Total Box Annotations",
-  "Box ID",
-  "Box X",
-  "Box Y",
-  "Box Width",
-  "Box Height",
-  "Box Color",
-  "Box Label",
-  "Box Timestamp",
-  "Additional Notes",
-  "Last Updated",
+const boxesOf = (file: CaseExportFile): FileBox[] => Array.isArray(file.annotations?.boxAnnotations) ? file.annotations.boxAnnotations : [];
+
+function confirmationStatus(file: CaseExportFile): string {
+  const annotations = file.annotations;
+  if (annotations?.confirmationData !== undefined && annotations.confirmationData !== null) return "Confirmed";
+  return annotations?.includeConfirmation === true ? "Requested" : "Not Requested";
+}
+
+/** A fact of the file, written on its first row only (the client leaves it empty on the rows of further boxes). */
+const fileColumn = (header: string, value: (file: CaseExportFile) => TableCell): Column<FileRowSource> => ({
+  header,
+  value: (row) => row.first ? value(row.file) : "",
+});
+/** A fact of the row's box, empty on the row of a file without boxes. */
+const boxColumn = (header: string, value: (box: FileBox) => TableCell): Column<FileRowSource> => ({
+  header,
+  value: (row) => row.box === undefined ? "" : value(row.box),
+});
+
+/** The 37 columns of the file rows, in docs/exchange.md "File rows" order. */
+const FILE_ROW_COLUMNS: readonly Column<FileRowSource>[] = Object.freeze([
+  fileColumn("File ID", (file) => text(file.fileData.id)),
+  fileColumn("Original Filename", (file) => text(file.fileData.originalFilename)),
+  fileColumn("Upload Date", (file) => text(file.fileData.uploadedAt)),
+  fileColumn("Has Annotations", (file) => yesNo(file.hasAnnotations)),
+  fileColumn("Left Case", (file) => text(file.annotations?.leftCase)),
+  fileColumn("Right Case", (file) => text(file.annotations?.rightCase)),
+  fileColumn("Left Item", (file) => text(file.annotations?.leftItem)),
+  fileColumn("Right Item", (file) => text(file.annotations?.rightItem)),
+  fileColumn("Case Font Color", (file) => text(file.annotations?.caseFontColor)),
+  fileColumn("Class Type", (file) => text(file.annotations?.classType)),
+  fileColumn("Custom Class", (file) => text(file.annotations?.customClass)),
+  fileColumn("Class Note", (file) => text(file.annotations?.classNote)),
+  fileColumn("Index Type", (file) => text(file.annotations?.indexType)),
+  fileColumn("Index Number", (file) => text(file.annotations?.indexNumber)),
+  fileColumn("Index Color", (file) => text(file.annotations?.indexColor)),
+  fileColumn("Support Level", (file) => text(file.annotations?.supportLevel)),
+  fileColumn("Has Subclass", (file) => yesNo(file.annotations?.hasSubclass)),
+  fileColumn("Include Confirmation", (file) => yesNo(file.annotations?.includeConfirmation)),
+  fileColumn("Confirmation Status", confirmationStatus),
+  fileColumn("Confirming Examiner Name", (file) => text(file.annotations?.confirmationData?.fullName)),
+  fileColumn("Confirming Examiner Badge ID", (file) => text(file.annotations?.confirmationData?.badgeId)),
+  fileColumn("Confirming Examiner Email", (file) => text(file.annotations?.confirmationData?.confirmedByEmail)),
+  fileColumn("Confirming Examiner Company", (file) => text(file.annotations?.confirmationData?.confirmedByCompany)),
+  fileColumn("Confirmation ID", (file) => text(file.annotations?.confirmationData?.confirmationId)),
+  fileColumn("Confirmation Timestamp", (file) => text(file.annotations?.confirmationData?.timestamp)),
+  fileColumn("Confirmation Date (ISO)", (file) => text(file.annotations?.confirmationData?.confirmedAt)),
+  fileColumn("Total Box Annotations", (file) => boxesOf(file).length),
+  boxColumn("Box ID", (box) => text(box.id)),
+  boxColumn("Box X", (box) => cell(box.x)),
+  boxColumn("Box Y", (box) => cell(box.y)),
+  boxColumn("Box Width", (box) => cell(box.width)),
+  boxColumn("Box Height", (box) => cell(box.height)),
+  boxColumn("Box Color", (box) => text(box.color)),
+  boxColumn("Box Label", (box) => text(box.label)),
+  boxColumn("Box Timestamp", (box) => text(box.timestamp)),
+  fileColumn("Additional Notes", (file) => text(file.annotations?.additionalNotes)),
+  fileColumn("Last Updated", (file) => text(file.annotations?.updatedAt)),
 ]);
 
-/** Columns before the box columns (written on a file's first row only). */
-const FILE_COLUMNS = 27;
-/** Box columns. */
-const BOX_COLUMNS = 8;
-
-/** A value as cell text: absent is empty. */
-export const text = (value: unknown): string => typeof value === "string" ? value : value === undefined || value === null ? "" : String(value);
-const cell = (value: unknown): TableCell => typeof value === "number" ? value : text(value);
-const yesNo = (value: unknown): string => value === true ? "Yes" : "No";
-/** The client writes `N/A` for an empty or absent fact. */
-export const orNotAvailable = (value: unknown): string => text(value) === "" ? "N/A" : text(value);
-/** The client writes 0 for an absent count. */
-export const countOf = (value: unknown): number => typeof value === "number" && Number.isFinite(value) ? value : 0;
+/** The header row of the file rows, 37 columns in docs/exchange.md order. */
+export const CASE_TABLE_HEADER: readonly string[] = Object.freeze(headerRow(FILE_ROW_COLUMNS));
 
 /** The title row of the data block. */
 export const CASE_TABLE_TITLE = "Case Export Report";
@@ -120,60 +133,11 @@ export function caseFactsRows(data: CaseExportData): TableRow[] {
   ];
 }
 
-function confirmationStatus(file: CaseExportFile): string {
-  const annotations = file.annotations;
-  if (annotations?.confirmationData !== undefined && annotations.confirmationData !== null) return "Confirmed";
-  return annotations?.includeConfirmation === true ? "Requested" : "Not Requested";
-}
-
 /** The rows of one file: one per box, or one with empty box columns. */
 export function fileRows(file: CaseExportFile): TableRow[] {
-  const a = file.annotations;
-  const confirmation = a?.confirmationData;
-  const boxes = Array.isArray(a?.boxAnnotations) ? a.boxAnnotations : [];
-  const fileCells: TableRow = [
-    text(file.fileData.id),
-    text(file.fileData.originalFilename),
-    text(file.fileData.uploadedAt),
-    yesNo(file.hasAnnotations),
-    text(a?.leftCase),
-    text(a?.rightCase),
-    text(a?.leftItem),
-    text(a?.rightItem),
-    text(a?.caseFontColor),
-    text(a?.classType),
-    text(a?.customClass),
-    text(a?.classNote),
-    text(a?.indexType),
-    text(a?.indexNumber),
-    text(a?.indexColor),
-    text(a?.supportLevel),
-    yesNo(a?.hasSubclass),
-    yesNo(a?.includeConfirmation),
-    confirmationStatus(file),
-    text(confirmation?.fullName),
-    text(confirmation?.badgeId),
-    text(confirmation?.confirmedByEmail),
-    text(confirmation?.confirmedByCompany),
-    text(confirmation?.confirmationId),
-    text(confirmation?.timestamp),
-    text(confirmation?.confirmedAt),
-    boxes.length,
-  ];
-  const lastCells: TableRow = [text(a?.additionalNotes), text(a?.updatedAt)];
-  if (boxes.length === 0) return [[...fileCells, ...new Array<string>(BOX_COLUMNS).fill(""), ...lastCells]];
-  return boxes.map((box, index) => [
-    ...(index === 0 ? fileCells : new Array<string>(FILE_COLUMNS).fill("")),
-    text(box.id),
-    cell(box.x),
-    cell(box.y),
-    cell(box.width),
-    cell(box.height),
-    text(box.color),
-    text(box.label),
-    text(box.timestamp),
-    ...(index === 0 ? lastCells : ["", ""]),
-  ]);
+  const boxes = boxesOf(file);
+  if (boxes.length === 0) return [valueRow(FILE_ROW_COLUMNS, { file, box: undefined, first: true })];
+  return boxes.map((box, index) => valueRow(FILE_ROW_COLUMNS, { file, box, first: index === 0 }));
 }
 
 /**

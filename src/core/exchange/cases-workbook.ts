@@ -1,47 +1,51 @@
 /**
  * @module
- * The bulk XLSX (EXCHANGE.md "XLSX"), cell for cell as the v1.0 client lays it out: sheet
+ * The bulk XLSX (docs/exchange.md "XLSX"), cell for cell as the v1.0 client lays it out: sheet
  * `Summary` (title and warning rows, export facts, totals, then one row per case), then per
  * case a sheet `Case_{caseNumber}` holding that case's facts, `File Details`, the header and
  * the file rows under its own title and warning rows, or for a case that failed to export a
  * sheet `Case_{caseNumber}_Error`. Protected (the default, as there) sheets are locked for
  * editing; numbers are numeric cells.
  */
-import { caseFactsRows, CASE_TABLE_HEADER, countOf, fileRows, orNotAvailable, provenanceRows, type TableRow, text } from "./case-table.ts";
+import { caseFactsRows, CASE_TABLE_HEADER, fileRows, provenanceRows } from "./case-table.ts";
+import { type Column, countOf, headerRow, orNotAvailable, type TableRow, text, valueRow } from "./columns.ts";
 import type { AllCasesExportData, CaseExportData } from "./shapes.ts";
 import { sheetNames, type WorkbookSheet, writeWorkbook } from "./xlsx.ts";
 
-/** The header of the per-case table of the Summary sheet. */
-export const SUMMARY_CASE_HEADER: readonly string[] = Object.freeze([
-  "Case Number",
-  "Case Created Date",
-  "Export Status",
-  "Export Date",
-  "Exported By (Email)",
-  "Exported By (UID)",
-  "Exported By (Name)",
-  "Exported By (Company)",
-  "Schema Version",
-  "Total Files",
-  "Files with Annotations",
-  "Files without Annotations",
-  "Total Box Annotations",
-  "Files with Confirmations",
-  "Files with Confirmations Requested",
-  "Last Modified",
-  "Earliest Annotation Date",
-  "Latest Annotation Date",
-  "Export Error",
+const failed = (caseData: CaseExportData): boolean => caseData.summary?.exportError !== undefined;
+const schemaOf = (caseData: CaseExportData): string => text(caseData.metadata.exportSchemaVersion ?? caseData.metadata.striaeExportSchemaVersion);
+
+/** The columns of the per-case table of the Summary sheet: one row per case. */
+const SUMMARY_CASE_COLUMNS: readonly Column<CaseExportData>[] = Object.freeze([
+  { header: "Case Number", value: (c) => text(c.metadata.caseNumber) },
+  { header: "Case Created Date", value: (c) => text(c.metadata.caseCreatedDate) },
+  { header: "Export Status", value: (c) => failed(c) ? "Failed" : "Success" },
+  { header: "Export Date", value: (c) => text(c.metadata.exportDate) },
+  { header: "Exported By (Email)", value: (c) => orNotAvailable(c.metadata.exportedBy) },
+  { header: "Exported By (UID)", value: (c) => orNotAvailable(c.metadata.exportedByUid) },
+  { header: "Exported By (Name)", value: (c) => orNotAvailable(c.metadata.exportedByName) },
+  { header: "Exported By (Company)", value: (c) => orNotAvailable(c.metadata.exportedByCompany) },
+  { header: "Schema Version", value: schemaOf },
+  { header: "Total Files", value: (c) => countOf(c.metadata.totalFiles) },
+  { header: "Files with Annotations", value: (c) => countOf(c.summary?.filesWithAnnotations) },
+  { header: "Files without Annotations", value: (c) => countOf(c.summary?.filesWithoutAnnotations) },
+  { header: "Total Box Annotations", value: (c) => countOf(c.summary?.totalBoxAnnotations) },
+  { header: "Files with Confirmations", value: (c) => countOf(c.summary?.filesWithConfirmations) },
+  { header: "Files with Confirmations Requested", value: (c) => countOf(c.summary?.filesWithConfirmationsRequested) },
+  { header: "Last Modified", value: (c) => text(c.summary?.lastModified) },
+  { header: "Earliest Annotation Date", value: (c) => text(c.summary?.earliestAnnotationDate) },
+  { header: "Latest Annotation Date", value: (c) => text(c.summary?.latestAnnotationDate) },
+  { header: "Export Error", value: (c) => text(c.summary?.exportError) },
 ]);
+
+/** The header of the per-case table of the Summary sheet. */
+export const SUMMARY_CASE_HEADER: readonly string[] = Object.freeze(headerRow(SUMMARY_CASE_COLUMNS));
 
 /** How the workbook is written. */
 export interface WorkbookOptions {
   /** Protected title and warning rows and sheets locked for editing, as the client's default (default true). */
   protect?: boolean | undefined;
 }
-
-const failed = (caseData: CaseExportData): boolean => caseData.summary?.exportError !== undefined;
-const schemaOf = (caseData: CaseExportData): string => text(caseData.metadata.exportSchemaVersion ?? caseData.metadata.striaeExportSchemaVersion);
 
 function summaryRows(data: AllCasesExportData, protect: boolean): TableRow[] {
   const meta = data.metadata;
@@ -60,31 +64,7 @@ function summaryRows(data: AllCasesExportData, protect: boolean): TableRow[] {
     [""],
     ["Case Details"],
     [...SUMMARY_CASE_HEADER],
-    ...data.cases.map((caseData): TableRow => {
-      const m = caseData.metadata;
-      const s = caseData.summary;
-      return [
-        text(m.caseNumber),
-        text(m.caseCreatedDate),
-        failed(caseData) ? "Failed" : "Success",
-        text(m.exportDate),
-        orNotAvailable(m.exportedBy),
-        orNotAvailable(m.exportedByUid),
-        orNotAvailable(m.exportedByName),
-        orNotAvailable(m.exportedByCompany),
-        schemaOf(caseData),
-        countOf(m.totalFiles),
-        countOf(s?.filesWithAnnotations),
-        countOf(s?.filesWithoutAnnotations),
-        countOf(s?.totalBoxAnnotations),
-        countOf(s?.filesWithConfirmations),
-        countOf(s?.filesWithConfirmationsRequested),
-        text(s?.lastModified),
-        text(s?.earliestAnnotationDate),
-        text(s?.latestAnnotationDate),
-        text(s?.exportError),
-      ];
-    }),
+    ...data.cases.map((caseData) => valueRow(SUMMARY_CASE_COLUMNS, caseData)),
   ];
 }
 

@@ -1,13 +1,14 @@
 /**
  * @module
- * The single-case CSV (EXCHANGE.md "CSV"), as the v1.0 client writes it: when protected (the
+ * The single-case CSV (docs/exchange.md "CSV"), as the v1.0 client writes it: when protected (the
  * default, as there) the `CASE DATA WARNING` line and a blank line; comment lines with the
  * SHA-256 of the data block and a blank line; then the data block of {@link caseTableRows}.
  * Every field is double-quoted with quotes doubled; lines end with `\n`; the file ends with
  * the last row (no newline), so the data block is everything after the first blank line once
  * the warning is taken off.
  */
-import { caseTableRows, type TableRow } from "./case-table.ts";
+import { caseTableRows } from "./case-table.ts";
+import type { TableRow } from "./columns.ts";
 import { sha256Hex } from "../encoding/digest.ts";
 import type { CaseExportData } from "./shapes.ts";
 import { CSV_WARNING_LINE, stripWarningBlock } from "./warning-block.ts";

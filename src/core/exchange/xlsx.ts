@@ -7,7 +7,7 @@
  * (never a formula), empty cells are left out.
  */
 import { zipSync } from "fflate";
-import type { TableCell } from "./case-table.ts";
+import type { TableCell } from "./columns.ts";
 
 /** One worksheet: its name and rows; `boldRows` are row indexes (0-based) shown bold. */
 export interface WorkbookSheet {
