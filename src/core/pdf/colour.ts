@@ -1,6 +1,6 @@
 /**
  * @module
- * Colours of the report (REPORT.md "Rules: Colours"): `#RGB`, `#RRGGBB` and CSS colour
+ * Colours of the report (docs/report.md "Colours"): `#RGB`, `#RRGGBB` and CSS colour
  * names, turned into pdf-lib colours, and their luminance (which decides whether a case/item
  * label sits on a dark or a light background).
  *
@@ -13,6 +13,7 @@
 import { rgb, type RGB } from "pdf-lib";
 import { ColorSchema, CSS_NAMED_COLORS } from "../schemas/annotation.ts";
 import { ServiceError } from "../errors.ts";
+import { CASE_LABEL } from "./report-style.ts";
 
 /** A colour as three channels from 0 to 1 (sRGB). */
 export interface Rgb {
@@ -54,12 +55,12 @@ export function pdfColour(colour: Rgb): RGB {
 
 const linear = (channel: number): number => (channel <= 0.04045 ? channel / 12.92 : ((channel + 0.055) / 1.055) ** 2.4);
 
-/** WCAG relative luminance, 0 (black) to 1 (white); REPORT.md calls a colour dark below 0.5. */
+/** WCAG relative luminance, 0 (black) to 1 (white). */
 export function relativeLuminance(colour: Rgb): number {
   return 0.2126 * linear(colour.r) + 0.7152 * linear(colour.g) + 0.0722 * linear(colour.b);
 }
 
-/** True when REPORT.md calls the colour dark (luminance below 0.5). */
+/** True when the report calls the colour dark (luminance below `CASE_LABEL.darkBelowLuminance`, docs/report.md "Page layout"). */
 export function isDark(colour: Rgb): boolean {
-  return relativeLuminance(colour) < 0.5;
+  return relativeLuminance(colour) < CASE_LABEL.darkBelowLuminance;
 }

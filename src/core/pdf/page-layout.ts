@@ -1,18 +1,10 @@
 /**
  * @module
- * The geometry of the report page (REPORT.md "Page"): US Letter with half-inch margins, the
- * image fitted into the content width and at most 65% of the page height, and boxes placed in
- * percent of the drawn image rectangle. PDF coordinates: points, origin bottom-left.
+ * The geometry of the report page (docs/report.md "Page layout"): the image fitted into a
+ * column with its aspect ratio kept, and boxes placed in percent of the drawn image
+ * rectangle. The page's sizes are in `report-style.ts`. PDF coordinates: points, origin
+ * bottom-left.
  */
-
-/** US Letter in points, and the half-inch margin. */
-export const PAGE = { width: 612, height: 792, margin: 36 } as const;
-
-/** The width between the margins. */
-export const CONTENT_WIDTH: number = PAGE.width - 2 * PAGE.margin;
-
-/** The tallest the image may be drawn: 65% of the page height. */
-export const MAX_IMAGE_HEIGHT: number = 0.65 * PAGE.height;
 
 /** A rectangle in PDF coordinates (`y` is its bottom edge). */
 export interface Rect {

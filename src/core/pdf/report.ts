@@ -1,6 +1,6 @@
 /**
  * @module
- * The annotated PDF report (REPORT.md), drawn with pdf-lib: header, index, image with its
+ * The annotated PDF report (docs/report.md), drawn with pdf-lib: header, index, image with its
  * case/item labels and boxes, the row of pills, the confirmation form and notes, and a footer
  * with page numbers on every page. Usable without HTTP.
  *
@@ -12,7 +12,7 @@
  * );
  * ```
  */
-import { PDFDocument, type PDFFont, type PDFPage, rgb } from "pdf-lib";
+import { PDFDocument, type PDFFont, type PDFPage } from "pdf-lib";
 import { type Bytes, type Clock, systemClock } from "../ports.ts";
 import type { PdfAnnotationData, PdfRequest } from "../schemas/pdf.ts";
 import { isDark, parseColour, pdfColour, type Rgb } from "./colour.ts";
@@ -20,12 +20,10 @@ import { assertPrintable, embedReportFonts, printableText, type ReportFonts } fr
 import { parseHostList } from "./host-policy.ts";
 import { loadReportImage } from "./image-source.ts";
 import { type EmbeddedImage, embedReportImage } from "./image-embed.ts";
-import { boxRect, CONTENT_WIDTH, fitImage, MAX_IMAGE_HEIGHT, PAGE, type Rect } from "./page-layout.ts";
+import { boxRect, fitImage, type Rect } from "./page-layout.ts";
 import { parseReportRequest, type ReportInput, type ReportRequest } from "./report-request.ts";
 import { LineBreaker, singleLine } from "./text-layout.ts";
 import {
-  ASCENT,
-  CONFIRMATION_HEIGHT,
   drawBlock,
   drawConfirmationForm,
   drawLabel,
@@ -37,6 +35,28 @@ import {
   type TextBlock,
   textBlock,
 } from "./elements.ts";
+import {
+  CASE_LABEL,
+  CLASS_PILL,
+  CONFIRMATION_FORM,
+  CONFIRMATION_WIDTH,
+  CONTENT_WIDTH,
+  DEFAULT_CASE_FONT_COLOR,
+  FOOTER,
+  HEADER,
+  IMAGE,
+  INDEX_LINE,
+  INK,
+  MAX_IMAGE_HEIGHT,
+  NOTES,
+  PAGE,
+  PILL,
+  SUBCLASS_PILL,
+  SUPPORT_PILLS,
+  TEXT,
+} from "./report-style.ts";
+
+export { DEFAULT_CASE_FONT_COLOR } from "./report-style.ts";
 
 /** How a report is rendered: where its image may come from, limits, and the footer's name. */
 export interface ReportOptions {
@@ -53,24 +73,6 @@ export interface ReportOptions {
   /** Dates the report when `currentDate` is absent, and the PDF's metadata; default the system clock. */
   clock?: Clock;
 }
-
-/** The default case/item label colour (REPORT.md 4). */
-export const DEFAULT_CASE_FONT_COLOR = "#FFDE21";
-
-const INK = rgb(0.1, 0.1, 0.1);
-const GREY = rgb(0.35, 0.35, 0.35);
-const SUPPORT = {
-  ID: { label: "Identification", text: rgb(0.08, 0.5, 0.24), fill: rgb(0.86, 0.99, 0.91) },
-  Exclusion: { label: "Exclusion", text: rgb(0.73, 0.11, 0.11), fill: rgb(1, 0.89, 0.89) },
-  Inconclusive: { label: "Inconclusive", text: rgb(0.71, 0.33, 0.04), fill: rgb(1, 0.95, 0.78) },
-} as const;
-const NOTES_SIZE = 9;
-const NOTES_LEADING = 11.5;
-/** From the top of the notes heading to the top of the first line. */
-const NOTES_HEADING_HEIGHT = 14;
-const FOOTER_SIZE = 7.5;
-const COLUMN_GAP = 14;
-const CONFIRMATION_WIDTH = 0.42 * CONTENT_WIDTH;
 
 /** MM/DD/YYYY of a date, in UTC, as clients write `currentDate`. */
 function displayDate(date: Date): string {
@@ -89,7 +91,7 @@ interface ReportContent {
   labels: { left: string | undefined; right: string | undefined };
   caseFontColour: Rgb;
   boxes: NonNullable<PdfAnnotationData["boxAnnotations"]>;
-  support: (typeof SUPPORT)[keyof typeof SUPPORT] | undefined;
+  support: (typeof SUPPORT_PILLS)[keyof typeof SUPPORT_PILLS] | undefined;
   classText: string | undefined;
   subclass: boolean;
   confirmation: boolean;
@@ -117,7 +119,7 @@ function contentOf(request: PdfRequest, options: ReportOptions, now: Date): Repo
     labels: layers.has("number") ? { left: left || undefined, right: right || undefined } : { left: undefined, right: undefined },
     caseFontColour: parseColour(data.caseFontColor ?? DEFAULT_CASE_FONT_COLOR, "annotationData.caseFontColor"),
     boxes: layers.has("box") ? data.boxAnnotations ?? [] : [],
-    support: layers.has("id") && data.supportLevel !== undefined ? SUPPORT[data.supportLevel] : undefined,
+    support: layers.has("id") && data.supportLevel !== undefined ? SUPPORT_PILLS[data.supportLevel] : undefined,
     classText: layers.has("class") && classText !== "" ? classText : undefined,
     subclass: layers.has("class") && data.hasSubclass === true,
     confirmation: data.includeConfirmation === true,
@@ -153,53 +155,54 @@ interface Footer {
 }
 
 function measureFooter(content: ReportContent, fonts: ReportFonts): Footer {
-  const third = CONTENT_WIDTH / 3 - 6;
-  const left = textBlock(content.footer.formattedBy, fonts.regular, FOOTER_SIZE, 5, third);
-  const centre = content.footer.company === undefined ? undefined : textBlock(content.footer.company, fonts.bold, FOOTER_SIZE, 5, third);
-  const right = content.footer.updated === undefined ? undefined : textBlock(content.footer.updated, fonts.regular, FOOTER_SIZE, 5, third);
-  const pageLine = FOOTER_SIZE * 1.2;
+  const third = CONTENT_WIDTH / FOOTER.columns - FOOTER.gap;
+  const set = (text: string, font: PDFFont) => textBlock(text, font, FOOTER.size, FOOTER.minSize, third);
+  const left = set(content.footer.formattedBy, fonts.regular);
+  const centre = content.footer.company === undefined ? undefined : set(content.footer.company, fonts.bold);
+  const right = content.footer.updated === undefined ? undefined : set(content.footer.updated, fonts.regular);
+  const pageLine = FOOTER.size * TEXT.leading;
   const height = Math.max(left.height, centre?.height ?? 0, (right?.height ?? 0) + pageLine);
   return { left, centre, right, height };
 }
 
 /** The top of the footer's rule: content stays above it. */
-const footerTop = (footer: Footer): number => PAGE.margin + footer.height + 6;
+const footerTop = (footer: Footer): number => PAGE.margin + footer.height + FOOTER.ruleGap;
 
 function drawFooter(page: PDFPage, footer: Footer, fonts: ReportFonts, pageNumber: number, pageCount: number): void {
   const top = PAGE.margin + footer.height;
   const right = PAGE.width - PAGE.margin;
-  drawRule(page, PAGE.margin, right, footerTop(footer), 0.5);
-  drawBlock(page, footer.left, { x: PAGE.margin, top, align: "left", color: GREY });
-  if (footer.centre) drawBlock(page, footer.centre, { x: PAGE.width / 2, top, align: "center", color: INK });
+  drawRule(page, PAGE.margin, right, footerTop(footer), FOOTER.ruleThickness);
+  drawBlock(page, footer.left, { x: PAGE.margin, top, align: "left", color: INK.muted });
+  if (footer.centre) drawBlock(page, footer.centre, { x: PAGE.width / 2, top, align: "center", color: INK.text });
   let rightTop = top;
   if (footer.right) {
-    drawBlock(page, footer.right, { x: right, top, align: "right", color: GREY });
+    drawBlock(page, footer.right, { x: right, top, align: "right", color: INK.muted });
     rightTop -= footer.right.height;
   }
-  const number = textBlock(`Page ${pageNumber} of ${pageCount}`, fonts.regular, FOOTER_SIZE, FOOTER_SIZE, CONTENT_WIDTH / 3);
-  drawBlock(page, number, { x: right, top: rightTop, align: "right", color: GREY });
+  const number = textBlock(`Page ${pageNumber} of ${pageCount}`, fonts.regular, FOOTER.size, FOOTER.size, CONTENT_WIDTH / FOOTER.columns);
+  drawBlock(page, number, { x: right, top: rightTop, align: "right", color: INK.muted });
 }
 
 /** Draws the header (date left, case number right, both bold, a rule beneath); returns the y below it. */
 function drawHeader(page: PDFPage, content: ReportContent, fonts: ReportFonts): number {
   const top = PAGE.height - PAGE.margin;
-  const half = CONTENT_WIDTH / 2 - 6;
-  const date = textBlock(content.date, fonts.bold, 11, 7, half);
-  const caseNumber = textBlock(content.caseNumber, fonts.bold, 11, 7, half);
-  drawBlock(page, date, { x: PAGE.margin, top, align: "left", color: INK });
-  drawBlock(page, caseNumber, { x: PAGE.width - PAGE.margin, top, align: "right", color: INK });
-  const ruleY = top - Math.max(date.height, caseNumber.height) - 3;
+  const half = CONTENT_WIDTH / 2 - HEADER.gap;
+  const date = textBlock(content.date, fonts.bold, HEADER.size, HEADER.minSize, half);
+  const caseNumber = textBlock(content.caseNumber, fonts.bold, HEADER.size, HEADER.minSize, half);
+  drawBlock(page, date, { x: PAGE.margin, top, align: "left", color: INK.text });
+  drawBlock(page, caseNumber, { x: PAGE.width - PAGE.margin, top, align: "right", color: INK.text });
+  const ruleY = top - Math.max(date.height, caseNumber.height) - HEADER.ruleGap;
   drawRule(page, PAGE.margin, PAGE.width - PAGE.margin, ruleY);
-  return ruleY - 10;
+  return ruleY - HEADER.below;
 }
 
 /** The pills of the row under the image, measured: support level, class, subclass. */
 function measurePills(content: ReportContent, fonts: ReportFonts): { left?: Pill; centre?: Pill; right?: Pill; height: number } {
-  const side = CONTENT_WIDTH / 4;
+  const side = CONTENT_WIDTH * PILL.sideShare;
   const pills = {
     left: content.support && pill(content.support.label, fonts.bold, side, { text: content.support.text, fill: content.support.fill, border: content.support.text }),
-    centre: content.classText === undefined ? undefined : pill(content.classText, fonts.bold, CONTENT_WIDTH / 2 - 12, { text: rgb(1, 1, 1), fill: rgb(0.15, 0.17, 0.2) }),
-    right: content.subclass ? pill("POTENTIAL SUBCLASS", fonts.bold, side, { text: rgb(1, 1, 1), fill: rgb(0.82, 0.12, 0.12) }) : undefined,
+    centre: content.classText === undefined ? undefined : pill(content.classText, fonts.bold, CONTENT_WIDTH / 2 - PILL.centreGap, CLASS_PILL),
+    right: content.subclass ? pill("POTENTIAL SUBCLASS", fonts.bold, side, SUBCLASS_PILL) : undefined,
   };
   const height = Math.max(0, pills.left?.height ?? 0, pills.centre?.height ?? 0, pills.right?.height ?? 0);
   return { ...pills, height };
@@ -210,27 +213,28 @@ function drawImage(page: PDFPage, image: EmbeddedImage, rect: Rect, content: Rep
   image.draw(page, rect);
   if (content.indexColour) {
     // Outside the image, so it hides no pixel and moves no box.
+    const border = IMAGE.indexBorderWidth;
     page.drawRectangle({
-      x: rect.x - 2.5,
-      y: rect.y - 2.5,
-      width: rect.width + 5,
-      height: rect.height + 5,
+      x: rect.x - border / 2,
+      y: rect.y - border / 2,
+      width: rect.width + border,
+      height: rect.height + border,
       borderColor: pdfColour(content.indexColour),
-      borderWidth: 5,
+      borderWidth: border,
     });
   }
   for (const box of content.boxes) {
     const r = boxRect(rect, box);
-    page.drawRectangle({ x: r.x, y: r.y, width: r.width, height: r.height, borderColor: pdfColour(parseColour(box.color)), borderWidth: 2 });
+    page.drawRectangle({ x: r.x, y: r.y, width: r.width, height: r.height, borderColor: pdfColour(parseColour(box.color)), borderWidth: IMAGE.boxStrokeWidth });
   }
   const text = pdfColour(content.caseFontColour);
   // A dark label colour gets a light ground, a light one a dark ground.
-  const ground = isDark(content.caseFontColour) ? rgb(1, 1, 1) : rgb(0, 0, 0);
-  const inset = Math.min(6, rect.width * 0.02);
-  const maxWidth = rect.width / 2 - 2 * inset - 6;
-  const fit = (label: string | undefined, size: number) => (label === undefined ? undefined : textBlock(label, fonts.label, size, 5, maxWidth));
+  const ground = isDark(content.caseFontColour) ? INK.white : INK.black;
+  const inset = Math.min(CASE_LABEL.maxInset, rect.width * CASE_LABEL.insetShare);
+  const maxWidth = rect.width / 2 - 2 * inset - CASE_LABEL.gap;
+  const fit = (label: string | undefined, size: number) => (label === undefined ? undefined : textBlock(label, fonts.label, size, CASE_LABEL.minSize, maxWidth));
   // Both labels at one size: the smaller of the sizes each would get alone.
-  const size = Math.min(fit(content.labels.left, 11)?.size ?? 11, fit(content.labels.right, 11)?.size ?? 11);
+  const size = Math.min(fit(content.labels.left, CASE_LABEL.size)?.size ?? CASE_LABEL.size, fit(content.labels.right, CASE_LABEL.size)?.size ?? CASE_LABEL.size);
   const left = fit(content.labels.left, size);
   const right = fit(content.labels.right, size);
   const top = rect.y + rect.height - inset;
@@ -240,23 +244,23 @@ function drawImage(page: PDFPage, image: EmbeddedImage, rect: Rect, content: Rep
 
 /** Draws lines of notes from `breaker` between `top` and `bottom`, as many as fit. */
 function drawNotesLines(page: PDFPage, breaker: LineBreaker, font: PDFFont, left: number, width: number, top: number, bottom: number): void {
-  let y = top - NOTES_SIZE * ASCENT;
+  let y = top - NOTES.size * TEXT.ascent;
   while (breaker.hasMore() && y >= bottom) {
     const line = breaker.next(width);
     if (line === null) break;
-    page.drawText(line, { x: left, y, size: NOTES_SIZE, font, color: INK });
-    y -= NOTES_LEADING;
+    page.drawText(line, { x: left, y, size: NOTES.size, font, color: INK.text });
+    y -= NOTES.leading;
   }
 }
 
 /** Draws the notes heading; returns the top of the first line. */
 function drawNotesHeading(page: PDFPage, fonts: ReportFonts, text: string, left: number, top: number): number {
-  page.drawText(text, { x: left, y: top - 9 * ASCENT, size: 9, font: fonts.bold, color: INK });
-  return top - NOTES_HEADING_HEIGHT;
+  page.drawText(text, { x: left, y: top - NOTES.headingSize * TEXT.ascent, size: NOTES.headingSize, font: fonts.bold, color: INK.text });
+  return top - NOTES.headingHeight;
 }
 
 /**
- * Renders the report of a request (spec 4.3, REPORT.md). Validates the request (a 400
+ * Renders the report of a request (docs/report.md). Validates the request (a 400
  * `ServiceError` names the field), checks every text is printable, loads the image, and
  * returns the PDF's bytes.
  */
@@ -287,7 +291,7 @@ export async function renderValidatedReport(request: ReportRequest, options: Rep
   const image = await embedReportImage(doc, loaded);
 
   const footer = measureFooter(content, fonts);
-  const bottom = footerTop(footer) + 8;
+  const bottom = footerTop(footer) + FOOTER.clearance;
   const pages: PDFPage[] = [];
   const newPage = (): { page: PDFPage; top: number } => {
     const page = doc.addPage([PAGE.width, PAGE.height]);
@@ -298,37 +302,38 @@ export async function renderValidatedReport(request: ReportRequest, options: Rep
   // Page 1: header, index, image, pills, confirmation and notes.
   let { page, top: cursor } = newPage();
   if (content.index !== undefined) {
-    const index = textBlock(content.index, fonts.bold, 10, 6, CONTENT_WIDTH);
-    drawBlock(page, index, { x: PAGE.width / 2, top: cursor, align: "center", color: INK });
-    cursor -= index.height + 6;
+    const index = textBlock(content.index, fonts.bold, INDEX_LINE.size, INDEX_LINE.minSize, CONTENT_WIDTH);
+    drawBlock(page, index, { x: PAGE.width / 2, top: cursor, align: "center", color: INK.text });
+    cursor -= index.height + INDEX_LINE.below;
   }
   const pills = measurePills(content, fonts);
-  const border = content.indexColour ? 5 : 0;
-  const below = 8 + (pills.height > 0 ? pills.height + 10 : 0) + (content.confirmation ? CONFIRMATION_HEIGHT + 4 : 0);
+  const border = content.indexColour ? IMAGE.indexBorderWidth : 0;
+  const below = IMAGE.below + (pills.height > 0 ? pills.height + PILL.below : 0) +
+    (content.confirmation ? CONFIRMATION_FORM.height + CONFIRMATION_FORM.above : 0);
   const rect = fitImage(image, {
     left: PAGE.margin,
     top: cursor - border,
     maxWidth: CONTENT_WIDTH,
-    maxHeight: Math.max(40, Math.min(MAX_IMAGE_HEIGHT, cursor - 2 * border - below - bottom)),
+    maxHeight: Math.max(IMAGE.minHeight, Math.min(MAX_IMAGE_HEIGHT, cursor - 2 * border - below - bottom)),
   });
   drawImage(page, image, rect, content, fonts);
-  cursor = rect.y - border - 8;
+  cursor = rect.y - border - IMAGE.below;
 
   if (pills.height > 0) {
     if (pills.left) drawPill(page, pills.left, PAGE.margin, cursor);
     if (pills.centre) drawPill(page, pills.centre, PAGE.width / 2 - pills.centre.width / 2, cursor);
     if (pills.right) drawPill(page, pills.right, PAGE.width - PAGE.margin - pills.right.width, cursor);
-    cursor -= pills.height + 10;
+    cursor -= pills.height + PILL.below;
   }
 
   if (content.confirmation) drawConfirmationForm(page, fonts.regular, PAGE.margin, cursor, CONFIRMATION_WIDTH);
   if (content.notes !== undefined) {
-    const breaker = new LineBreaker(content.notes, fonts.regular, NOTES_SIZE);
-    const left = PAGE.margin + CONFIRMATION_WIDTH + COLUMN_GAP;
-    const width = CONTENT_WIDTH - CONFIRMATION_WIDTH - COLUMN_GAP;
+    const breaker = new LineBreaker(content.notes, fonts.regular, NOTES.size);
+    const left = PAGE.margin + CONFIRMATION_WIDTH + NOTES.columnGap;
+    const width = CONTENT_WIDTH - CONFIRMATION_WIDTH - NOTES.columnGap;
     let heading = "Additional Notes";
     // The heading and a first line must fit, or the notes start on the next page.
-    if (cursor - NOTES_HEADING_HEIGHT - NOTES_LEADING >= bottom) {
+    if (cursor - NOTES.headingHeight - NOTES.leading >= bottom) {
       const linesTop = drawNotesHeading(page, fonts, heading, left, cursor);
       drawNotesLines(page, breaker, fonts.regular, left, width, linesTop, bottom);
       heading = "Additional Notes (continued)";

@@ -6,6 +6,7 @@
  * so that notes can continue on a page whose column is wider.
  */
 import type { PDFFont } from "pdf-lib";
+import { TEXT } from "./report-style.ts";
 
 /** Text on one line: line breaks and tabs become spaces. */
 export function singleLine(text: string): string {
@@ -128,7 +129,8 @@ export function fitText(text: string, font: PDFFont, size: number, minSize: numb
   const line = singleLine(text);
   const natural = font.widthOfTextAtSize(line, size);
   if (natural <= maxWidth) return { size, lines: [line] };
-  const shrunk = Math.max(minSize, Math.floor(((size * maxWidth) / natural) * 10) / 10);
+  const steps = TEXT.shrinkStepsPerPoint;
+  const shrunk = Math.max(minSize, Math.floor(((size * maxWidth) / natural) * steps) / steps);
   if (font.widthOfTextAtSize(line, shrunk) <= maxWidth) return { size: shrunk, lines: [line] };
   return { size: minSize, lines: wrapText(line, font, minSize, maxWidth) };
 }
