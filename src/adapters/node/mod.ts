@@ -1,6 +1,7 @@
 /**
  * @module
- * The Node adapter: the embedded default stores (files) and `serve`.
+ * The Node adapter: `serve` on node:http, with the server layer Node shares with Bun and Deno
+ * (start-up, the commands, `.env`, secrets, the file stores, SMTP).
  *
  * @example
  * ```ts
