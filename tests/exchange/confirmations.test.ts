@@ -1,15 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { storageKeys } from "../../src/core/storage/keys.ts";
-import {
-  confirmationExportHash,
-  createConfirmation,
-  ExchangeError,
-  exportCaseZip,
-  exportConfirmations,
-  importCase,
-  importConfirmations,
-  newConfirmationId,
-} from "../../src/core/exchange/mod.ts";
+import { createConfirmation, ExchangeError, exportCaseZip, exportConfirmations, importCase, importConfirmations } from "../../src/core/exchange/mod.ts";
+import { confirmationExportHash, newConfirmationId } from "../../src/core/exchange/confirmations.ts";
 import { ANALYST, auditEntries, CASE, putJson, putUser, readJson, REVIEWER, seedCase, streamBytes, text } from "./exchange-fixtures.ts";
 
 /** The analyst's case imported by the reviewer; answers the reviewer's file ids in the analyst's file order. */

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { KEYS, testService } from "../helpers/service.ts";
 import { profile, seedAccount } from "../helpers/accounts.ts";
-import { exportCaseZip, httpExchangeStore, importCase, collectCaseExport } from "../../src/core/exchange/mod.ts";
+import { exportCaseZip, httpExchangeStore, importCase } from "../../src/core/exchange/mod.ts";
+import { collectCaseExport } from "../../src/core/exchange/case-export.ts";
 import { streamBytes } from "./exchange-fixtures.ts";
 
 describe("the exchange over the workers' HTTP API (httpExchangeStore)", () => {

@@ -2,17 +2,10 @@ import * as zlib from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { unzip, type UnzipFileInfo } from "fflate";
 import { storageKeys } from "../../src/core/storage/keys.ts";
-import {
-  collectCaseExport,
-  exportCaseZip,
-  type ExportProgress,
-  imageEntryName,
-  importCase,
-  manifestHashOf,
-  previewCaseImport,
-  sha256Hex,
-  writeCaseZip,
-} from "../../src/core/exchange/mod.ts";
+import { exportCaseZip, type ExportProgress, importCase, previewCaseImport, writeCaseZip } from "../../src/core/exchange/mod.ts";
+import { collectCaseExport } from "../../src/core/exchange/case-export.ts";
+import { imageEntryName, manifestHashOf } from "../../src/core/exchange/manifest.ts";
+import { sha256Hex } from "../../src/core/encoding/digest.ts";
 import { ANALYST, auditEntries, CASE, entries, readJson, referenceCrc, REVIEWER, seedCase, storedImageIds, streamBytes, text } from "./exchange-fixtures.ts";
 
 /** The compression method of each entry, as the central directory states it. */

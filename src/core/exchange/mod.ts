@@ -46,7 +46,6 @@ export type {
   ExportPhase,
   ExportProgress,
   ExportProvenance,
-  ExportSchemaVersion,
   FileData,
   ForensicManifest,
   ImportOptions,
@@ -65,46 +64,17 @@ export {
   portsExchangeStore,
   type ReadOnlyCaseEntry,
 } from "./sources.ts";
-export type { BlobStore, Bytes, Clock, HostedImage, ImageHost, ImageUpload, KvStore } from "../ports.ts";
 export { httpExchangeStore, type HttpExchangeOptions } from "./http-source.ts";
+export type { CaseImageUpload, CaseStore } from "../cases/case-store.ts";
+export type { HttpCaseStoreOptions } from "../cases/http-case-store.ts";
+export type { WorkerCallOptions } from "../cases/worker-calls.ts";
 export { ExchangeError, type ExchangeErrorCode } from "./exchange-error.ts";
-export {
-  collectAllCasesExport,
-  collectCaseExport,
-  type CaseExportOptions,
-  EXPORT_SCHEMA_VERSION,
-  formatExportJson,
-  hasAnnotations,
-} from "./case-export.ts";
-export { CASE_TABLE_HEADER, caseTableRows, type TableCell, type TableRow } from "./case-table.ts";
-export { type CaseCsvFacts, type CaseCsvOptions, type CsvVerification, formatCaseCsv, readCaseCsv, verifyCaseCsv } from "./csv.ts";
-export { caseSheetRows, casesWorkbookSheets, formatAllCasesXlsx, SUMMARY_CASE_HEADER, type WorkbookOptions } from "./cases-workbook.ts";
-export { type WorkbookProperties, type WorkbookSheet, writeWorkbook } from "./xlsx.ts";
+export type { CaseExportOptions } from "./case-export.ts";
 export { exportAllCases, exportCase, type ExportedFile } from "./export-files.ts";
 export { type CaseZipOptions, type CaseZipSummary, exportCaseZip, writeCaseZip } from "./zip-export.ts";
-export { buildManifest, dataEntryName, imageEntryName, MANIFEST_ENTRY, type ManifestCore, manifestHashOf } from "./manifest.ts";
-export {
-  algorithmOf,
-  type ExchangeJwk,
-  type ManifestSigner,
-  publicJwkOf,
-  type SignatureCheck,
-  type SignatureVerification,
-  signerFromJwk,
-  signManifestHash,
-  verifyManifestSignature,
-} from "./signature.ts";
-export { CSV_WARNING_LINE, stripWarningBlock } from "./warning-block.ts";
+export { type CsvVerification, verifyCaseCsv } from "./csv.ts";
 export { type PreviewContext, previewCaseImport } from "./import-preview.ts";
 export { type CaseImportOptions, importCase } from "./case-import.ts";
 export type { ArchiveReader } from "./zip-read.ts";
-export { OWN_CASE_REFUSAL } from "./import-rules.ts";
-export {
-  confirmationExportHash,
-  createConfirmation,
-  exportConfirmations,
-  importConfirmations,
-  newConfirmationId,
-  type ReviewerDetails,
-} from "./confirmations.ts";
-export { sha256Hex } from "../encoding/digest.ts";
+export { createConfirmation, exportConfirmations, importConfirmations, type ReviewerDetails } from "./confirmations.ts";
+export { type ExchangeJwk, type ManifestSigner, publicJwkOf, type SignatureVerification, signerFromJwk } from "./signature.ts";

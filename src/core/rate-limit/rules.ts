@@ -28,10 +28,26 @@ export const RATE_LIMIT_ROUTES = [
   "pdf",
   "captcha",
   "keys",
-] as const;
+] as const satisfies readonly RateLimitRoute[];
 
-/** A rate-limited route, e.g. `image.upload`. */
-export type RateLimitRoute = (typeof RATE_LIMIT_ROUTES)[number];
+/**
+ * A rate-limited route, e.g. `image.upload` (a union written out, so that it is public on its
+ * own; tests/public-api.test.ts keeps it equal to {@link RATE_LIMIT_ROUTES}).
+ */
+export type RateLimitRoute =
+  | "user.read"
+  | "user.write"
+  | "data.read"
+  | "data.write"
+  | "audit.read"
+  | "audit.write"
+  | "image.upload"
+  | "image.sign"
+  | "image.serve"
+  | "image.delete"
+  | "pdf"
+  | "captcha"
+  | "keys";
 
 /** The limit of every route. */
 export type RateLimits = Readonly<Record<RateLimitRoute, RateRule>>;

@@ -1,9 +1,9 @@
 import * as z from "zod";
 
-/** The error codes of spec section 7.2. */
-export const ERROR_CODES = ["UNAUTHORIZED", "FORBIDDEN", "NOT_FOUND", "VALIDATION_ERROR", "SERVER_ERROR"] as const;
-/** One of {@link ERROR_CODES}. */
-export type ErrorCode = (typeof ERROR_CODES)[number];
+/** The error codes of spec section 7.2 (a union written out, so that it is public on its own). */
+export type ErrorCode = "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "VALIDATION_ERROR" | "SERVER_ERROR";
+/** Every {@link ErrorCode}; tests/public-api.test.ts keeps the two equal. */
+export const ERROR_CODES = ["UNAUTHORIZED", "FORBIDDEN", "NOT_FOUND", "VALIDATION_ERROR", "SERVER_ERROR"] as const satisfies readonly ErrorCode[];
 /** Validates an error code. */
 export const ErrorCodeSchema = z.enum(ERROR_CODES);
 

@@ -12,7 +12,9 @@ import { jsonDepthOverflow, MAX_JSON_DEPTH } from "../../../src/core/encoding/js
 import { jsonSyntaxFault } from "../../../src/core/encoding/json-syntax.ts";
 import { parseJsonText } from "../../../src/core/http/body.ts";
 import { ServiceError } from "../../../src/core/errors.ts";
-import { buildManifest, importConfirmations, portsExchangeStore, previewCaseImport, sha256Hex } from "../../../src/core/exchange/mod.ts";
+import { importConfirmations, portsExchangeStore, previewCaseImport } from "../../../src/core/exchange/mod.ts";
+import { buildManifest } from "../../../src/core/exchange/manifest.ts";
+import { sha256Hex } from "../../../src/core/encoding/digest.ts";
 import { statusOf } from "../../../src/core/http/errors.ts";
 
 const nested = (levels: number, inner = "1"): string => `${"[".repeat(levels)}${inner}${"]".repeat(levels)}`;
