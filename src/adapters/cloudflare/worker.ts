@@ -44,7 +44,7 @@ export interface CloudflareEnv {
    * apply to every route. Without it, `RATE_LIMITS` is counted per isolate.
    */
   RATE_LIMITER?: RateLimitBindingLike;
-  /** Secrets and settings (CONTRACT "Configuration"), e.g. `R2_KEY_SECRET`. */
+  /** Secrets and settings (docs/configuration.md), e.g. `R2_KEY_SECRET`. */
   [variable: string]: unknown;
 }
 
@@ -157,7 +157,7 @@ export const imageWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: Serv
 
 /**
  * The user worker alone: records in `USER_DB`; cases and images through the data and image
- * workers at `DATA_WORKER_URL` and `IMAGE_WORKER_URL` (spec 5.3); mail over `MAIL_TRANSPORT=http`
+ * workers at `DATA_WORKER_URL` and `IMAGE_WORKER_URL` (docs/api.md); mail over `MAIL_TRANSPORT=http`
  * or into a bound `STRIAE_OUTBOX`.
  */
 export const userWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>

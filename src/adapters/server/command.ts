@@ -1,6 +1,6 @@
 /**
  * @module
- * The `serve` command, the same on Node, Bun and Deno (CONTRACT "Starting it"): flags,
+ * The `serve` command, the same on Node, Bun and Deno (docs/configuration.md): flags,
  * `.env`, start, and a graceful stop on SIGINT/SIGTERM.
  */
 import { resolve } from "node:path";

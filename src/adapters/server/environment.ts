@@ -1,7 +1,7 @@
 /**
  * @module
  * The environment of the commands (`serve`, `export`, `import`): a `.env` file in the working
- * directory under the process environment (CONTRACT "Configuration").
+ * directory under the process environment (docs/configuration.md).
  */
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";

@@ -1,6 +1,6 @@
 /**
  * @module
- * The `export` and `import` commands (issue 6), on the same stores as `serve` (files under
+ * The `export` and `import` commands (docs/exchange.md), on the same stores as `serve` (files under
  * `--data` by default, or what `STORAGE` names):
  *
  *     forensic-annotation export --user UID --case CASE --format json|csv|zip [--out FILE]

@@ -1,6 +1,6 @@
 /**
  * @module
- * Secrets `serve` generates when they are not configured (CONTRACT "Starting it"): made
+ * Secrets `serve` generates when they are not configured (docs/configuration.md): made
  * once, kept in `DATA/secrets.json` (mode 600) so they survive restarts, printed only on
  * the start that made them. A configured value always wins and is never printed.
  */

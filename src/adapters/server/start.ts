@@ -110,7 +110,7 @@ export async function startService(options: ServeOptions, listen: Listen, runtim
   const app = createService(
     {
       ...storage.ports,
-      // The outbox is files under --data whatever STORAGE is (CONTRACT "Mail outbox").
+      // The outbox is files under --data whatever STORAGE is (docs/storage.md).
       outbox: createFileBlobStore(join(options.dataDir, "outbox"), { sync: config.fsync === "all" }),
       ...(config.mailTransport === "smtp" ? { mailer: await smtpMailer(config) } : {}),
     },

@@ -205,7 +205,7 @@ export function documentFiles(base: string, sync = false): DocumentFiles {
     if (sync) await syncDirectory(dir);
   }
 
-  /** Makes `path` a folder; a document of that name moves aside (CONTRACT: both keys are storable). */
+  /** Makes `path` a folder; a document of that name moves aside (both keys are storable: docs/storage.md). */
   async function ensureFolder(path: string): Promise<void> {
     try {
       await mkdir(path);

@@ -1,7 +1,7 @@
 /**
  * @module
  * The embedded default: every store is a folder of files under the data directory
- * (CONTRACT "Storage layout"): `data/`, `audit/`, `users/`, `images/`, and the mail `outbox/`.
+ * (docs/storage.md): `data/`, `audit/`, `users/`, `images/`, and the mail `outbox/`.
  */
 import { join } from "node:path";
 import { createStorage } from "unstorage";
