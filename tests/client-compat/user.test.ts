@@ -109,7 +109,7 @@ describe("client compatibility: sign-up with identity tokens (SELF_REGISTRATION)
   });
 
   it("a bad SELF_REGISTRATION value stops the configuration with its name", async () => {
-    const { parseConfig } = await import("../../src/core/config.ts");
+    const { parseConfig } = await import("../../src/core/config/mod.ts");
     expect(() => parseConfig({ SELF_REGISTRATION: "open" })).toThrow(/SELF_REGISTRATION/);
   });
 });

@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig } from "../../src/core/config.ts";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import { ConfigError, parseConfig, type ParsedSections, type ServiceConfig } from "../../src/core/config/mod.ts";
 
 describe("ServiceConfig", () => {
   it("applies CONTRACT defaults", () => {
@@ -38,5 +38,31 @@ describe("ServiceConfig", () => {
     expect(() => parseConfig({ STORAGE: "s3", STORAGE_URL: "https://s3.example" })).toThrow(/endpoint and bucket/);
     expect(() => parseConfig({ STORAGE: "s3", STORAGE_URL: "https://s3.example/b" })).toThrow(/S3_ACCESS_KEY_ID/);
     expect(parseConfig({ STORAGE: "s3", STORAGE_URL: "https://s3.example/b", S3_ACCESS_KEY_ID: "a", S3_SECRET_ACCESS_KEY: "s" }).storage).toBe("s3");
+  });
+
+  it("declares ServiceConfig as the sections parse it: each section's fields with their types, and no other field", () => {
+    type SectionKeys = { [S in keyof ParsedSections]: keyof ParsedSections[S] }[keyof ParsedSections];
+    expectTypeOf<Exclude<keyof ServiceConfig, "env">>().toEqualTypeOf<SectionKeys>();
+    expectTypeOf<ParsedSections["workerKeys"]>().toEqualTypeOf<Pick<ServiceConfig, keyof ParsedSections["workerKeys"]>>();
+    expectTypeOf<ParsedSections["cors"]>().toEqualTypeOf<Pick<ServiceConfig, keyof ParsedSections["cors"]>>();
+    expectTypeOf<ParsedSections["identity"]>().toEqualTypeOf<Pick<ServiceConfig, keyof ParsedSections["identity"]>>();
+    expectTypeOf<ParsedSections["rateLimits"]>().toEqualTypeOf<Pick<ServiceConfig, keyof ParsedSections["rateLimits"]>>();
+    expectTypeOf<ParsedSections["bodyLimits"]>().toEqualTypeOf<Pick<ServiceConfig, keyof ParsedSections["bodyLimits"]>>();
+    expectTypeOf<ParsedSections["accounts"]>().toEqualTypeOf<Pick<ServiceConfig, keyof ParsedSections["accounts"]>>();
+    expectTypeOf<ParsedSections["mail"]>().toEqualTypeOf<Pick<ServiceConfig, keyof ParsedSections["mail"]>>();
+    expectTypeOf<ParsedSections["captcha"]>().toEqualTypeOf<Pick<ServiceConfig, keyof ParsedSections["captcha"]>>();
+    expectTypeOf<ParsedSections["images"]>().toEqualTypeOf<Pick<ServiceConfig, keyof ParsedSections["images"]>>();
+    expectTypeOf<ParsedSections["pdf"]>().toEqualTypeOf<Pick<ServiceConfig, keyof ParsedSections["pdf"]>>();
+    expectTypeOf<ParsedSections["storage"]>().toEqualTypeOf<Pick<ServiceConfig, keyof ParsedSections["storage"]>>();
+    expectTypeOf<ParsedSections["exchange"]>().toEqualTypeOf<Pick<ServiceConfig, keyof ParsedSections["exchange"]>>();
+  });
+
+  it("checks cross-field rules per section and names the variables", () => {
+    expect(() => parseConfig({ MAIL_TRANSPORT: "http" })).toThrow(/MAIL_HTTP_URL, MAIL_HTTP_TOKEN: required when MAIL_TRANSPORT=http/);
+    expect(() => parseConfig({ MAIL_TRANSPORT: "smtp", ADMIN_EMAIL: "a@b", MAIL_FROM: "c@d" })).toThrow(/SMTP_URL/);
+    expect(() => parseConfig({ AUTH_ISSUER: "https://idp.example" })).toThrow(/AUTH_JWKS_URL: required/);
+    expect(() => parseConfig({ RATE_LIMITS: "pdf=0/60s" })).toThrow(/RATE_LIMITS: /);
+    expect(parseConfig({ MAIL_TRANSPORT: "outbox" }).adminEmail).toBe("admin@localhost");
+    expect(parseConfig({ MAX_CASES: "5", DEMO_MAX_FILES_PER_CASE: "2" })).toMatchObject({ limits: { maxCases: 5 }, demoLimits: { maxCases: 3, maxFilesPerCase: 2 } });
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { dataHeaders, memoryPorts, testService } from "../helpers/service.ts";
 import { createService } from "../../src/core/service/service.ts";
-import { parseConfig } from "../../src/core/config.ts";
+import { parseConfig } from "../../src/core/config/mod.ts";
 import type { BlobStore } from "../../src/core/ports.ts";
 
 describe("the service (CONTRACT: one process, seven workers)", () => {

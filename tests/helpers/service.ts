@@ -1,7 +1,7 @@
 import { createStorage } from "unstorage";
 import memoryDriver from "unstorage/drivers/memory";
 import { createBlobStore, createKvStore } from "../../src/core/storage/unstorage-stores.ts";
-import { parseConfig } from "../../src/core/config.ts";
+import { parseConfig } from "../../src/core/config/mod.ts";
 import { createService, type ServicePorts } from "../../src/core/service/service.ts";
 import type { CaptchaVerifier, Clock } from "../../src/core/ports.ts";
 

@@ -5,7 +5,7 @@
  * secrets and settings from `env` (the image worker alone binds no bucket with
  * `IMAGE_HOST=cloudflare`). The app is built once per isolate and `env`.
  */
-import { parseConfig, type ServiceConfig } from "../../core/config.ts";
+import { parseConfig, type ServiceConfig } from "../../core/config/mod.ts";
 import { systemClock } from "../../core/ports.ts";
 import { createService, imageHostOf, type ServicePorts } from "../../core/service/service.ts";
 import { createImageWorker } from "../../core/workers/image.ts";

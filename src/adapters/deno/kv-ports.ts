@@ -6,7 +6,7 @@
 import { systemClock } from "../../core/ports.ts";
 import type { ServicePorts } from "../../core/service/service.ts";
 import type { RuntimeStorage, StoragePorts } from "../server/start.ts";
-import type { ServiceConfig } from "../../core/config.ts";
+import type { ServiceConfig } from "../../core/config/mod.ts";
 import { createDenoKvBlobStore, createDenoKvStore, type DenoKvLike } from "./kv-blob-store.ts";
 
 interface DenoKvApi {

@@ -6,7 +6,7 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { readEnvironment } from "./environment.ts";
-import { ConfigError } from "../../core/config.ts";
+import { ConfigError } from "../../core/config/mod.ts";
 import { type Listen, type RuntimeStorage, startService } from "./start.ts";
 import { runExchangeCommand } from "./exchange-command.ts";
 

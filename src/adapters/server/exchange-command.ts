@@ -15,7 +15,7 @@ import { type FileHandle, open, rename, rm } from "node:fs/promises";
 import { basename, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import * as zlib from "node:zlib";
-import { ConfigError, parseConfig, type ServiceConfig } from "../../core/config.ts";
+import { ConfigError, parseConfig, type ServiceConfig } from "../../core/config/mod.ts";
 import { hostForDirectUse, imageHostOf } from "../../core/service/service.ts";
 import type { ImageHost } from "../../core/ports.ts";
 import {

@@ -6,7 +6,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { GENERATED_SECRETS } from "../../core/config.ts";
+import { GENERATED_SECRETS } from "../../core/config/mod.ts";
 import { writeFileAtomic } from "./files/file-driver.ts";
 
 /** The environment with every generated secret filled in, and the names made just now. */

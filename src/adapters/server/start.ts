@@ -4,7 +4,7 @@
  * generated secrets, parse the configuration, build the service over the file stores,
  * listen with the runtime's own server and print one line per worker.
  */
-import { parseConfig } from "../../core/config.ts";
+import { parseConfig } from "../../core/config/mod.ts";
 import { createService, WORKER_MOUNTS } from "../../core/service/service.ts";
 import type { WorkerApp } from "../../core/http/worker-app.ts";
 import { join } from "node:path";
@@ -12,7 +12,7 @@ import { createFileBlobStore, createFilePorts } from "./files/file-ports.ts";
 import { createRedisPorts } from "./redis/redis-ports.ts";
 import { createS3Ports, s3LocationFromUrl } from "../s3/s3-ports.ts";
 import { createMemoryPorts } from "../../core/service/memory-ports.ts";
-import { ConfigError, type ServiceConfig } from "../../core/config.ts";
+import { ConfigError, type ServiceConfig } from "../../core/config/mod.ts";
 import type { ServicePorts } from "../../core/service/service.ts";
 import type { Mailer } from "../../core/ports.ts";
 

@@ -8,7 +8,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import type { BlobStore, Clock } from "../ports.ts";
-import type { ServiceConfig } from "../config.ts";
+import type { ServiceConfig } from "../config/mod.ts";
 import { ServiceError } from "../errors.ts";
 import { checkSegment } from "../storage/keys.ts";
 import { clientIp, type WorkerApp, type WorkerEnv } from "./worker-app.ts";
@@ -48,8 +48,11 @@ export interface AccessControlDeps {
   identity?: IdentityVerifier;
 }
 
+/** The configuration access control reads: identity-token mode, the admin key, rate limits. */
+export type AccessConfig = Pick<ServiceConfig, "identity" | "adminAuth" | "rateLimits">;
+
 /** Access control as the configuration describes it. */
-export function accessControl(config: ServiceConfig, deps: AccessControlDeps): AccessControl {
+export function accessControl(config: AccessConfig, deps: AccessControlDeps): AccessControl {
   const identity = deps.identity ?? (config.identity === undefined ? undefined : createIdentityVerifier({
     ...config.identity,
     fetch: deps.fetch,

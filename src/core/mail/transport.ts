@@ -4,7 +4,7 @@
  * needs Node's sockets, so the Node and Bun adapters pass it in as a ready mailer).
  */
 import type { BlobStore, Clock, Mailer } from "../ports.ts";
-import type { ServiceConfig } from "../config.ts";
+import type { MailConfig } from "../config/mod.ts";
 import { createOutboxMailer } from "./outbox-mailer.ts";
 import { createHttpMailer, MailNotSentError } from "./http-mailer.ts";
 
@@ -16,7 +16,7 @@ function unavailable(reason: string): Mailer {
 }
 
 /** Picks the mailer: a given one wins, then `MAIL_TRANSPORT`. */
-export function mailerOf(config: ServiceConfig, ports: { mailer?: Mailer; outbox?: BlobStore; clock: Clock }): Mailer {
+export function mailerOf(config: MailConfig, ports: { mailer?: Mailer; outbox?: BlobStore; clock: Clock }): Mailer {
   if (ports.mailer !== undefined) return ports.mailer;
   switch (config.mailTransport) {
     case "outbox":

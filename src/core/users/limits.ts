@@ -3,7 +3,7 @@
  * UserLimits (spec 2.2): permitted accounts get `MAX_CASES`/`MAX_FILES_PER_CASE` (unlimited
  * unless set), demo accounts (`permitted: false`) the small `DEMO_*` limits.
  */
-import type { ServiceConfig } from "../config.ts";
+import type { ServiceConfig } from "../config/mod.ts";
 import type { UserData, UserLimits } from "../schemas/user.ts";
 
 /** The limits that apply to a user. */

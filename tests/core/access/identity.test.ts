@@ -8,7 +8,7 @@ import { generateKeyPair, SignJWT } from "jose";
 import { AUDIENCE, b64url, ISSUER, startIdentityProvider } from "../../helpers/identity.ts";
 import { dataHeaders, fixedClock, KEYS, testService } from "../../helpers/service.ts";
 import { fixture, uploadForm } from "../../helpers/images.ts";
-import { parseConfig } from "../../../src/core/config.ts";
+import { parseConfig } from "../../../src/core/config/mod.ts";
 import { FIREBASE_JWKS_URL } from "../../../src/core/identity/identity-token.ts";
 
 type Provider = Awaited<ReturnType<typeof startIdentityProvider>>;

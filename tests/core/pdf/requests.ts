@@ -1,4 +1,4 @@
-import { parseConfig, type ServiceConfig } from "../../../src/core/config.ts";
+import { parseConfig, type ServiceConfig } from "../../../src/core/config/mod.ts";
 import type { ReportOptions } from "../../../src/core/pdf/report.ts";
 import type { ReportInput } from "../../../src/core/pdf/report-request.ts";
 import { KEYS } from "../../helpers/service.ts";

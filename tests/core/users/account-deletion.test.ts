@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { simpleParser } from "mailparser";
-import { parseConfig } from "../../../src/core/config.ts";
+import { parseConfig } from "../../../src/core/config/mod.ts";
 import { createService } from "../../../src/core/service/service.ts";
 import type { ImageHost } from "../../../src/core/ports.ts";
 import { createFilePorts } from "../../../src/adapters/server/files/file-ports.ts";

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { serve } from "@hono/node-server";
 import { simpleParser } from "mailparser";
-import { parseConfig } from "../../../src/core/config.ts";
+import { parseConfig } from "../../../src/core/config/mod.ts";
 import { imageHostOf } from "../../../src/core/service/service.ts";
 import { createDataWorker } from "../../../src/core/workers/data.ts";
 import { createImageWorker } from "../../../src/core/workers/image.ts";

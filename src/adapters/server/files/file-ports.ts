@@ -9,7 +9,7 @@ import { createBlobStore, createKvStore } from "../../../core/storage/unstorage-
 import { systemClock } from "../../../core/ports.ts";
 import type { BlobStore } from "../../../core/ports.ts";
 import type { ServicePorts } from "../../../core/service/service.ts";
-import type { ServiceConfig } from "../../../core/config.ts";
+import type { ServiceConfig } from "../../../core/config/mod.ts";
 import { atomicFileDriver } from "./file-driver.ts";
 import { createFileJsonArrayAppend } from "./file-append.ts";
 

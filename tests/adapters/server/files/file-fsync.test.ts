@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createFileBlobStore, createFilePorts } from "../../../../src/adapters/server/files/file-ports.ts";
-import { ConfigError, parseConfig } from "../../../../src/core/config.ts";
+import { ConfigError, parseConfig } from "../../../../src/core/config/mod.ts";
 
 let dir: string;
 let counts: { sync: number; datasync: number };

@@ -1,0 +1,21 @@
+/**
+ * @module
+ * The largest bodies the data and audit endpoints store.
+ */
+import * as z from "zod";
+import { camelKeys, positiveInt, variable } from "./variables.ts";
+
+/** The body-size variables. */
+export const BodyLimitsSection = z.object({
+  MAX_JSON_BYTES: variable(positiveInt(10 * 1024 * 1024), "largest stored data document, in bytes (413 beyond)", {
+    usedBy: "data",
+    defaultText: "`10485760` (10 MiB)",
+  }),
+  MAX_AUDIT_ENTRY_BYTES: variable(positiveInt(64 * 1024), "largest audit entry, in bytes (413 beyond)", {
+    usedBy: "data, audit",
+    defaultText: "`65536` (64 KiB)",
+  }),
+}).transform(camelKeys);
+
+/** What {@link BodyLimitsSection} parses. */
+export type BodyLimitsConfig = z.output<typeof BodyLimitsSection>;

@@ -1,0 +1,69 @@
+/**
+ * @module
+ * The building blocks of a configuration section: value kinds (positive integer, URL, list),
+ * the metadata every variable carries for the generated table, and the conversion of a
+ * section's variable names to the configuration's field names (`USER_DB_AUTH` → `userDbAuth`).
+ */
+import * as z from "zod";
+
+/** Where a variable is read, for the generated table (`user, keys`, `all`, `serve`). */
+export interface VariableMeta {
+  /** The workers or commands that read it. */
+  usedBy: string;
+  /** The default as the table shows it, when the schema's own default says too little (or there is none). */
+  defaultText?: string;
+  /** The kind of value as the table shows it, when the schema's own type says too little. */
+  typeText?: string;
+}
+
+/**
+ * Marks a variable's schema with what the table shows: its meaning and who reads it. Called
+ * last on a schema, so the description sits on the schema the section holds.
+ */
+export function variable<S extends z.ZodType>(schema: S, meaning: string, meta: VariableMeta): S {
+  return schema.meta({ ...meta }).describe(meaning);
+}
+
+/** An optional string: an unset or empty variable is `undefined`. */
+export const text = (): z.ZodOptional<z.ZodString> => z.string().optional();
+
+/** A whole number above 0, read from the variable's text. */
+export const positiveInt = (fallback: number): z.ZodDefault<z.ZodCoercedNumber<unknown>> => z.coerce.number().int().positive().default(fallback);
+
+/** An absolute `http:` or `https:` URL. */
+export const httpUrl = (): z.ZodURL => z.url({ protocol: /^https?$/ });
+
+/** A comma-separated list: items trimmed, empty items dropped. */
+export function commaList(value: string): string[] {
+  return value.split(",").map((item) => item.trim()).filter((item) => item !== "");
+}
+
+/**
+ * Adds a cross-field problem to a section, naming every variable it concerns (the message
+ * then reads `A, B: why`).
+ */
+export function variableProblem(ctx: z.RefinementCtx, variables: readonly string[], message: string): void {
+  ctx.addIssue({ code: "custom", path: [variables[0]!], message, params: { variables } });
+}
+
+/** Refinements run only on values that passed their own checks, so each problem is reported once. */
+export const WHEN_VALID: { when: (payload: { issues: readonly unknown[] }) => boolean } = {
+  when: (payload) => payload.issues.length === 0,
+};
+
+/** `USER_DB_AUTH` → `userDbAuth`, as a type. */
+export type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Lowercase<Head>}${Capitalize<CamelCase<Tail>>}`
+  : Lowercase<S>;
+
+/** A record of variables with the configuration's field names; every field present, `undefined` when unset. */
+export type CamelKeys<T> = { [K in keyof T & string as CamelCase<K>]-?: T[K] | (undefined extends T[K] ? undefined : never) };
+
+function camelCase(name: string): string {
+  return name.toLowerCase().replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase());
+}
+
+/** Renames a section's parsed variables to the configuration's field names. */
+export function camelKeys<T extends Record<string, unknown>>(values: T): CamelKeys<T> {
+  // Object.fromEntries loses the key mapping that CamelKeys states.
+  return Object.fromEntries(Object.entries(values).map(([name, value]) => [camelCase(name), value])) as CamelKeys<T>;
+}
