@@ -8,7 +8,7 @@
  * write is journalled; on any failure the journal is undone (8). A replaced read-only case is
  * removed only once the new one is in place. The audit entry `case-import` is written either way.
  */
-import { fileIdsOf } from "../cases/account-resources.ts";
+import { fileIdsOf } from "../cases/case-store.ts";
 import { describeRefusal } from "../images/image-structure.ts";
 import { checkCasePackage, type CheckedPackage, type PackageFacts, PackageRefusal } from "./case-package.ts";
 import { messageOf } from "./exchange-error.ts";

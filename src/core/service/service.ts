@@ -18,7 +18,7 @@ import { createCloudflareImageHost } from "../images/cloudflare-host.ts";
 import { createUserWorker } from "../workers/user.ts";
 import { createPdfWorker } from "../workers/pdf.ts";
 import { ownDeliveryReader } from "../images/own-delivery.ts";
-import { storeResources } from "../cases/account-resources.ts";
+import { portsCaseStore } from "../cases/ports-case-store.ts";
 import { mailerOf } from "../mail/transport.ts";
 import { accessControl } from "../http/access.ts";
 import type { IdentityVerifier } from "../identity/identity-token.ts";
@@ -112,7 +112,7 @@ export function createService(ports: ServicePorts, config: ServiceConfig): Worke
   const imageHost = hostForDirectUse(images, config);
   app.route(WORKER_MOUNTS.user, createUserWorker({
     users: ports.users,
-    resources: storeResources(ports.data, imageHost, { onlyOwnedImages: config.identity !== undefined }),
+    resources: portsCaseStore({ data: ports.data, images: ports.images, imageHost }, { onlyOwnedImages: config.identity !== undefined }),
     mailer: mailerOf(config, ports),
     clock: ports.clock,
     config,

@@ -9,7 +9,7 @@ import { ConfigError, type ServiceConfig } from "../config.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
 import { createUserWorker } from "../workers/user.ts";
 import { mailerOf } from "../mail/transport.ts";
-import { httpResources } from "../cases/http-resources.ts";
+import { httpCaseStore } from "../cases/http-case-store.ts";
 import type { AccessControl } from "../http/access.ts";
 import { ADMIN_KEY_HEADER } from "../http/actor.ts";
 
@@ -49,7 +49,7 @@ export function createStandaloneUserWorker(deps: StandaloneUserWorkerDeps): Work
       : "",
   ].filter((problem) => problem !== "");
   if (problems.length > 0) throw new ConfigError(problems);
-  const resources = httpResources({
+  const resources = httpCaseStore({
     dataWorkerUrl: config.dataWorkerUrl!,
     dataKey: config.r2KeySecret!,
     imageWorkerUrl: config.imageWorkerUrl!,

@@ -8,10 +8,11 @@
  * trails stay (append-only).
  */
 import type { Clock, Mailer } from "../ports.ts";
-import type { ServiceConfig } from "../config.ts";
+import { type ServerFailureKind, ServiceError } from "../errors.ts";
+import type { ServiceConfig } from "../config/mod.ts";
 import { checkSegment } from "../storage/keys.ts";
 import { adminDeletionMail, type DeletionSummary, userDeletionMail } from "../mail/deletion-mails.ts";
-import type { AccountResources } from "../cases/account-resources.ts";
+import { caseFileIds, type CaseStore } from "../cases/case-store.ts";
 import type { UserRecords } from "./user-records.ts";
 
 /** What a deletion needs. */
@@ -19,7 +20,7 @@ export interface AccountDeletionDeps {
   /** The user records. */
   users: UserRecords;
   /** Cases, annotations and images: in the stores or over HTTP. */
-  resources: AccountResources;
+  resources: CaseStore;
   /** Sends the two mails. */
   mailer: Mailer;
   /** Dates the mails. */
@@ -46,28 +47,41 @@ function storableCaseNumbers(numbers: string[]): string[] {
   });
 }
 
+const SERVER_KINDS: ReadonlySet<string> = new Set<ServerFailureKind>(["failed", "upstream-failed", "unavailable", "upstream-timeout"]);
+
+/** A store's refusal (a worker answering 403 or 404) is this service's failure, not the caller's. */
+function asServerFailure(err: unknown): unknown {
+  return err instanceof ServiceError && !SERVER_KINDS.has(err.kind) ? ServiceError.server(err.message) : err;
+}
+
+/** Removes every case of the user with its files' annotations and images; answers how many cases. */
+async function deleteCases(resources: CaseStore, userUid: string, listed: string[]): Promise<number> {
+  // Every case under the user's prefix goes, listed in the record or not.
+  const caseNumbers = storableCaseNumbers([...listed, ...(await resources.storedCaseNumbers?.(userUid) ?? [])]);
+  for (const caseNumber of caseNumbers) {
+    // No case document (removed by an earlier attempt, or never written): what is left of its folder still goes.
+    const fileIds = await caseFileIds(resources, userUid, caseNumber) ?? [];
+    for (const fileId of fileIds) {
+      await resources.deleteAnnotations(userUid, caseNumber, fileId);
+      await resources.deleteImage(fileId, userUid);
+    }
+    if (resources.deleteCaseFolder !== undefined) await resources.deleteCaseFolder(userUid, caseNumber);
+    else await resources.deleteCase(userUid, caseNumber);
+  }
+  return caseNumbers.length;
+}
+
 /** Deletes one account; store or upstream failures throw and leave the record in place. */
 export async function deleteAccount(deps: AccountDeletionDeps, userUid: string): Promise<DeletionOutcome> {
   const user = await deps.users.get(userUid);
   if (user === null) return { status: "not-found" };
 
-  // Every case under the user's prefix goes, listed in the record or not.
-  const caseNumbers = storableCaseNumbers([
-    ...user.cases.map((assignment) => assignment.caseNumber),
-    ...(user.readOnlyCases ?? []).map((readOnly) => readOnly.caseNumber),
-    ...(await deps.resources.storedCaseNumbers?.(userUid) ?? []),
-  ]);
-  for (const caseNumber of caseNumbers) {
-    // No case document (removed by an earlier attempt, or never written): what is left of its folder still goes.
-    const fileIds = await deps.resources.caseFileIds(userUid, caseNumber) ?? [];
-    for (const fileId of fileIds) {
-      await deps.resources.deleteAnnotations(userUid, caseNumber, fileId);
-      await deps.resources.deleteImage(fileId, userUid);
-    }
-    await deps.resources.deleteCase(userUid, caseNumber);
-  }
+  const listed = [...user.cases.map((assignment) => assignment.caseNumber), ...(user.readOnlyCases ?? []).map((readOnly) => readOnly.caseNumber)];
+  const casesDeleted = await deleteCases(deps.resources, userUid, listed).catch((err: unknown) => {
+    throw asServerFailure(err);
+  });
 
-  const summary: DeletionSummary = { user, casesDeleted: caseNumbers.length, deletedAt: deps.clock.now().toISOString() };
+  const summary: DeletionSummary = { user, casesDeleted, deletedAt: deps.clock.now().toISOString() };
   const from = deps.config.mailFrom;
   const admin = deps.config.adminEmail;
   if (from === undefined || admin === undefined) return { status: "mail-failed", reason: "MAIL_FROM or ADMIN_EMAIL is not configured" };

@@ -24,7 +24,7 @@ import {
   UserDeleteResponseSchema,
   UserPutBodySchema,
 } from "../schemas/user.ts";
-import type { AccountResources } from "../cases/account-resources.ts";
+import type { CaseStore } from "../cases/case-store.ts";
 import { deleteAccount } from "../users/account-deletion.ts";
 import { limitsFor } from "../users/limits.ts";
 import { userRecords } from "../users/user-records.ts";
@@ -38,7 +38,7 @@ export interface UserWorkerDeps {
   /** The user store (`USER_DB`). */
   users: KvStore;
   /** Cases, annotations and images, removed on account deletion. */
-  resources: AccountResources;
+  resources: CaseStore;
   /** Sends the account-deletion mails. */
   mailer: Mailer;
   /** Dates records, case assignments and mails. */
