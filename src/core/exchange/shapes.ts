@@ -1,115 +1,17 @@
 /**
  * @module
- * The export and import shapes of spec 2.7 and EXCHANGE.md, written out as plain
- * interfaces: the public API of the exchange module names these, never types inferred
- * from the zod schemas (which validate the same shapes in `../schemas/exchange.ts`).
- * Stored and exported documents are loose: fields written by other clients are kept.
+ * The export and import shapes (docs/exchange.md). Boxes, annotations and confirmations are
+ * the one model of `../schemas/annotation.ts`, their types inferred from its schemas. The
+ * export documents around them are written out as interfaces (their schemas in
+ * `../schemas/exchange.ts` validate the same shapes; tests/exchange/shapes.test.ts keeps the
+ * two in step). Stored and exported documents are loose: fields written by other clients are kept.
  */
+import type { FileData } from "../schemas/resources.ts";
+import type { AnnotationData, Confirmation } from "../schemas/annotation.ts";
 
-/** classType values of spec 2.4. */
-export type ClassType = "Bullet" | "Cartridge Case" | "Other";
-/** indexType values of spec 2.4. */
-export type IndexType = "number" | "color";
-/** supportLevel values of spec 2.4. */
-export type SupportLevel = "ID" | "Exclusion" | "Inconclusive";
-
-/** BoxAnnotation of spec 2.4: a box in percent of the image. */
-export interface BoxAnnotation {
-  /** The box id. */
-  id: string;
-  /** Left edge, percent of the image width (0-100). */
-  x: number;
-  /** Top edge, percent of the image height (0-100). */
-  y: number;
-  /** Width, percent of the image width. */
-  width: number;
-  /** Height, percent of the image height. */
-  height: number;
-  /** Hex colour `#rgb` or `#rrggbb`. */
-  color: string;
-  /** Optional label (kept: clients in the field write it). */
-  label?: string | undefined;
-  /** Creation time, ISO 8601. */
-  timestamp: string;
-  /** Fields written by other clients. */
-  [field: string]: unknown;
-}
-
-/** A reviewer's confirmation of one image (EXCHANGE.md "Confirmations"). */
-export interface Confirmation {
-  /** The reviewer's full name. */
-  fullName: string;
-  /** The reviewer's badge id. */
-  badgeId: string;
-  /** When the reviewer confirmed, ISO 8601. */
-  timestamp: string;
-  /** `CONF-` and 10 characters A-Z0-9 (older clients' ids are kept as they are). */
-  confirmationId: string;
-  /** The reviewer's user id. */
-  confirmedBy: string;
-  /** The reviewer's email. */
-  confirmedByEmail: string;
-  /** The reviewer's company. */
-  confirmedByCompany: string;
-  /** When the confirmation was recorded, ISO 8601. */
-  confirmedAt: string;
-  /** Fields written by other clients. */
-  [field: string]: unknown;
-}
-
-/** AnnotationData of spec 2.4: the annotations of one image. */
-export interface AnnotationData {
-  /** Left case. */
-  leftCase: string;
-  /** Right case. */
-  rightCase: string;
-  /** Left item. */
-  leftItem: string;
-  /** Right item. */
-  rightItem: string;
-  /** Colour of the case text. */
-  caseFontColor?: string | undefined;
-  /** Bullet, Cartridge Case or Other. */
-  classType?: ClassType | undefined;
-  /** Class when classType is Other. */
-  customClass?: string | undefined;
-  /** Note on the class. */
-  classNote?: string | undefined;
-  /** number or color. */
-  indexType?: IndexType | undefined;
-  /** Index number. */
-  indexNumber?: string | undefined;
-  /** Index colour. */
-  indexColor?: string | undefined;
-  /** ID, Exclusion or Inconclusive. */
-  supportLevel?: SupportLevel | undefined;
-  /** Whether subclass characteristics are present. */
-  hasSubclass?: boolean | undefined;
-  /** Whether the examiner requests a confirmation. */
-  includeConfirmation: boolean;
-  /** The confirmation imported from a reviewer (EXCHANGE.md "Confirmations"). */
-  confirmationData?: Confirmation | undefined;
-  /** Free notes. */
-  additionalNotes?: string | undefined;
-  /** The boxes. */
-  boxAnnotations?: BoxAnnotation[] | undefined;
-  /** Last change, ISO 8601. */
-  updatedAt: string;
-  /** Fields written by other clients. */
-  [field: string]: unknown;
-}
-
-/** FileData of spec 2.3: one image file of a case. */
-export interface FileData {
-  /** The image id at the image host. */
-  id: string;
-  /** The file name given at upload. */
-  originalFilename: string;
-  /** Upload time, ISO 8601. */
-  uploadedAt: string;
-  /** Fields written by other clients. */
-  [field: string]: unknown;
-}
+export type { FileData };
+// The box and annotation model: the types inferred from the schemas of ../schemas/annotation.ts.
+export type { AnnotationData, BoxAnnotation, ClassType, Confirmation, IndexType, SupportLevel } from "../schemas/annotation.ts";
 
 /** The schema version every export of this module writes. */
 export type ExportSchemaVersion = "1.0";

@@ -1,95 +1,46 @@
 /**
  * @module
- * Validating a report request with the PDF request schema (spec 4.3, REPORT.md "Rules"): the
- * 400 names the failing field and, for a box, the box's id as well as its position.
+ * Validating a report request with the PDF request schema (docs/report.md#request): the 400
+ * names the failing field and, for a box, the box's id as well as its position. The request's
+ * types are inferred from the schemas, which are derived from the annotation model.
  */
 import type * as z from "zod";
-import { PdfRequestSchema, type PdfRequest } from "../schemas/pdf.ts";
+import { type PdfAnnotationDataSchema, type PdfBoxSchema, PdfRequestSchema } from "../schemas/pdf.ts";
 import { ServiceError } from "../errors.ts";
 import { normaliseClientValues } from "./client-values.ts";
 
-/** A box of the report, in percent of the image (spec 2.4). */
-export interface ReportBox {
-  /** The box id; named in a 400 when the box is invalid. */
-  id: string;
-  /** Left edge, 0–100. */
-  x: number;
-  /** Top edge, 0–100. */
-  y: number;
-  /** Width, 0–100. */
-  width: number;
-  /** Height, 0–100. */
-  height: number;
-  /** `#rgb`, `#rrggbb` or a CSS colour name. */
-  color: string;
-}
+/** A box of the report: id, position and size in percent of the image (0–100), and a colour (`#rgb`, `#rrggbb` or a CSS colour name). */
+export type ReportBox = Parsed<"box">;
 
-/** The annotation fields a report prints (spec 4.3 `annotationData`); all optional. */
-export interface ReportAnnotations {
-  /** Left case label. */
-  leftCase?: string;
-  /** Right case label. */
-  rightCase?: string;
-  /** Left item label. */
-  leftItem?: string;
-  /** Right item label. */
-  rightItem?: string;
-  /** Colour of the case/item labels (default `#FFDE21`). */
-  caseFontColor?: string;
-  /** The class pill. */
-  classType?: "Bullet" | "Cartridge Case" | "Other";
-  /** The class name printed when `classType` is "Other". */
-  customClass?: string;
-  /** Note printed after the class. */
-  classNote?: string;
-  /** Whether the index is a number or a colour. */
-  indexType?: "number" | "color";
-  /** The index number. */
-  indexNumber?: string;
-  /** The index colour. */
-  indexColor?: string;
-  /** The support-level pill. */
-  supportLevel?: "ID" | "Exclusion" | "Inconclusive";
-  /** Prints the subclass pill. */
-  hasSubclass?: boolean;
-  /** Prints the confirmation form. */
-  includeConfirmation?: boolean;
-  /** Notes, wrapped and continued onto further pages. */
-  additionalNotes?: string;
-  /** The boxes drawn on the image. */
-  boxAnnotations?: ReportBox[];
-}
+/** The annotation fields a report prints (docs/report.md#request), all optional; the model's, with the report's caps and colours. */
+export type ReportAnnotations = Parsed<"annotations">;
 
-/** A report request (spec 4.3 and REPORT.md "Request"); unknown fields are stripped. */
-export interface ReportRequest {
-  /** An http(s) URL of an allowed host, or a `data:` URL. */
-  imageUrl: string;
-  /** The case number in the header. */
-  caseNumber: string;
-  /** What to print; null when the image has no annotations. */
-  annotationData: ReportAnnotations | null;
-  /** The layers switched on (REPORT.md "Layers"); unknown ids are ignored. */
-  activeAnnotations: string[];
-  /** The date in the header; absent prints the server's date. */
-  currentDate?: string;
-  /** When the notes were last updated, as printed. */
-  notesUpdatedFormatted?: string;
-  /** The lab in the footer. */
-  userCompany?: string | null;
-  /** Sent by clients; used for the download name. */
-  filename?: string | null;
-  /** Sent by clients; unused. */
-  firstName?: string | null;
-}
+/** A report request (docs/report.md#request): image URL, case number, what to print and which layers; unknown fields are stripped. */
+export type ReportRequest = Parsed<"request">;
 
 /** A report request as a caller writes it: the same fields as {@link ReportRequest}. */
 export type ReportInput = ReportRequest;
 
-// The schema and the interfaces must agree both ways; tsc fails here if either drifts.
-const _fromSchema = (value: PdfRequest): ReportRequest => value;
-const _toSchema = (value: ReportRequest): z.input<typeof PdfRequestSchema> => value;
-void _fromSchema;
-void _toSchema;
+/**
+ * The PDF schemas by name, behind a private alias: `deno doc --lint` then documents the
+ * inferred types without asking for zod's own types to be public.
+ * @ignore
+ */
+interface ReportSchemas {
+  box: typeof PdfBoxSchema;
+  annotations: typeof PdfAnnotationDataSchema;
+  request: typeof PdfRequestSchema;
+}
+
+/**
+ * The type of a PDF schema, as parsing yields it.
+ * @ignore
+ */
+type Parsed<K extends keyof ReportSchemas> = z.output<ReportSchemas[K]>;
+
+// A parsed request is also a valid input (ReportInput is ReportRequest): tsc fails here if not.
+const _inputIsOutput = (value: ReportInput): z.input<typeof PdfRequestSchema> => value;
+void _inputIsOutput;
 
 /** The id of the box at `index` of the raw input, when it has a printable one. */
 function rawBoxId(value: unknown, index: number): string | undefined {

@@ -1,31 +1,48 @@
 /**
  * @module
- * Annotations of an image (spec 2.4), the colour and percentage values they use, and the
- * reviewer's confirmation attached to them (EXCHANGE.md "Confirmations"). The confirmation
- * lives here, not in exchange.ts, so that case.ts and annotation.ts need not import
- * exchange.ts (which imports them); exchange.ts re-exports it.
+ * The one model of boxes and annotations (docs/storage.md, docs/exchange.md): annotations of
+ * an image, the colour and percentage values they use, and the reviewer's confirmation
+ * attached to them. The stored documents, the exchange formats and the PDF request all use
+ * these schemas, and their types are inferred from them; the PDF request's schemas
+ * (`pdf.ts`) are derived from these. The confirmation lives here, not in exchange.ts, so
+ * that case.ts need not import exchange.ts (which imports it).
+ *
+ * Each schema carries its zod type explicitly: JSR refuses inferred types in a published API
+ * ("slow types"), and the types below are part of it. tsc checks each annotation against its
+ * schema, so the two cannot drift.
  */
 import * as z from "zod";
 
-/** classType values of spec 2.4. */
-export const ClassTypeSchema = z.enum(["Bullet", "Cartridge Case", "Other"]);
-export type ClassType = z.infer<typeof ClassTypeSchema>;
+/** The class of the compared items. */
+export const ClassTypeSchema: z.ZodEnum<{ Bullet: "Bullet"; "Cartridge Case": "Cartridge Case"; Other: "Other" }> = z.enum([
+  "Bullet",
+  "Cartridge Case",
+  "Other",
+]);
+/** The class of the compared items: Bullet, Cartridge Case or Other. */
+export type ClassType = Infer<"ClassType">;
 
-/** indexType values of spec 2.4. */
-export const IndexTypeSchema = z.enum(["number", "color"]);
-export type IndexType = z.infer<typeof IndexTypeSchema>;
+/** Whether the index is a number or a colour. */
+export const IndexTypeSchema: z.ZodEnum<{ number: "number"; color: "color" }> = z.enum(["number", "color"]);
+/** Whether the index is a number or a colour. */
+export type IndexType = Infer<"IndexType">;
 
-/** supportLevel values of spec 2.4. */
-export const SupportLevelSchema = z.enum(["ID", "Exclusion", "Inconclusive"]);
-export type SupportLevel = z.infer<typeof SupportLevelSchema>;
+/** The examiner's conclusion. */
+export const SupportLevelSchema: z.ZodEnum<{ ID: "ID"; Exclusion: "Exclusion"; Inconclusive: "Inconclusive" }> = z.enum([
+  "ID",
+  "Exclusion",
+  "Inconclusive",
+]);
+/** The examiner's conclusion: ID, Exclusion or Inconclusive. */
+export type SupportLevel = Infer<"SupportLevel">;
 
-/** A hex colour code `#rgb` or `#rrggbb`, any letter case (spec 2.4 BoxAnnotation.color). */
-export const HexColorSchema = z
+/** A hex colour code `#rgb` or `#rrggbb`, any letter case (a box's colour). */
+export const HexColorSchema: z.ZodString = z
   .string()
   .regex(/^#(?:[0-9a-f]{3}|[0-9a-f]{6})$/i, "expected a hex colour #rgb or #rrggbb");
 export type HexColor = z.infer<typeof HexColorSchema>;
 
-/** The CSS named colours (lower case) and their `#rrggbb` values, for REPORT.md "Rules: Colours". */
+/** The CSS named colours (lower case) and their `#rrggbb` values, for the report's colours (docs/report.md#colours). */
 export const CSS_NAMED_COLORS: Readonly<Record<string, string>> = Object.freeze({
   aliceblue: "#f0f8ff", antiquewhite: "#faebd7", aqua: "#00ffff", aquamarine: "#7fffd4",
   azure: "#f0ffff", beige: "#f5f5dc", bisque: "#ffe4c4", black: "#000000",
@@ -67,19 +84,28 @@ export const CSS_NAMED_COLORS: Readonly<Record<string, string>> = Object.freeze(
   yellowgreen: "#9acd32",
 });
 
-/** A colour as REPORT.md "Rules" accepts it: `#rgb`, `#rrggbb` or a CSS colour name (any case). */
-export const ColorSchema = z.union(
+/** A colour as the report accepts it (docs/report.md#colours): `#rgb`, `#rrggbb` or a CSS colour name (any case). */
+export const ColorSchema: z.ZodUnion<readonly [z.ZodString, z.ZodString]> = z.union(
   [HexColorSchema, z.string().refine((name) => Object.hasOwn(CSS_NAMED_COLORS, name.toLowerCase()))],
   { error: "expected a colour: #rgb, #rrggbb or a CSS colour name" },
 );
 export type Color = z.infer<typeof ColorSchema>;
 
-/** A percentage 0 to 100 inclusive, finite (spec 2.4 box coordinates, spec 8). */
-export const PercentSchema = z.number().min(0).max(100);
+/** A percentage 0 to 100 inclusive, finite (box coordinates). */
+export const PercentSchema: z.ZodNumber = z.number().min(0).max(100);
 export type Percent = z.infer<typeof PercentSchema>;
 
-/** BoxAnnotation of spec 2.4: a box in percent of the image, with a hex colour; unknown fields are kept. */
-export const BoxAnnotationSchema = z.looseObject({
+/** A box in percent of the image, with a hex colour; unknown fields are kept. */
+export const BoxAnnotationSchema: z.ZodObject<{
+  id: z.ZodString;
+  x: typeof PercentSchema;
+  y: typeof PercentSchema;
+  width: typeof PercentSchema;
+  height: typeof PercentSchema;
+  color: typeof HexColorSchema;
+  label: z.ZodOptional<z.ZodString>;
+  timestamp: z.ZodString;
+}, z.core.$loose> = z.looseObject({
   id: z.string(),
   x: PercentSchema,
   y: PercentSchema,
@@ -89,18 +115,28 @@ export const BoxAnnotationSchema = z.looseObject({
   label: z.string().optional(),
   timestamp: z.string(),
 });
-export type BoxAnnotation = z.infer<typeof BoxAnnotationSchema>;
+/** A box in percent of the image (`x`, `y`, `width`, `height`, 0–100), its hex colour, an optional label, its creation time; fields written by other clients are kept. */
+export type BoxAnnotation = Infer<"BoxAnnotation">;
 
-/** A confirmation id as new confirmations get it: "CONF-" and 10 characters A-Z0-9 (EXCHANGE.md "Confirmations"). */
-export const ConfirmationIdSchema = z.string().regex(/^CONF-[A-Z0-9]{10}$/, "expected CONF- and 10 characters A-Z0-9");
+/** A confirmation id as new confirmations get it: "CONF-" and 10 characters A-Z0-9 (docs/exchange.md#confirmations). */
+export const ConfirmationIdSchema: z.ZodString = z.string().regex(/^CONF-[A-Z0-9]{10}$/, "expected CONF- and 10 characters A-Z0-9");
 export type ConfirmationId = z.infer<typeof ConfirmationIdSchema>;
 
 /**
- * A reviewer's confirmation of one image (EXCHANGE.md "Confirmations"), as stored in
+ * A reviewer's confirmation of one image (docs/exchange.md#confirmations), as stored in
  * `AnnotationData.confirmationData` and `CaseData.confirmations`; unknown fields are kept.
  * `confirmationId` is any string here so that confirmations made by older clients load.
  */
-export const ConfirmationSchema = z.looseObject({
+export const ConfirmationSchema: z.ZodObject<{
+  fullName: z.ZodString;
+  badgeId: z.ZodString;
+  timestamp: z.ZodString;
+  confirmationId: z.ZodString;
+  confirmedBy: z.ZodString;
+  confirmedByEmail: z.ZodString;
+  confirmedByCompany: z.ZodString;
+  confirmedAt: z.ZodString;
+}, z.core.$loose> = z.looseObject({
   fullName: z.string(),
   badgeId: z.string(),
   timestamp: z.string(),
@@ -110,10 +146,30 @@ export const ConfirmationSchema = z.looseObject({
   confirmedByCompany: z.string(),
   confirmedAt: z.string(),
 });
-export type Confirmation = z.infer<typeof ConfirmationSchema>;
+/** A reviewer's confirmation of one image: who (name, badge, user id, email, company), when, and its `CONF-` id; fields written by other clients are kept. */
+export type Confirmation = Infer<"Confirmation">;
 
-/** AnnotationData of spec 2.4, the stored annotations of one image; unknown fields are kept. */
-export const AnnotationDataSchema = z.looseObject({
+/** The stored annotations of one image (docs/storage.md#case-documents); unknown fields are kept. */
+export const AnnotationDataSchema: z.ZodObject<{
+  leftCase: z.ZodString;
+  rightCase: z.ZodString;
+  leftItem: z.ZodString;
+  rightItem: z.ZodString;
+  caseFontColor: z.ZodOptional<z.ZodString>;
+  classType: z.ZodOptional<typeof ClassTypeSchema>;
+  customClass: z.ZodOptional<z.ZodString>;
+  classNote: z.ZodOptional<z.ZodString>;
+  indexType: z.ZodOptional<typeof IndexTypeSchema>;
+  indexNumber: z.ZodOptional<z.ZodString>;
+  indexColor: z.ZodOptional<z.ZodString>;
+  supportLevel: z.ZodOptional<typeof SupportLevelSchema>;
+  hasSubclass: z.ZodOptional<z.ZodBoolean>;
+  includeConfirmation: z.ZodBoolean;
+  confirmationData: z.ZodOptional<typeof ConfirmationSchema>;
+  additionalNotes: z.ZodOptional<z.ZodString>;
+  boxAnnotations: z.ZodOptional<z.ZodArray<typeof BoxAnnotationSchema>>;
+  updatedAt: z.ZodString;
+}, z.core.$loose> = z.looseObject({
   leftCase: z.string(),
   rightCase: z.string(),
   leftItem: z.string(),
@@ -133,4 +189,25 @@ export const AnnotationDataSchema = z.looseObject({
   boxAnnotations: z.array(BoxAnnotationSchema).optional(),
   updatedAt: z.string(),
 });
-export type AnnotationData = z.infer<typeof AnnotationDataSchema>;
+/** The annotations of one image: case and item labels, class, index, support level, confirmation, notes and boxes; fields written by other clients are kept. */
+export type AnnotationData = Infer<"AnnotationData">;
+
+/**
+ * The schemas of the model by name, behind a private alias: `deno doc --lint` then documents
+ * the inferred types without asking for zod's own types to be public.
+ * @ignore
+ */
+interface Model {
+  ClassType: typeof ClassTypeSchema;
+  IndexType: typeof IndexTypeSchema;
+  SupportLevel: typeof SupportLevelSchema;
+  BoxAnnotation: typeof BoxAnnotationSchema;
+  Confirmation: typeof ConfirmationSchema;
+  AnnotationData: typeof AnnotationDataSchema;
+}
+
+/**
+ * The type of the model's schema `K`, as parsing yields it.
+ * @ignore
+ */
+type Infer<K extends keyof Model> = z.output<Model[K]>;
