@@ -49,5 +49,10 @@ describe("the exchange over the workers' HTTP API (httpExchangeStore)", () => {
     expect(new Set(calls.map((call) => call.split(" ")[1]))).toEqual(new Set(["user", "data", "image"]));
     expect(await store.readImage("no-such-image")).toBeNull();
     expect(await store.getCase("analyst", "NOPE")).toBeNull();
+    // Every key segment is checked before a call is made, as in the stores.
+    const made = calls.length;
+    await expect(store.getCase("analyst", "a/b")).rejects.toMatchObject({ code: "VALIDATION_ERROR" });
+    await expect(store.getUser("..")).rejects.toMatchObject({ code: "VALIDATION_ERROR" });
+    expect(calls).toHaveLength(made);
   });
 });
