@@ -66,6 +66,7 @@ export {
 } from "./sources.ts";
 export { httpExchangeStore, type HttpExchangeOptions } from "./http-source.ts";
 export type { CaseImageUpload, CaseStore } from "../cases/case-store.ts";
+export type { UserData } from "../schemas/resources.ts";
 export type { HttpCaseStoreOptions } from "../cases/http-case-store.ts";
 export type { WorkerCallOptions } from "../cases/worker-calls.ts";
 export { ExchangeError, type ExchangeErrorCode } from "./exchange-error.ts";

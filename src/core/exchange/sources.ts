@@ -13,50 +13,15 @@ import { appendAuditEntry } from "../audit/trail.ts";
 import { createLocalImageHost } from "../images/local-host.ts";
 import { userRecords } from "../users/user-records.ts";
 import { UserDataSchema } from "../schemas/user.ts";
+import type { UserData } from "../schemas/resources.ts";
 import { ValidationAuditEntrySchema } from "../schemas/audit.ts";
 import { ExchangeError } from "./exchange-error.ts";
 
-/** An imported case in a user's `readOnlyCases` (spec 2.1 ReadOnlyCaseMetadata). */
-export interface ReadOnlyCaseEntry {
-  /** The case number. */
-  caseNumber: string;
-  /** When it was imported. */
-  importedAt: string;
-  /** When the package was exported. */
-  originalExportDate: string;
-  /** The exporter's email (or `Unknown`). */
-  originalExportedBy: string;
-  /** The manifest hash of the package. */
-  sourceHash?: string | undefined;
-  /** Always true. */
-  isReadOnly: true;
-  /** Fields written by other clients. */
-  [field: string]: unknown;
-}
+/** The user record as exports and imports use it: the service's user record. */
+export type ExchangeUser = UserData;
 
-/** The user record as exports and imports use it (spec 2.1 UserData). */
-export interface ExchangeUser {
-  /** The user id. */
-  uid: string;
-  /** The email, or null. */
-  email: string | null;
-  /** First name. */
-  firstName: string;
-  /** Last name. */
-  lastName: string;
-  /** Company. */
-  company: string;
-  /** False marks a demo account. */
-  permitted: boolean;
-  /** The user's own cases. */
-  cases: { caseNumber: string; createdAt: string; [field: string]: unknown }[];
-  /** Imported read-only cases. */
-  readOnlyCases?: ReadOnlyCaseEntry[] | undefined;
-  /** When the record was created. */
-  createdAt: string;
-  /** Fields written by other clients. */
-  [field: string]: unknown;
-}
+/** An imported case in a user's `readOnlyCases`. */
+export type ReadOnlyCaseEntry = NonNullable<UserData["readOnlyCases"]>[number];
 
 /** An audit entry as the exchange functions write it (spec 2.5 ValidationAuditEntry). */
 export interface ExchangeAuditEntry {
