@@ -3,7 +3,7 @@
  * The frame every worker shares: standard error bodies for thrown errors and unknown paths,
  * CORS before anything else, and the OpenAPI registry the routes describe themselves in.
  */
-import { OpenAPIHono as ZodOpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono as ZodOpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { Context, Env, MiddlewareHandler } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import { errorBody, errorResponse } from "./errors.ts";
@@ -26,13 +26,19 @@ export interface WorkerVariables {
   audited?: boolean;
   /** True once the security headers middleware runs for this request (outermost app only). */
   secured?: boolean;
+  /** The path the innermost worker is mounted at (`""` when it is the app itself). */
+  mount?: string;
 }
 
 /** The Hono environment of every worker. */
 export interface WorkerEnv {
   /** What the adapter passes to `fetch` (the client IP). */
   Bindings: ServiceBindings;
-  /** Per-request values (the actor). */
+  /**
+   * Per-request values (the actor); internal.
+   *
+   * @ignore
+   */
   Variables: WorkerVariables;
 }
 
@@ -81,12 +87,55 @@ export interface WorkerAppOptions {
 /** Creates a worker's app: CORS for its methods, then the standard error handling. */
 export function createWorkerApp(options: WorkerAppOptions): WorkerApp {
   // Not strict: `/keys` and `/keys/`, `/audit` and `/audit/` are the same route, as clients send both.
-  const app = new ZodOpenAPIHono<WorkerEnv>({ strict: false });
+  const app = new ZodOpenAPIHono<WorkerEnv>({ strict: false, defaultHook: refuseInvalidInput });
+  documentAsDeclared(app);
   app.onError(errorResponse);
   app.notFound((c) => c.json(errorBody(404, `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
+  app.use("*", async (c, next) => {
+    // Each worker's catch-all runs after its parent's: the last one names the worker's own mount.
+    c.set("mount", c.req.routePath.replace(/\/?\*$/, ""));
+    await next();
+  });
   app.use("*", securityHeaders());
   if (options.methods) app.use("*", siteCors({ allowedOrigin: options.allowedOrigin, methods: options.methods }));
   return app;
+}
+
+/**
+ * How the document shows a route whose routing differs from what clients are told: a path
+ * Hono matches by a pattern (a key of several segments), and request parts the handler reads
+ * itself, because checking them in the route would change the answers (strict UTF-8 JSON with
+ * a depth limit, form bodies, the last of a repeated query name; docs/api.md).
+ */
+export interface RouteDocumentation {
+  /** The path in the document, e.g. `/{filename}.json` for the route `/{filename{[\s\S]+}}`. */
+  path?: string;
+  /** Request parts described in the document only; the handler parses and checks them. */
+  request?: RouteConfig["request"];
+}
+
+/** A route declaration: the `createRoute` configuration and how the document shows it. */
+export type WorkerRouteConfig = RouteConfig & { documented?: RouteDocumentation };
+
+/** Registers every route in the document as its `documented` part says (see {@link RouteDocumentation}). */
+function documentAsDeclared(app: WorkerApp): void {
+  const registry = app.openAPIRegistry;
+  const registerPath = registry.registerPath.bind(registry);
+  registry.registerPath = (route: WorkerRouteConfig) => {
+    const { documented, ...operation } = route;
+    if (documented === undefined) return registerPath(route);
+    const request = { ...operation.request, ...documented.request };
+    registerPath({ ...operation, path: documented.path ?? operation.path, request });
+  };
+}
+
+/** A route's own check of its parameters failed: the standard 400 naming the field, as the handlers' own checks give. */
+function refuseInvalidInput(result: { success: boolean; target: string; error?: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } }): void {
+  if (result.success) return;
+  const issues = (result.error?.issues ?? []).map((issue) => ({ path: issue.path.map(String).join("."), message: issue.message }));
+  const first = issues[0];
+  const field = first && first.path !== "" ? ` at "${first.path}"` : "";
+  throw ServiceError.validation(`Invalid ${result.target}${field}: ${first?.message ?? "invalid"}`, { issues });
 }
 
 /** A handler that answers 405 with `Allow` for a path whose other methods exist. */
@@ -102,14 +151,17 @@ export function clientIp(c: Context<WorkerEnv>): string | undefined {
   return typeof value === "string" && value !== "" ? value : undefined;
 }
 
+/** The path the worker handling the request is mounted at (`""` when it is the app itself). */
+export function mountOf(c: Context<WorkerEnv>): string {
+  return c.get("mount") ?? "";
+}
+
 /**
  * The request path after the worker's mount point, still percent-encoded. Hono decodes
  * `c.req.path`; storage keys must be decoded exactly once, by the key builder.
  */
-export function rawPathAfterMount(c: Context, routeSuffix = "/*"): string {
-  const mount = c.req.routePath.endsWith(routeSuffix)
-    ? c.req.routePath.slice(0, -routeSuffix.length)
-    : c.req.routePath;
+export function rawPathAfterMount(c: Context<WorkerEnv>): string {
+  const mount = mountOf(c);
   const pathname = new URL(c.req.url).pathname;
   return pathname.startsWith(mount) ? pathname.slice(mount.length) : pathname;
 }

@@ -4,7 +4,7 @@
  * over one audit store. Entries are validated, appended losslessly, never modified.
  */
 import type { BlobStore, Clock } from "../ports.ts";
-import type { ServiceConfig } from "../config.ts";
+import type { ServiceConfig } from "../config/mod.ts";
 import {
   AuditAppendResponseSchema,
   AuditEntriesResponseSchema,
@@ -12,9 +12,11 @@ import {
   AuditPostQuerySchema,
   ValidationAuditEntrySchema,
 } from "../schemas/audit.ts";
+import type * as z from "zod";
 import { parseWith, readJsonText, readQuery } from "../http/body.ts";
 import { ServiceError } from "../errors.ts";
 import { limitBody } from "../http/limits.ts";
+import { createRoute } from "@hono/zod-openapi";
 import { errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
 import { checkSegment } from "../storage/keys.ts";
 import { auditDayRange } from "../audit/days.ts";
@@ -25,79 +27,86 @@ import { type AccessControl, requireOwner } from "../http/access.ts";
 export interface AuditRoutesDeps {
   audit: BlobStore;
   clock: Clock;
-  config: ServiceConfig;
+  config: Pick<ServiceConfig, "maxAuditEntryBytes">;
   /** Who may read and write which user's trail (identity mode: only their own). */
   access: AccessControl;
 }
 
+type AuditEntriesResponse = z.output<typeof AuditEntriesResponseSchema>;
 
-
-/** Adds POST and GET `/audit/` to a worker app (its auth is the worker's). */
-export function registerAuditRoutes(app: WorkerApp, deps: AuditRoutesDeps): void {
-  const { audit, clock, config, access } = deps;
-
-  app.openAPIRegistry.registerPath({
-    method: "post",
+/** `POST /audit/`: append an entry (the body is read and checked by the handler). */
+const appendEntryRoute = createRoute({
+  method: "post",
+  path: "/audit",
+  summary: "Append an audit entry to the user's file of today (UTC)",
+  description:
+    "The entry's userId must equal the query's (else 400). The service stores its own receipt time as receivedAt beside the client's timestamp; an entry that sends receivedAt is a 400. JSON nested deeper than 64 levels is a 400.",
+  documented: {
     path: "/audit/",
-    summary: "Append an audit entry to the user's file of today (UTC)",
-    description:
-      "The entry's userId must equal the query's (else 400). The service stores its own receipt time as receivedAt beside the client's timestamp; an entry that sends receivedAt is a 400. JSON nested deeper than 64 levels is a 400.",
     request: {
       query: AuditPostQuerySchema,
       body: { required: true, content: { "application/json": { schema: ValidationAuditEntrySchema } } },
     },
-    responses: {
-      200: { description: "Appended", content: { "application/json": { schema: AuditAppendResponseSchema } } },
-      ...errorResponses({ 400: "userId missing or invalid entry", 403: "Bad key", 413: "Entry too large" }),
-    },
-  });
-  app.openAPIRegistry.registerPath({
-    method: "get",
-    path: "/audit/",
-    summary: "Entries of today, or of each UTC day from startDate to endDate, newest first",
-    description:
-      "startDate and endDate are ISO 8601 dates or date-times (offsets are converted to UTC); the range covers the UTC day of each, both included, at most 366 days. Entries come newest first: the last day first, and within a day the last entry received first. A stored entry that cannot be served is reported in its place ({unreadable: true, filename, index, reason, ...}); the others are returned.",
-    request: { query: AuditGetQuerySchema },
-    responses: {
-      200: { description: "Entries, newest first", content: { "application/json": { schema: AuditEntriesResponseSchema } } },
-      ...errorResponses({ 400: "userId missing or bad dates", 403: "Bad key" }),
-    },
-  });
+  },
+  responses: {
+    200: { description: "Appended", content: { "application/json": { schema: AuditAppendResponseSchema } } },
+    ...errorResponses({ 400: "userId missing or invalid entry", 403: "Bad key", 413: "Entry too large" }),
+  },
+});
 
-  const path = "/audit";
-  app.post(path, limitBody(config.maxAuditEntryBytes), async (c) => {
-    const { userId } = readQuery(c, AuditPostQuerySchema);
-    checkSegment(userId, "userId");
-    await requireOwner(c, access, userId);
-    const { value } = await readJsonText(c);
-    const entry = parseWith(ValidationAuditEntrySchema, value, "audit entry");
-    // Entries the service writes are marked so; a client cannot pass its own off as one.
-    if (entry.details.securityDetails?.source === "service") {
-      throw ServiceError.validation('details.securityDetails.source "service" is reserved for entries the service writes', { field: "details.securityDetails.source" });
-    }
-    // The receipt time is the service's own record, beside the client's timestamp.
-    if (Object.hasOwn(entry, RECEIVED_AT)) {
-      throw ServiceError.validation(`${RECEIVED_AT} is written by the service when it receives an entry; clients may not send it`, { field: RECEIVED_AT });
-    }
-    // In identity mode an entry speaks for its author: another user's userId is a cross-user attempt (403, recorded).
-    await requireOwner(c, access, entry.userId);
-    if (entry.userId !== userId) {
-      throw ServiceError.validation("The entry's userId must equal the userId of the query (the trail it is written to)", {
-        field: "userId",
-        entryUserId: entry.userId,
-        queryUserId: userId,
-      });
-    }
-    const { entryCount, filename } = await appendAuditEntry(audit, clock, userId, entry);
-    return c.json({ success: true as const, entryCount, filename }, 200);
-  });
-  app.get(path, async (c) => {
-    const query = readQuery(c, AuditGetQuerySchema);
-    checkSegment(query.userId, "userId");
-    await requireOwner(c, access, query.userId);
-    const days = auditDayRange(query.startDate, query.endDate, clock.now());
-    const entries = await readAuditDays(audit, query.userId, days);
-    return c.json({ entries, total: entries.length }, 200);
-  });
-  app.all(path, methodNotAllowed(["GET", "POST"]));
+/** `GET /audit/`: the entries of a user's days (the query is read and checked by the handler). */
+const readEntriesRoute = createRoute({
+  method: "get",
+  path: "/audit",
+  summary: "Entries of today, or of each UTC day from startDate to endDate, newest first",
+  description:
+    "startDate and endDate are ISO 8601 dates or date-times (offsets are converted to UTC); the range covers the UTC day of each, both included, at most 366 days. Entries come newest first: the last day first, and within a day the last entry received first. A stored entry that cannot be served is reported in its place ({unreadable: true, filename, index, reason, ...}); the others are returned.",
+  documented: { path: "/audit/", request: { query: AuditGetQuerySchema } },
+  responses: {
+    200: { description: "Entries, newest first", content: { "application/json": { schema: AuditEntriesResponseSchema } } },
+    ...errorResponses({ 400: "userId missing or bad dates", 403: "Bad key" }),
+  },
+});
+
+/** Adds POST and GET `/audit/` to a worker app (its auth is the worker's); returns the app with their types. */
+export function registerAuditRoutes<A extends WorkerApp>(app: A, deps: AuditRoutesDeps) {
+  const { audit, clock, config, access } = deps;
+  const routed = app
+    .openapi({ ...appendEntryRoute, middleware: limitBody(config.maxAuditEntryBytes) }, async (c) => {
+      const { userId } = readQuery(c, AuditPostQuerySchema);
+      checkSegment(userId, "userId");
+      await requireOwner(c, access, userId);
+      const { value } = await readJsonText(c);
+      const entry = parseWith(ValidationAuditEntrySchema, value, "audit entry");
+      // Entries the service writes are marked so; a client cannot pass its own off as one.
+      if (entry.details.securityDetails?.source === "service") {
+        throw ServiceError.validation('details.securityDetails.source "service" is reserved for entries the service writes', { field: "details.securityDetails.source" });
+      }
+      // The receipt time is the service's own record, beside the client's timestamp.
+      if (Object.hasOwn(entry, RECEIVED_AT)) {
+        throw ServiceError.validation(`${RECEIVED_AT} is written by the service when it receives an entry; clients may not send it`, { field: RECEIVED_AT });
+      }
+      // In identity mode an entry speaks for its author: another user's userId is a cross-user attempt (403, recorded).
+      await requireOwner(c, access, entry.userId);
+      if (entry.userId !== userId) {
+        throw ServiceError.validation("The entry's userId must equal the userId of the query (the trail it is written to)", {
+          field: "userId",
+          entryUserId: entry.userId,
+          queryUserId: userId,
+        });
+      }
+      const { entryCount, filename } = await appendAuditEntry(audit, clock, userId, entry);
+      return c.json({ success: true as const, entryCount, filename }, 200);
+    })
+    .openapi(readEntriesRoute, async (c) => {
+      const query = readQuery(c, AuditGetQuerySchema);
+      checkSegment(query.userId, "userId");
+      await requireOwner(c, access, query.userId);
+      const days = auditDayRange(query.startDate, query.endDate, clock.now());
+      // Served as stored: each entry was checked when it was appended.
+      const entries = (await readAuditDays(audit, query.userId, days)) as AuditEntriesResponse["entries"];
+      return c.json({ entries, total: entries.length }, 200);
+    });
+  app.all(appendEntryRoute.path, methodNotAllowed(["GET", "POST"]));
+  return routed;
 }

@@ -4,9 +4,9 @@
  * key (`R2_KEY_SECRET`) and the same audit store.
  */
 import type { BlobStore, Clock } from "../ports.ts";
-import type { ServiceConfig } from "../config.ts";
+import type { ServiceConfig } from "../config/mod.ts";
 import { requireAuthKey } from "../http/auth.ts";
-import { createWorkerApp, type WorkerApp } from "../http/worker-app.ts";
+import { createWorkerApp } from "../http/worker-app.ts";
 import { registerAuditRoutes } from "./audit-routes.ts";
 import { routeFor } from "../rate-limit/rules.ts";
 import { type AccessControl, accessControl, protect } from "../http/access.ts";
@@ -18,13 +18,26 @@ export interface AuditWorkerDeps {
   /** Dates new entries and picks today's audit day (UTC) when no range is asked for. */
   clock: Clock;
   /** The service configuration (`R2_KEY_SECRET`, `ALLOWED_ORIGIN`, `MAX_AUDIT_ENTRY_BYTES`). */
-  config: ServiceConfig;
-  /** Identity, admin key and rate limits; default from `config` over this audit store. */
+  config: Pick<ServiceConfig, "allowedOrigin" | "r2KeySecret" | "maxAuditEntryBytes" | "identity" | "adminAuth" | "rateLimits">;
+  /**
+   * Identity, admin key and rate limits; default from `config` over this audit store.
+   * Shared by the workers `createService` mounts together; internal.
+   *
+   * @ignore
+   */
   access?: AccessControl;
 }
 
+/** The audit worker's app, with the types of its routes (for hono's `hc` client). */
+export type AuditWorkerApp = ReturnType<typeof auditWorker>;
+
 /** Creates the audit worker: `POST /audit/` and `GET /audit/`. */
-export function createAuditWorker(deps: AuditWorkerDeps): WorkerApp {
+export function createAuditWorker(deps: AuditWorkerDeps): AuditWorkerApp {
+  return auditWorker(deps);
+}
+
+/** The audit worker, its type inferred from its routes. */
+function auditWorker(deps: AuditWorkerDeps) {
   const app = createWorkerApp({ allowedOrigin: deps.config.allowedOrigin, methods: ["GET", "POST"] });
   const access = deps.access ?? accessControl(deps.config, { audit: deps.audit, clock: deps.clock });
   protect(app, access, {
@@ -33,6 +46,5 @@ export function createAuditWorker(deps: AuditWorkerDeps): WorkerApp {
     credential: requireAuthKey({ keys: [deps.config.r2KeySecret], status: 403 }),
     targetOf: (c) => c.req.query("userId"),
   });
-  registerAuditRoutes(app, { ...deps, access });
-  return app;
+  return registerAuditRoutes(app, { ...deps, access });
 }

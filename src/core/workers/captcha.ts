@@ -4,7 +4,7 @@
  * service and answers its verdict with 200, whether the token passed or not.
  */
 import type { CaptchaVerifier } from "../ports.ts";
-import type { ServiceConfig } from "../config.ts";
+import type { ServiceConfig } from "../config/mod.ts";
 import { CaptchaRequestSchema, CaptchaResponseSchema } from "../schemas/captcha.ts";
 import { decodeUtf8, parseJsonText, parseWith } from "../http/body.ts";
 import { limitBody } from "../http/limits.ts";
@@ -12,19 +12,36 @@ import { type AccessControl, accessControl } from "../http/access.ts";
 import { rateLimit } from "../http/rate-limit.ts";
 import { routeFor } from "../rate-limit/rules.ts";
 import { systemClock } from "../ports.ts";
-import { clientIp, createWorkerApp, errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
+import { createRoute } from "@hono/zod-openapi";
+import { clientIp, createWorkerApp, errorResponses, methodNotAllowed } from "../http/worker-app.ts";
 
 /** Ports and configuration of the captcha worker. */
 export interface CaptchaWorkerDeps {
   /** Asks the external CAPTCHA service about a client's token. */
   verifier: CaptchaVerifier;
   /** The service configuration (`ALLOWED_ORIGIN`). */
-  config: ServiceConfig;
-  /** Rate limits (per client IP: the captcha worker knows no user); default from `config`. */
+  config: Pick<ServiceConfig, "allowedOrigin" | "identity" | "adminAuth" | "rateLimits">;
+  /**
+   * Rate limits (per client IP: the captcha worker knows no user); default from `config`.
+   * Shared by the workers `createService` mounts together; internal.
+   *
+   * @ignore
+   */
   access?: AccessControl;
 }
 
 const MAX_BODY_BYTES = 16 * 1024;
+const verifyRoute = createRoute({
+  method: "post",
+  path: "/",
+  summary: "Verify a CAPTCHA token",
+  // JSON or a widget's form post, read by the handler.
+  documented: { request: { body: { required: true, content: { "application/json": { schema: CaptchaRequestSchema } } } } },
+  responses: {
+    200: { description: "Verification completed", content: { "application/json": { schema: CaptchaResponseSchema } } },
+    ...errorResponses({ 400: "Token missing or bad body", 405: "Method not allowed", 500: "Verifier failed" }),
+  },
+});
 
 /** Reads the token from JSON or, as a Turnstile widget posts it, from a form body. */
 async function readCaptchaBody(request: Request): Promise<unknown> {
@@ -37,25 +54,22 @@ async function readCaptchaBody(request: Request): Promise<unknown> {
   return parseJsonText(decodeUtf8(await request.arrayBuffer()));
 }
 
+/** The captcha worker's app, with the types of its route (for hono's `hc` client). */
+export type CaptchaWorkerApp = ReturnType<typeof captchaWorker>;
+
 /** Creates the captcha worker: `POST /`. */
-export function createCaptchaWorker(deps: CaptchaWorkerDeps): WorkerApp {
+export function createCaptchaWorker(deps: CaptchaWorkerDeps): CaptchaWorkerApp {
+  return captchaWorker(deps);
+}
+
+/** The captcha worker, its type inferred from its routes. */
+function captchaWorker(deps: CaptchaWorkerDeps) {
   const { verifier, config } = deps;
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["POST"] });
   const { limiter, limits } = deps.access ?? accessControl(config, { clock: systemClock });
   app.use("*", rateLimit({ limiter, limits, by: "ip", route: (c) => routeFor(c.req.method, "captcha") }));
 
-  app.openAPIRegistry.registerPath({
-    method: "post",
-    path: "/",
-    summary: "Verify a CAPTCHA token",
-    request: { body: { required: true, content: { "application/json": { schema: CaptchaRequestSchema } } } },
-    responses: {
-      200: { description: "Verification completed", content: { "application/json": { schema: CaptchaResponseSchema } } },
-      ...errorResponses({ 400: "Token missing or bad body", 405: "Method not allowed", 500: "Verifier failed" }),
-    },
-  });
-
-  app.post("/", limitBody(MAX_BODY_BYTES), async (c) => {
+  const routed = app.openapi({ ...verifyRoute, middleware: limitBody(MAX_BODY_BYTES) }, async (c) => {
     const body = parseWith(CaptchaRequestSchema, await readCaptchaBody(c.req.raw), "request body");
     const token = body["captcha-response"] ?? body["cf-turnstile-response"] ?? "";
     const outcome = await verifier.verify(token, clientIp(c));
@@ -70,5 +84,5 @@ export function createCaptchaWorker(deps: CaptchaWorkerDeps): WorkerApp {
     );
   });
   app.all("/", methodNotAllowed(["POST"]));
-  return app;
+  return routed;
 }

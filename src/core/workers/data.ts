@@ -5,12 +5,15 @@
  * once by the key builder.
  */
 import * as z from "zod";
+import type { Context, TypedResponse } from "hono";
+import type { JSONValue } from "hono/utils/types";
+import { createRoute } from "@hono/zod-openapi";
 import type { BlobStore, Clock, KvStore } from "../ports.ts";
 import { userRecords } from "../users/user-records.ts";
 import { limitsFor } from "../users/limits.ts";
 import { storedCaseNumbers } from "../cases/stored-cases.ts";
 import { KeyedMutex } from "../storage/keyed-mutex.ts";
-import type { ServiceConfig } from "../config.ts";
+import type { ServiceConfig } from "../config/mod.ts";
 import { SuccessSchema } from "../schemas/error.ts";
 import { readJsonText } from "../http/body.ts";
 import { requireAuthKey } from "../http/auth.ts";
@@ -21,7 +24,7 @@ import {
   errorResponses,
   methodNotAllowed,
   rawPathAfterMount,
-  type WorkerApp,
+  type WorkerEnv,
 } from "../http/worker-app.ts";
 import { keyFromRawPath } from "../storage/keys.ts";
 import { registerAuditRoutes } from "./audit-routes.ts";
@@ -37,10 +40,15 @@ export interface DataWorkerDeps {
   /** Dates new audit entries and picks today's audit day (UTC). */
   clock: Clock;
   /** The service configuration (`R2_KEY_SECRET`, `ALLOWED_ORIGIN`, `MAX_JSON_BYTES`, `MAX_AUDIT_ENTRY_BYTES`). */
-  config: ServiceConfig;
+  config: Pick<ServiceConfig, "allowedOrigin" | "r2KeySecret" | "maxJsonBytes" | "maxAuditEntryBytes" | "limits" | "demoLimits" | "identity" | "adminAuth" | "rateLimits">;
   /** The user records; when given, a case document may list at most the owner's `maxFilesPerCase` files. */
   users?: KvStore;
-  /** Identity, admin key and rate limits; default from `config` over the audit store. */
+  /**
+   * Identity, admin key and rate limits; default from `config` over the audit store.
+   * Shared by the workers `createService` mounts together; internal.
+   *
+   * @ignore
+   */
   access?: AccessControl;
 }
 
@@ -50,6 +58,44 @@ const DocumentPathSchema = z.object({
   filename: z.string().describe("Key without `.json`, each `/`-separated segment percent-encoded"),
 });
 const AnyJsonSchema = z.unknown().describe("Any JSON value");
+
+// A document's key is the whole path (several segments), checked and decoded once by the handler.
+const documentPath = "/{filename{[\\s\\S]+}}";
+const documented = { path: "/{filename}.json" };
+const keyErrors = { 400: "Not a .json key, bad key or invalid JSON", 403: "Bad key" } as const;
+const readDocumentRoute = createRoute({
+  method: "get",
+  path: documentPath,
+  summary: "Read a document; `[]` when it does not exist",
+  request: { params: DocumentPathSchema },
+  documented,
+  responses: {
+    200: { description: "The stored JSON", content: { "application/json": { schema: AnyJsonSchema } } },
+    ...errorResponses(keyErrors),
+  },
+});
+const storeDocumentRoute = createRoute({
+  method: "put",
+  path: documentPath,
+  summary: "Store any valid JSON document",
+  request: { params: DocumentPathSchema },
+  documented: { ...documented, request: { body: { required: true, content: { "application/json": { schema: AnyJsonSchema } } } } },
+  responses: {
+    200: { description: "Stored", content: { "application/json": { schema: SuccessSchema } } },
+    ...errorResponses({ ...keyErrors, 413: "Document too large" }),
+  },
+});
+const deleteDocumentRoute = createRoute({
+  method: "delete",
+  path: documentPath,
+  summary: "Delete a document",
+  request: { params: DocumentPathSchema },
+  documented,
+  responses: {
+    200: { description: "Deleted", content: { "application/json": { schema: SuccessSchema } } },
+    ...errorResponses({ ...keyErrors, 404: "No such document" }),
+  },
+});
 
 /** The checked storage key of a `/{filename}.json` request path. */
 function documentKey(rawPath: string): string {
@@ -76,8 +122,16 @@ function isReadOnlyCase(value: unknown): boolean {
   return value !== null && typeof value === "object" && "isReadOnly" in value && value.isReadOnly === true;
 }
 
-/** Creates the data worker. */
-export function createDataWorker(deps: DataWorkerDeps): WorkerApp {
+/** The data worker's app, with the types of its routes (for hono's `hc` client). */
+export type DataWorkerApp = ReturnType<typeof dataWorker>;
+
+/** Creates the data worker: documents under `/{key}.json` and the audit routes under `/audit/`. */
+export function createDataWorker(deps: DataWorkerDeps): DataWorkerApp {
+  return dataWorker(deps);
+}
+
+/** The data worker, its type inferred from its routes. */
+function dataWorker(deps: DataWorkerDeps) {
   const { blobs, config } = deps;
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["GET", "PUT", "DELETE", "POST"] });
   const access = deps.access ?? accessControl(config, { audit: deps.audit, clock: deps.clock });
@@ -88,9 +142,9 @@ export function createDataWorker(deps: DataWorkerDeps): WorkerApp {
     credential: requireAuthKey({ keys: [config.r2KeySecret], status: 403 }),
     targetOf: (c) => isAudit(c) ? c.req.query("userId") : ownerSegment(rawPathAfterMount(c)),
   });
-  registerAuditRoutes(app, { ...deps, access });
+  const withAudit = registerAuditRoutes(app, { ...deps, access });
   // Identity mode: a document's first key segment is its user (`{uid}/{case}/data.json`).
-  const ownedKey = async (c: Parameters<typeof rawPathAfterMount>[0]): Promise<string> => {
+  const ownedKey = async (c: Context<WorkerEnv>): Promise<string> => {
     const key = documentKey(rawPathAfterMount(c));
     await requireOwner(c, access, key.split("/")[0]!);
     return key;
@@ -127,57 +181,44 @@ export function createDataWorker(deps: DataWorkerDeps): WorkerApp {
     }
   };
 
-  const documentPath = "/{filename}.json";
-  const describe = (method: "get" | "put" | "delete", summary: string, ok: string, extra: Record<number, string>) =>
-    app.openAPIRegistry.registerPath({
-      method,
-      path: documentPath,
-      summary,
-      request: {
-        params: DocumentPathSchema,
-        ...(method === "put"
-          ? { body: { required: true, content: { "application/json": { schema: AnyJsonSchema } } } }
-          : {}),
-      },
-      responses: {
-        200: {
-          description: ok,
-          content: { "application/json": { schema: method === "get" ? AnyJsonSchema : SuccessSchema } },
-        },
-        ...errorResponses({ 400: "Not a .json key, bad key or invalid JSON", 403: "Bad key", ...extra }),
-      },
-    });
-  describe("get", "Read a document; `[]` when it does not exist", "The stored JSON", {});
-  describe("put", "Store any valid JSON document", "Stored", { 413: "Document too large" });
-  describe("delete", "Delete a document", "Deleted", { 404: "No such document" });
-
-  app.get("/*", async (c) => {
+  const read = async (c: Context<WorkerEnv>) => {
     const stored = await blobs.get(await ownedKey(c));
-    return c.body(stored ?? EMPTY_DOCUMENT, 200, { "Content-Type": "application/json; charset=utf-8" });
-  });
-  app.put("/*", limitBody(config.maxJsonBytes), async (c) => {
+    // The stored bytes go out as they are (never re-serialised); to `hc` they are JSON.
+    const response: Response = c.body(stored ?? EMPTY_DOCUMENT, 200, { "Content-Type": "application/json; charset=utf-8" });
+    return response as unknown as TypedResponse<JSONValue, 200, "json">;
+  };
+  const store = async (c: Context<WorkerEnv>) => {
     const key = await ownedKey(c);
     const { text, value } = await readJsonText(c);
     // A read-only case is an import of someone else's case: the limits are on one's own work
     // (a review account, permitted: false, imports cases of any size).
     const readOnly = isReadOnlyCase(value);
     if (checkFiles !== undefined && !readOnly) await checkFiles(key, value);
-    const store = () => blobs.put(key, encoder.encode(text));
+    const write = () => blobs.put(key, encoder.encode(text));
     // One user's case creations one at a time, so two at once cannot both pass the count.
-    if (checkNewCase === undefined || readOnly || !isCaseDocument(key)) await store();
+    if (checkNewCase === undefined || readOnly || !isCaseDocument(key)) await write();
     else {
       await caseCreations.run(key.split("/")[0]!, async () => {
         await checkNewCase(key);
-        await store();
+        await write();
       });
     }
     return c.json({ success: true as const }, 200);
-  });
-  app.delete("/*", async (c) => {
+  };
+  const remove = async (c: Context<WorkerEnv>) => {
     const key = await ownedKey(c);
     if (!(await blobs.delete(key))) throw ServiceError.notFound("File not found", { key });
     return c.json({ success: true as const }, 200);
-  });
+  };
+  const storeLimit = limitBody(config.maxJsonBytes);
+  const routed = withAudit
+    .openapi(readDocumentRoute, (c) => read(c))
+    .openapi({ ...storeDocumentRoute, middleware: storeLimit }, (c) => store(c))
+    .openapi(deleteDocumentRoute, (c) => remove(c));
+  // The mount itself names no key: the same handlers refuse it as before (400).
+  app.get("/", read);
+  app.put("/", storeLimit, store);
+  app.delete("/", remove);
   app.all("/*", methodNotAllowed(["GET", "PUT", "DELETE"]));
-  return app;
+  return routed;
 }

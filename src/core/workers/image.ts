@@ -14,11 +14,12 @@ import {
   parseMultipartRequest,
 } from "@remix-run/multipart-parser";
 import type { Bytes, ImageHost, ImageHostFactory } from "../ports.ts";
-import type { ServiceConfig } from "../config.ts";
+import type { ServiceConfig } from "../config/mod.ts";
 import { requireBearer } from "../http/auth.ts";
 import { errorResponse } from "../http/errors.ts";
 import { ServiceError } from "../errors.ts";
-import { createWorkerApp, errorResponses, methodNotAllowed, rawPathAfterMount, type WorkerApp } from "../http/worker-app.ts";
+import { createRoute } from "@hono/zod-openapi";
+import { createWorkerApp, errorResponses, methodNotAllowed, mountOf, rawPathAfterMount } from "../http/worker-app.ts";
 import { ImageDeleteResponseSchema, ImageUploadResponseSchema } from "../schemas/image.ts";
 import { describeRefusal, inspectImage } from "../images/image-structure.ts";
 import { UpstreamError } from "../images/upstream-error.ts";
@@ -34,13 +35,64 @@ export interface ImageWorkerDeps {
   /** A fixed host (Cloudflare Images), or a factory of a host that serves bytes itself (the local host). */
   host: ImageHost | ImageHostFactory;
   /** Tokens, limits, `PUBLIC_URL` and CORS. */
-  config: ServiceConfig;
-  /** Identity, admin key, rate limits and service audit entries; default from `config`, without an audit store. */
+  config: Pick<ServiceConfig, "allowedOrigin" | "imagesApiToken" | "publicUrl" | "maxImageBytes" | "identity" | "adminAuth" | "rateLimits">;
+  /**
+   * Identity, admin key, rate limits and service audit entries; default from `config`, without an audit store.
+   * Shared by the workers `createService` mounts together; internal.
+   *
+   * @ignore
+   */
   access?: AccessControl;
 }
 
 const MB = 1024 * 1024;
 const UploadFormSchema = z.object({ file: z.string().describe("The image (JPEG, PNG, GIF, WebP, TIFF or BMP)").meta({ format: "binary" }) });
+
+const uploadRoute = createRoute({
+  method: "post",
+  path: "/",
+  summary: "Upload an image (multipart field `file`)",
+  // Read by the handler part by part, holding only the file in memory.
+  documented: { request: { body: { required: true, content: { "multipart/form-data": { schema: UploadFormSchema } } } } },
+  responses: {
+    200: { description: "Uploaded", content: { "application/json": { schema: ImageUploadResponseSchema } } },
+    ...errorResponses({ 400: "Missing, malformed, too large or not an image", 403: "Bad token", 500: "Store or upstream failed" }),
+  },
+});
+// The delivery URL is the whole rest of the path (several segments), decoded once by the handler.
+const signRoute = createRoute({
+  method: "get",
+  path: "/{imageDeliveryUrl{[\\s\\S]+}}",
+  summary: "A signed, time-limited URL for a delivery URL of this host (the whole URL as the path)",
+  request: { params: z.object({ imageDeliveryUrl: z.string() }) },
+  documented: { path: "/{imageDeliveryUrl}" },
+  responses: {
+    200: { description: "The signed URL", content: { "text/plain": { schema: z.string() } } },
+    ...errorResponses({ 400: "Not a delivery URL of this host", 403: "Bad token", 404: "Unknown image" }),
+  },
+});
+const deleteRoute = createRoute({
+  method: "delete",
+  path: "/{imageId}",
+  summary: "Delete an image",
+  request: { params: z.object({ imageId: z.string() }) },
+  responses: {
+    200: { description: "Deleted", content: { "application/json": { schema: ImageDeleteResponseSchema } } },
+    ...errorResponses({ 403: "Bad token", 404: "Unknown image" }),
+  },
+});
+const deliverRoute = createRoute({
+  method: "get",
+  path: "/delivery/{imageId}/{variant}",
+  summary: "The image bytes, for a valid signed URL (no other credential)",
+  request: { params: z.object({ imageId: z.string(), variant: z.string() }) },
+  // A missing or bad signature is the host's 403, not a 400 of the route.
+  documented: { request: { query: z.object({ exp: z.string(), sig: z.string() }) } },
+  responses: {
+    200: { description: "The image", content: { "image/*": { schema: z.string().meta({ format: "binary" }) } } },
+    ...errorResponses({ 403: "Missing, bad or expired signature", 404: "Unknown image" }),
+  },
+});
 
 /** Reads the `file` part of a multipart upload, holding only that part in memory. */
 async function readUpload(request: Request, maxBytes: number): Promise<{ bytes: Bytes; filename: string }> {
@@ -80,20 +132,22 @@ function deliveryUrlFromPath(rawPath: string): string {
   return path.replace(/^(https?):\/(?!\/)/i, "$1://");
 }
 
-/** Creates the image worker. */
-export function createImageWorker(deps: ImageWorkerDeps): WorkerApp {
+/** The image worker's app, with the types of its routes (for hono's `hc` client). */
+export type ImageWorkerApp = ReturnType<typeof imageWorker>;
+
+/** Creates the image worker: upload, signing, deletion and (local host) delivery. */
+export function createImageWorker(deps: ImageWorkerDeps): ImageWorkerApp {
+  return imageWorker(deps);
+}
+
+/** The image worker, its type inferred from its routes. */
+function imageWorker(deps: ImageWorkerDeps) {
   const { config } = deps;
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["GET", "POST", "DELETE"] });
   const bearer = requireBearer({ keys: [config.imagesApiToken], status: 403 });
-  // The path this worker is mounted at, read where the catch-all middleware matched.
-  const mounts = new WeakMap<Request, string>();
-  app.use("*", async (c, next) => {
-    mounts.set(c.req.raw, c.req.routePath.replace(/\/?\*$/, ""));
-    await next();
-  });
   const access = deps.access ?? accessControl(config, { clock: systemClock });
   // `/delivery/{id}/{variant}` right under the mount, not a sign request naming such a URL.
-  const isDelivery = (c: Context) => /^\/delivery\/[^/]+\/[^/]+$/.test(c.req.path.slice((mounts.get(c.req.raw) ?? "").length));
+  const isDelivery = (c: Context<WorkerEnv>) => /^\/delivery\/[^/]+\/[^/]+$/.test(c.req.path.slice(mountOf(c).length));
   protect(app, access, {
     status: 403,
     route: (c) => {
@@ -122,65 +176,24 @@ export function createImageWorker(deps: ImageWorkerDeps): WorkerApp {
     if (caller !== undefined && owner !== caller) await requireOwner(c, access, owner ?? "(no recorded owner)", { imageId });
     if (expected !== undefined && owner !== expected) throw ServiceError.forbidden("The image is not recorded as that user's", { imageId });
   };
-  const hostOf = (c: Context): ImageHost => {
+  const hostOf = (c: Context<WorkerEnv>): ImageHost => {
     if (typeof deps.host !== "function") return deps.host;
     const origin = config.publicUrl?.replace(/\/+$/, "") ?? new URL(c.req.url).origin;
-    return deps.host(`${origin}${mounts.get(c.req.raw) ?? ""}/delivery`);
+    return deps.host(`${origin}${mountOf(c)}/delivery`);
   };
-
-  app.openAPIRegistry.registerPath({
-    method: "post",
-    path: "/",
-    summary: "Upload an image (multipart field `file`)",
-    request: { body: { required: true, content: { "multipart/form-data": { schema: UploadFormSchema } } } },
-    responses: {
-      200: { description: "Uploaded", content: { "application/json": { schema: ImageUploadResponseSchema } } },
-      ...errorResponses({ 400: "Missing, malformed, too large or not an image", 403: "Bad token", 500: "Store or upstream failed" }),
-    },
-  });
-  app.openAPIRegistry.registerPath({
-    method: "get",
-    path: "/{imageDeliveryUrl}",
-    summary: "A signed, time-limited URL for a delivery URL of this host (the whole URL as the path)",
-    request: { params: z.object({ imageDeliveryUrl: z.string() }) },
-    responses: {
-      200: { description: "The signed URL", content: { "text/plain": { schema: z.string() } } },
-      ...errorResponses({ 400: "Not a delivery URL of this host", 403: "Bad token", 404: "Unknown image" }),
-    },
-  });
-  app.openAPIRegistry.registerPath({
-    method: "delete",
-    path: "/{imageId}",
-    summary: "Delete an image",
-    request: { params: z.object({ imageId: z.string() }) },
-    responses: {
-      200: { description: "Deleted", content: { "application/json": { schema: ImageDeleteResponseSchema } } },
-      ...errorResponses({ 403: "Bad token", 404: "Unknown image" }),
-    },
-  });
 
   // Upstream refusals keep their status and body; everything else takes the standard path.
   app.onError((err, c) => (err instanceof UpstreamError ? c.json(err.body as object, err.upstreamStatus as 400) : errorResponse(err, c)));
 
   if (typeof deps.host === "function") {
-    app.openAPIRegistry.registerPath({
-      method: "get",
-      path: "/delivery/{imageId}/{variant}",
-      summary: "The image bytes, for a valid signed URL (no other credential)",
-      request: { params: z.object({ imageId: z.string(), variant: z.string() }), query: z.object({ exp: z.string(), sig: z.string() }) },
-      responses: {
-        200: { description: "The image", content: { "image/*": { schema: z.string().meta({ format: "binary" }) } } },
-        ...errorResponses({ 403: "Missing, bad or expired signature", 404: "Unknown image" }),
-      },
-    });
-    app.get("/delivery/:imageId/:variant", (c) => {
+    app.openapi(deliverRoute, (c) => {
       const host = hostOf(c);
       if (host.serve === undefined) throw ServiceError.notFound("This image host does not deliver images itself");
       return host.serve(c.req.param("imageId"), c.req.param("variant"), new URL(c.req.url).searchParams, c.req.header("If-None-Match"));
     });
   }
 
-  app.post("/", async (c) => {
+  const upload = async (c: Context<WorkerEnv>) => {
     const { bytes, filename } = await readUpload(c.req.raw, config.maxImageBytes);
     const checked = inspectImage(bytes);
     if (!checked.ok && checked.reason === "not-an-image") {
@@ -204,16 +217,16 @@ export function createImageWorker(deps: ImageWorkerDeps): WorkerApp {
       errors: [],
       messages: [],
     }, 200);
-  });
-  app.delete("/:imageId", async (c) => {
+  };
+  const remove = async (c: Context<WorkerEnv, "/:imageId">) => {
     const host = hostOf(c);
     const imageId = c.req.param("imageId");
     await requireImageOwner(c, host, imageId);
     if (!(await host.delete(imageId))) throw ServiceError.notFound("Image not found", { imageId });
     await recordEvent(c, access, { action: "file-delete", result: "success", details: { fileDetails: { fileId: imageId } } });
     return c.json({ success: true, result: {}, errors: [], messages: [] }, 200);
-  });
-  app.get("/*", async (c) => {
+  };
+  const sign = async (c: Context<WorkerEnv>) => {
     const path = rawPathAfterMount(c);
     if (path === "" || path === "/") throw ServiceError.validation("The delivery URL is missing: GET /{imageDeliveryUrl}");
     const host = hostOf(c);
@@ -223,8 +236,14 @@ export function createImageWorker(deps: ImageWorkerDeps): WorkerApp {
       await requireImageOwner(c, host, host.imageIdOf(deliveryUrl));
     }
     return c.text(await host.signedUrl(deliveryUrl), 200, { "Cache-Control": "no-store" });
-  });
+  };
+  const routed = app
+    .openapi(uploadRoute, (c) => upload(c))
+    .openapi(deleteRoute, (c) => remove(c))
+    .openapi(signRoute, (c) => sign(c));
+  // The mount itself names no delivery URL: the same handler refuses it as before (400).
+  app.get("/", sign);
   app.all("/", methodNotAllowed(["POST", "GET"]));
   app.all("/*", methodNotAllowed(["GET", "DELETE"]));
-  return app;
+  return routed;
 }

@@ -5,10 +5,11 @@
  * the configuration, and the signing and upstream secrets are never on that list.
  */
 import * as z from "zod";
-import type { ServiceConfig } from "../config.ts";
+import type { ServiceConfig } from "../config/mod.ts";
 import { requireAuthKey } from "../http/auth.ts";
 import { ServiceError } from "../errors.ts";
-import { createWorkerApp, errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
+import { createRoute } from "@hono/zod-openapi";
+import { createWorkerApp, errorResponses, methodNotAllowed } from "../http/worker-app.ts";
 import { routeFor } from "../rate-limit/rules.ts";
 import { type AccessControl, accessControl, protect } from "../http/access.ts";
 import { systemClock } from "../ports.ts";
@@ -16,15 +17,38 @@ import { systemClock } from "../ports.ts";
 /** Configuration of the keys worker. */
 export interface KeysWorkerDeps {
   /** The service configuration: `KEYS_AUTH`, `KEYS_EXPOSED` and the values handed out. */
-  config: ServiceConfig;
-  /** Identity, admin key and rate limits; default from `config`. */
+  config: Pick<ServiceConfig, "allowedOrigin" | "keysAuth" | "keysExposed" | "env" | "identity" | "adminAuth" | "rateLimits">;
+  /**
+   * Identity, admin key and rate limits; default from `config`.
+   * Shared by the workers `createService` mounts together; internal.
+   *
+   * @ignore
+   */
   access?: AccessControl;
 }
 
 const KeyNameSchema = z.object({ keyName: z.string().describe("Environment variable name, e.g. R2_KEY_SECRET") });
+const readKeyRoute = createRoute({
+  method: "get",
+  path: "/{keyName}",
+  summary: "The value of an allow-listed key, as plain text",
+  request: { params: KeyNameSchema },
+  responses: {
+    200: { description: "The value", content: { "text/plain": { schema: z.string() } } },
+    ...errorResponses({ 400: "Key name missing", 403: "Bad key", 404: "Unknown or not exposed" }),
+  },
+});
+
+/** The keys worker's app, with the types of its route (for hono's `hc` client). */
+export type KeysWorkerApp = ReturnType<typeof keysWorker>;
 
 /** Creates the keys worker: `GET /{keyName}` answers the value as plain text. */
-export function createKeysWorker(deps: KeysWorkerDeps): WorkerApp {
+export function createKeysWorker(deps: KeysWorkerDeps): KeysWorkerApp {
+  return keysWorker(deps);
+}
+
+/** The keys worker, its type inferred from its routes. */
+function keysWorker(deps: KeysWorkerDeps) {
   const { config } = deps;
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["GET"] });
   const access = deps.access ?? accessControl(config, { clock: systemClock });
@@ -36,21 +60,10 @@ export function createKeysWorker(deps: KeysWorkerDeps): WorkerApp {
   });
   const exposed = new Set(config.keysExposed);
 
-  app.openAPIRegistry.registerPath({
-    method: "get",
-    path: "/{keyName}",
-    summary: "The value of an allow-listed key, as plain text",
-    request: { params: KeyNameSchema },
-    responses: {
-      200: { description: "The value", content: { "text/plain": { schema: z.string() } } },
-      ...errorResponses({ 400: "Key name missing", 403: "Bad key", 404: "Unknown or not exposed" }),
-    },
-  });
-
   app.get("/", () => {
     throw ServiceError.validation("Key name is missing: GET /{keyName}");
   });
-  app.get("/:keyName", (c) => {
+  const routed = app.openapi(readKeyRoute, (c) => {
     const name = c.req.param("keyName");
     // A Map holds only own entries, so names like "__proto__" or "constructor" find nothing.
     const value = exposed.has(name) ? config.env.get(name) : undefined;
@@ -58,5 +71,5 @@ export function createKeysWorker(deps: KeysWorkerDeps): WorkerApp {
     return c.text(value, 200, { "Cache-Control": "no-store" });
   });
   app.all("/:keyName?", methodNotAllowed(["GET"]));
-  return app;
+  return routed;
 }

@@ -6,11 +6,12 @@
  */
 import * as z from "zod";
 import type { Clock } from "../ports.ts";
-import type { ServiceConfig } from "../config.ts";
+import type { ServiceConfig } from "../config/mod.ts";
 import { MAX_IMAGE_URL_CHARS, PdfRequestSchema } from "../schemas/pdf.ts";
 import { readJsonText } from "../http/body.ts";
 import { limitBody } from "../http/limits.ts";
-import { createWorkerApp, errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
+import { createRoute } from "@hono/zod-openapi";
+import { createWorkerApp, errorResponses, methodNotAllowed } from "../http/worker-app.ts";
 import { renderValidatedReport } from "../pdf/report.ts";
 import { parseReportRequest } from "../pdf/report-request.ts";
 import { reportFilename } from "../pdf/filename.ts";
@@ -33,7 +34,7 @@ export interface PdfWorkerOptions {
 /** Ports and configuration of the PDF worker. */
 export interface PdfWorkerDeps {
   /** The service configuration (`PDF_IMAGE_HOSTS`, `PUBLIC_URL`, `MAX_IMAGE_BYTES`, `ALLOWED_ORIGIN`). */
-  config: ServiceConfig;
+  config: Pick<ServiceConfig, "allowedOrigin" | "publicUrl" | "pdfImageHosts" | "imageDeliveryHost" | "pdfImageTimeoutMs" | "maxImageBytes" | "pdfServiceName" | "identity" | "adminAuth" | "rateLimits">;
   /** The fetch used for images; default the global `fetch`. */
   fetch?: typeof fetch;
   /** Dates a report whose request has no `currentDate`; default the system clock. */
@@ -48,6 +49,9 @@ export interface PdfWorkerDeps {
   /**
    * Rate limits, and in identity mode a `pdf-generate` audit entry for a request that carries
    * a valid token (the PDF worker needs none); default from `config`, without an audit store.
+   * Shared by the workers `createService` mounts together; internal.
+   *
+   * @ignore
    */
   access?: AccessControl;
 }
@@ -55,8 +59,33 @@ export interface PdfWorkerDeps {
 /** The largest request: the largest `data:` URL plus room for the annotations and notes. */
 const MAX_BODY_BYTES = MAX_IMAGE_URL_CHARS + 2 * 1024 * 1024;
 
+/** The configuration the PDF worker's options come from. */
+export type PdfOptionsConfig = Pick<ServiceConfig, "publicUrl" | "pdfImageHosts" | "imageDeliveryHost" | "pdfImageTimeoutMs" | "maxImageBytes" | "pdfServiceName">;
+
+const renderRoute = createRoute({
+  method: "post",
+  path: "/",
+  summary: "Render the annotated PDF report",
+  // Read by the handler: every input problem is a 400 naming the field.
+  documented: { request: { body: { required: true, content: { "application/json": { schema: PdfRequestSchema } } } } },
+  responses: {
+    200: {
+      description: "The report (`Content-Disposition: inline`, named after the case and item numbers)",
+      content: { "application/pdf": { schema: z.string().meta({ format: "binary" }) } },
+    },
+    ...errorResponses({
+      400: "Invalid body or field, refused or unreadable image, or a character no font covers",
+      405: "Method not allowed",
+      413: "Body too large",
+      500: "Rendering failed",
+      502: "The image host failed",
+      504: "The image host did not answer in time",
+    }),
+  },
+});
+
 /** The options the configuration gives, before overrides. */
-export function pdfWorkerOptions(config: ServiceConfig, overrides: Partial<PdfWorkerOptions> = {}): PdfWorkerOptions {
+export function pdfWorkerOptions(config: PdfOptionsConfig, overrides: Partial<PdfWorkerOptions> = {}): PdfWorkerOptions {
   const ownHost = config.publicUrl === undefined ? [] : [new URL(config.publicUrl).host];
   return {
     imageHosts: config.pdfImageHosts ?? [...ownHost, config.imageDeliveryHost],
@@ -73,8 +102,16 @@ function inlineDisposition(filename: { ascii: string; unicode: string }): string
   return `inline; filename="${filename.ascii}"; filename*=UTF-8''${encoded}`;
 }
 
+/** The PDF worker's app, with the types of its route (for hono's `hc` client). */
+export type PdfWorkerApp = ReturnType<typeof pdfWorker>;
+
 /** Creates the PDF worker: `POST /`. */
-export function createPdfWorker(deps: PdfWorkerDeps): WorkerApp {
+export function createPdfWorker(deps: PdfWorkerDeps): PdfWorkerApp {
+  return pdfWorker(deps);
+}
+
+/** The PDF worker, its type inferred from its routes. */
+function pdfWorker(deps: PdfWorkerDeps) {
   const { config } = deps;
   const options = pdfWorkerOptions(config, deps.options);
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["POST"] });
@@ -85,28 +122,7 @@ export function createPdfWorker(deps: PdfWorkerDeps): WorkerApp {
     optionalIdentity: true,
   });
 
-  app.openAPIRegistry.registerPath({
-    method: "post",
-    path: "/",
-    summary: "Render the annotated PDF report",
-    request: { body: { required: true, content: { "application/json": { schema: PdfRequestSchema } } } },
-    responses: {
-      200: {
-        description: "The report (`Content-Disposition: inline`, named after the case and item numbers)",
-        content: { "application/pdf": { schema: z.string().meta({ format: "binary" }) } },
-      },
-      ...errorResponses({
-        400: "Invalid body or field, refused or unreadable image, or a character no font covers",
-        405: "Method not allowed",
-        413: "Body too large",
-        500: "Rendering failed",
-        502: "The image host failed",
-        504: "The image host did not answer in time",
-      }),
-    },
-  });
-
-  app.post("/", limitBody(MAX_BODY_BYTES), async (c) => {
+  const routed = app.openapi({ ...renderRoute, middleware: limitBody(MAX_BODY_BYTES) }, async (c) => {
     const { value } = await readJsonText(c);
     const request = parseReportRequest(value);
     // A signed URL of this service's own image worker is read from it, not fetched.
@@ -127,5 +143,5 @@ export function createPdfWorker(deps: PdfWorkerDeps): WorkerApp {
     });
   });
   app.all("/", methodNotAllowed(["POST"]));
-  return app;
+  return routed;
 }

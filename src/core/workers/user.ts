@@ -6,13 +6,14 @@
  */
 import * as z from "zod";
 import type { Context } from "hono";
+import { createRoute } from "@hono/zod-openapi";
 import type { Clock, KvStore, Mailer } from "../ports.ts";
-import type { ServiceConfig } from "../config.ts";
+import type { ServiceConfig } from "../config/mod.ts";
 import { requireAuthKey } from "../http/auth.ts";
 import { readBody } from "../http/body.ts";
 import { limitBody } from "../http/limits.ts";
 import { redactSecrets, ServiceError } from "../errors.ts";
-import { createWorkerApp, errorResponses, methodNotAllowed, rawPathAfterMount, type WorkerApp } from "../http/worker-app.ts";
+import { createWorkerApp, errorResponses, methodNotAllowed, rawPathAfterMount } from "../http/worker-app.ts";
 import { checkSegment, decodeSegment } from "../storage/keys.ts";
 import {
   type CaseAssignment,
@@ -44,8 +45,13 @@ export interface UserWorkerDeps {
   /** Dates records, case assignments and mails. */
   clock: Clock;
   /** `USER_DB_AUTH`, limits, `MAIL_FROM`, `ADMIN_EMAIL`, CORS. */
-  config: ServiceConfig;
-  /** Identity, admin key, rate limits and service audit entries; default from `config`, without an audit store. */
+  config: Pick<ServiceConfig, "allowedOrigin" | "userDbAuth" | "selfRegistration" | "limits" | "demoLimits" | "mailFrom" | "adminEmail" | "identity" | "adminAuth" | "rateLimits">;
+  /**
+   * Identity, admin key, rate limits and service audit entries; default from `config`, without an audit store.
+   * Shared by the workers `createService` mounts together; internal.
+   *
+   * @ignore
+   */
   access?: AccessControl;
 }
 
@@ -55,6 +61,63 @@ export const DELETION_MAIL_FAILURE_MESSAGE =
   "Account deletion failed because confirmation emails could not be sent. The account was not deleted; try again later.";
 
 const UidParams = z.object({ userUid: z.string() });
+const NO_SUCH_ROUTE = "No such route: /{userUid} or /{userUid}/cases";
+
+const userContent = { "application/json": { schema: UserDataSchema } };
+/** A JSON body the handler reads itself (strict UTF-8, depth limit, the 400 naming the field). */
+const jsonBody = <S extends z.ZodType>(schema: S) => ({ required: true, content: { "application/json": { schema } } });
+const readUserRoute = createRoute({
+  method: "get",
+  path: "/{userUid}",
+  summary: "Read a user record",
+  request: { params: UidParams },
+  responses: { 200: { description: "The record", content: userContent }, ...errorResponses({ 401: "Bad key", 404: "No such user" }) },
+});
+const writeUserRoute = createRoute({
+  method: "put",
+  path: "/{userUid}",
+  summary: "Create (201) or update (200) a user; cases are kept, absent fields keep their value",
+  request: { params: UidParams },
+  documented: { request: { body: jsonBody(UserPutBodySchema) } },
+  responses: {
+    200: { description: "Updated", content: userContent },
+    201: { description: "Created", content: userContent },
+    ...errorResponses({ 400: "Invalid body", 401: "Bad key" }),
+  },
+});
+const deleteUserRoute = createRoute({
+  method: "delete",
+  path: "/{userUid}",
+  summary: "Delete the account: cases, files, images, two mails, then the record",
+  request: { params: UidParams },
+  responses: {
+    200: { description: "Deleted", content: { "application/json": { schema: UserDeleteResponseSchema } } },
+    500: { description: "Mails could not be sent (the record is kept), or a store failed", content: { "application/json": { schema: UserDeleteFailureSchema } } },
+    ...errorResponses({ 401: "Bad key", 404: "No such user" }),
+  },
+});
+const assignCasesRoute = createRoute({
+  method: "put",
+  path: "/{userUid}/cases",
+  summary: "Assign case numbers (duplicates dropped)",
+  request: { params: UidParams },
+  documented: { request: { body: jsonBody(CasesAddBodySchema) } },
+  responses: {
+    200: { description: "The updated record", content: userContent },
+    ...errorResponses({ 400: "Invalid body", 401: "Bad key", 403: "Case limit reached", 404: "No such user" }),
+  },
+});
+const removeCasesRoute = createRoute({
+  method: "delete",
+  path: "/{userUid}/cases",
+  summary: "Remove case assignments (the case documents stay)",
+  request: { params: UidParams },
+  documented: { request: { body: jsonBody(CasesDeleteBodySchema) } },
+  responses: {
+    200: { description: "The updated record", content: userContent },
+    ...errorResponses({ 400: "Invalid body", 401: "Bad key", 404: "No such user" }),
+  },
+});
 
 /** `{userUid}` and whether the path is `/{userUid}/cases`, decoded once and checked. */
 function parsePath(c: Context): { uid: string; cases: boolean } {
@@ -62,7 +125,7 @@ function parsePath(c: Context): { uid: string; cases: boolean } {
   if (parts.length === 1 || (parts.length === 2 && parts[1] === "cases")) {
     return { uid: decodeSegment(parts[0]!, "userUid"), cases: parts.length === 2 };
   }
-  throw ServiceError.notFound("No such route: /{userUid} or /{userUid}/cases");
+  throw ServiceError.notFound(NO_SUCH_ROUTE);
 }
 
 /** A client's ISO 8601 date-time kept as sent, or undefined when it is not one. */
@@ -80,8 +143,16 @@ function uidOf(c: Context): string | undefined {
   }
 }
 
-/** Creates the user worker. */
-export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
+/** The user worker's app, with the types of its routes (for hono's `hc` client). */
+export type UserWorkerApp = ReturnType<typeof userWorker>;
+
+/** Creates the user worker: `/{userUid}` and `/{userUid}/cases`. */
+export function createUserWorker(deps: UserWorkerDeps): UserWorkerApp {
+  return userWorker(deps);
+}
+
+/** The user worker, its type inferred from its routes. */
+function userWorker(deps: UserWorkerDeps) {
   const { config, clock } = deps;
   const records = userRecords(deps.users);
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["GET", "PUT", "DELETE"] });
@@ -92,11 +163,16 @@ export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
     credential: requireAuthKey({ keys: [config.userDbAuth], status: 401 }),
     targetOf: (c) => uidOf(c),
   });
-  register(app);
   // Identity mode: `{userUid}` is the token's user (or the admin acts).
   const ownPath = async (c: Context<WorkerEnv>) => {
     const path = parsePath(c);
     await requireOwner(c, access, path.uid);
+    return path;
+  };
+  // Each route's own shape; the router already matched it, so this only guards the raw path.
+  const ownPathOf = async (c: Context<WorkerEnv>, cases: boolean) => {
+    const path = await ownPath(c);
+    if (path.cases !== cases) throw ServiceError.notFound(NO_SUCH_ROUTE);
     return path;
   };
   const isSelf = (c: Context<WorkerEnv>) => access.identity !== undefined && actorOf(c)?.kind === "user";
@@ -119,38 +195,40 @@ export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
 
   const notFound = (uid: string) => ServiceError.notFound("User not found", { userUid: uid });
 
-  app.get("/*", async (c) => {
+  const readRecord = async (c: Context<WorkerEnv>) => {
     const { uid, cases } = await ownPath(c);
     if (cases) throw ServiceError.methodNotAllowed(["PUT", "DELETE"]);
     const user = await records.get(uid);
     if (user === null) throw notFound(uid);
     return c.json(user, 200);
-  });
+  };
 
-  app.put("/*", limitBody(MAX_BODY_BYTES), async (c) => {
-    const { uid, cases } = await ownPath(c);
+  const assignCases = async (c: Context<WorkerEnv>) => {
+    const { uid } = await ownPathOf(c, true);
     const now = clock.now().toISOString();
-    if (cases) {
-      const body = await readBody(c, CasesAddBodySchema);
-      for (const entry of body.cases) checkSegment(entry.caseNumber, "caseNumber");
-      const user = await records.update(uid, (current) => {
-        if (current === null) throw notFound(uid);
-        const have = new Set(current.cases.map((assignment) => assignment.caseNumber));
-        const added = new Map<string, CaseAssignment>();
-        for (const entry of body.cases) {
-          if (have.has(entry.caseNumber) || added.has(entry.caseNumber)) continue;
-          added.set(entry.caseNumber, { ...entry, caseNumber: entry.caseNumber, createdAt: isoDateTime(entry.createdAt) ?? now });
-        }
-        const { maxCases } = limitsFor(current, config);
-        if (added.size > 0 && current.cases.length + added.size > maxCases) {
-          throw ServiceError.forbidden(`Case limit reached: this account may hold ${maxCases} case(s)`);
-        }
-        const next = { ...current, cases: [...current.cases, ...added.values()], updatedAt: now };
-        return { next, result: next };
-      });
-      await profileUpdated(c, uid, "cases-added");
-      return c.json(user, 200);
-    }
+    const body = await readBody(c, CasesAddBodySchema);
+    for (const entry of body.cases) checkSegment(entry.caseNumber, "caseNumber");
+    const user = await records.update(uid, (current) => {
+      if (current === null) throw notFound(uid);
+      const have = new Set(current.cases.map((assignment) => assignment.caseNumber));
+      const added = new Map<string, CaseAssignment>();
+      for (const entry of body.cases) {
+        if (have.has(entry.caseNumber) || added.has(entry.caseNumber)) continue;
+        added.set(entry.caseNumber, { ...entry, caseNumber: entry.caseNumber, createdAt: isoDateTime(entry.createdAt) ?? now });
+      }
+      const { maxCases } = limitsFor(current, config);
+      if (added.size > 0 && current.cases.length + added.size > maxCases) {
+        throw ServiceError.forbidden(`Case limit reached: this account may hold ${maxCases} case(s)`);
+      }
+      const next = { ...current, cases: [...current.cases, ...added.values()], updatedAt: now };
+      return { next, result: next };
+    });
+    await profileUpdated(c, uid, "cases-added");
+    return c.json(user, 200);
+  };
+  const writeRecord = async (c: Context<WorkerEnv>) => {
+    const { uid } = await ownPathOf(c, false);
+    const now = clock.now().toISOString();
     const body = await readBody(c, UserPutBodySchema);
     const { user, created } = await records.update(uid, (current) => {
       if (current === null) {
@@ -179,30 +257,31 @@ export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
       return { next, result: { user: next, created: false } };
     });
     await profileUpdated(c, uid, created ? "created" : "updated");
-    return c.json(user, created ? 201 : 200);
-  });
+    return created ? c.json(user, 201) : c.json(user, 200);
+  };
 
-  app.delete("/*", limitBody(MAX_BODY_BYTES), async (c) => {
-    const { uid, cases } = await ownPath(c);
-    if (cases) {
-      const body = await readBody(c, CasesDeleteBodySchema);
-      const remove = new Set(body.casesToDelete);
-      const user = await records.update(uid, (current) => {
-        if (current === null) throw notFound(uid);
-        // Only the assignments go (rule 3); the case documents stay.
-        const next: UserData = {
-          ...current,
-          cases: current.cases.filter((assignment) => !remove.has(assignment.caseNumber)),
-          ...(current.readOnlyCases !== undefined
-            ? { readOnlyCases: current.readOnlyCases.filter((readOnly) => !remove.has(readOnly.caseNumber)) }
-            : {}),
-          updatedAt: clock.now().toISOString(),
-        };
-        return { next, result: next };
-      });
-      await profileUpdated(c, uid, "cases-removed");
-      return c.json(user, 200);
-    }
+  const removeCases = async (c: Context<WorkerEnv>) => {
+    const { uid } = await ownPathOf(c, true);
+    const body = await readBody(c, CasesDeleteBodySchema);
+    const remove = new Set(body.casesToDelete);
+    const user = await records.update(uid, (current) => {
+      if (current === null) throw notFound(uid);
+      // Only the assignments go (rule 3); the case documents stay.
+      const next: UserData = {
+        ...current,
+        cases: current.cases.filter((assignment) => !remove.has(assignment.caseNumber)),
+        ...(current.readOnlyCases !== undefined
+          ? { readOnlyCases: current.readOnlyCases.filter((readOnly) => !remove.has(readOnly.caseNumber)) }
+          : {}),
+        updatedAt: clock.now().toISOString(),
+      };
+      return { next, result: next };
+    });
+    await profileUpdated(c, uid, "cases-removed");
+    return c.json(user, 200);
+  };
+  const deleteUser = async (c: Context<WorkerEnv>) => {
+    const { uid } = await ownPathOf(c, false);
     const outcome = await deleteAccount({ users: records, resources: deps.resources, mailer: deps.mailer, clock, config }, uid);
     if (outcome.status === "not-found") throw notFound(uid);
     const deletion = { userId: uid, action: "user-account-delete" as const, details: { workflowPhase: "user-management" as const } };
@@ -213,63 +292,22 @@ export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
     }
     await recordEvent(c, access, { ...deletion, result: "success" });
     return c.json({ success: true as const, message: `Account ${uid} and its ${outcome.summary.casesDeleted} case(s) were deleted` }, 200);
-  });
-
+  };
+  // Paths of no other shape: the same checks refuse them as before (400, 404, or 405 for GET on cases).
+  const otherPath = async (c: Context<WorkerEnv>): Promise<Response> => {
+    await ownPath(c);
+    throw ServiceError.notFound(NO_SUCH_ROUTE);
+  };
+  const bodyLimit = limitBody(MAX_BODY_BYTES);
+  const routed = app
+    .openapi(readUserRoute, (c) => readRecord(c))
+    .openapi({ ...writeUserRoute, middleware: bodyLimit }, (c) => writeRecord(c))
+    .openapi({ ...deleteUserRoute, middleware: bodyLimit }, (c) => deleteUser(c))
+    .openapi({ ...assignCasesRoute, middleware: bodyLimit }, (c) => assignCases(c))
+    .openapi({ ...removeCasesRoute, middleware: bodyLimit }, (c) => removeCases(c));
+  app.get("/*", readRecord);
+  app.put("/*", bodyLimit, otherPath);
+  app.delete("/*", bodyLimit, otherPath);
   app.all("/*", methodNotAllowed(["GET", "PUT", "DELETE"]));
-  return app;
-}
-
-/** OpenAPI entries of the user worker's routes. */
-function register(app: WorkerApp): void {
-  const user = { "application/json": { schema: UserDataSchema } };
-  const json = <S extends z.ZodType>(schema: S) => ({ required: true, content: { "application/json": { schema } } });
-  app.openAPIRegistry.registerPath({
-    method: "get",
-    path: "/{userUid}",
-    summary: "Read a user record",
-    request: { params: UidParams },
-    responses: { 200: { description: "The record", content: user }, ...errorResponses({ 401: "Bad key", 404: "No such user" }) },
-  });
-  app.openAPIRegistry.registerPath({
-    method: "put",
-    path: "/{userUid}",
-    summary: "Create (201) or update (200) a user; cases are kept, absent fields keep their value",
-    request: { params: UidParams, body: json(UserPutBodySchema) },
-    responses: {
-      200: { description: "Updated", content: user },
-      201: { description: "Created", content: user },
-      ...errorResponses({ 400: "Invalid body", 401: "Bad key" }),
-    },
-  });
-  app.openAPIRegistry.registerPath({
-    method: "delete",
-    path: "/{userUid}",
-    summary: "Delete the account: cases, files, images, two mails, then the record",
-    request: { params: UidParams },
-    responses: {
-      200: { description: "Deleted", content: { "application/json": { schema: UserDeleteResponseSchema } } },
-      500: { description: "Mails could not be sent (the record is kept), or a store failed", content: { "application/json": { schema: UserDeleteFailureSchema } } },
-      ...errorResponses({ 401: "Bad key", 404: "No such user" }),
-    },
-  });
-  app.openAPIRegistry.registerPath({
-    method: "put",
-    path: "/{userUid}/cases",
-    summary: "Assign case numbers (duplicates dropped)",
-    request: { params: UidParams, body: json(CasesAddBodySchema) },
-    responses: {
-      200: { description: "The updated record", content: user },
-      ...errorResponses({ 400: "Invalid body", 401: "Bad key", 403: "Case limit reached", 404: "No such user" }),
-    },
-  });
-  app.openAPIRegistry.registerPath({
-    method: "delete",
-    path: "/{userUid}/cases",
-    summary: "Remove case assignments (the case documents stay)",
-    request: { params: UidParams, body: json(CasesDeleteBodySchema) },
-    responses: {
-      200: { description: "The updated record", content: user },
-      ...errorResponses({ 400: "Invalid body", 401: "Bad key", 404: "No such user" }),
-    },
-  });
+  return routed;
 }
