@@ -5,7 +5,7 @@
  */
 import * as z from "zod";
 import type { BlobStore, CaptchaVerifier, Clock, ImageHost, ImageHostFactory, KvStore, Mailer } from "../ports.ts";
-import type { ServiceConfig } from "../config.ts";
+import type { ImagesConfig, ServiceConfig } from "../config/mod.ts";
 import { createWorkerApp, type WorkerApp } from "../http/worker-app.ts";
 import { createDataWorker } from "../workers/data.ts";
 import { createAuditWorker } from "../workers/audit.ts";
@@ -46,7 +46,11 @@ export interface ServicePorts {
   imageHost?: ImageHost;
   /** Counts requests for the rate limits; defaults to memory (one process). */
   rateLimiter?: RateLimiter;
-  /** Verifies identity tokens instead of the JWKS `AUTH_JWKS_URL` names. */
+  /**
+   * Verifies identity tokens instead of the JWKS `AUTH_JWKS_URL` names; internal.
+   *
+   * @ignore
+   */
   identity?: IdentityVerifier;
   /** The fetch used for the identity provider's key set. */
   fetch?: typeof fetch;
@@ -126,7 +130,7 @@ export function createService(ports: ServicePorts, config: ServiceConfig): Worke
  * service, the export/import command): a local host delivers under `PUBLIC_URL` (or
  * localhost) and the image worker's mount.
  */
-export function hostForDirectUse(images: ImageHost | ImageHostFactory, config: ServiceConfig): ImageHost {
+export function hostForDirectUse(images: ImageHost | ImageHostFactory, config: Pick<ServiceConfig, "publicUrl">): ImageHost {
   return typeof images === "function" ? images(`${config.publicUrl ?? "http://localhost"}${WORKER_MOUNTS.image}/delivery`) : images;
 }
 
@@ -134,7 +138,7 @@ export function hostForDirectUse(images: ImageHost | ImageHostFactory, config: S
  * The image host `IMAGE_HOST` names: Cloudflare Images, or the local host over the image
  * store (asked for only then, so a Cloudflare Images deployment needs no bucket).
  */
-export function imageHostOf(config: ServiceConfig, clock: Clock, images: () => BlobStore): ImageHost | ImageHostFactory {
+export function imageHostOf(config: ImagesConfig, clock: Clock, images: () => BlobStore): ImageHost | ImageHostFactory {
   if (config.imageHost === "cloudflare") {
     return createCloudflareImageHost({
       apiBase: config.cfImagesApiBase,

@@ -5,9 +5,9 @@
  * credentials (`R2_KEY_SECRET`, `IMAGES_API_TOKEN`). The deletion code is the same.
  */
 import type { BlobStore, Clock, KvStore, Mailer } from "../ports.ts";
-import { ConfigError, type ServiceConfig } from "../config.ts";
+import { ConfigError, type MailConfig, type ServiceConfig } from "../config/mod.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
-import { createUserWorker } from "../workers/user.ts";
+import { createUserWorker, type UserWorkerDeps } from "../workers/user.ts";
 import { mailerOf } from "../mail/transport.ts";
 import { httpCaseStore } from "../cases/http-case-store.ts";
 import type { AccessControl } from "../http/access.ts";
@@ -20,14 +20,19 @@ export interface StandaloneUserWorkerDeps {
   /** Dates records and mails. */
   clock: Clock;
   /** URLs, credentials, mail settings. */
-  config: ServiceConfig;
+  config: UserWorkerDeps["config"] & MailConfig & Pick<ServiceConfig, "dataWorkerUrl" | "imageWorkerUrl" | "r2KeySecret" | "imagesApiToken">;
   /** The outbox store for `MAIL_TRANSPORT=outbox`. */
   outbox?: BlobStore;
   /** A ready mailer (SMTP under Node or Bun); wins over `MAIL_TRANSPORT`. */
   mailer?: Mailer;
   /** The fetch to call the other workers with (default: the global one). */
   fetch?: typeof fetch;
-  /** Identity, admin key, rate limits and service audit entries; default from `config`. */
+  /**
+   * Identity, admin key, rate limits and service audit entries; default from `config`.
+   * Shared by the workers `createService` mounts together; internal.
+   *
+   * @ignore
+   */
   access?: AccessControl;
 }
 
