@@ -65,7 +65,7 @@ export interface Mailer {
 export interface ImageUpload {
   /** The image bytes, read once from the multipart body and never copied again by the host. */
   bytes: Bytes;
-  /** The file name the client sent in the `file` form field (spec 4.2). */
+  /** The file name the client sent in the `file` form field (docs/api.md#image-worker). */
   filename: string;
   /** The media type decided from the bytes (never from the name). */
   contentType: string;
@@ -79,7 +79,7 @@ export interface ImageUpload {
 
 /** The stored facts of one hosted image. */
 export interface HostedImage {
-  /** The image id, as used in `DELETE /{imageId}` (spec 4.2). */
+  /** The image id, as used in `DELETE /{imageId}` (docs/api.md#image-worker). */
   id: string;
   /** The file name given at upload. */
   filename: string;
@@ -91,7 +91,7 @@ export interface HostedImage {
 
 /** Hosts images (the image worker itself, or Cloudflare Images). */
 export interface ImageHost {
-  /** Stores an uploaded image and answers its id and delivery URLs (spec 4.2, `POST /`). */
+  /** Stores an uploaded image and answers its id and delivery URLs (docs/api.md#image-worker, `POST /`). */
   upload(image: ImageUpload): Promise<HostedImage>;
   /** Removes an image; false when it did not exist. */
   delete(imageId: string): Promise<boolean>;
@@ -119,7 +119,7 @@ export type ImageHostFactory = (deliveryBase: string) => ImageHost;
 
 /** The answer of a CAPTCHA verification service (Turnstile's siteverify shape). */
 export interface CaptchaOutcome {
-  /** Whether the token passed; a failed check still answers 200 (spec 7.6). */
+  /** Whether the token passed; a failed check still answers 200 (docs/api.md#errors). */
   success: boolean;
   /** Why the token failed, as the verification service names it; empty on success. */
   "error-codes": string[];
@@ -131,7 +131,7 @@ export interface CaptchaOutcome {
 
 /** Verifies a CAPTCHA token with the external service. */
 export interface CaptchaVerifier {
-  /** Checks a client's token, passing the client IP along when the adapter knows it (spec 4.6). */
+  /** Checks a client's token, passing the client IP along when the adapter knows it (docs/api.md#captcha-worker). */
   verify(token: string, remoteIp: string | undefined): Promise<CaptchaOutcome>;
 }
 

@@ -1,7 +1,7 @@
 /**
  * @module
  * Audit entries the service writes itself when it knows who acts (an identity token or the
- * admin key; issue 7): uploads, deletions, reports, profile changes, account deletions and
+ * admin key; docs/api.md#service-entries): uploads, deletions, reports, profile changes, account deletions and
  * refused cross-user attempts. They go through the same lossless append as client entries
  * and, like them, are never modified.
  */
@@ -15,7 +15,7 @@ export type Actor =
   | { kind: "admin" };
 
 
-/** The spec 2.5 actions the service writes itself. */
+/** The docs/api.md#entry-shape actions the service writes itself. */
 export type ServiceAuditAction =
   | "file-upload"
   | "file-delete"
@@ -25,10 +25,10 @@ export type ServiceAuditAction =
   | "user-account-delete"
   | "security-violation";
 
-/** The spec 2.5 results of service entries. */
+/** The docs/api.md#entry-shape results of service entries. */
 export type ServiceAuditResult = "success" | "failure" | "blocked";
 
-/** The AuditDetails fields service entries use (spec 2.5); all optional. */
+/** The AuditDetails fields service entries use (docs/api.md#entry-shape); all optional. */
 export interface ServiceAuditDetails {
   /** The file concerned. */
   fileName?: string;
@@ -50,9 +50,9 @@ export interface ServiceEvent {
   userId: string;
   /** The acting user's email when known; "" otherwise. */
   userEmail?: string;
-  /** The spec 2.5 action. */
+  /** The docs/api.md#entry-shape action. */
   action: ServiceAuditAction;
-  /** The spec 2.5 result. */
+  /** The docs/api.md#entry-shape result. */
   result: ServiceAuditResult;
   /** Details; `securityDetails.source` is set to "service" and the actor added. */
   details?: ServiceAuditDetails;

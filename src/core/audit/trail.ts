@@ -10,7 +10,7 @@ import { storageKeys } from "../storage/keys.ts";
 import { parseJsonArray, UnreadableJsonItem } from "../storage/json-array.ts";
 import { utcDay } from "./days.ts";
 
-/** What an append answers (spec 4.8). */
+/** What an append answers (docs/api.md#audit). */
 export interface AuditAppendResult {
   entryCount: number;
   filename: string;

@@ -1,7 +1,7 @@
 /**
  * @module
  * SHA-256 with web crypto, as hex: lower case in manifests, upper case in CSV comment lines
- * and confirmation exports (EXCHANGE.md).
+ * and confirmation exports (docs/exchange.md).
  */
 
 const encoder = new TextEncoder();

@@ -1,6 +1,6 @@
 /**
  * @module
- * The two text files of a ZIP export (EXCHANGE.md "ZIP"): README.txt (case facts, exporter,
+ * The two text files of a ZIP export (docs/exchange.md#zip-package): README.txt (case facts, exporter,
  * schema version, summary counts, the list of contents and the evidence notice) and
  * READ_ONLY_INSTRUCTIONS.txt (how to handle the archive).
  */

@@ -1,6 +1,6 @@
 /**
  * @module
- * The single-case and bulk JSON exports (EXCHANGE.md "Single-case JSON", "Bulk JSON"): read
+ * The single-case and bulk JSON exports (docs/exchange.md#single-case-json, "Bulk JSON"): read
  * the case, each file's annotations and the exporter's record through an
  * {@link ExchangeStore}, and build the documents every other format is made from.
  */
@@ -22,7 +22,7 @@ import type { ExchangeStore, ExchangeUser } from "./sources.ts";
 /** The schema version written by every export. */
 export const EXPORT_SCHEMA_VERSION = "1.0";
 
-/** Options of the exports: spec 2.7 ExportOptions plus a progress callback. */
+/** Options of the exports: docs/exchange.md#single-case-json ExportOptions plus a progress callback. */
 export interface CaseExportOptions extends ExportOptions {
   /** CSV and XLSX: protected as the client's default, with the evidence warning (default true). */
   protect?: boolean | undefined;
@@ -50,7 +50,7 @@ function exporterOf(userUid: string, user: ExchangeUser | null): Exporter {
 const isSet = (value: unknown): boolean => typeof value === "string" ? value !== "" : value !== undefined && value !== null;
 
 /**
- * Whether a file counts as annotated (EXCHANGE.md): any of additionalNotes, classNote,
+ * Whether a file counts as annotated (docs/exchange.md): any of additionalNotes, classNote,
  * customClass, the four case/item fields, supportLevel or classType is set, or a box exists.
  */
 export function hasAnnotations(annotations: AnnotationData | null | undefined): boolean {
@@ -185,7 +185,7 @@ async function collectCase(
 }
 
 /**
- * The single-case export of `caseNumber` of `userUid` (EXCHANGE.md "Single-case JSON").
+ * The single-case export of `caseNumber` of `userUid` (docs/exchange.md#single-case-json).
  *
  * @throws {ExchangeError} NOT_FOUND when the case does not exist.
  */
@@ -200,7 +200,7 @@ export async function collectCaseExport(
 }
 
 /**
- * Every own case of `userUid` (EXCHANGE.md "Bulk JSON"), in the order of the user record. A
+ * Every own case of `userUid` (docs/exchange.md#bulk-json), in the order of the user record. A
  * case that fails stays in the list with `files: []` and `summary.exportError`.
  *
  * @throws {ExchangeError} NOT_FOUND when the user does not exist.

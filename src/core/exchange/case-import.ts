@@ -1,6 +1,6 @@
 /**
  * @module
- * Import of a case package as a read-only case (EXCHANGE.md "Import as a read-only case"),
+ * Import of a case package as a read-only case (docs/exchange.md#what-is-written),
  * the rules in order: 1-3 and the signature in `checkCasePackage`, 4 and 5 against the
  * importer, then 6 (images stored again with new ids, annotations under the new ids, the case
  * document with `isReadOnly`, `importedAt`, `originalImageIds` and, as the v1.0 client writes
@@ -19,7 +19,7 @@ import type { SignatureVerification } from "./signature.ts";
 import type { ExchangeStore, ExchangeUser, ReadOnlyCaseEntry } from "./sources.ts";
 import { type ArchiveReader, zipSourceSize } from "./zip-read.ts";
 
-/** ImportOptions of spec 2.7 plus what the library needs beside them. */
+/** ImportOptions of docs/exchange.md#single-case-json plus what the library needs beside them. */
 export interface CaseImportOptions extends ImportOptions {
   /** Keys to verify manifest signatures with, and whether a valid signature is required. */
   verification?: SignatureVerification | undefined;

@@ -1,7 +1,6 @@
 /**
  * @module
- * Reading a case package (a ZIP export) and checking it, rules 1 to 3 of EXCHANGE.md "Import
- * as a read-only case" plus the signature: exactly one `*_data.json`, a manifest whose data
+ * Reading a case package (a ZIP export) and checking it, rules 1 to 3 of docs/exchange.md plus the signature: exactly one `*_data.json`, a manifest whose data
  * hash, image hashes (none missing, none extra) and manifest hash match what the archive
  * holds, and a data file that parses as CaseExportData with a valid case number. A leading
  * `/* ... *\/` warning block (older clients) is stripped before parsing; their data hash

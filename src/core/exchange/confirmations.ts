@@ -1,6 +1,6 @@
 /**
  * @module
- * Confirmations (EXCHANGE.md "Confirmations"): a reviewer confirms images of a read-only
+ * Confirmations (docs/exchange.md#confirmations): a reviewer confirms images of a read-only
  * case, exports the confirmations with an integrity hash, and the original analyst imports
  * them into the original case, where each confirmed image's annotations get
  * `includeConfirmation: true` and the confirmation.

@@ -1,6 +1,6 @@
 /**
  * @module
- * Audit entries of exports, imports and confirmations (spec 2.5 actions case-export,
+ * Audit entries of exports, imports and confirmations (docs/api.md#entry-shape actions case-export,
  * case-import, confirmation-*). An entry that cannot be written does not undo the work it
  * records: the failure is returned as a warning.
  */

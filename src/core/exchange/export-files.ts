@@ -38,7 +38,7 @@ async function auditedExport<T>(
 }
 
 /**
- * A case as a JSON or CSV file (EXCHANGE.md "Single-case JSON", "CSV").
+ * A case as a JSON or CSV file (docs/exchange.md#single-case-json, "CSV").
  *
  * @throws {ExchangeError} NOT_FOUND when the case does not exist.
  */
@@ -62,7 +62,7 @@ export function exportCase(
 }
 
 /**
- * Every case of a user as one JSON file or an XLSX workbook (EXCHANGE.md "Bulk JSON", "XLSX").
+ * Every case of a user as one JSON file or an XLSX workbook (docs/exchange.md#bulk-json, "XLSX").
  *
  * @throws {ExchangeError} NOT_FOUND when the user does not exist.
  */

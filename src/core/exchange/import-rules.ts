@@ -1,6 +1,6 @@
 /**
  * @module
- * The import rules that concern the importer (EXCHANGE.md "Import as a read-only case",
+ * The import rules that concern the importer (docs/exchange.md#what-is-written,
  * rules 4, 5 and the overwrite part of 7) and the package's consistency with itself
  * (`validateIntegrity`). Shared by the preview and the import, so both decide alike.
  */
@@ -8,7 +8,7 @@ import { type CheckedPackage, PackageRefusal } from "./case-package.ts";
 import type { CaseExportData } from "./shapes.ts";
 import type { ExchangeUser } from "./sources.ts";
 
-/** The message of rule 4, as EXCHANGE.md words it. */
+/** The message of rule 4, as docs/exchange.md words it. */
 export const OWN_CASE_REFUSAL = "the original analyst cannot review their own case";
 
 /** Rule 4: the exporter is named and is not the importer. */

@@ -1,6 +1,6 @@
 /**
  * @module
- * `FORENSIC_MANIFEST.json` (EXCHANGE.md "ZIP"): the SHA-256 of the data file and of every
+ * `FORENSIC_MANIFEST.json` (docs/exchange.md#zip-package): the SHA-256 of the data file and of every
  * image, and the manifest hash over `{dataHash, imageHashes, totalFiles, createdAt}` in that
  * key order, compact JSON, lower-case hex. Image hashes are keyed by the entry's name under
  * `images/`, as the clients in the field key them (their importer compares these keys with
@@ -25,7 +25,7 @@ function safeName(name: string): string {
   return out;
 }
 
-/** The name of a file's image under `images/`: `{basename}-{fileId}{ext}` (EXCHANGE.md). */
+/** The name of a file's image under `images/`: `{basename}-{fileId}{ext}` (docs/exchange.md). */
 export function imageEntryName(file: Pick<FileData, "id" | "originalFilename">): string {
   const original = file.originalFilename;
   const dot = original.lastIndexOf(".");

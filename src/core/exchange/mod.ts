@@ -1,6 +1,6 @@
 /**
  * @module
- * Export and import of cases (spec sections 1 and 2.7, EXCHANGE.md): single-case JSON, CSV
+ * Export and import of cases (docs/exchange.md): single-case JSON, CSV
  * and ZIP (images, README.txt, READ_ONLY_INSTRUCTIONS.txt, FORENSIC_MANIFEST.json, optionally
  * signed), every case as JSON or an XLSX workbook, import of a ZIP as a read-only case, and
  * confirmations. Isomorphic: web crypto, web streams, fflate, jose and zod only, so it runs in

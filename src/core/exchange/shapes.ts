@@ -34,7 +34,7 @@ export interface ExportProvenance {
   striaeExportSchemaVersion?: string | undefined;
 }
 
-/** `metadata` of a single-case export (EXCHANGE.md "Single-case JSON"). */
+/** `metadata` of a single-case export (docs/exchange.md#single-case-json). */
 export interface CaseExportMetadata extends ExportProvenance {
   /** The case number. */
   caseNumber: string;
@@ -82,7 +82,7 @@ export interface CaseExportSummary {
   [field: string]: unknown;
 }
 
-/** CaseExportData of spec 2.7: the single-case JSON export. */
+/** CaseExportData of docs/exchange.md#single-case-json: the single-case JSON export. */
 export interface CaseExportData {
   /** Who exported which case, when. */
   metadata: CaseExportMetadata;
@@ -94,7 +94,7 @@ export interface CaseExportData {
   [field: string]: unknown;
 }
 
-/** `metadata` of the bulk export (EXCHANGE.md "Bulk JSON"). */
+/** `metadata` of the bulk export (docs/exchange.md#bulk-json). */
 export interface AllCasesExportMetadata extends ExportProvenance {
   /** Number of cases. */
   totalCases: number;
@@ -128,7 +128,7 @@ export interface AllCasesExportSummary {
   [field: string]: unknown;
 }
 
-/** AllCasesExportData of spec 2.7: every case of a user. */
+/** AllCasesExportData of docs/exchange.md#single-case-json: every case of a user. */
 export interface AllCasesExportData {
   /** Who exported, when, and totals. */
   metadata: AllCasesExportMetadata;
@@ -140,7 +140,7 @@ export interface AllCasesExportData {
   [field: string]: unknown;
 }
 
-/** ExportOptions of spec 2.7. */
+/** ExportOptions of docs/exchange.md#single-case-json. */
 export interface ExportOptions {
   /** Include each file's annotations (default true). */
   includeAnnotations?: boolean | undefined;
@@ -148,9 +148,9 @@ export interface ExportOptions {
   includeMetadata?: boolean | undefined;
 }
 
-/** ImportOptions of spec 2.7. */
+/** ImportOptions of docs/exchange.md#single-case-json. */
 export interface ImportOptions {
-  /** Replace a read-only case of the same number (EXCHANGE.md import rule 7). Default false. */
+  /** Replace a read-only case of the same number (docs/exchange.md import rule 7). Default false. */
   overwriteExisting?: boolean | undefined;
   /**
    * Also check the package against itself (default true): every file has its image, no image
@@ -168,7 +168,7 @@ export interface ImportOptions {
 /** What an import found of the manifest signature: valid, invalid, or none. */
 export type SignatureValidity = boolean | "unsigned";
 
-/** ImportResult of spec 2.7, plus `signatureValid` (EXCHANGE.md "Signatures"). */
+/** ImportResult of docs/exchange.md#single-case-json, plus `signatureValid` (docs/exchange.md#signatures). */
 export interface ImportResult {
   /** Whether the case was imported. */
   success: boolean;
@@ -188,7 +188,7 @@ export interface ImportResult {
   signatureValid?: SignatureValidity | undefined;
 }
 
-/** CaseImportPreview of spec 2.7, plus `signatureValid`. */
+/** CaseImportPreview of docs/exchange.md#single-case-json, plus `signatureValid`. */
 export interface CaseImportPreview {
   /** The case number ("" when the package has none). */
   caseNumber: string;
@@ -210,7 +210,7 @@ export interface CaseImportPreview {
   signatureValid?: SignatureValidity | undefined;
 }
 
-/** ConfirmationImportResult of spec 2.7. */
+/** ConfirmationImportResult of docs/exchange.md#single-case-json. */
 export interface ConfirmationImportResult {
   /** Whether the file was accepted and processed (per-image refusals are in `errors`). */
   success: boolean;
@@ -226,7 +226,7 @@ export interface ConfirmationImportResult {
   warnings?: string[] | undefined;
 }
 
-/** The detached JWS over the manifest hash (EXCHANGE.md "Signatures"). */
+/** The detached JWS over the manifest hash (docs/exchange.md#signatures). */
 export interface ManifestSignature {
   /** JWS `alg`, e.g. `ES256`. */
   algorithm: string;
@@ -256,7 +256,7 @@ export interface ForensicManifest {
   [field: string]: unknown;
 }
 
-/** `metadata` of a confirmation export (EXCHANGE.md "Confirmations"). */
+/** `metadata` of a confirmation export (docs/exchange.md#confirmations). */
 export interface ConfirmationExportMetadata {
   /** The case number (the original analyst's case). */
   caseNumber: string;

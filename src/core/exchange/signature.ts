@@ -1,6 +1,6 @@
 /**
  * @module
- * Signed manifests (EXCHANGE.md "Signatures"): the manifest hashes prove integrity only,
+ * Signed manifests (docs/exchange.md#signatures): the manifest hashes prove integrity only,
  * since anyone can recompute them, so a service with a signing key also signs the manifest
  * hash with a detached JWS (RFC 7515 appendix F: `header..signature`, payload the manifest
  * hash as text). Import verifies it against the configured public keys.

@@ -23,7 +23,7 @@ export type ExchangeUser = UserData;
 /** An imported case in a user's `readOnlyCases`. */
 export type ReadOnlyCaseEntry = NonNullable<UserData["readOnlyCases"]>[number];
 
-/** An audit entry as the exchange functions write it (spec 2.5 ValidationAuditEntry). */
+/** An audit entry as the exchange functions write it (docs/api.md#entry-shape ValidationAuditEntry). */
 export interface ExchangeAuditEntry {
   /** When, ISO 8601. */
   timestamp: string;
@@ -35,7 +35,7 @@ export interface ExchangeAuditEntry {
   action: "case-export" | "case-import" | "confirmation-create" | "confirmation-export" | "confirmation-import";
   /** success, failure or blocked. */
   result: "success" | "failure" | "blocked";
-  /** AuditDetails of spec 2.5. */
+  /** AuditDetails of docs/api.md#entry-shape. */
   details: {
     /** The case concerned. */
     caseNumber?: string | undefined;

@@ -1,6 +1,6 @@
 /**
  * @module
- * The evidence warning a protected export starts with (EXCHANGE.md "CSV", "Single-case
+ * The evidence warning a protected export starts with (docs/exchange.md#csv, "Single-case
  * JSON"), and how readers take it off before hashing or parsing: the rules of the v1.0
  * client's own reader. A JSON data file starts with a `/* ... *\/` block, a CSV with one quoted
  * `CASE DATA WARNING: ...` line and a blank line; what the hashes cover starts after it.

@@ -1,6 +1,6 @@
 /**
  * @module
- * The single-case ZIP (EXCHANGE.md "ZIP"), built as a stream with fflate's streaming `Zip`:
+ * The single-case ZIP (docs/exchange.md#zip-package), built as a stream with fflate's streaming `Zip`:
  * the data file, then each image read, hashed and handed on before the next is read, then
  * README.txt, READ_ONLY_INSTRUCTIONS.txt and FORENSIC_MANIFEST.json (signed when a signer is
  * given). Images are stored, text is deflated. Memory holds one image at a time, so it is
@@ -21,7 +21,7 @@ import type { ExchangeStore } from "./sources.ts";
 
 /** Options of a ZIP export. */
 export interface CaseZipOptions extends CaseExportOptions {
-  /** Signs the manifest (EXCHANGE.md "Signatures"); unsigned without it. */
+  /** Signs the manifest (docs/exchange.md#signatures); unsigned without it. */
   signer?: ManifestSigner | undefined;
   /** Name recorded in the audit entry (default `{case}-export.zip`). */
   fileName?: string | undefined;

@@ -1,7 +1,7 @@
 /**
  * @module
  * Reading an untrusted ZIP without letting it decide how much memory or time it takes
- * (issue 13, ZIP bombs). The central directory is read and checked first: entry count,
+ *. The central directory is read and checked first: entry count,
  * names (no absolute paths, `..`, backslashes, control characters or duplicates), methods,
  * declared sizes, the compression ratio of each entry, the total that deflated entries would
  * inflate to, and that entries neither overlap nor leave the archive. An entry is read only

@@ -1,7 +1,7 @@
 /**
  * @module
- * Access control shared by the user, data, audit, image and keys workers (spec 5, CONTRACT
- * "Identity tokens", issue 7): rate limits per client IP before the key check and per user
+ * Access control shared by the user, data, audit, image and keys workers (docs/api.md#access,
+ * docs/api.md#identity-tokens): rate limits per client IP before the key check and per user
  * after it, the actor (identity token or admin key), ownership of a user's paths, and the
  * service's own audit entries. One instance is shared by the workers of a service, so they
  * share one key-set cache and one rate limiter.
@@ -69,7 +69,7 @@ export function accessControl(config: AccessConfig, deps: AccessControlDeps): Ac
 
 /** How a worker is protected. */
 export interface ProtectOptions {
-  /** The worker's refusal status: 401 for the user worker, 403 elsewhere (spec 5.2). */
+  /** The worker's refusal status: 401 for the user worker, 403 elsewhere (docs/api.md#worker-credentials). */
   status: 401 | 403;
   /** The rate-limit route of a request; undefined leaves it unlimited (preflights). */
   route: (c: Context<WorkerEnv>) => RateLimitRoute | undefined;

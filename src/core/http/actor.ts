@@ -23,7 +23,7 @@ export interface IdentifyOptions {
   identity: IdentityVerifier | undefined;
   /** `ADMIN_AUTH`; undefined when no admin key is configured. */
   adminKey: string | undefined;
-  /** The refusal status of the worker (401 user worker, 403 the others; spec 5.2). */
+  /** The refusal status of the worker (401 user worker, 403 the others; docs/api.md#worker-credentials). */
   status: 401 | 403;
   /** When true a request without a token passes anonymously (the PDF worker). */
   optional?: boolean;

@@ -1,8 +1,8 @@
 /**
  * @module
- * Worker credentials (spec 5): `X-Custom-Auth-Key` for the user, data, keys and audit
+ * Worker credentials (docs/api.md#access): `X-Custom-Auth-Key` for the user, data, keys and audit
  * workers, `Authorization: Bearer` for the image worker. Keys are compared in constant
- * time; a missing or wrong key is 401 on the user worker and 403 elsewhere (spec 5.2).
+ * time; a missing or wrong key is 401 on the user worker and 403 elsewhere (docs/api.md#worker-credentials).
  *
  * @example
  * ```ts
@@ -30,7 +30,7 @@ export function matchesAnyKey(given: string | undefined, keys: readonly (string 
 export interface AuthOptions {
   /** Accepted secrets; an unset (undefined) key accepts nothing. */
   keys: readonly (string | undefined)[];
-  /** 401 for the user worker, 403 for the others (spec 5.2). */
+  /** 401 for the user worker, 403 for the others (docs/api.md#worker-credentials). */
   status: 401 | 403;
 }
 

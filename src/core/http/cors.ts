@@ -1,6 +1,6 @@
 /**
  * @module
- * CORS for the one configured site origin (spec 5.4). Mounted before authentication so a
+ * CORS for the one configured site origin (docs/api.md#cors). Mounted before authentication so a
  * browser's preflight is answered without credentials.
  *
  * @example
@@ -11,7 +11,7 @@
 import type { MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 
-/** Request headers a browser may send (spec 5.4, and the identity token of CONTRACT "Identity tokens"). */
+/** Request headers a browser may send (docs/api.md#cors, and the identity token of docs/api.md#identity-tokens). */
 export const ALLOWED_REQUEST_HEADERS = ["Content-Type", "X-Custom-Auth-Key", "Authorization", "X-Identity-Token"] as const;
 
 /** Response headers a browser script may read (rate limits, and the report's file name). */

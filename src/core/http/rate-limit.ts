@@ -1,6 +1,6 @@
 /**
  * @module
- * Rate limits per client IP or per user (issue 7): each request of a limited route counts
+ * Rate limits per client IP or per user: each request of a limited route counts
  * one hit of `${by}:${id}:${route}` in the {@link RateLimiter}. Over the limit it is refused
  * with 429, the standard error body, `Retry-After` and the `X-RateLimit-*` headers; within
  * it, the response carries the same `X-RateLimit-*` headers. Two of these middlewares can

@@ -1,6 +1,6 @@
 /**
  * @module
- * Verifies the identity provider's token (`X-Identity-Token`, CONTRACT "Identity tokens")
+ * Verifies the identity provider's token (`X-Identity-Token`, docs/api.md#identity-tokens)
  * with jose: signature against the provider's JWKS, `iss`, `aud`, `exp`, `nbf`, with a small
  * clock skew. Only asymmetric algorithms are accepted, so `alg: none` and HMAC tokens made
  * with a public key never pass.

@@ -1,7 +1,7 @@
 /**
  * @module
  * Whether an upload is the image it claims to be, checked by its structure without decoding
- * its pixels (issue 13 item 9): chunk lengths and CRCs, markers and segment lengths, container
+ * its pixels: chunk lengths and CRCs, markers and segment lengths, container
  * sizes, per format in `./structure/`. Its width and height come from the header and are
  * capped, so no image can ask a decoder for more memory than a worker has. No npm library
  * checks structure without decoding (the size readers trust the header, the decoders inflate

@@ -5,7 +5,7 @@
  * formats the service refuses anyway.
  */
 
-/** The image formats the image worker accepts (issue 4). */
+/** The image formats the image worker accepts. */
 export type ImageType = "image/jpeg" | "image/png" | "image/gif" | "image/webp" | "image/tiff" | "image/bmp";
 
 const startsWith = (bytes: Uint8Array, signature: readonly number[], offset = 0): boolean =>

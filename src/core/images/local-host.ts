@@ -1,6 +1,6 @@
 /**
  * @module
- * The embedded default image host (CONTRACT "Hosted images"): images in their own blob
+ * The embedded default image host (docs/api.md#image-worker): images in their own blob
  * store with their metadata, delivered by the image worker itself through signed URLs.
  */
 import type { BlobStore, Clock, HostedImage, ImageHost, ImageUpload } from "../ports.ts";

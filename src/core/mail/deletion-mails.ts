@@ -1,6 +1,6 @@
 /**
  * @module
- * The two mails of an account deletion (spec 4.1 rule 4): a confirmation to the user and a
+ * The two mails of an account deletion (docs/api.md#user-worker): a confirmation to the user and a
  * notification to the administrator. Plain text; transports that add HTML escape it.
  */
 import type { MailMessage } from "../ports.ts";

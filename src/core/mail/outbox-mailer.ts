@@ -1,6 +1,6 @@
 /**
  * @module
- * The embedded default mail transport (CONTRACT "Mail outbox"): each message is one `.eml`
+ * The embedded default mail transport (docs/storage.md#mail-outbox): each message is one `.eml`
  * file in the outbox store (`DATA/outbox/` under `serve`), written atomically by the store.
  */
 import type { BlobStore, Clock, Mailer } from "../ports.ts";

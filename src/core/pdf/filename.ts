@@ -1,6 +1,6 @@
 /**
  * @module
- * The report's file name (REPORT.md "Rules"): built from the case and item numbers, safe for
+ * The report's file name (docs/report.md#colours): built from the case and item numbers, safe for
  * any file system and for a `Content-Disposition` header.
  */
 import type { PdfRequest } from "../schemas/pdf.ts";

@@ -1,6 +1,6 @@
 /**
  * @module
- * Which image URLs the PDF worker may fetch (REPORT.md "Request", `PDF_IMAGE_HOSTS`): only
+ * Which image URLs the PDF worker may fetch (docs/report.md#request, `PDF_IMAGE_HOSTS`): only
  * `http:`/`https:` URLs on a listed host. An unlisted DNS name is refused before any
  * connection, as nothing can check where it resolves from inside a worker; an unlisted
  * loopback, private, link-local (cloud metadata), shared or reserved address literal is

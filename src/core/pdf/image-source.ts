@@ -1,6 +1,6 @@
 /**
  * @module
- * The report's image, from a `data:` URL or fetched from an allowed host (REPORT.md
+ * The report's image, from a `data:` URL or fetched from an allowed host (docs/report.md
  * "Request"): one deadline for the whole fetch, a size cap enforced while reading, and
  * redirects followed by hand so that every hop is checked against the allow-list before it
  * is requested. The type is decided by the bytes: JPEG and PNG whose structure holds

@@ -70,7 +70,7 @@ export async function splitAlpha(zlibData: Uint8Array, width: number, height: nu
     const start = y * (stride + 1);
     const filter = raw[start];
     const line = raw.subarray(start + 1, start + 1 + stride);
-    // One loop per filter type (PNG spec 9.2), so the per-byte work has no branches.
+    // One loop per filter type (PNG docs/api.md), so the per-byte work has no branches.
     if (filter === 0) {
       current.set(line);
     } else if (filter === 1) {

@@ -1,7 +1,7 @@
 /**
  * @module
  * The rate-limited routes, their default limits, and the parser of `RATE_LIMITS`
- * (CONTRACT: `off`, or per-route limits such as `image.upload=30/60s,pdf=20/60s`; on with
+ * (docs/configuration.md: `off`, or per-route limits such as `image.upload=30/60s,pdf=20/60s`; on with
  * the defaults when unset). Limits apply per client IP and per user alike.
  *
  * @example

@@ -1,6 +1,6 @@
 import * as z from "zod";
 
-/** AuditAction values of spec 2.5, with the legacy values kept for old clients. */
+/** AuditAction values of docs/api.md#entry-shape, with the legacy values kept for old clients. */
 export const AuditActionSchema = z.enum([
   "case-create",
   "case-rename",
@@ -30,15 +30,15 @@ export const AuditActionSchema = z.enum([
 ]);
 export type AuditAction = z.infer<typeof AuditActionSchema>;
 
-/** AuditResult values of spec 2.5. */
+/** AuditResult values of docs/api.md#entry-shape. */
 export const AuditResultSchema = z.enum(["success", "failure", "warning", "blocked", "pending"]);
 export type AuditResult = z.infer<typeof AuditResultSchema>;
 
-/** WorkflowPhase values of spec 2.5. */
+/** WorkflowPhase values of docs/api.md#entry-shape. */
 export const WorkflowPhaseSchema = z.enum(["casework", "case-export", "case-import", "confirmation", "user-management"]);
 export type WorkflowPhase = z.infer<typeof WorkflowPhaseSchema>;
 
-/** AuditFileType: the spec shows only `json-data`, so any short identifier is accepted. */
+/** AuditFileType: docs/api.md#entry-shape shows only `json-data`, so any short identifier is accepted. */
 export const AuditFileTypeSchema = z.string().max(100);
 
 // Entries are evidence the client states: a refused entry is history lost (the Striae client
@@ -46,10 +46,10 @@ export const AuditFileTypeSchema = z.string().max(100);
 // entry's own size limit (MAX_AUDIT_ENTRY_BYTES) bounds text rather than a field cap.
 const text = z.string().max(65_536).nullish();
 const count = z.number().nullish();
-/** Sub-structures the spec names without fields: any JSON object, kept as sent. */
+/** Sub-structures docs/api.md#entry-shape names without fields: any JSON object, kept as sent. */
 const opaqueObject = z.record(z.string(), z.unknown());
 
-/** AuditDetails of spec 2.5: known fields are checked, unknown fields are kept. */
+/** AuditDetails of docs/api.md#entry-shape: known fields are checked, unknown fields are kept. */
 export const AuditDetailsSchema = z.looseObject({
   fileName: text,
   fileType: AuditFileTypeSchema.nullish(),
@@ -86,7 +86,7 @@ export const AuditDetailsSchema = z.looseObject({
 });
 export type AuditDetails = z.infer<typeof AuditDetailsSchema>;
 
-/** ValidationAuditEntry of spec 2.5; unknown fields are kept as sent. */
+/** ValidationAuditEntry of docs/api.md#entry-shape; unknown fields are kept as sent. */
 export const ValidationAuditEntrySchema = z.looseObject({
   timestamp: z.iso.datetime({ offset: true }),
   userId: z.string().min(1).max(256),
@@ -97,7 +97,7 @@ export const ValidationAuditEntrySchema = z.looseObject({
 });
 export type ValidationAuditEntry = z.infer<typeof ValidationAuditEntrySchema>;
 
-/** AuditSummary of spec 2.5. */
+/** AuditSummary of docs/api.md#entry-shape. */
 export const AuditSummarySchema = z.object({
   totalEvents: z.number(),
   successfulEvents: z.number(),
@@ -112,7 +112,7 @@ export const AuditSummarySchema = z.object({
 });
 export type AuditSummary = z.infer<typeof AuditSummarySchema>;
 
-/** AuditTrail of spec 2.5. */
+/** AuditTrail of docs/api.md#entry-shape. */
 export const AuditTrailSchema = z.object({
   caseNumber: z.string(),
   workflowId: z.string(),
@@ -181,19 +181,19 @@ export const AuditRangeBoundSchema = z
     examples: ["2026-11-22", "2026-11-22T12:51:07.123Z", "2026-11-22T08:00:00-05:00"],
   });
 
-/** Query of POST /audit/ (spec 4.8). */
+/** Query of POST /audit/ (docs/api.md#audit). */
 export const AuditPostQuerySchema = z.object({
   userId: z.string({ error: "userId is required" }).min(1, "userId is required"),
 });
 
-/** Query of GET /audit/ (spec 4.8). */
+/** Query of GET /audit/ (docs/api.md#audit). */
 export const AuditGetQuerySchema = z.object({
   userId: z.string({ error: "userId is required" }).min(1, "userId is required"),
   startDate: AuditRangeBoundSchema.optional(),
   endDate: AuditRangeBoundSchema.optional(),
 });
 
-/** Answer of POST /audit/ (spec 4.8). */
+/** Answer of POST /audit/ (docs/api.md#audit). */
 export const AuditAppendResponseSchema = z.object({
   success: z.literal(true),
   entryCount: z.number().int(),
@@ -221,7 +221,7 @@ export const UnreadableAuditEntrySchema = z.object({
   details: z.object({ validationErrors: z.array(z.string()) }),
 }).meta({ description: "A stored entry that cannot be served, in its place; the other entries are served" });
 
-/** Answer of GET /audit/ (spec 4.8): newest first. */
+/** Answer of GET /audit/ (docs/api.md#audit): newest first. */
 export const AuditEntriesResponseSchema = z.object({
   entries: z.array(z.union([StoredAuditEntrySchema, UnreadableAuditEntrySchema])).meta({
     description: "Newest first: the last day first, and within a day the last entry received first",

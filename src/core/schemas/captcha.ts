@@ -2,7 +2,7 @@ import * as z from "zod";
 
 const token = z.string().min(1, "token is empty").max(4096);
 
-/** Body of POST / of the captcha worker (spec 4.6); existing clients send `cf-turnstile-response`. */
+/** Body of POST / of the captcha worker (docs/api.md#captcha-worker); existing clients send `cf-turnstile-response`. */
 export const CaptchaRequestSchema = z
   .looseObject({
     "captcha-response": token.optional(),
@@ -14,7 +14,7 @@ export const CaptchaRequestSchema = z
   });
 export type CaptchaRequest = z.infer<typeof CaptchaRequestSchema>;
 
-/** Answer of the captcha worker and of the verification service (spec 4.6). */
+/** Answer of the captcha worker and of the verification service (docs/api.md#captcha-worker). */
 export const CaptchaResponseSchema = z.object({
   success: z.boolean(),
   "error-codes": z.array(z.string()).default([]),

@@ -1,12 +1,12 @@
 /**
  * @module
- * Case documents (spec 2.3), with the fields an imported read-only case adds (EXCHANGE.md
+ * Case documents (docs/storage.md#case-documents), with the fields an imported read-only case adds (docs/exchange.md
  * "Import as a read-only case" rule 6 and "Confirmations"). Unknown fields are kept.
  */
 import * as z from "zod";
 import { ConfirmationSchema } from "./annotation.ts";
 
-/** FileData of spec 2.3: one image file of a case; unknown fields are kept. */
+/** FileData of docs/storage.md#case-documents: one image file of a case; unknown fields are kept. */
 export const FileDataSchema = z.looseObject({
   id: z.string(),
   originalFilename: z.string(),
@@ -15,10 +15,10 @@ export const FileDataSchema = z.looseObject({
 export type FileData = z.infer<typeof FileDataSchema>;
 
 /**
- * CaseData of spec 2.3, the stored case document; unknown fields are kept. An imported case
+ * CaseData of docs/storage.md#case-documents, the stored case document; unknown fields are kept. An imported case
  * also has `isReadOnly`, `importedAt`, `originalImageIds` (original image id to new file id),
  * `forensicManifestCreatedAt` (its package manifest's `createdAt`) and `confirmations`
- * (original image id to its confirmations), EXCHANGE.md.
+ * (original image id to its confirmations), docs/exchange.md.
  */
 export const CaseDataSchema = z.looseObject({
   caseNumber: z.string(),
@@ -33,7 +33,7 @@ export const CaseDataSchema = z.looseObject({
 });
 export type CaseData = z.infer<typeof CaseDataSchema>;
 
-/** The case number an import accepts (EXCHANGE.md import rule 3); the user worker itself accepts any string. */
+/** The case number an import accepts (docs/exchange.md import rule 3); the user worker itself accepts any string. */
 export const ImportedCaseNumberSchema = z
   .string()
   .regex(/^[A-Za-z0-9-]{1,25}$/, "case number must be 1 to 25 characters A-Z, a-z, 0-9 or -");

@@ -1,6 +1,6 @@
 /**
  * @module
- * Export and import of cases and confirmations (spec 2.7 and EXCHANGE.md). Exported
+ * Export and import of cases and confirmations (docs/exchange.md#single-case-json and docs/exchange.md). Exported
  * documents are loose objects: files made by other clients keep their extra fields. Parsing
  * may reorder keys (known fields first), so hashes are checked on the raw JSON, never on a
  * parsed value.
@@ -15,18 +15,18 @@ export { type Confirmation, ConfirmationSchema } from "./annotation.ts";
 const count = z.int().min(0);
 const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/i, "expected a SHA-256 as 64 hex digits");
 
-/** Format of an export (spec 2.7 ExportFormat). */
+/** Format of an export (docs/exchange.md#single-case-json ExportFormat). */
 export const ExportFormatSchema = z.enum(["json", "csv"]);
 export type ExportFormat = z.infer<typeof ExportFormatSchema>;
 
-/** ExportOptions of spec 2.7. */
+/** ExportOptions of docs/exchange.md#single-case-json. */
 export const ExportOptionsSchema = z.object({
   includeAnnotations: z.boolean().optional(),
   includeMetadata: z.boolean().optional(),
 });
 export type ExportOptions = z.infer<typeof ExportOptionsSchema>;
 
-/** Who exported (spec 2.7, EXCHANGE.md): shared by the case and bulk metadata. */
+/** Who exported (docs/exchange.md#single-case-json, docs/exchange.md): shared by the case and bulk metadata. */
 const exporterShape = {
   exportDate: z.string(),
   exportedBy: z.string().nullable(),
@@ -51,10 +51,10 @@ const schemaVersionRequired = {
 };
 
 /**
- * `metadata` of CaseExportData (spec 2.7, EXCHANGE.md "Single-case JSON"). The version is
+ * `metadata` of CaseExportData (docs/exchange.md#single-case-json, docs/exchange.md#single-case-json). The version is
  * `exportSchemaVersion` or, from older clients, `striaeExportSchemaVersion`: each is optional
  * and at least one must be present (prefer `exportSchemaVersion` when reading).
- * `exportedByUid` is optional here; an import requires it (EXCHANGE.md import rule 4).
+ * `exportedByUid` is optional here; an import requires it (docs/exchange.md import rule 4).
  */
 export const CaseExportMetadataSchema = z
   .looseObject({
@@ -67,7 +67,7 @@ export const CaseExportMetadataSchema = z
   .refine(hasSchemaVersion, schemaVersionRequired);
 export type CaseExportMetadata = z.infer<typeof CaseExportMetadataSchema>;
 
-/** One entry of CaseExportData `files` (spec 2.7): the file, its annotations if any, and whether it has any. */
+/** One entry of CaseExportData `files` (docs/exchange.md#single-case-json): the file, its annotations if any, and whether it has any. */
 export const CaseExportFileSchema = z.looseObject({
   fileData: FileDataSchema,
   annotations: AnnotationDataSchema.optional(),
@@ -75,7 +75,7 @@ export const CaseExportFileSchema = z.looseObject({
 });
 export type CaseExportFile = z.infer<typeof CaseExportFileSchema>;
 
-/** `summary` of CaseExportData (spec 2.7, EXCHANGE.md "Single-case JSON"); the fields EXCHANGE.md adds are optional for older files. */
+/** `summary` of CaseExportData (docs/exchange.md#single-case-json, docs/exchange.md#single-case-json); the fields docs/exchange.md adds are optional for older files. */
 export const CaseExportSummarySchema = z.looseObject({
   filesWithAnnotations: count,
   filesWithoutAnnotations: count,
@@ -89,7 +89,7 @@ export const CaseExportSummarySchema = z.looseObject({
 });
 export type CaseExportSummary = z.infer<typeof CaseExportSummarySchema>;
 
-/** CaseExportData of spec 2.7: the single-case JSON export (EXCHANGE.md). */
+/** CaseExportData of docs/exchange.md#single-case-json: the single-case JSON export (docs/exchange.md). */
 export const CaseExportDataSchema = z.looseObject({
   metadata: CaseExportMetadataSchema,
   files: z.array(CaseExportFileSchema),
@@ -97,7 +97,7 @@ export const CaseExportDataSchema = z.looseObject({
 });
 export type CaseExportData = z.infer<typeof CaseExportDataSchema>;
 
-/** `metadata` of AllCasesExportData (spec 2.7, EXCHANGE.md "Bulk JSON"); the version as in {@link CaseExportMetadataSchema}. */
+/** `metadata` of AllCasesExportData (docs/exchange.md#single-case-json, docs/exchange.md#bulk-json); the version as in {@link CaseExportMetadataSchema}. */
 export const AllCasesExportMetadataSchema = z
   .looseObject({
     ...exporterShape,
@@ -111,7 +111,7 @@ export const AllCasesExportMetadataSchema = z
   .refine(hasSchemaVersion, schemaVersionRequired);
 export type AllCasesExportMetadata = z.infer<typeof AllCasesExportMetadataSchema>;
 
-/** `summary` of AllCasesExportData (spec 2.7, EXCHANGE.md "Bulk JSON"). */
+/** `summary` of AllCasesExportData (docs/exchange.md#single-case-json, docs/exchange.md#bulk-json). */
 export const AllCasesExportSummarySchema = z.looseObject({
   casesWithFiles: count,
   casesWithAnnotations: count,
@@ -122,7 +122,7 @@ export const AllCasesExportSummarySchema = z.looseObject({
 });
 export type AllCasesExportSummary = z.infer<typeof AllCasesExportSummarySchema>;
 
-/** AllCasesExportData of spec 2.7: the bulk JSON export of every case (EXCHANGE.md "Bulk JSON"). */
+/** AllCasesExportData of docs/exchange.md#single-case-json: the bulk JSON export of every case (docs/exchange.md#bulk-json). */
 export const AllCasesExportDataSchema = z.looseObject({
   metadata: AllCasesExportMetadataSchema,
   cases: z.array(CaseExportDataSchema),
@@ -130,7 +130,7 @@ export const AllCasesExportDataSchema = z.looseObject({
 });
 export type AllCasesExportData = z.infer<typeof AllCasesExportDataSchema>;
 
-/** ImportOptions of spec 2.7. */
+/** ImportOptions of docs/exchange.md#single-case-json. */
 export const ImportOptionsSchema = z.object({
   overwriteExisting: z.boolean().optional(),
   validateIntegrity: z.boolean().optional(),
@@ -138,11 +138,11 @@ export const ImportOptionsSchema = z.object({
 });
 export type ImportOptions = z.infer<typeof ImportOptionsSchema>;
 
-/** What an import found of the manifest signature (EXCHANGE.md "Signatures"): valid, invalid or absent. */
+/** What an import found of the manifest signature (docs/exchange.md#signatures): valid, invalid or absent. */
 export const SignatureValiditySchema = z.union([z.boolean(), z.literal("unsigned")]);
 export type SignatureValidity = z.infer<typeof SignatureValiditySchema>;
 
-/** ImportResult of spec 2.7, plus `signatureValid` of EXCHANGE.md "Signatures". */
+/** ImportResult of docs/exchange.md#single-case-json, plus `signatureValid` of docs/exchange.md#signatures. */
 export const ImportResultSchema = z.object({
   success: z.boolean(),
   caseNumber: z.string(),
@@ -155,7 +155,7 @@ export const ImportResultSchema = z.object({
 });
 export type ImportResult = z.infer<typeof ImportResultSchema>;
 
-/** ConfirmationImportResult of spec 2.7. */
+/** ConfirmationImportResult of docs/exchange.md#single-case-json. */
 export const ConfirmationImportResultSchema = z.object({
   success: z.boolean(),
   caseNumber: z.string(),
@@ -166,7 +166,7 @@ export const ConfirmationImportResultSchema = z.object({
 });
 export type ConfirmationImportResult = z.infer<typeof ConfirmationImportResultSchema>;
 
-/** CaseImportPreview of spec 2.7, plus `signatureValid` of EXCHANGE.md "Signatures". */
+/** CaseImportPreview of docs/exchange.md#single-case-json, plus `signatureValid` of docs/exchange.md#signatures. */
 export const CaseImportPreviewSchema = z.object({
   caseNumber: z.string(),
   fileCount: count,
@@ -180,15 +180,15 @@ export const CaseImportPreviewSchema = z.object({
 });
 export type CaseImportPreview = z.infer<typeof CaseImportPreviewSchema>;
 
-/** CasesToDelete of spec 2.7: the same schema as the body of DELETE /{userUid}/cases. */
+/** CasesToDelete of docs/exchange.md#single-case-json: the same schema as the body of DELETE /{userUid}/cases. */
 export const CasesToDeleteSchema = CasesDeleteBodySchema;
 export type CasesToDelete = z.infer<typeof CasesToDeleteSchema>;
 
-/** CaseActionType of spec 2.7: loaded, created, deleted or null. */
+/** CaseActionType of docs/exchange.md#single-case-json: loaded, created, deleted or null. */
 export const CaseActionTypeSchema = z.enum(["loaded", "created", "deleted"]).nullable();
 export type CaseActionType = z.infer<typeof CaseActionTypeSchema>;
 
-/** The detached JWS over the manifest hash in `FORENSIC_MANIFEST.json` (EXCHANGE.md "Signatures"). */
+/** The detached JWS over the manifest hash in `FORENSIC_MANIFEST.json` (docs/exchange.md#signatures). */
 export const ManifestSignatureSchema = z.looseObject({
   algorithm: z.string(),
   keyId: z.string(),
@@ -197,7 +197,7 @@ export const ManifestSignatureSchema = z.looseObject({
 export type ManifestSignature = z.infer<typeof ManifestSignatureSchema>;
 
 /**
- * `FORENSIC_MANIFEST.json` of a ZIP export (EXCHANGE.md "ZIP"): SHA-256 hex of the data file
+ * `FORENSIC_MANIFEST.json` of a ZIP export (docs/exchange.md#zip-package): SHA-256 hex of the data file
  * and of each image entry (any letter case accepted; we write lower case), optional signature.
  */
 export const ForensicManifestSchema = z.looseObject({
@@ -211,7 +211,7 @@ export const ForensicManifestSchema = z.looseObject({
 export type ForensicManifest = z.infer<typeof ForensicManifestSchema>;
 
 /**
- * A confirmation export (EXCHANGE.md "Confirmations"): metadata with the SHA-256 `hash` of the
+ * A confirmation export (docs/exchange.md#confirmations): metadata with the SHA-256 `hash` of the
  * file without it, and the confirmations by original image id. `originalExportCreatedAt` is
  * optional for files of older clients.
  */

@@ -1,17 +1,17 @@
 /**
  * @module
- * Image records of the image worker (spec 2.6 and 4.2), and what a self-hosted image keeps.
+ * Image records of the image worker (docs/api.md#image-worker), and what a self-hosted image keeps.
  */
 import * as z from "zod";
 
-/** One entry of `errors` in an image worker answer (spec 2.6). */
+/** One entry of `errors` in an image worker answer (docs/api.md#upload). */
 export const ImageApiErrorSchema = z.object({
   code: z.number(),
   message: z.string(),
 });
 export type ImageApiError = z.infer<typeof ImageApiErrorSchema>;
 
-/** `result` of an upload answer (spec 2.6): the stored image. */
+/** `result` of an upload answer (docs/api.md#upload): the stored image. */
 export const ImageUploadResultSchema = z.object({
   id: z.string(),
   filename: z.string(),
@@ -21,7 +21,7 @@ export const ImageUploadResultSchema = z.object({
 });
 export type ImageUploadResult = z.infer<typeof ImageUploadResultSchema>;
 
-/** ImageUploadResponse of spec 2.6, the answer of POST / of the image worker (spec 4.2). */
+/** ImageUploadResponse of docs/api.md#upload, the answer of POST / of the image worker (docs/api.md#image-worker). */
 export const ImageUploadResponseSchema = z.object({
   success: z.boolean(),
   result: ImageUploadResultSchema,
@@ -30,11 +30,11 @@ export const ImageUploadResponseSchema = z.object({
 });
 export type ImageUploadResponse = z.infer<typeof ImageUploadResponseSchema>;
 
-/** FileUploadResponse of spec 2.6: the same schema as {@link ImageUploadResponseSchema}. */
+/** FileUploadResponse of docs/api.md#upload: the same schema as {@link ImageUploadResponseSchema}. */
 export const FileUploadResponseSchema = ImageUploadResponseSchema;
 export type FileUploadResponse = ImageUploadResponse;
 
-/** Answer of DELETE /{imageId} of the image worker (spec 4.2); `result` is always `{}`. */
+/** Answer of DELETE /{imageId} of the image worker (docs/api.md#image-worker); `result` is always `{}`. */
 export const ImageDeleteResponseSchema = z.object({
   success: z.boolean(),
   result: z.object({}),
@@ -43,7 +43,7 @@ export const ImageDeleteResponseSchema = z.object({
 });
 export type ImageDeleteResponse = z.infer<typeof ImageDeleteResponseSchema>;
 
-/** What a self-hosted image keeps beside its bytes (image worker of spec 4.2 without an external image service). */
+/** What a self-hosted image keeps beside its bytes (image worker of docs/api.md#image-worker without an external image service). */
 export const ImageMetadataSchema = z.looseObject({
   id: z.string().min(1),
   contentType: z.string().min(1),

@@ -1,4 +1,4 @@
-/** Every resource schema of spec section 2, one file per resource. */
+/** Every resource schema of docs/api.md, one file per resource. */
 export * from "./error.ts";
 export * from "./audit.ts";
 export * from "./captcha.ts";

@@ -1,18 +1,18 @@
 /**
  * @module
- * User records and the bodies of the user worker (spec 2.1, 2.2 and 4.1). Stored records are
+ * User records and the bodies of the user worker (docs/storage.md#user-records, docs/api.md#user-limits, docs/api.md#user-worker). Stored records are
  * loose objects: fields written by other clients are kept as they are.
  */
 import * as z from "zod";
 
-/** One entry of `UserData.cases` (spec 2.1): a case number and when it was assigned. */
+/** One entry of `UserData.cases` (docs/storage.md#user-records): a case number and when it was assigned. */
 export const CaseAssignmentSchema = z.looseObject({
   caseNumber: z.string(),
   createdAt: z.string(),
 });
 export type CaseAssignment = z.infer<typeof CaseAssignmentSchema>;
 
-/** ReadOnlyCaseMetadata of spec 2.1: an imported case in `UserData.readOnlyCases` (EXCHANGE.md import rule 7). */
+/** ReadOnlyCaseMetadata of docs/storage.md#user-records: an imported case in `UserData.readOnlyCases` (docs/exchange.md import rule 7). */
 export const ReadOnlyCaseMetadataSchema = z.looseObject({
   caseNumber: z.string(),
   importedAt: z.string(),
@@ -23,7 +23,7 @@ export const ReadOnlyCaseMetadataSchema = z.looseObject({
 });
 export type ReadOnlyCaseMetadata = z.infer<typeof ReadOnlyCaseMetadataSchema>;
 
-/** UserData of spec 2.1, the stored user record keyed by userUid; unknown fields are kept. */
+/** UserData of docs/storage.md#user-records, the stored user record keyed by userUid; unknown fields are kept. */
 export const UserDataSchema = z.looseObject({
   uid: z.string(),
   email: z.string().nullable(),
@@ -38,7 +38,7 @@ export const UserDataSchema = z.looseObject({
 });
 export type UserData = z.infer<typeof UserDataSchema>;
 
-/** UserLimits of spec 2.2: per-user caps on cases and on files per case. */
+/** UserLimits of docs/api.md#user-limits: per-user caps on cases and on files per case. */
 export const UserLimitsSchema = z.object({
   maxCases: z.int().positive(),
   maxFilesPerCase: z.int().positive(),
@@ -48,7 +48,7 @@ export type UserLimits = z.infer<typeof UserLimitsSchema>;
 const profileText = z.string().trim().max(200);
 
 /**
- * Body of PUT /{userUid} (spec 4.1). Every field is optional: on update an absent field keeps
+ * Body of PUT /{userUid} (docs/api.md#user-worker). Every field is optional: on update an absent field keeps
  * its value; what creation requires is checked by the worker. Unknown fields are stripped.
  */
 export const UserPutBodySchema = z.object({
@@ -64,7 +64,7 @@ export const UserPutBodySchema = z.object({
 export type UserPutBody = z.infer<typeof UserPutBodySchema>;
 
 /**
- * Body of PUT /{userUid}/cases (spec 4.1): case numbers to assign; any string of 1 to 200
+ * Body of PUT /{userUid}/cases (docs/api.md#user-worker): case numbers to assign; any string of 1 to 200
  * characters. A client's `createdAt` (an ISO date-time: a renamed case keeps its date) and
  * its other fields are kept.
  */
@@ -73,20 +73,20 @@ export const CasesAddBodySchema = z.object({
 });
 export type CasesAddBody = z.infer<typeof CasesAddBodySchema>;
 
-/** Body of DELETE /{userUid}/cases (spec 4.1), also CasesToDelete of spec 2.7. */
+/** Body of DELETE /{userUid}/cases (docs/api.md#user-worker), also CasesToDelete of docs/exchange.md#single-case-json. */
 export const CasesDeleteBodySchema = z.object({
   casesToDelete: z.array(z.string()).max(10_000),
 });
 export type CasesDeleteBody = z.infer<typeof CasesDeleteBodySchema>;
 
-/** Answer of a successful DELETE /{userUid} (spec 4.1). */
+/** Answer of a successful DELETE /{userUid} (docs/api.md#user-worker). */
 export const UserDeleteResponseSchema = z.object({
   success: z.literal(true),
   message: z.string(),
 });
 export type UserDeleteResponse = z.infer<typeof UserDeleteResponseSchema>;
 
-/** Answer of DELETE /{userUid} when the confirmation emails cannot be sent (spec 4.1 rule 5, 7.5). */
+/** Answer of DELETE /{userUid} when the confirmation emails cannot be sent (docs/api.md#account-deletion). */
 export const UserDeleteFailureSchema = z.object({
   success: z.literal(false),
   message: z.string(),

@@ -1,9 +1,9 @@
 /**
  * @module
- * `createService`: the workers mounted on one app, as `serve` runs them (CONTRACT "One
- * process, seven workers"), with `/health` and `/openapi.json` registered first.
+ * `createService`: the workers mounted on one app, as `serve` runs them (docs/storage.md), with `/health` and `/openapi.json` registered first.
  */
 import * as z from "zod";
+import { createRoute } from "@hono/zod-openapi";
 import type { BlobStore, CaptchaVerifier, Clock, ImageHost, ImageHostFactory, KvStore, Mailer } from "../ports.ts";
 import type { ImagesConfig, ServiceConfig } from "../config/mod.ts";
 import { createWorkerApp, type WorkerApp } from "../http/worker-app.ts";
@@ -72,22 +72,23 @@ export type WorkerName = keyof typeof WORKER_MOUNTS;
 
 const HealthSchema = z.object({ ok: z.literal(true) });
 
+const healthRoute = createRoute({
+  method: "get",
+  path: "/health",
+  summary: "Liveness, without authentication",
+  responses: { 200: { description: "Up", content: { "application/json": { schema: HealthSchema } } } },
+});
+
 /** Mounts every worker on one app with `/health` and `/openapi.json`. */
 export function createService(ports: ServicePorts, config: ServiceConfig): WorkerApp {
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin });
-  app.openAPIRegistry.registerPath({
-    method: "get",
-    path: "/health",
-    summary: "Liveness, without authentication",
-    responses: { 200: { description: "Up", content: { "application/json": { schema: HealthSchema } } } },
-  });
-  app.get("/health", (c) => c.json({ ok: true as const }, 200));
+  app.openapi(healthRoute, (c) => c.json({ ok: true as const }, 200));
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
     info: {
       title: "Forensic Annotation Service",
       version: "0.1.0",
-      description: "The workers of the forensic image-annotation back end (worker-api.md).",
+      description: "The workers of the forensic image-annotation back end (docs/api.md).",
     },
   });
 
@@ -112,7 +113,7 @@ export function createService(ports: ServicePorts, config: ServiceConfig): Worke
   app.route(WORKER_MOUNTS.image, createImageWorker({ host: images, config, access }));
   const ownImages = typeof images === "function" ? ownDeliveryReader(images, config.publicUrl) : undefined;
   app.route(WORKER_MOUNTS.pdf, createPdfWorker({ config, clock: ports.clock, access, ...(ownImages ? { ownImages } : {}) }));
-  // Mounted together, the user worker reaches cases and images directly (issue 3).
+  // Mounted together, the user worker reaches cases and images directly.
   const imageHost = hostForDirectUse(images, config);
   app.route(WORKER_MOUNTS.user, createUserWorker({
     users: ports.users,

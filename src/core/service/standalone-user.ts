@@ -1,6 +1,6 @@
 /**
  * @module
- * The user worker deployed alone (spec 5.3): cases and images are reached through the data
+ * The user worker deployed alone (docs/api.md#account-deletion): cases and images are reached through the data
  * and image workers at `DATA_WORKER_URL` and `IMAGE_WORKER_URL`, with this worker's own
  * credentials (`R2_KEY_SECRET`, `IMAGES_API_TOKEN`). The deletion code is the same.
  */

@@ -1,6 +1,6 @@
 /**
  * @module
- * Every storage key is built and checked here (CONTRACT "Storage layout"). unstorage
+ * Every storage key is built and checked here (docs/storage.md#keys). unstorage
  * turns `/` into `:` and cuts keys at `?`, and drivers called directly do no traversal
  * check, so a segment may hold none of those characters, nor `..`, `\`, `#` or controls.
  *
@@ -69,7 +69,7 @@ export function keyFromRawPath(rawPath: string): string {
 /** A `YYYY-MM-DD` UTC day. */
 export type AuditDay = string;
 
-/** The keys of CONTRACT "Storage layout"; each argument is checked as one segment. */
+/** The keys of docs/storage.md#keys; each argument is checked as one segment. */
 export const storageKeys = {
   /** KV: the user record. */
   user: (userUid: string): string => checkSegment(userUid, "userUid"),
@@ -81,10 +81,10 @@ export const storageKeys = {
     `${checkSegment(userUid, "userUid")}/${checkSegment(caseNumber, "caseNumber")}/${
       checkSegment(fileId, "fileId")
     }/data.json`,
-  /** Audit store: one user's day (spec 4.8). */
+  /** Audit store: one user's day (docs/api.md#audit). */
   auditDay: (userId: string, day: AuditDay): string =>
     `audit-trails/${checkSegment(userId, "userId")}-${checkSegment(day, "date")}.json`,
-  /** Audit store: the day as existing deployments wrote it (CONTRACT). */
+  /** Audit store: the day as existing deployments wrote it (docs/configuration.md). */
   legacyAuditDay: (userId: string, day: AuditDay): string =>
     `audit-trails/${checkSegment(userId, "userId")}/${checkSegment(day, "date")}.json`,
   /** Image store: a hosted image. */

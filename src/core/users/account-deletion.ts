@@ -1,6 +1,6 @@
 /**
  * @module
- * Account deletion in the order of spec 4.1 rule 4: read the record; delete every case (own
+ * Account deletion in the order of docs/api.md#user-worker: read the record; delete every case (own
  * and read-only) with its files' annotations and its images; send the confirmation to the
  * user and the notification to the administrator; delete the record last. Resumable: each
  * step tolerates what an earlier, failed attempt already removed, and a case document is

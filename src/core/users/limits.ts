@@ -1,6 +1,6 @@
 /**
  * @module
- * UserLimits (spec 2.2): permitted accounts get `MAX_CASES`/`MAX_FILES_PER_CASE` (unlimited
+ * UserLimits (docs/api.md#user-limits): permitted accounts get `MAX_CASES`/`MAX_FILES_PER_CASE` (unlimited
  * unless set), demo accounts (`permitted: false`) the small `DEMO_*` limits.
  */
 import type { ServiceConfig } from "../config/mod.ts";

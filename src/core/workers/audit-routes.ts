@@ -1,6 +1,6 @@
 /**
  * @module
- * The audit endpoints of spec 4.8, mounted by both the data worker and the audit worker
+ * The audit endpoints of docs/api.md#audit, mounted by both the data worker and the audit worker
  * over one audit store. Entries are validated, appended losslessly, never modified.
  */
 import type { BlobStore, Clock } from "../ports.ts";

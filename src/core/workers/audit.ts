@@ -1,12 +1,13 @@
 /**
  * @module
- * The audit worker (spec 4.8): the audit endpoints on their own, with the data worker's
+ * The audit worker (docs/api.md#audit): the audit endpoints on their own, with the data worker's
  * key (`R2_KEY_SECRET`) and the same audit store.
  */
 import type { BlobStore, Clock } from "../ports.ts";
 import type { ServiceConfig } from "../config/mod.ts";
 import { requireAuthKey } from "../http/auth.ts";
 import { createWorkerApp } from "../http/worker-app.ts";
+import type { WorkerApp } from "../http/worker-app.ts";
 import { registerAuditRoutes } from "./audit-routes.ts";
 import { routeFor } from "../rate-limit/rules.ts";
 import { type AccessControl, accessControl, protect } from "../http/access.ts";
@@ -32,7 +33,7 @@ export interface AuditWorkerDeps {
 export type AuditWorkerApp = ReturnType<typeof auditWorker>;
 
 /** Creates the audit worker: `POST /audit/` and `GET /audit/`. */
-export function createAuditWorker(deps: AuditWorkerDeps): AuditWorkerApp {
+export function createAuditWorker(deps: AuditWorkerDeps): WorkerApp {
   return auditWorker(deps);
 }
 

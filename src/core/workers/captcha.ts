@@ -1,6 +1,6 @@
 /**
  * @module
- * The captcha worker (spec 4.6): verifies a client's CAPTCHA token with the external
+ * The captcha worker (docs/api.md#captcha-worker): verifies a client's CAPTCHA token with the external
  * service and answers its verdict with 200, whether the token passed or not.
  */
 import type { CaptchaVerifier } from "../ports.ts";
@@ -14,6 +14,7 @@ import { routeFor } from "../rate-limit/rules.ts";
 import { systemClock } from "../ports.ts";
 import { createRoute } from "@hono/zod-openapi";
 import { clientIp, createWorkerApp, errorResponses, methodNotAllowed } from "../http/worker-app.ts";
+import type { WorkerApp } from "../http/worker-app.ts";
 
 /** Ports and configuration of the captcha worker. */
 export interface CaptchaWorkerDeps {
@@ -58,7 +59,7 @@ async function readCaptchaBody(request: Request): Promise<unknown> {
 export type CaptchaWorkerApp = ReturnType<typeof captchaWorker>;
 
 /** Creates the captcha worker: `POST /`. */
-export function createCaptchaWorker(deps: CaptchaWorkerDeps): CaptchaWorkerApp {
+export function createCaptchaWorker(deps: CaptchaWorkerDeps): WorkerApp {
   return captchaWorker(deps);
 }
 

@@ -1,7 +1,7 @@
 /**
  * @module
- * The data worker (spec 4.4): JSON documents in the data store under `{name}.json`, plus
- * the audit endpoints (spec 4.8). Keys arrive percent-encoded per segment and are decoded
+ * The data worker (docs/api.md#data-worker): JSON documents in the data store under `{name}.json`, plus
+ * the audit endpoints (docs/api.md#audit). Keys arrive percent-encoded per segment and are decoded
  * once by the key builder.
  */
 import * as z from "zod";
@@ -26,6 +26,7 @@ import {
   rawPathAfterMount,
   type WorkerEnv,
 } from "../http/worker-app.ts";
+import type { WorkerApp } from "../http/worker-app.ts";
 import { keyFromRawPath } from "../storage/keys.ts";
 import { registerAuditRoutes } from "./audit-routes.ts";
 import { routeFor } from "../rate-limit/rules.ts";
@@ -126,7 +127,7 @@ function isReadOnlyCase(value: unknown): boolean {
 export type DataWorkerApp = ReturnType<typeof dataWorker>;
 
 /** Creates the data worker: documents under `/{key}.json` and the audit routes under `/audit/`. */
-export function createDataWorker(deps: DataWorkerDeps): DataWorkerApp {
+export function createDataWorker(deps: DataWorkerDeps): WorkerApp {
   return dataWorker(deps);
 }
 
@@ -150,7 +151,7 @@ function dataWorker(deps: DataWorkerDeps) {
     return key;
   };
   const records = deps.users === undefined ? undefined : userRecords(deps.users);
-  // UserLimits.maxFilesPerCase (spec 2.2) on `{userUid}/{caseNumber}/data.json`, the case document.
+  // UserLimits.maxFilesPerCase (docs/api.md#user-limits) on `{userUid}/{caseNumber}/data.json`, the case document.
   const checkFiles = records === undefined ? undefined : async (key: string, value: unknown) => {
     const parts = key.split("/");
     if (parts.length !== 3 || value === null || typeof value !== "object" || !("files" in value) || !Array.isArray(value.files)) return;
@@ -162,7 +163,7 @@ function dataWorker(deps: DataWorkerDeps) {
     }
   };
 
-  // UserLimits.maxCases (spec 2.2) on a new `{userUid}/{caseNumber}/data.json`: the record's
+  // UserLimits.maxCases (docs/api.md#user-limits) on a new `{userUid}/{caseNumber}/data.json`: the record's
   // cases and the case folders already stored count, read-only (imported) cases do not.
   const caseCreations = new KeyedMutex();
   const isCaseDocument = (key: string) => /^[^/]+\/[^/]+\/data\.json$/.test(key);

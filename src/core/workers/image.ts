@@ -1,6 +1,6 @@
 /**
  * @module
- * The image worker (spec 4.2): upload (multipart field `file`), signed delivery URLs and
+ * The image worker (docs/api.md#image-worker): upload (multipart field `file`), signed delivery URLs and
  * deletion, with `Authorization: Bearer IMAGES_API_TOKEN`; and, for the local host, the
  * delivery of image bytes to whoever holds a valid signed URL.
  */
@@ -20,6 +20,7 @@ import { errorResponse } from "../http/errors.ts";
 import { ServiceError } from "../errors.ts";
 import { createRoute } from "@hono/zod-openapi";
 import { createWorkerApp, errorResponses, methodNotAllowed, mountOf, rawPathAfterMount } from "../http/worker-app.ts";
+import type { WorkerApp } from "../http/worker-app.ts";
 import { ImageDeleteResponseSchema, ImageUploadResponseSchema } from "../schemas/image.ts";
 import { describeRefusal, inspectImage } from "../images/image-structure.ts";
 import { UpstreamError } from "../images/upstream-error.ts";
@@ -136,7 +137,7 @@ function deliveryUrlFromPath(rawPath: string): string {
 export type ImageWorkerApp = ReturnType<typeof imageWorker>;
 
 /** Creates the image worker: upload, signing, deletion and (local host) delivery. */
-export function createImageWorker(deps: ImageWorkerDeps): ImageWorkerApp {
+export function createImageWorker(deps: ImageWorkerDeps): WorkerApp {
   return imageWorker(deps);
 }
 

@@ -1,6 +1,6 @@
 /**
  * @module
- * The keys worker (spec 4.5): hands a logged-in client the worker keys it needs, by name.
+ * The keys worker (docs/api.md#keys-worker): hands a logged-in client the worker keys it needs, by name.
  * Only names on the allow-list (`KEYS_EXPOSED`) are answered, looked up as own entries of
  * the configuration, and the signing and upstream secrets are never on that list.
  */
@@ -10,6 +10,7 @@ import { requireAuthKey } from "../http/auth.ts";
 import { ServiceError } from "../errors.ts";
 import { createRoute } from "@hono/zod-openapi";
 import { createWorkerApp, errorResponses, methodNotAllowed } from "../http/worker-app.ts";
+import type { WorkerApp } from "../http/worker-app.ts";
 import { routeFor } from "../rate-limit/rules.ts";
 import { type AccessControl, accessControl, protect } from "../http/access.ts";
 import { systemClock } from "../ports.ts";
@@ -43,7 +44,7 @@ const readKeyRoute = createRoute({
 export type KeysWorkerApp = ReturnType<typeof keysWorker>;
 
 /** Creates the keys worker: `GET /{keyName}` answers the value as plain text. */
-export function createKeysWorker(deps: KeysWorkerDeps): KeysWorkerApp {
+export function createKeysWorker(deps: KeysWorkerDeps): WorkerApp {
   return keysWorker(deps);
 }
 

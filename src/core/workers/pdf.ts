@@ -1,6 +1,6 @@
 /**
  * @module
- * The PDF worker (spec 4.3): `POST /` renders the annotated report of REPORT.md from an image
+ * The PDF worker (docs/api.md#pdf-worker): `POST /` renders the annotated report of docs/report.md from an image
  * URL and annotation data, without authentication. Every input problem is a 400 naming the
  * field; only a failure of rendering itself answers 500.
  */
@@ -12,6 +12,7 @@ import { readJsonText } from "../http/body.ts";
 import { limitBody } from "../http/limits.ts";
 import { createRoute } from "@hono/zod-openapi";
 import { createWorkerApp, errorResponses, methodNotAllowed } from "../http/worker-app.ts";
+import type { WorkerApp } from "../http/worker-app.ts";
 import { renderValidatedReport } from "../pdf/report.ts";
 import { parseReportRequest } from "../pdf/report-request.ts";
 import { reportFilename } from "../pdf/filename.ts";
@@ -106,7 +107,7 @@ function inlineDisposition(filename: { ascii: string; unicode: string }): string
 export type PdfWorkerApp = ReturnType<typeof pdfWorker>;
 
 /** Creates the PDF worker: `POST /`. */
-export function createPdfWorker(deps: PdfWorkerDeps): PdfWorkerApp {
+export function createPdfWorker(deps: PdfWorkerDeps): WorkerApp {
   return pdfWorker(deps);
 }
 

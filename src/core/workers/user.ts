@@ -1,8 +1,8 @@
 /**
  * @module
- * The user worker (spec 4.1): user records and their case lists, and the account deletion
+ * The user worker (docs/api.md#user-worker): user records and their case lists, and the account deletion
  * of rule 4 (see `users/account-deletion.ts`). `X-Custom-Auth-Key: USER_DB_AUTH`; a missing
- * or wrong key is 401 (spec 5.2).
+ * or wrong key is 401 (docs/api.md#worker-credentials).
  */
 import * as z from "zod";
 import type { Context } from "hono";
@@ -14,6 +14,7 @@ import { readBody } from "../http/body.ts";
 import { limitBody } from "../http/limits.ts";
 import { redactSecrets, ServiceError } from "../errors.ts";
 import { createWorkerApp, errorResponses, methodNotAllowed, rawPathAfterMount } from "../http/worker-app.ts";
+import type { WorkerApp } from "../http/worker-app.ts";
 import { checkSegment, decodeSegment } from "../storage/keys.ts";
 import {
   type CaseAssignment,
@@ -56,7 +57,7 @@ export interface UserWorkerDeps {
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
-/** The body of spec 4.1 rule 5, fixed by the specification. */
+/** The body of docs/api.md#user-worker, fixed by the specification. */
 export const DELETION_MAIL_FAILURE_MESSAGE =
   "Account deletion failed because confirmation emails could not be sent. The account was not deleted; try again later.";
 
@@ -147,7 +148,7 @@ function uidOf(c: Context): string | undefined {
 export type UserWorkerApp = ReturnType<typeof userWorker>;
 
 /** Creates the user worker: `/{userUid}` and `/{userUid}/cases`. */
-export function createUserWorker(deps: UserWorkerDeps): UserWorkerApp {
+export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
   return userWorker(deps);
 }
 
