@@ -7,12 +7,12 @@ import { describe, expect, it } from "vitest";
 import ExcelJS from "exceljs";
 import { unzipSync } from "fflate";
 import { exportAllCases, exportCase, verifyCaseCsv } from "../../src/core/exchange/mod.ts";
-import { CASE_TABLE_HEADER, caseTableRows } from "../../src/core/exchange/case-table.ts";
-import { caseSheetRows, formatAllCasesXlsx } from "../../src/core/exchange/cases-workbook.ts";
-import { CSV_WARNING_LINE, stripWarningBlock } from "../../src/core/exchange/warning-block.ts";
+import { CASE_TABLE_HEADER, caseTableRows } from "../../src/core/exchange/formats/case-table.ts";
+import { caseSheetRows, formatAllCasesXlsx } from "../../src/core/exchange/formats/cases-workbook.ts";
+import { CSV_WARNING_LINE, stripWarningBlock } from "../../src/core/exchange/formats/warning-block.ts";
 import { collectAllCasesExport, collectCaseExport } from "../../src/core/exchange/case-export.ts";
-import { formatCaseCsv } from "../../src/core/exchange/csv.ts";
-import { sheetNames, xmlText } from "../../src/core/exchange/xlsx.ts";
+import { formatCaseCsv } from "../../src/core/exchange/formats/csv.ts";
+import { sheetNames, xmlText } from "../../src/core/exchange/formats/xlsx.ts";
 import { storageKeys } from "../../src/core/storage/keys.ts";
 import { ANALYST, auditEntries, CASE, putJson, putUser, seedCase, text } from "./exchange-fixtures.ts";
 

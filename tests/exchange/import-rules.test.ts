@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { storageKeys } from "../../src/core/storage/keys.ts";
 import { exportCaseZip, importCase, previewCaseImport, type ExchangeStore } from "../../src/core/exchange/mod.ts";
-import { OWN_CASE_REFUSAL } from "../../src/core/exchange/import-rules.ts";
-import { buildManifest } from "../../src/core/exchange/manifest.ts";
+import { OWN_CASE_REFUSAL } from "../../src/core/exchange/import/import-rules.ts";
+import { buildManifest } from "../../src/core/exchange/package/manifest.ts";
 import { sha256Hex } from "../../src/core/encoding/digest.ts";
 import { zipSync } from "fflate";
 import {

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { zipSync } from "fflate";
 import { storageKeys } from "../../src/core/storage/keys.ts";
 import { importCase, previewCaseImport } from "../../src/core/exchange/mod.ts";
-import { stripWarningBlock } from "../../src/core/exchange/warning-block.ts";
+import { stripWarningBlock } from "../../src/core/exchange/formats/warning-block.ts";
 import { fixture } from "../helpers/images.ts";
 import { readJson, REVIEWER, seedCase, utf8 } from "./exchange-fixtures.ts";
 

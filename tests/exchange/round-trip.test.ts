@@ -4,7 +4,7 @@ import { unzip, type UnzipFileInfo } from "fflate";
 import { storageKeys } from "../../src/core/storage/keys.ts";
 import { exportCaseZip, type ExportProgress, importCase, previewCaseImport, writeCaseZip } from "../../src/core/exchange/mod.ts";
 import { collectCaseExport } from "../../src/core/exchange/case-export.ts";
-import { imageEntryName, manifestHashOf } from "../../src/core/exchange/manifest.ts";
+import { imageEntryName, manifestHashOf } from "../../src/core/exchange/package/manifest.ts";
 import { sha256Hex } from "../../src/core/encoding/digest.ts";
 import { ANALYST, auditEntries, CASE, entries, readJson, referenceCrc, REVIEWER, seedCase, storedImageIds, streamBytes, text } from "./exchange-fixtures.ts";
 

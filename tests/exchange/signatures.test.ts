@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { exportJWK, generateKeyPair } from "jose";
 import { exportCaseZip, type ExchangeJwk, importCase, previewCaseImport, publicJwkOf, signerFromJwk } from "../../src/core/exchange/mod.ts";
-import { signManifestHash, verifyManifestSignature } from "../../src/core/exchange/signature.ts";
+import { signManifestHash, verifyManifestSignature } from "../../src/core/exchange/package/signature.ts";
 import { ANALYST, CASE, entries, REVIEWER, rezip, seedCase, streamBytes, text, utf8 } from "./exchange-fixtures.ts";
 
 async function privateJwk(alg: "ES256" | "EdDSA" | "RS256"): Promise<ExchangeJwk> {

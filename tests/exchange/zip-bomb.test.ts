@@ -7,7 +7,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { zipSync } from "fflate";
 import { exportCaseZip, importCase, previewCaseImport } from "../../src/core/exchange/mod.ts";
-import { ZipDirectory, type ZipLimits } from "../../src/core/exchange/zip-read.ts";
+import { ZipDirectory, type ZipLimits } from "../../src/core/exchange/package/zip-read.ts";
 import { crc32 } from "../../src/core/encoding/crc32.ts";
 import { storageKeys } from "../../src/core/storage/keys.ts";
 import { ANALYST, CASE, entries, readJson, REVIEWER, seedCase, type Seeded, storedImageIds, streamBytes, text, utf8 } from "./exchange-fixtures.ts";

@@ -4,8 +4,8 @@
  * case as JSON or an XLSX workbook. (The ZIP export, streamed, is in `zip-export.ts`.)
  */
 import { collectAllCasesExport, collectCaseExport, type CaseExportOptions, formatExportJson } from "./case-export.ts";
-import { formatAllCasesXlsx } from "./cases-workbook.ts";
-import { formatCaseCsv } from "./csv.ts";
+import { formatAllCasesXlsx } from "./formats/cases-workbook.ts";
+import { formatCaseCsv } from "./formats/csv.ts";
 import { audited } from "./exchange-audit.ts";
 import type { AllCasesExportData, CaseExportData } from "./shapes.ts";
 import type { ExchangeStore } from "./sources.ts";

@@ -15,14 +15,14 @@
 import { PDFDocument, type PDFFont, type PDFPage } from "pdf-lib";
 import { type Bytes, type Clock, systemClock } from "../ports.ts";
 import type { PdfAnnotationData, PdfRequest } from "../schemas/pdf.ts";
-import { isDark, parseColour, pdfColour, type Rgb } from "./colour.ts";
-import { assertPrintable, embedReportFonts, printableText, type ReportFonts } from "./fonts.ts";
-import { parseHostList } from "./host-policy.ts";
-import { loadReportImage } from "./image-source.ts";
-import { type EmbeddedImage, embedReportImage } from "./image-embed.ts";
-import { boxRect, fitImage, type Rect } from "./page-layout.ts";
+import { isDark, parseColour, pdfColour, type Rgb } from "./layout/colour.ts";
+import { assertPrintable, embedReportFonts, printableText, type ReportFonts } from "./layout/fonts.ts";
+import { parseHostList } from "./image/host-policy.ts";
+import { loadReportImage } from "./image/image-source.ts";
+import { type EmbeddedImage, embedReportImage } from "./image/image-embed.ts";
+import { boxRect, fitImage, type Rect } from "./layout/page-layout.ts";
 import { parseReportRequest, type ReportInput, type ReportRequest } from "./report-request.ts";
-import { LineBreaker, singleLine } from "./text-layout.ts";
+import { LineBreaker, singleLine } from "./layout/text-layout.ts";
 import {
   drawBlock,
   drawConfirmationForm,
@@ -34,7 +34,7 @@ import {
   pill,
   type TextBlock,
   textBlock,
-} from "./elements.ts";
+} from "./layout/elements.ts";
 import {
   CASE_LABEL,
   CLASS_PILL,
@@ -54,9 +54,9 @@ import {
   SUBCLASS_PILL,
   SUPPORT_PILLS,
   TEXT,
-} from "./report-style.ts";
+} from "./layout/report-style.ts";
 
-export { DEFAULT_CASE_FONT_COLOR } from "./report-style.ts";
+export { DEFAULT_CASE_FONT_COLOR } from "./layout/report-style.ts";
 
 /** How a report is rendered: where its image may come from, limits, and the footer's name. */
 export interface ReportOptions {

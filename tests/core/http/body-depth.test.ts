@@ -13,7 +13,7 @@ import { jsonSyntaxFault } from "../../../src/core/encoding/json-syntax.ts";
 import { parseJsonText } from "../../../src/core/http/body.ts";
 import { ServiceError } from "../../../src/core/errors.ts";
 import { importConfirmations, portsExchangeStore, previewCaseImport } from "../../../src/core/exchange/mod.ts";
-import { buildManifest } from "../../../src/core/exchange/manifest.ts";
+import { buildManifest } from "../../../src/core/exchange/package/manifest.ts";
 import { sha256Hex } from "../../../src/core/encoding/digest.ts";
 import { statusOf } from "../../../src/core/http/errors.ts";
 

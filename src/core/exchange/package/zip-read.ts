@@ -10,8 +10,8 @@
  * in memory, a Blob or an {@link ArchiveReader} (a file on disk is read in ranges, never whole).
  */
 import { Inflate, strFromU8 } from "fflate";
-import { crc32 } from "../encoding/crc32.ts";
-import { ServiceError } from "../errors.ts";
+import { crc32 } from "../../encoding/crc32.ts";
+import { ServiceError } from "../../errors.ts";
 
 /** Random access to an archive kept outside memory (a file), as positional file reads work. */
 export interface ArchiveReader {

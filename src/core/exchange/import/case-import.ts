@@ -8,16 +8,16 @@
  * write is journalled; on any failure the journal is undone (8). A replaced read-only case is
  * removed only once the new one is in place. The audit entry `case-import` is written either way.
  */
-import { fileIdsOf } from "../cases/case-store.ts";
-import { describeRefusal } from "../images/image-structure.ts";
-import { checkCasePackage, type CheckedPackage, type PackageFacts, PackageRefusal } from "./case-package.ts";
-import { messageOf } from "./exchange-error.ts";
-import { recordAudit } from "./exchange-audit.ts";
+import { fileIdsOf } from "../../cases/case-store.ts";
+import { describeRefusal } from "../../images/image-structure.ts";
+import { checkCasePackage, type CheckedPackage, type PackageFacts, PackageRefusal } from "../package/case-package.ts";
+import { messageOf } from "../exchange-error.ts";
+import { recordAudit } from "../exchange-audit.ts";
 import { checkExporter, checkImporterCases, consistencyProblems } from "./import-rules.ts";
-import type { ImportOptions, ImportResult } from "./shapes.ts";
-import type { SignatureVerification } from "./signature.ts";
-import type { ExchangeStore, ExchangeUser, ReadOnlyCaseEntry } from "./sources.ts";
-import { type ArchiveReader, zipSourceSize } from "./zip-read.ts";
+import type { ImportOptions, ImportResult } from "../shapes.ts";
+import type { SignatureVerification } from "../package/signature.ts";
+import type { ExchangeStore, ExchangeUser, ReadOnlyCaseEntry } from "../sources.ts";
+import { type ArchiveReader, zipSourceSize } from "../package/zip-read.ts";
 
 /** ImportOptions of docs/exchange.md#single-case-json plus what the library needs beside them. */
 export interface CaseImportOptions extends ImportOptions {

@@ -6,8 +6,8 @@
  * hash as text). Import verifies it against the configured public keys.
  */
 import { base64url, calculateJwkThumbprint, CompactSign, compactVerify, createLocalJWKSet, importJWK, type JWK } from "jose";
-import { messageOf } from "./exchange-error.ts";
-import type { ManifestSignature, SignatureValidity } from "./shapes.ts";
+import { messageOf } from "../exchange-error.ts";
+import type { ManifestSignature, SignatureValidity } from "../shapes.ts";
 
 /** A JSON Web Key as configured (`kid` and `alg` optional). */
 export type ExchangeJwk = JsonWebKey & { kid?: string | undefined; alg?: string | undefined };

@@ -5,14 +5,14 @@
  * overwrite part of 7, `validateIntegrity`), as far as the context given allows: without an
  * importer only the package itself is checked.
  */
-import { checkCasePackage, type PackageFacts } from "./case-package.ts";
+import { checkCasePackage, type PackageFacts } from "../package/case-package.ts";
 import type { CaseImportOptions } from "./case-import.ts";
-import { readCaseCsv } from "./csv.ts";
-import { messageOf } from "./exchange-error.ts";
+import { readCaseCsv } from "../formats/csv.ts";
+import { messageOf } from "../exchange-error.ts";
 import { checkExporter, checkImporterCases, consistencyProblems } from "./import-rules.ts";
-import type { CaseImportPreview } from "./shapes.ts";
-import type { ExchangeStore } from "./sources.ts";
-import type { ArchiveReader } from "./zip-read.ts";
+import type { CaseImportPreview } from "../shapes.ts";
+import type { ExchangeStore } from "../sources.ts";
+import type { ArchiveReader } from "../package/zip-read.ts";
 
 /** Who would import, and how: everything optional. */
 export interface PreviewContext extends Pick<CaseImportOptions, "overwriteExisting" | "validateIntegrity" | "verification"> {

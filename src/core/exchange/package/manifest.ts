@@ -6,8 +6,8 @@
  * `images/`, as the clients in the field key them (their importer compares these keys with
  * the image entries' names without the folder); keys are sorted.
  */
-import { sha256Hex } from "../encoding/digest.ts";
-import type { FileData, ForensicManifest } from "./shapes.ts";
+import { sha256Hex } from "../../encoding/digest.ts";
+import type { FileData, ForensicManifest } from "../shapes.ts";
 
 /** The manifest's entry name. */
 export const MANIFEST_ENTRY = "FORENSIC_MANIFEST.json";

@@ -5,7 +5,7 @@
  * sound chunks and garbage (or too little) data is refused instead of drawn broken. The
  * runtime's own zlib does the work (`DecompressionStream`), which also checks the Adler-32.
  */
-import { ServiceError } from "../errors.ts";
+import { ServiceError } from "../../errors.ts";
 
 /** The PNG's image data does not inflate to what its header says; the message says how. */
 export class UnreadablePngData extends ServiceError {

@@ -9,7 +9,7 @@
  */
 import { caseFactsRows, CASE_TABLE_HEADER, fileRows, provenanceRows } from "./case-table.ts";
 import { type Column, countOf, headerRow, orNotAvailable, type TableRow, text, valueRow } from "./columns.ts";
-import type { AllCasesExportData, CaseExportData } from "./shapes.ts";
+import type { AllCasesExportData, CaseExportData } from "../shapes.ts";
 import { sheetNames, type WorkbookSheet, writeWorkbook } from "./xlsx.ts";
 
 const failed = (caseData: CaseExportData): boolean => caseData.summary?.exportError !== undefined;

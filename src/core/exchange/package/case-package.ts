@@ -6,17 +6,17 @@
  * `/* ... *\/` warning block (older clients) is stripped before parsing; their data hash
  * covers the file without it.
  */
-import { CaseExportDataSchema, ForensicManifestSchema } from "../schemas/exchange.ts";
-import { ImportedCaseNumberSchema } from "../schemas/case.ts";
-import { type ImageInspection, inspectImage } from "../images/image-structure.ts";
-import { sameDigest, sha256Hex } from "../encoding/digest.ts";
+import { CaseExportDataSchema, ForensicManifestSchema } from "../../schemas/exchange.ts";
+import { ImportedCaseNumberSchema } from "../../schemas/case.ts";
+import { type ImageInspection, inspectImage } from "../../images/image-structure.ts";
+import { sameDigest, sha256Hex } from "../../encoding/digest.ts";
 import { IMAGES_FOLDER, imageEntryName, MANIFEST_ENTRY, manifestHashOf } from "./manifest.ts";
-import type { CaseExportData, CaseExportFile, ForensicManifest, SignatureValidity } from "./shapes.ts";
+import type { CaseExportData, CaseExportFile, ForensicManifest, SignatureValidity } from "../shapes.ts";
 import { type SignatureVerification, verifyManifestSignature } from "./signature.ts";
 import { type ZipEntry, type ZipLimits, ZipDirectory, type ZipSource } from "./zip-read.ts";
-import { stripWarningBlock } from "./warning-block.ts";
-import { jsonDepthOverflow, tooDeepMessage } from "../encoding/json-depth.ts";
-import { ServiceError } from "../errors.ts";
+import { stripWarningBlock } from "../formats/warning-block.ts";
+import { jsonDepthOverflow, tooDeepMessage } from "../../encoding/json-depth.ts";
+import { ServiceError } from "../../errors.ts";
 
 /** A rule the package breaks: the message says which and why. */
 export class PackageRefusal extends ServiceError {

@@ -4,9 +4,9 @@
  * rules 4, 5 and the overwrite part of 7) and the package's consistency with itself
  * (`validateIntegrity`). Shared by the preview and the import, so both decide alike.
  */
-import { type CheckedPackage, PackageRefusal } from "./case-package.ts";
-import type { CaseExportData } from "./shapes.ts";
-import type { ExchangeUser } from "./sources.ts";
+import { type CheckedPackage, PackageRefusal } from "../package/case-package.ts";
+import type { CaseExportData } from "../shapes.ts";
+import type { ExchangeUser } from "../sources.ts";
 
 /** The message of rule 4, as docs/exchange.md words it. */
 export const OWN_CASE_REFUSAL = "the original analyst cannot review their own case";

@@ -8,7 +8,7 @@
  * writes them.
  */
 import { cell, type Column, countOf, headerRow, orNotAvailable, type TableCell, type TableRow, text, valueRow, yesNo } from "./columns.ts";
-import type { CaseExportData, CaseExportFile, ExportProvenance } from "./shapes.ts";
+import type { CaseExportData, CaseExportFile, ExportProvenance } from "../shapes.ts";
 
 /** One row of the file rows: the file, the box it shows (none for a file without boxes), and whether it is the file's first row. */
 interface FileRowSource {

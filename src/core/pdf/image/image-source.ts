@@ -13,11 +13,11 @@
  * });
  * ```
  */
-import { ServiceError } from "../errors.ts";
-import { describeRefusal, IMAGE_FORMAT_NAMES, inspectImage } from "../images/image-structure.ts";
+import { ServiceError } from "../../errors.ts";
+import { describeRefusal, IMAGE_FORMAT_NAMES, inspectImage } from "../../images/image-structure.ts";
 import { checkImageUrl, type HostEntry } from "./host-policy.ts";
 import { decodeBase64 } from "./base64.ts";
-import { isTimeout } from "../outbound/timeout.ts";
+import { isTimeout } from "../../outbound/timeout.ts";
 
 /** An image the report can embed. */
 export interface ReportImage {

@@ -5,7 +5,7 @@
  * READ_ONLY_INSTRUCTIONS.txt (how to handle the archive).
  */
 import { dataEntryName, IMAGES_FOLDER, MANIFEST_ENTRY } from "./manifest.ts";
-import type { CaseExportData } from "./shapes.ts";
+import type { CaseExportData } from "../shapes.ts";
 
 const shown = (value: unknown): string => typeof value === "string" && value !== "" ? value : typeof value === "number" ? String(value) : "N/A";
 

@@ -12,10 +12,10 @@
  */
 import fontkit from "@pdf-lib/fontkit";
 import { type PDFDocument, type PDFFont, StandardFontEmbedder, StandardFonts } from "pdf-lib";
-import { ServiceError } from "../errors.ts";
-import { decodeBase64 } from "./base64.ts";
-import { DEJAVU_SANS_TTF_BASE64 } from "./fonts/dejavu-sans.ts";
-import { DEJAVU_SANS_BOLD_TTF_BASE64 } from "./fonts/dejavu-sans-bold.ts";
+import { ServiceError } from "../../errors.ts";
+import { decodeBase64 } from "../image/base64.ts";
+import { DEJAVU_SANS_TTF_BASE64 } from "../fonts/dejavu-sans.ts";
+import { DEJAVU_SANS_BOLD_TTF_BASE64 } from "../fonts/dejavu-sans-bold.ts";
 
 /** The embedded fonts of one report, per face. */
 export interface ReportFonts {

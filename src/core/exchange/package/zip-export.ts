@@ -8,16 +8,16 @@
  * only as fast as it is read, or to a chunk callback that is awaited.
  */
 import { type AsyncFlateStreamHandler, strToU8, Zip, ZipDeflate, type ZipInputFile } from "fflate";
-import { crc32 } from "../encoding/crc32.ts";
-import { collectCaseExport, type CaseExportOptions, formatExportJson } from "./case-export.ts";
+import { crc32 } from "../../encoding/crc32.ts";
+import { collectCaseExport, type CaseExportOptions, formatExportJson } from "../case-export.ts";
 import { readmeText, readOnlyInstructionsText } from "./archive-texts.ts";
-import { sha256Hex } from "../encoding/digest.ts";
-import { ExchangeError, messageOf } from "./exchange-error.ts";
-import { recordAudit } from "./exchange-audit.ts";
+import { sha256Hex } from "../../encoding/digest.ts";
+import { ExchangeError, messageOf } from "../exchange-error.ts";
+import { recordAudit } from "../exchange-audit.ts";
 import { buildManifest, dataEntryName, formatManifest, IMAGES_FOLDER, imageEntryName, MANIFEST_ENTRY } from "./manifest.ts";
-import type { ForensicManifest } from "./shapes.ts";
+import type { ForensicManifest } from "../shapes.ts";
 import { type ManifestSigner, signManifestHash } from "./signature.ts";
-import type { ExchangeStore } from "./sources.ts";
+import type { ExchangeStore } from "../sources.ts";
 
 /** Options of a ZIP export. */
 export interface CaseZipOptions extends CaseExportOptions {

@@ -9,8 +9,8 @@
  */
 import { caseTableRows } from "./case-table.ts";
 import type { TableRow } from "./columns.ts";
-import { sha256Hex } from "../encoding/digest.ts";
-import type { CaseExportData } from "./shapes.ts";
+import { sha256Hex } from "../../encoding/digest.ts";
+import type { CaseExportData } from "../shapes.ts";
 import { CSV_WARNING_LINE, stripWarningBlock } from "./warning-block.ts";
 
 const quote = (field: string | number): string => `"${String(field).replaceAll('"', '""')}"`;

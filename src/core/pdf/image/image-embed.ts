@@ -22,9 +22,9 @@ import {
   pushGraphicsState,
 } from "pdf-lib";
 import type { PDFContext } from "pdf-lib";
-import { ServiceError } from "../errors.ts";
+import { ServiceError } from "../../errors.ts";
 import { concatBytes, type ReportImage } from "./image-source.ts";
-import type { Rect } from "./page-layout.ts";
+import type { Rect } from "../layout/page-layout.ts";
 import { jpegOrientation, type Orientation, orientedMatrix, swapsSides } from "./jpeg-orientation.ts";
 import { splitAlpha } from "./png-alpha.ts";
 import { checkPngData, UnreadablePngData } from "./png-data.ts";

@@ -12,7 +12,7 @@
  * checkImageUrl(new URL("http://169.254.169.254/latest/meta-data"), hosts); // throws a 400
  * ```
  */
-import { ServiceError } from "../errors.ts";
+import { ServiceError } from "../../errors.ts";
 
 /** One allowed host: a name or address, and the one port allowed when the entry names it. */
 export interface HostEntry {

@@ -11,8 +11,8 @@
  * ```
  */
 import { rgb, type RGB } from "pdf-lib";
-import { ColorSchema, CSS_NAMED_COLORS } from "../schemas/annotation.ts";
-import { ServiceError } from "../errors.ts";
+import { ColorSchema, CSS_NAMED_COLORS } from "../../schemas/annotation.ts";
+import { ServiceError } from "../../errors.ts";
 import { CASE_LABEL } from "./report-style.ts";
 
 /** A colour as three channels from 0 to 1 (sRGB). */
