@@ -8,7 +8,7 @@
  * the head, so they never see half of a write, whatever the blob's size.
  */
 import type { BlobStore, KvStore } from "../../core/ports.ts";
-import { createVersionedBlobStore, type VersionedBackend } from "../../core/storage/versioned-store.ts";
+import { createVersionedBlobStore, createVersionedKvStore, type VersionedBackend } from "../../core/storage/versioned-store.ts";
 
 /** The parts of `Deno.Kv` used here (so this type-checks without Deno's types). */
 export interface DenoKvLike {
@@ -126,16 +126,5 @@ export function createDenoKvBlobStore(kv: DenoKvLike, store: string): BlobStore 
 
 /** A `KvStore` on Deno KV (values of any length, as blobs). */
 export function createDenoKvStore(kv: DenoKvLike, store: string): KvStore {
-  const backend = denoKvBackend(kv, store);
-  const encoder = new TextEncoder();
-  const decoder = new TextDecoder();
-  return {
-    get: async (key) => {
-      const stored = await backend.get(key);
-      return stored === null ? null : decoder.decode(stored.bytes);
-    },
-    put: (key, value) => backend.put(key, encoder.encode(value)),
-    delete: (key) => backend.delete(key),
-    list: async (prefix) => (await backend.list(prefix)).filter((key) => key.startsWith(prefix)).sort(),
-  };
+  return createVersionedKvStore(denoKvBackend(kv, store));
 }

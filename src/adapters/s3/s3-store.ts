@@ -9,7 +9,7 @@
  */
 import { AwsClient } from "aws4fetch";
 import type { BlobStore, KvStore } from "../../core/ports.ts";
-import { createVersionedBlobStore, type VersionedBackend } from "../../core/storage/versioned-store.ts";
+import { createVersionedBlobStore, createVersionedKvStore, type VersionedBackend } from "../../core/storage/versioned-store.ts";
 
 /** Where the objects live. */
 export interface S3Location {
@@ -129,16 +129,5 @@ export async function probeConditionalWrites(location: S3Location): Promise<bool
 
 /** A `KvStore` on an S3 bucket (one small object per key). */
 export function createS3KvStore(location: S3Location): KvStore {
-  const backend = s3Backend(location);
-  const encoder = new TextEncoder();
-  const decoder = new TextDecoder();
-  return {
-    get: async (key) => {
-      const stored = await backend.get(key);
-      return stored === null ? null : decoder.decode(stored.bytes);
-    },
-    put: (key, value) => backend.put(key, encoder.encode(value)),
-    delete: (key) => backend.delete(key),
-    list: async (prefix) => (await backend.list(prefix)).sort(),
-  };
+  return createVersionedKvStore(s3Backend(location));
 }

@@ -68,15 +68,7 @@ export async function createConfirmation(
   fileId: string,
   reviewer: ReviewerDetails,
 ): Promise<Confirmation> {
-  const startedAt = store.now();
-  const user = await requireUser(store, reviewerUid);
-  const facts = {
-    userUid: reviewerUid,
-    userEmail: user.email,
-    action: "confirmation-create" as const,
-    details: { caseNumber, reviewingExaminerUid: reviewerUid },
-    startedAt,
-  };
+  const { user, facts } = await reviewerFacts(store, reviewerUid, caseNumber, "confirmation-create");
   return await audited(store, facts, async () => {
     const document = await readOnlyCase(store, reviewerUid, caseNumber);
     const mapping = isObject(document.originalImageIds) ? document.originalImageIds : {};
@@ -106,6 +98,13 @@ export async function createConfirmation(
   }, (confirmation) => ({ details: { confirmationId: confirmation.confirmationId }, bytes: 0 }));
 }
 
+/** The reviewer's record and the facts of the audit entry a reviewer's action on a case writes. */
+async function reviewerFacts(store: ExchangeStore, reviewerUid: string, caseNumber: string, action: "confirmation-create" | "confirmation-export") {
+  const startedAt = store.now();
+  const user = await requireUser(store, reviewerUid);
+  return { user, facts: { userUid: reviewerUid, userEmail: user.email, action, details: { caseNumber, reviewingExaminerUid: reviewerUid }, startedAt } };
+}
+
 /** The upper-case SHA-256 of the 2-space JSON of a confirmation export without `metadata.hash`. */
 export async function confirmationExportHash(exported: { metadata: Record<string, unknown>; [field: string]: unknown }): Promise<string> {
   const { hash: _hash, ...metadata } = exported.metadata;
@@ -118,15 +117,7 @@ export async function confirmationExportHash(exported: { metadata: Record<string
  * @throws {ExchangeError} NOT_FOUND, FORBIDDEN (not read-only) or VALIDATION_ERROR (no confirmations).
  */
 export async function exportConfirmations(store: ExchangeStore, reviewerUid: string, caseNumber: string): Promise<ExportedFile<ConfirmationExport>> {
-  const startedAt = store.now();
-  const user = await requireUser(store, reviewerUid);
-  const facts = {
-    userUid: reviewerUid,
-    userEmail: user.email,
-    action: "confirmation-export" as const,
-    details: { caseNumber, reviewingExaminerUid: reviewerUid },
-    startedAt,
-  };
+  const { user, facts } = await reviewerFacts(store, reviewerUid, caseNumber, "confirmation-export");
   return await audited(store, facts, async () => {
     const document = await readOnlyCase(store, reviewerUid, caseNumber);
     const stored = isObject(document.confirmations) ? document.confirmations : {};

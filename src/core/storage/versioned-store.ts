@@ -5,7 +5,7 @@
  * and conditional writes; this layer owns serialization in the process and the bounded
  * retry loop, so updates and appends stay lossless across processes and isolates.
  */
-import type { BlobStore, Bytes } from "../ports.ts";
+import type { BlobStore, Bytes, KvStore } from "../ports.ts";
 import { KeyedMutex } from "./keyed-mutex.ts";
 import { encodeJsonArray, parseJsonArray } from "./json-array.ts";
 
@@ -33,7 +33,7 @@ export interface VersionedBackend {
   list(prefix: string): Promise<string[]>;
 }
 
-/** Thrown when a key stays contended after every retry; the request fails as a 503-class error. */
+/** Thrown when a key stays contended after every retry: an internal failure, answered as a 500. */
 export class ContentionError extends Error {
   /** Names the contended key and how many conditional writes were tried. */
   constructor(key: string, attempts: number) {
@@ -84,5 +84,21 @@ export function createVersionedBlobStore(backend: VersionedBackend, options: Ver
         });
         return count;
       }),
+  };
+}
+
+/** A `KvStore` (strings, such as user records) over the same backend: values stored as UTF-8. */
+export function createVersionedKvStore(backend: VersionedBackend): KvStore {
+  const encoder = new TextEncoder();
+  const decoder = new TextDecoder();
+  return {
+    get: async (key) => {
+      const stored = await backend.get(key);
+      return stored === null ? null : decoder.decode(stored.bytes);
+    },
+    put: (key, value) => backend.put(key, encoder.encode(value)),
+    delete: (key) => backend.delete(key),
+    // Backends may list more than the prefix (Deno KV lists by key parts).
+    list: async (prefix) => (await backend.list(prefix)).filter((key) => key.startsWith(prefix)).sort(),
   };
 }
