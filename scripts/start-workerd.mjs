@@ -2,11 +2,16 @@
 // `npm run start:workerd -- --port P --data DIR`: the Cloudflare module worker that mounts
 // all seven workers, bundled with esbuild and run in the real workerd through Miniflare,
 // with local KV and R2 persisted under --data. Same flags and start-up lines as `serve`.
+// Node's HTTP server stands in front of workerd as Cloudflare's edge does in front of a
+// deployed worker: it parses HTTP (a malformed request is its 400, not workerd's 500), sets
+// CF-Connecting-IP to the socket peer, and stops gracefully on SIGTERM/SIGINT.
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { Miniflare } from "miniflare";
+import { nodeListen } from "../dist/src/adapters/node/serve.js";
+import { createFileBlobStore } from "../dist/src/adapters/server/files/file-ports.js";
 import { parseServeFlags } from "../dist/src/adapters/server/command.js";
 import { readEnvironment } from "../dist/src/adapters/server/environment.js";
 import { ensureSecrets } from "../dist/src/adapters/server/secrets.js";
@@ -30,6 +35,74 @@ export async function bundleWorker(entry, outfile, minify = false) {
   return outfile;
 }
 
+/** How long a stop waits for requests in flight before it disposes workerd anyway. */
+const STOP_WAIT_MS = 30_000;
+/** How long an answer waits for the rest of its request body to reach workerd (Node's own settle bound). */
+const UPLOAD_WAIT_MS = 3000;
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding"]);
+
+/**
+ * Moves each `.eml` object of the outbox bucket into `--data/outbox/` (the file store's
+ * atomic write, then the object's delete), one run at a time, so the files are where
+ * `serve` puts them before the answer that wrote them reaches the client; an object left
+ * by a crash between the two steps is moved on the next run.
+ */
+function outboxMirror(mf, dataDir) {
+  const files = createFileBlobStore(join(dataDir, "outbox"), { sync: true });
+  let running = Promise.resolve();
+  const move = async () => {
+    const bucket = await mf.getR2Bucket("STRIAE_OUTBOX");
+    let cursor;
+    do {
+      const listed = await bucket.list({ cursor });
+      for (const { key } of listed.objects) {
+        const object = await bucket.get(key);
+        if (object === null) continue;
+        await files.put(key, new Uint8Array(await object.arrayBuffer()));
+        await bucket.delete(key);
+      }
+      cursor = listed.truncated ? listed.cursor : undefined;
+    } while (cursor !== undefined);
+  };
+  return () => {
+    running = running.then(move, move);
+    return running;
+  };
+}
+
+/** Resolves after `ms` or when `promise` settles, whichever is first. */
+function within(promise, ms) {
+  let timer;
+  return Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The app Node's server runs: each request forwarded to workerd with CF-Connecting-IP set
+ * from the socket peer (a client's own header is replaced, as on Cloudflare).
+ */
+function forwardTo(mf, mirror) {
+  return {
+    async fetch(request, { clientIp }) {
+      const headers = new Headers(request.headers);
+      headers.delete("cf-connecting-ip");
+      if (clientIp !== undefined) headers.set("CF-Connecting-IP", clientIp);
+      let uploaded;
+      const sent = new Promise((resolve) => (uploaded = resolve));
+      const body = request.body === null ? undefined : request.body.pipeThrough(new TransformStream({ flush: () => uploaded() }));
+      const answer = await mf.dispatchFetch(request.url, { method: request.method, headers, body, duplex: "half", redirect: "manual" });
+      // The worker reads a refused body to the end; waiting for it keeps the client's connection alive.
+      if (body !== undefined) await within(sent, UPLOAD_WAIT_MS);
+      // A failed move leaves the mail in the bucket for the next run; the answer stands.
+      if (!SAFE_METHODS.has(request.method)) await mirror().catch((err) => console.error(`outbox: ${err?.message ?? String(err)}`));
+      // Miniflare's Headers come from its own undici: copied entry by entry; framing is Node's own.
+      const answered = new Headers();
+      for (const [name, value] of answer.headers) if (!HOP_BY_HOP.has(name)) answered.append(name, value);
+      return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers: answered });
+    },
+  };
+}
+
 async function main(argv) {
   const flags = parseServeFlags(argv);
   if (flags === null) {
@@ -49,19 +122,6 @@ async function main(argv) {
   const bindings = Object.fromEntries(
     Object.entries(secrets.env).filter(([name]) => /^[A-Z][A-Z0-9_]*$/.test(name) && !/^(PATH|HOME|PWD|SHELL|USER|TERM|LANG)$|^(NODE_|npm_)/.test(name)),
   );
-  let stopping;
-  const stopped = new Promise((done) => {
-    stopping = done;
-  });
-  const stop = (signal) => {
-    if (stopping === undefined) return;
-    const done = stopping;
-    stopping = undefined;
-    console.log(`${signal}: stopping workerd`);
-    mf.dispose().then(done, done);
-  };
-  const onTerm = () => stop("SIGTERM");
-  const onInt = () => stop("SIGINT");
   const mf = new Miniflare({
     modules: true,
     scriptPath,
@@ -72,15 +132,37 @@ async function main(argv) {
     kvPersist: join(dataDir, "kv"),
     r2Persist: join(dataDir, "r2"),
     bindings,
-    host: flags.host,
-    port: flags.port,
+    // Only Node's server in front is reachable; workerd listens on loopback.
+    host: "127.0.0.1",
+    port: 0,
   });
   // Miniflare's exit hook answers SIGTERM/SIGINT with process.exit(128 + n) before in-flight
-  // requests finish; take those listeners off and stop gracefully (dispose), then exit 0.
+  // requests finish; take those listeners off and stop gracefully instead.
   process.removeAllListeners("SIGTERM").removeAllListeners("SIGINT");
-  process.on("SIGTERM", onTerm).on("SIGINT", onInt);
-  const ready = await mf.ready;
-  const url = ready.origin;
+  let stopping;
+  const stopped = new Promise((done) => {
+    stopping = done;
+  });
+  let listening;
+  const mirror = outboxMirror(mf, dataDir);
+  const stop = (signal) => {
+    if (stopping === undefined) return;
+    const done = stopping;
+    stopping = undefined;
+    console.log(`${signal}: stopping workerd`);
+    // Stop accepting, let requests in flight finish (bounded), then dispose workerd.
+    within(listening?.close() ?? Promise.resolve(), STOP_WAIT_MS)
+      .then(() => mirror())
+      .catch((err) => console.error(err?.stack ?? String(err)))
+      .then(() => mf.dispose())
+      .then(done, done);
+  };
+  process.on("SIGTERM", () => stop("SIGTERM")).on("SIGINT", () => stop("SIGINT"));
+  await mf.ready;
+  await mirror();
+  listening = await nodeListen(forwardTo(mf, mirror), { port: flags.port, hostname: flags.host });
+  const shownHost = flags.host.includes(":") ? `[${flags.host}]` : flags.host;
+  const url = `http://${shownHost}:${listening.port}`;
   for (const name of secrets.generated) console.log(`generated ${name}=${secrets.env[name]} (kept in ${dataDir}/secrets.json; shown once)`);
   for (const [name, mount] of Object.entries(WORKER_MOUNTS)) console.log(`${name.padEnd(8)} ${url}${mount}`);
   console.log(`ready    ${url} (data in ${dataDir}, workerd)`);

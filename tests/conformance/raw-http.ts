@@ -191,3 +191,44 @@ export class RawConnection {
     this.socket = undefined;
   }
 }
+
+/**
+ * Writes `request` as given (head and body, however malformed; pieces of an async iterable
+ * as they come, to send a body slowly) on a new socket and reads one answer; the socket is
+ * closed afterwards.
+ */
+export async function sendRawBytes(url: URL, request: string | Uint8Array | AsyncIterable<string | Uint8Array>, timeoutMs = 15_000): Promise<RawResponse> {
+  const socket = connect({ host: url.hostname, port: Number(url.port) });
+  let received: Buffer = Buffer.alloc(0);
+  try {
+    return await new Promise<RawResponse>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no response within ${timeoutMs} ms`)), timeoutMs);
+      const check = (ended: boolean) => {
+        const parsed = parseResponse(received);
+        if (parsed) {
+          clearTimeout(timer);
+          resolve(parsed.response);
+        } else if (ended) {
+          clearTimeout(timer);
+          reject(new Error(`no complete response: the connection was closed after ${received.length} bytes`));
+        }
+      };
+      socket.on("data", (chunk: Buffer) => {
+        received = Buffer.concat([received, chunk]);
+        check(false);
+      });
+      socket.once("end", () => check(true));
+      socket.once("error", (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+      const write = async () => {
+        if (typeof request === "string" || request instanceof Uint8Array) socket.write(request);
+        else for await (const piece of request) socket.write(piece);
+      };
+      socket.once("connect", () => write().catch(reject));
+    });
+  } finally {
+    socket.destroy();
+  }
+}
