@@ -50,6 +50,12 @@ export function conformance(runtime: Runtime): void {
     const t = (name: string) => `[${runtime}] ${name}`;
     const call = (path: string, init: RequestInit = {}) => fetch(`${url}${path}`, init);
 
+    it(t("prints one line per worker with its base URL, as serve does"), () => {
+      for (const worker of ["user", "image", "pdf", "data", "keys", "captcha", "audit"]) {
+        expect(served.output(), worker).toMatch(new RegExp(`^${worker}\\s+${url}/${worker}$`, "m"));
+      }
+    });
+
     it(t("GET /health is 200 {ok:true}"), async () => {
       const response = await call("/health");
       expect(response.status).toBe(200);

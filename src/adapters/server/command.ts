@@ -79,6 +79,13 @@ export async function runServeCommand(argv: readonly string[], listen: Listen, r
     console.error(`${flags}\n\n${USAGE}`);
     return 2;
   }
+  // Listening for signals before the ready line: a SIGTERM right after it must still stop gracefully.
+  let signalled: string | undefined;
+  let onSignal = (signal: string) => {
+    signalled = signal;
+  };
+  process.once("SIGTERM", () => onSignal("SIGTERM"));
+  process.once("SIGINT", () => onSignal("SIGINT"));
   let server;
   try {
     server = await startService({ port: flags.port, host: flags.host, dataDir: resolve(flags.data), env: readEnvironment() }, listen, runtimeStorage);
@@ -89,6 +96,7 @@ export async function runServeCommand(argv: readonly string[], listen: Listen, r
     }
     throw err;
   }
+  const started = server;
   await new Promise<void>((resolveStop) => {
     const stop = (signal: string) => {
       console.log(`${signal}: finishing in-flight requests`);
@@ -96,13 +104,13 @@ export async function runServeCommand(argv: readonly string[], listen: Listen, r
         console.error("in-flight requests did not finish in time; exiting");
         process.exit(1);
       }, SHUTDOWN_GRACE_MS);
-      server.close().then(() => {
+      started.close().then(() => {
         clearTimeout(force);
         resolveStop();
       }, () => resolveStop());
     };
-    process.once("SIGTERM", () => stop("SIGTERM"));
-    process.once("SIGINT", () => stop("SIGINT"));
+    onSignal = stop;
+    if (signalled !== undefined) stop(signalled);
   });
   return 0;
 }
