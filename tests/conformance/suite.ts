@@ -12,7 +12,7 @@ import { fixture, uploadForm } from "../helpers/images.ts";
 import { PDFDocument } from "pdf-lib";
 import { type RawBody, RawConnection, sendRawBytes } from "./raw-http.ts";
 import { type LocalServices, startLocalServices } from "./local-services.ts";
-import { request as httpRequest } from "node:http";
+import { sendRaw } from "../helpers/raw-request.ts";
 import fc from "fast-check";
 import { anyRequest, type GeneratedRequest, propertyParameters } from "../helpers/request-arbitraries.ts";
 import { KEYS } from "../helpers/service.ts";
@@ -223,26 +223,7 @@ export function conformance(runtime: Runtime): void {
           for (const [from, to] of secretOf) value = value.replace(from, to);
           return [name, value];
         }));
-      const send = (request: GeneratedRequest) => new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const target = new URL(url);
-        const body = request.body === undefined ? undefined : Buffer.from(request.body);
-        const req = httpRequest({
-          host: target.hostname,
-          port: target.port,
-          method: request.method,
-          path: request.path,
-          headers: { ...withSecrets(request.headers), ...(body ? { "Content-Length": String(body.length) } : {}) },
-          timeout: 15_000,
-        }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on("data", (chunk: Buffer) => chunks.push(chunk));
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
-          res.on("error", reject);
-        });
-        req.on("timeout", () => req.destroy(new Error(`no answer within 15 s: ${request.method} ${request.path}`)));
-        req.on("error", reject);
-        req.end(body);
-      });
+      const send = (request: GeneratedRequest) => sendRaw(url, { ...request, headers: withSecrets(request.headers) });
       // The captcha worker calls Turnstile itself, which this machine cannot reach.
       await fc.assert(
         fc.asyncProperty(anyRequest.filter((request) => !request.path.startsWith("/captcha")), async (request) => {

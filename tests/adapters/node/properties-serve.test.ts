@@ -3,7 +3,8 @@
  * generated requests never answer 5xx, the server keeps answering, nothing is written
  * outside `--data`, and what answered 2xx reads back equal. Seeded; a failure prints FC_SEED.
  */
-import { request as httpRequest, Agent } from "node:http";
+import { Agent } from "node:http";
+import { sendRaw } from "../../helpers/raw-request.ts";
 import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { tmpdir } from "node:os";
@@ -17,25 +18,8 @@ let root: string;
 let served: Served;
 const agent = new Agent({ keepAlive: true, maxSockets: 4 });
 
-/** Sends a request with its path exactly as generated; answers status and body. */
-function send(request: GeneratedRequest): Promise<{ status: number; body: string }> {
-  const url = new URL(served.url);
-  return new Promise((resolve, reject) => {
-    const body = request.body === undefined ? undefined : typeof request.body === "string" ? Buffer.from(request.body) : Buffer.from(request.body);
-    const req = httpRequest(
-      { host: url.hostname, port: url.port, method: request.method, path: request.path, agent, headers: { ...request.headers, ...(body ? { "Content-Length": String(body.length) } : {}) }, timeout: 15_000 },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (chunk: Buffer) => chunks.push(chunk));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
-        res.on("error", reject);
-      },
-    );
-    req.on("timeout", () => req.destroy(new Error(`no answer within 15 s: ${request.method} ${request.path}`)));
-    req.on("error", reject);
-    req.end(body);
-  });
-}
+/** Sends a request with its path exactly as generated, over the keep-alive agent. */
+const send = (request: GeneratedRequest) => sendRaw(served.url, request, agent);
 
 /** Every file under `dir`, relative to it. */
 async function filesUnder(dir: string): Promise<string[]> {
