@@ -93,7 +93,7 @@ describe("examples run as written", () => {
         compatibilityDate: "2026-04-01",
         kvNamespaces: (config.kv_namespaces ?? []).map((kv) => kv.binding),
         r2Buckets: (config.r2_buckets ?? []).map((r2) => r2.binding),
-        bindings: { ...config.vars, R2_KEY_SECRET: "k", KEYS_AUTH: "kk", ACCOUNT_HASH: "h", IMAGES_API_TOKEN: "it", HMAC_KEY: "hk", USER_DB_AUTH: "uk", MAIL_HTTP_TOKEN: "mt" },
+        bindings: { ...config.vars, R2_KEY_SECRET: "k", KEYS_AUTH: "kk", ACCOUNT_HASH: "h", IMAGES_API_TOKEN: "it", HMAC_KEY: "hk", USER_DB_AUTH: "uk", MAIL_HTTP_TOKEN: "mt", CF_IMAGES_TOKEN: "ct" },
       });
       try {
         const kind = file.split(".")[1];

@@ -3,7 +3,9 @@
  * The `serve` command, the same on Node, Bun and Deno (docs/configuration.md): flags,
  * `.env`, start, and a graceful stop on SIGINT/SIGTERM.
  */
-import { resolve } from "node:path";
+import { readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { readEnvironment } from "./environment.ts";
 import { ConfigError } from "../../core/config/mod.ts";
@@ -28,7 +30,50 @@ directory (the environment wins); see README.md.
 Case export and import: forensic-annotation export --help
 `;
 
+const COMMANDS = `Usage: forensic-annotation <command> [options]
+
+Commands:
+  serve     run the service on one port (the default command)
+  export    export a case or all cases of a user (JSON, CSV, ZIP, XLSX)
+  import    import a case package as a read-only case
+
+Options:
+  --help, -h      this help; "forensic-annotation <command> --help" for a command's
+  --version, -v   the package version
+`;
+
 const SHUTDOWN_GRACE_MS = 30_000;
+
+/** The package's version, read from the package.json above this file (dist or source). */
+export function packageVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let depth = 0; depth < 6; depth++) {
+    try {
+      const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { name?: string; version?: string };
+      if (manifest.name === "@forensic-annotation/service" && typeof manifest.version === "string") return manifest.version;
+    } catch {
+      // no package.json here: look one folder up
+    }
+    dir = dirname(dir);
+  }
+  return "unknown";
+}
+
+/** parseArgs' refusal, said in our words and pointing at the help. */
+function flagProblem(err: unknown, command: string): string {
+  const code = typeof err === "object" && err !== null && "code" in err ? err.code : undefined;
+  const option = /'([^']+)'/.exec(err instanceof Error ? err.message : "")?.[1];
+  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && option !== undefined) return `unknown option ${option} (forensic-annotation ${command} --help lists the options)`;
+  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && option !== undefined) return `option ${option} needs a value (forensic-annotation ${command} --help)`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Whether a start failed because the address is taken (Node, Bun and Deno say it differently). */
+function addressInUse(err: unknown): boolean {
+  if (typeof err !== "object" || err === null) return false;
+  const { code, name, message } = err as { code?: unknown; name?: unknown; message?: unknown };
+  return code === "EADDRINUSE" || name === "AddrInUse" || (typeof message === "string" && /address already in use/i.test(message));
+}
 
 /** The parsed flags of `serve`. */
 export interface ServeFlags {
@@ -55,7 +100,7 @@ export function parseServeFlags(argv: readonly string[]): ServeFlags | string | 
       },
     });
   } catch (err) {
-    return err instanceof Error ? err.message : String(err);
+    return flagProblem(err, "serve");
   }
   const { values, positionals } = parsed;
   if (values.help) return null;
@@ -94,6 +139,10 @@ export async function runServeCommand(argv: readonly string[], listen: Listen, r
       console.error(err.message);
       return 2;
     }
+    if (addressInUse(err)) {
+      console.error(`${flags.host}:${flags.port} is already in use: stop what listens there or pass another --port (0 picks a free one)`);
+      return 1;
+    }
     throw err;
   }
   const started = server;
@@ -117,6 +166,14 @@ export async function runServeCommand(argv: readonly string[], listen: Listen, r
 
 /** Runs the command and exits the process with its code. */
 export function main(argv: readonly string[], listen: Listen, runtimeStorage?: RuntimeStorage): void {
+  if (argv[0] === "--version" || argv[0] === "-v") {
+    console.log(packageVersion());
+    process.exit(0);
+  }
+  if (argv[0] === "--help" || argv[0] === "-h" || argv[0] === "help") {
+    console.log(COMMANDS);
+    process.exit(0);
+  }
   const run = argv[0] === "export" || argv[0] === "import"
     ? runExchangeCommand(argv, runtimeStorage === undefined ? {} : { runtimeStorage })
     : runServeCommand(argv, listen, runtimeStorage);

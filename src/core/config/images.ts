@@ -4,7 +4,7 @@
  * are signed, and how large they may be.
  */
 import * as z from "zod";
-import { camelKeys, httpUrl, positiveInt, text, variable } from "./variables.ts";
+import { camelKeys, httpUrl, positiveInt, text, variable, variableProblem, WHEN_VALID } from "./variables.ts";
 
 /** The image variables. */
 export const ImagesSection = z.object({
@@ -47,7 +47,11 @@ export const ImagesSection = z.object({
   }),
   CF_IMAGES_API_BASE: variable(httpUrl().default("https://api.cloudflare.com/client/v4"), "the Cloudflare Images API base", { usedBy: "image" }),
   IMAGE_UPSTREAM_TIMEOUT_MS: variable(positiveInt(30_000), "how long one call to Cloudflare Images may take, in milliseconds", { usedBy: "image" }),
-}).transform(camelKeys);
+}).superRefine((e, ctx) => {
+  // Without them every upload and signature would fail at request time instead.
+  const missing = (["CF_ACCOUNT_ID", "CF_IMAGES_TOKEN", "ACCOUNT_HASH"] as const).filter((name) => !e[name]);
+  if (e.IMAGE_HOST === "cloudflare" && missing.length > 0) variableProblem(ctx, missing, "required when IMAGE_HOST=cloudflare");
+}, WHEN_VALID).transform(camelKeys);
 
 /** What {@link ImagesSection} parses. */
 export type ImagesConfig = z.output<typeof ImagesSection>;
