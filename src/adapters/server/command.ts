@@ -171,7 +171,8 @@ export function main(argv: readonly string[], listen: Listen, runtimeStorage?: R
     process.exit(0);
   }
   if (argv[0] === "--help" || argv[0] === "-h" || argv[0] === "help") {
-    console.log(COMMANDS);
+    // serve is the default command, so its options follow the list of commands.
+    console.log(`${COMMANDS}\n${USAGE}`);
     process.exit(0);
   }
   const run = argv[0] === "export" || argv[0] === "import"
