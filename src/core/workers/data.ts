@@ -9,7 +9,7 @@ import type { Context, TypedResponse } from "hono";
 import type { JSONValue } from "hono/utils/types";
 import { createRoute } from "@hono/zod-openapi";
 import type { BlobStore, Clock, KvStore } from "../ports.ts";
-import { userRecords } from "../users/user-records.ts";
+import { type UserRecords, userRecords } from "../users/user-records.ts";
 import { limitsFor } from "../users/limits.ts";
 import { storedCaseNumbers } from "../cases/stored-cases.ts";
 import { KeyedMutex } from "../storage/keyed-mutex.ts";
@@ -151,27 +151,20 @@ function dataWorker(deps: DataWorkerDeps) {
     return key;
   };
   const records = deps.users === undefined ? undefined : userRecords(deps.users);
-  // UserLimits.maxFilesPerCase (docs/api.md#user-limits) on `{userUid}/{caseNumber}/data.json`, the case document.
-  const checkFiles = records === undefined ? undefined : async (key: string, value: unknown) => {
-    const parts = key.split("/");
-    if (parts.length !== 3 || value === null || typeof value !== "object" || !("files" in value) || !Array.isArray(value.files)) return;
-    const owner = await records.get(parts[0]!);
-    if (owner === null) return;
-    const { maxFilesPerCase } = limitsFor(owner, config);
-    if (value.files.length > maxFilesPerCase) {
-      throw ServiceError.forbidden(`File limit reached: a case of this account may hold ${maxFilesPerCase} file(s)`, { key, limit: maxFilesPerCase });
-    }
-  };
-
-  // UserLimits.maxCases (docs/api.md#user-limits) on a new `{userUid}/{caseNumber}/data.json`: the record's
-  // cases and the case folders already stored count, read-only (imported) cases do not.
-  const caseCreations = new KeyedMutex();
-  const isCaseDocument = (key: string) => /^[^/]+\/[^/]+\/data\.json$/.test(key);
-  const checkNewCase = records === undefined ? undefined : async (key: string) => {
-    const [uid, caseNumber] = key.split("/") as [string, string];
+  // UserLimits (docs/api.md#user-limits) on a case's documents `{uid}/{case}/{name}.json`, read from the owner's
+  // record once: the files a document lists, and for a new `data.json` the cases the account
+  // holds (the record's and the folders already stored, not read-only ones).
+  const caseWrites = new KeyedMutex();
+  const checkCaseLimits = async (records: UserRecords, key: string, value: unknown) => {
+    const [uid, caseNumber, name] = key.split("/") as [string, string, string];
     const owner = await records.get(uid);
     if (owner === null) return;
-    const { maxCases } = limitsFor(owner, config);
+    const { maxCases, maxFilesPerCase } = limitsFor(owner, config);
+    const files = value !== null && typeof value === "object" && "files" in value && Array.isArray(value.files) ? value.files.length : 0;
+    if (files > maxFilesPerCase) {
+      throw ServiceError.forbidden(`File limit reached: a case of this account may hold ${maxFilesPerCase} file(s)`, { key, limit: maxFilesPerCase });
+    }
+    if (name !== "data.json") return;
     const readOnly = new Set((owner.readOnlyCases ?? []).map((entry) => entry.caseNumber));
     const own = new Set(owner.cases.map((assignment) => assignment.caseNumber));
     if (maxCases >= Number.MAX_SAFE_INTEGER || readOnly.has(caseNumber) || own.has(caseNumber) || (await blobs.has(key))) return;
@@ -193,17 +186,13 @@ function dataWorker(deps: DataWorkerDeps) {
     const { text, value } = await readJsonText(c);
     // A read-only case is an import of someone else's case: the limits are on one's own work
     // (a review account, permitted: false, imports cases of any size).
-    const readOnly = isReadOnlyCase(value);
-    if (checkFiles !== undefined && !readOnly) await checkFiles(key, value);
     const write = () => blobs.put(key, encoder.encode(text));
-    // One user's case creations one at a time, so two at once cannot both pass the count.
-    if (checkNewCase === undefined || readOnly || !isCaseDocument(key)) await write();
-    else {
-      await caseCreations.run(key.split("/")[0]!, async () => {
-        await checkNewCase(key);
-        await write();
-      });
-    }
+    if (records === undefined || isReadOnlyCase(value) || key.split("/").length !== 3) await write();
+    // One user's case writes one at a time, so two new cases at once cannot both pass the count.
+    else await caseWrites.run(key.split("/")[0]!, async () => {
+      await checkCaseLimits(records, key, value);
+      await write();
+    });
     return c.json({ success: true as const }, 200);
   };
   const remove = async (c: Context<WorkerEnv>) => {
