@@ -9,4 +9,5 @@
  * ```
  */
 export { bunListen, startServer } from "./serve.ts";
+export { passClientIp } from "./client-ip.ts";
 export type { Listen, Listening, RunningServer, ServeOptions } from "../server/start.ts";

@@ -10,6 +10,7 @@
  * ```
  */
 export { nodeListen, startServer } from "./serve.ts";
+export { passClientIp } from "./client-ip.ts";
 export {
   type Listen,
   type Listening,
