@@ -55,7 +55,7 @@ async function replay(fetchOne: (method: string, path: string, body?: string) =>
   return answers;
 }
 
-function send(app: { request: Hono["request"] }, prefix: string) {
+function send(app: { request: (input: string, init: RequestInit) => Response | Promise<Response> }, prefix: string) {
   return (method: string, path: string, body?: string) =>
     Promise.resolve(app.request(`${prefix}${path}`, { method, headers: key, ...(body === undefined ? {} : { body }) }));
 }
