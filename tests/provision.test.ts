@@ -46,13 +46,13 @@ describe("npm run provision", () => {
     expect(result.status, result.stderr).toBe(0);
     expect((await readFile(log, "utf8")).trim().split("\n")).toEqual([
       "update",
-      "install -y --no-install-recommends redis-server poppler-utils libreoffice-calc-nogui",
+      "install -y --no-install-recommends redis-server poppler-utils libreoffice-calc-nogui curl",
     ]);
   });
 
   it("not root and without sudo, fails naming the command to run and the packages", async () => {
     const log = join(dir, "apt-user.log");
-    const path = await pathWith("user", { id: "echo 1000", "apt-get": `echo "$@" >> ${log}`, pdftotext: "true", pdfinfo: "true", pdftoppm: "true" });
+    const path = await pathWith("user", { id: "echo 1000", "apt-get": `echo "$@" >> ${log}`, pdftotext: "true", pdfinfo: "true", pdftoppm: "true", curl: "true" });
     const result = provision(path);
     expect(result.status).toBe(1);
     expect(result.stderr).toContain("apt-get update && apt-get install -y --no-install-recommends redis-server libreoffice-calc-nogui");
@@ -62,7 +62,7 @@ describe("npm run provision", () => {
 
   it("does nothing when every tool is there", async () => {
     const log = join(dir, "apt-none.log");
-    const tools = Object.fromEntries(["redis-server", "pdftotext", "pdfinfo", "pdftoppm", "soffice"].map((tool) => [tool, "true"]));
+    const tools = Object.fromEntries(["redis-server", "pdftotext", "pdfinfo", "pdftoppm", "soffice", "curl"].map((tool) => [tool, "true"]));
     const result = provision(await pathWith("all", { id: "echo 1000", "apt-get": `echo "$@" >> ${log}`, ...tools }));
     expect(result.status).toBe(0);
     expect(result.stdout).toContain("are installed");

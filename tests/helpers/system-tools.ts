@@ -1,5 +1,5 @@
 /**
- * The system tools some suites use (redis-server, poppler, LibreOffice). A missing one fails
+ * The system tools some suites use (redis-server, poppler, LibreOffice, curl). A missing one fails
  * the test with the one command that installs them all, never a silent skip.
  */
 import { spawnSync } from "node:child_process";
@@ -17,7 +17,7 @@ export function hasTool(tool: string): boolean {
 export function missingTool(tool: string, debianPackage: string): Error {
   return new Error(
     `${tool} is not installed (Debian package ${debianPackage}); run \`${PROVISION_COMMAND}\` (as root or with sudo), ` +
-      "which installs redis-server, poppler-utils and LibreOffice Calc for the tests",
+      "which installs redis-server, poppler-utils, LibreOffice Calc and curl for the tests",
   );
 }
 
