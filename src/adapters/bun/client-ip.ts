@@ -2,8 +2,7 @@
  * @module
  * The client IP for a host app on `Bun.serve` that mounts the service.
  */
-import type { MiddlewareHandler } from "hono";
-import { clientIpMiddleware } from "../../core/http/worker-app.ts";
+import { clientIpMiddleware, type HostMiddleware } from "../../core/http/worker-app.ts";
 
 /** What Bun passes as the second argument of `fetch` (the server), or a wrapper holding it. */
 interface BunServerLike {
@@ -25,7 +24,7 @@ interface BunServerLike {
  * export default app;
  * ```
  */
-export function passClientIp(): MiddlewareHandler {
+export function passClientIp(): HostMiddleware {
   return clientIpMiddleware((c) => {
     const env = c.env as BunServerLike | undefined;
     const server = typeof env?.requestIP === "function" ? env : env?.server;

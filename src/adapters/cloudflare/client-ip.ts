@@ -2,8 +2,7 @@
  * @module
  * The client IP for a host app on Cloudflare Workers that mounts the service.
  */
-import type { MiddlewareHandler } from "hono";
-import { clientIpMiddleware } from "../../core/http/worker-app.ts";
+import { clientIpMiddleware, type HostMiddleware } from "../../core/http/worker-app.ts";
 
 /**
  * A middleware for your own Hono app deployed as a Worker: passes `CF-Connecting-IP` (set by
@@ -19,6 +18,6 @@ import { clientIpMiddleware } from "../../core/http/worker-app.ts";
  * export default app;
  * ```
  */
-export function passClientIp(): MiddlewareHandler {
+export function passClientIp(): HostMiddleware {
   return clientIpMiddleware((c) => c.req.header("CF-Connecting-IP"));
 }

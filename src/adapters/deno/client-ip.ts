@@ -2,8 +2,7 @@
  * @module
  * The client IP for a host app on `Deno.serve` that mounts the service.
  */
-import type { MiddlewareHandler } from "hono";
-import { clientIpMiddleware } from "../../core/http/worker-app.ts";
+import { clientIpMiddleware, type HostMiddleware } from "../../core/http/worker-app.ts";
 
 /** What `Deno.serve` passes as the second argument of the handler. */
 interface DenoServeInfo {
@@ -23,6 +22,6 @@ interface DenoServeInfo {
  * Deno.serve(app.fetch);
  * ```
  */
-export function passClientIp(): MiddlewareHandler {
+export function passClientIp(): HostMiddleware {
   return clientIpMiddleware((c) => (c.env as DenoServeInfo | undefined)?.remoteAddr?.hostname);
 }

@@ -3,8 +3,7 @@
  * The client IP for a host app on `@hono/node-server` that mounts the service.
  */
 import type { HttpBindings } from "@hono/node-server";
-import type { MiddlewareHandler } from "hono";
-import { clientIpMiddleware } from "../../core/http/worker-app.ts";
+import { clientIpMiddleware, type HostMiddleware } from "../../core/http/worker-app.ts";
 
 /**
  * A middleware for your own Hono app served by `@hono/node-server`: passes the socket peer's
@@ -19,6 +18,6 @@ import { clientIpMiddleware } from "../../core/http/worker-app.ts";
  * serve({ fetch: app.fetch });
  * ```
  */
-export function passClientIp(): MiddlewareHandler {
+export function passClientIp(): HostMiddleware {
   return clientIpMiddleware((c) => (c.env as Partial<HttpBindings> | undefined)?.incoming?.socket?.remoteAddress);
 }

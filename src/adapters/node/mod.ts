@@ -11,6 +11,7 @@
  */
 export { nodeListen, startServer } from "./serve.ts";
 export { passClientIp } from "./client-ip.ts";
+export type { HostMiddleware } from "../../core/http/worker-app.ts";
 export {
   type Listen,
   type Listening,

@@ -75,6 +75,15 @@ function securityHeaders(): MiddlewareHandler<WorkerEnv> {
  */
 type OpenAPIHono<E extends Env> = ZodOpenAPIHono<E>;
 
+/**
+ * hono's `MiddlewareHandler`, under its own name (for the reason `OpenAPIHono` has one).
+ * @ignore
+ */
+type HonoMiddleware = MiddlewareHandler;
+
+/** A middleware for the host Hono app the service is mounted in (`app.use("*", passClientIp())`). */
+export type HostMiddleware = HonoMiddleware;
+
 /** A worker or the whole service: a Hono app (`OpenAPIHono` of `@hono/zod-openapi`) with an OpenAPI registry. */
 export type WorkerApp = OpenAPIHono<WorkerEnv>;
 
@@ -211,7 +220,7 @@ export function clientIp(c: Context<WorkerEnv>): string | undefined {
  * the request (the runtime's connection), so per-IP rate limits count it. Each runtime's
  * adapter has its own (`passClientIp` of `./node`, `./bun`, `./deno`, `./cloudflare`).
  */
-export function clientIpMiddleware(ip: (c: Context) => string | undefined): MiddlewareHandler {
+export function clientIpMiddleware(ip: (c: Context) => string | undefined): HostMiddleware {
   return async (c, next) => {
     let found: string | undefined;
     try {
