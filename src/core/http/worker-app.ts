@@ -28,7 +28,7 @@ export interface WorkerVariables {
   secured?: boolean;
   /** The path the innermost worker is mounted at (`""` when it is the app itself). */
   mount?: string;
-  /** The client IP a host app's middleware found (a host app's `passClientIp` middleware); `ServiceBindings.clientIp` wins. */
+  /** The client IP a host app's middleware set (`passClientIp` of each adapter); `ServiceBindings.clientIp` wins. */
   clientIp?: string;
 }
 
@@ -148,7 +148,7 @@ function trailingSlashRerouter(app: WorkerApp): (c: Context<WorkerEnv>, mount: s
     }
     // The host's middleware may have found the client IP (`passClientIp`): carry it over.
     const ip = clientIp(c);
-    const env: ServiceBindings = ip === undefined ? { ...c.env } : { ...c.env, clientIp: ip };
+    const env: ServiceBindings = ip === undefined ? c.env : { ...c.env, clientIp: ip };
     return await router.fetch(request, env, executionContextOf(c));
   };
 }
