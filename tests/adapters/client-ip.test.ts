@@ -1,8 +1,8 @@
 /**
  * `passClientIp()` of each runtime's adapter, in a host Hono app served the way that runtime
  * serves one (`@hono/node-server`, `Deno.serve(app.fetch)`, a module worker in workerd; Bun in
- * tests/examples/embed-in-hono.test.ts): per-IP limits count the real client, and the admin's
- * audit entries record its address.
+ * tests/examples/embed-in-hono.test.ts): per-IP limits count the real client, the admin's
+ * audit entries record its address, and an unset key is named in the refusal.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -53,6 +53,10 @@ async function expectClientCounted(send: (path: string, init?: RequestInit) => P
   const refused = await send("/forensic/audit/audit?userId=u1", { headers: key });
   expect(refused.status).toBe(429);
   expect(((await refused.json()) as { details: { scope: string } }).details.scope).toBe("ip");
+  // USER_DB_AUTH is not configured in the host app: the refusal says so, on every runtime.
+  const user = await send("/forensic/user/u1/", { headers: key });
+  expect(user.status).toBe(401);
+  expect(((await user.json()) as { details: unknown }).details).toEqual({ keyConfigured: false, variable: "USER_DB_AUTH" });
 }
 
 describe("passClientIp in a host app", () => {
