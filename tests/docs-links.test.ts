@@ -2,7 +2,7 @@
  * Comments point inside the repository: every `docs/<page>.md#<anchor>` named in the code or
  * the README must be a page of docs/ with a heading of that anchor (GitHub's slugs).
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -12,8 +12,8 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
 const slug = (heading: string) => heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-");
 
-function anchorsOf(page: string): Set<string> {
-  const text = readFileSync(join(root, "docs", page), "utf8").replace(/```[\s\S]*?```/g, "");
+function anchorsOf(page: string, folder = join(root, "docs")): Set<string> {
+  const text = readFileSync(join(folder, page), "utf8").replace(/```[\s\S]*?```/g, "");
   return new Set([...text.matchAll(/^#{1,6}\s+(.+)$/gm)].map((match) => slug(match[1]!)));
 }
 
@@ -45,5 +45,26 @@ describe("docs links", () => {
       });
     }
     expect(outside).toEqual([]);
+  });
+
+  it("every relative link of the README, docs/ and the examples' README is a file of the repository (and a heading of it)", () => {
+    const pages = [join(root, "README.md"), join(root, "examples/README.md"), ...readdirSync(join(root, "docs")).filter((name) => name.endsWith(".md")).map((name) => join(root, "docs", name))];
+    const broken: string[] = [];
+    let checked = 0;
+    for (const page of pages) {
+      const text = readFileSync(page, "utf8").replace(/```[\s\S]*?```/g, "");
+      for (const match of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        const target = match[1]!;
+        if (/^(?:https?:|mailto:)/.test(target)) continue;
+        checked++;
+        const [path = "", anchor] = target.split("#");
+        const file = path === "" ? page : resolve(dirname(page), path);
+        const inside = file.startsWith(root + "/") && !file.includes("/node_modules/");
+        const anchorFound = anchor === undefined || !file.endsWith(".md") || (existsSync(file) && anchorsOf(file.slice(dirname(file).length + 1), dirname(file)).has(anchor));
+        if (!inside || !existsSync(file) || !anchorFound) broken.push(`${page.slice(root.length + 1)}: ${target}`);
+      }
+    }
+    expect(checked).toBeGreaterThan(10);
+    expect(broken).toEqual([]);
   });
 });

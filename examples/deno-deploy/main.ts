@@ -1,6 +1,11 @@
 // The whole service on Deno (Deno.serve) with every store in Deno KV: on Deno Deploy the
 // platform's KV (durable, shared by every isolate), locally a file (KV_PATH) or memory.
-// Run: cd examples/deno-deploy && deno task start
+// Run from a clone after `npm ci`: cd examples/deno-deploy && npx deno task start
+// (Deno comes from node_modules; with Deno installed, `deno task start`.)
+// Keys come from the environment (on Deno Deploy, the project's environment variables):
+// R2_KEY_SECRET, USER_DB_AUTH, KEYS_AUTH, IMAGES_API_TOKEN, HMAC_KEY, ACCOUNT_HASH. Unlike
+// `serve`, nothing is generated here: each unset key is named in one line at start, and the
+// worker it guards answers 403 (401 for users) saying "this server has no … configured".
 // (Behind a TLS-intercepting proxy, DENO_TLS_CA_STORE=system lets Deno fetch the npm packages.)
 import { createService, parseConfig } from "@forensic-annotation/service";
 import { denoKvPorts } from "@forensic-annotation/service/deno";

@@ -40,13 +40,19 @@ describe("examples run as written", () => {
   it("examples/deno-deploy (deno task start)", async () => {
     // Deno trusts its own root list unless told otherwise; the system store also holds a proxy's CA.
     const env = { PORT: "0", R2_KEY_SECRET: "example-key", KV_PATH: join(dir, "deploy-kv.sqlite3"), DENO_TLS_CA_STORE: process.env.DENO_TLS_CA_STORE ?? "system" };
-    const served = await spawnUntilReady(bin("deno"), ["task", "start"], {
+    // As its README says: npx finds the Deno of the repository's node_modules.
+    const served = await spawnUntilReady("npx", ["deno", "task", "start"], {
       cwd: join(root, "examples/deno-deploy"),
       env,
       readyPattern: /Listening on (http:\/\/\S+)/,
       timeoutMs: 60_000,
     });
     await expectServes(served);
+    // No keys are generated here: an unset one is named at start and in the refusal.
+    expect(served.output()).toMatch(/^KEYS_AUTH is not set: every request that needs X-Custom-Auth-Key is refused with 403/m);
+    const refused = await fetch(`${served.url}/keys/ACCOUNT_HASH`, { headers: { "X-Custom-Auth-Key": "a guess" } });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { message: string }).message).toContain("this server has no KEYS_AUTH configured");
   }, 90_000);
 
   it("examples/embed-in-hono keeps its own middleware and routes", async () => {

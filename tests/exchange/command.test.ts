@@ -153,11 +153,16 @@ describe("forensic-annotation export / import (runExchangeCommand)", () => {
     expect(help.out[0]).toContain("forensic-annotation export --user UID --case CASE --format json|csv|zip");
   });
 
-  // Once command.ts dispatches export/import, the built command runs the same way.
+  // The built command runs the same way; without dist/ the test fails saying how to build it.
   const cli = join(root, "dist/src/adapters/node/cli.js");
   const command = join(root, "dist/src/adapters/server/command.js");
-  const wired = existsSync(cli) && existsSync(command) && readFileSync(command, "utf8").includes("runExchangeCommand");
-  it.skipIf(!wired)("the built command: node dist/src/adapters/node/cli.js export ... / import ...", async () => {
+  const requireBuilt = () => {
+    if (!existsSync(cli) || !existsSync(command) || !readFileSync(command, "utf8").includes("runExchangeCommand")) {
+      throw new Error("dist/ is missing or stale: run `npm run build` (npm test builds first)");
+    }
+  };
+  it("the built command: node dist/src/adapters/node/cli.js export ... / import ...", async () => {
+    requireBuilt();
     await seedFiles();
     const zipPath = join(dir, "built.zip");
     const exported = spawnSync(process.execPath, [cli, "export", "--user", "analyst", "--case", "C-1", "--format", "zip", "--out", zipPath, "--data", dataDir], { encoding: "utf8", cwd: dir });
@@ -221,7 +226,8 @@ describe("forensic-annotation export / import (runExchangeCommand)", () => {
     return png;
   }
 
-  it.skipIf(!wired || !linux)("the built command refuses a 6 x 250 MB bomb with a clear message, exit 1, and no memory growth", async () => {
+  it.skipIf(!linux)("the built command refuses a 6 x 250 MB bomb with a clear message, exit 1, and no memory growth", async () => {
+    requireBuilt();
     await seedFiles();
     const zipPath = join(dir, "normal.zip");
     expect(runMeasured(["export", "--user", "analyst", "--case", "C-1", "--format", "zip", "--out", zipPath]).status).toBe(0);
@@ -246,7 +252,8 @@ describe("forensic-annotation export / import (runExchangeCommand)", () => {
     }
   }, 120_000);
 
-  it.skipIf(!wired || !linux)("the built command imports eight 16 MB images with a peak below 2 x the largest image + 64 MB", async () => {
+  it.skipIf(!linux)("the built command imports eight 16 MB images with a peak below 2 x the largest image + 64 MB", async () => {
+    requireBuilt();
     const ports = createFilePorts(dataDir);
     const user = (uid: string, cases: string[]) => JSON.stringify({
       uid, email: `${uid}@lab.example`, firstName: uid, lastName: "X", company: "Lab", permitted: true,

@@ -15,6 +15,7 @@ import { formatCaseCsv } from "../../src/core/exchange/formats/csv.ts";
 import { sheetNames, xmlText } from "../../src/core/exchange/formats/xlsx.ts";
 import { storageKeys } from "../../src/core/storage/keys.ts";
 import { ANALYST, auditEntries, CASE, putJson, putUser, seedCase, text } from "./exchange-fixtures.ts";
+import { missingTool } from "../helpers/system-tools.ts";
 
 /** RFC 4180 reading: quoted fields, doubled quotes, newlines inside quotes. */
 function parseCsv(block: string): string[][] {
@@ -289,7 +290,8 @@ describe("XLSX workbook (EXCHANGE.md XLSX)", () => {
     expect((await auditEntries(ports, ANALYST)).at(-1)).toMatchObject({ action: "case-export", result: "success", details: { caseNumber: "all-cases", fileType: "xlsx" } });
   });
 
-  it.skipIf(soffice === undefined)("opens in LibreOffice: every sheet converts back to the same cells", async () => {
+  it("opens in LibreOffice: every sheet converts back to the same cells", async () => {
+    if (soffice === undefined) throw missingTool("soffice", "libreoffice-calc-nogui");
     const { store, ports } = await seedCase();
     await putUser(ports, ANALYST, [CASE, "GONE-1"]);
     const file = await exportAllCases(store, ANALYST, "xlsx");

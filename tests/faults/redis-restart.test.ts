@@ -16,6 +16,7 @@ import { Redis } from "ioredis";
 import { closedPort } from "../helpers/http-server.ts";
 import { spawnServe, type Served } from "../helpers/spawn-serve.ts";
 import { auditEntry } from "../helpers/audit-entry.ts";
+import { requireTool } from "../helpers/system-tools.ts";
 
 /** A redis-server that keeps its data in `dir` (AOF, fsync on every write). */
 class PersistentRedis {
@@ -26,6 +27,7 @@ class PersistentRedis {
   }
 
   async start(timeoutMs = 10_000): Promise<void> {
+    requireTool("redis-server", "redis-server");
     this.proc = spawn("redis-server", [
       "--port", String(this.port), "--bind", "127.0.0.1", "--dir", this.dir,
       "--appendonly", "yes", "--appendfsync", "always", "--save", "",

@@ -2,6 +2,7 @@ import { afterAll, beforeAll } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
 import { Redis } from "ioredis";
 import { closedPort } from "./http-server.ts";
+import { requireTool } from "./system-tools.ts";
 
 /** A real redis-server on 127.0.0.1 and a free port, without persistence. */
 export interface RedisServer {
@@ -9,8 +10,9 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-/** Starts redis-server (Debian package, installed by .ci/run) and waits for PING, bounded. */
+/** Starts redis-server (Debian package, installed by `npm run provision`) and waits for PING, bounded. */
 export async function startRedis(timeoutMs = 10_000): Promise<RedisServer> {
+  requireTool("redis-server", "redis-server");
   const port = await closedPort();
   const proc: ChildProcess = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
     stdio: "ignore",

@@ -9,4 +9,6 @@
  * ```
  */
 export { bunListen, startServer } from "./serve.ts";
+export { passClientIp } from "./client-ip.ts";
+export type { HostMiddleware } from "../../core/http/worker-app.ts";
 export type { Listen, Listening, RunningServer, ServeOptions } from "../server/start.ts";

@@ -26,6 +26,8 @@ export {
   serviceOnBindings,
   userWorkerOnBindings,
 } from "./worker.ts";
+export { passClientIp } from "./client-ip.ts";
+export type { HostMiddleware } from "../../core/http/worker-app.ts";
 export { createR2BlobStore, r2Backend } from "./r2-store.ts";
 export { type CloudflareRateLimiterOptions, createCloudflareRateLimiter, type RateLimitBindingLike } from "./rate-limiter.ts";
 export { createKvNamespaceStore } from "./kv-store.ts";

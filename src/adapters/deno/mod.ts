@@ -9,6 +9,8 @@
  * ```
  */
 export { denoListen, startServer } from "./serve.ts";
+export { passClientIp } from "./client-ip.ts";
+export type { HostMiddleware } from "../../core/http/worker-app.ts";
 export { denoKvPorts, denoKvStorage } from "./kv-ports.ts";
 export { createDenoKvBlobStore, createDenoKvStore, denoKvBackend, type DenoKvLike, type KvKey } from "./kv-blob-store.ts";
 export type { Listen, Listening, RunningServer, RuntimeStorage, ServeOptions, StoragePorts } from "../server/start.ts";

@@ -10,6 +10,8 @@
  * ```
  */
 export { nodeListen, startServer } from "./serve.ts";
+export { passClientIp } from "./client-ip.ts";
+export type { HostMiddleware } from "../../core/http/worker-app.ts";
 export {
   type Listen,
   type Listening,
@@ -23,7 +25,7 @@ export { type ExchangeCommandIo, type ExchangeCommandOptions, runExchangeCommand
 export { main, parseServeFlags, runServeCommand, type ServeFlags } from "../server/command.ts";
 export { readEnvironment } from "../server/environment.ts";
 export { createFileBlobStore, createFilePorts } from "../server/files/file-ports.ts";
-export { atomicFileDriver, type AtomicFileDriverOptions, writeFileAtomic } from "../server/files/file-driver.ts";
+export { atomicFileDriver, type AtomicFileDriverOptions, type FileDriver, writeFileAtomic } from "../server/files/file-driver.ts";
 export { createFileJsonArrayAppend } from "../server/files/file-append.ts";
 export { ensureSecrets, type SecretsResult } from "../server/secrets.ts";
 export { createSmtpMailer, type SmtpMailerOptions } from "../server/smtp-mailer.ts";

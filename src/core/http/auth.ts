@@ -13,8 +13,6 @@ import type { MiddlewareHandler } from "hono";
 import { ServiceError } from "../errors.ts";
 import { secretsEqual } from "../encoding/secrets-equal.ts";
 
-
-
 /** True when `given` equals any configured key; unset keys never match. */
 export function matchesAnyKey(given: string | undefined, keys: readonly (string | undefined)[]): boolean {
   if (given === undefined || given === "") return false;
@@ -32,17 +30,36 @@ export interface AuthOptions {
   keys: readonly (string | undefined)[];
   /** 401 for the user worker, 403 for the others (docs/api.md#worker-credentials). */
   status: 401 | 403;
+  /** The variable that configures the key (`R2_KEY_SECRET`), named when it is not set. */
+  variable: string;
 }
 
-function refuse(status: 401 | 403, message: string): ServiceError {
-  return status === 401 ? ServiceError.unauthorized(message) : ServiceError.forbidden(message);
+/** Variables already warned about: one line per variable and process (or isolate). */
+const warned = new Set<string>();
+
+/** True when none of the keys is set; said once at start, since every request will then be refused. */
+function warnIfUnset(options: AuthOptions, header: string): boolean {
+  const configured = options.keys.some((key) => key !== undefined && key !== "");
+  if (!configured && !warned.has(options.variable)) {
+    warned.add(options.variable);
+    console.warn(`${options.variable} is not set: every request that needs ${header} is refused with ${options.status} until it is configured`);
+  }
+  return !configured;
+}
+
+function refuse(options: AuthOptions, unset: boolean, message: string): ServiceError {
+  // Keep the status and code; tell the caller when no key could ever match.
+  const text = unset ? `${message}: this server has no ${options.variable} configured, so no key is accepted` : message;
+  const details = unset ? { keyConfigured: false, variable: options.variable } : {};
+  return options.status === 401 ? new ServiceError("unauthenticated", text, details) : ServiceError.forbidden(text, details);
 }
 
 /** Requires `X-Custom-Auth-Key` to equal one of the configured keys. */
 export function requireAuthKey(options: AuthOptions): MiddlewareHandler {
+  const unset = warnIfUnset(options, "X-Custom-Auth-Key");
   return async (c, next) => {
     if (!matchesAnyKey(c.req.header("X-Custom-Auth-Key"), options.keys)) {
-      throw refuse(options.status, "Missing or invalid X-Custom-Auth-Key");
+      throw refuse(options, unset, "Missing or invalid X-Custom-Auth-Key");
     }
     await next();
   };
@@ -50,11 +67,12 @@ export function requireAuthKey(options: AuthOptions): MiddlewareHandler {
 
 /** Requires `Authorization: Bearer <token>` with one of the configured tokens. */
 export function requireBearer(options: AuthOptions): MiddlewareHandler {
+  const unset = warnIfUnset(options, "Authorization: Bearer");
   return async (c, next) => {
     const header = c.req.header("Authorization") ?? "";
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!matchesAnyKey(match?.[1], options.keys)) {
-      throw refuse(options.status, "Missing or invalid bearer token");
+      throw refuse(options, unset, "Missing or invalid bearer token");
     }
     await next();
   };

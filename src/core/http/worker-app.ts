@@ -4,7 +4,7 @@
  * CORS before anything else, and the OpenAPI registry the routes describe themselves in.
  */
 import { OpenAPIHono as ZodOpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
-import type { Context, Env, MiddlewareHandler } from "hono";
+import { type Context, type Env, Hono, type MiddlewareHandler } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import { errorBody, errorResponse } from "./errors.ts";
 import { ServiceError } from "../errors.ts";
@@ -28,6 +28,8 @@ export interface WorkerVariables {
   secured?: boolean;
   /** The path the innermost worker is mounted at (`""` when it is the app itself). */
   mount?: string;
+  /** The client IP a host app's middleware set (`passClientIp` of each adapter); `ServiceBindings.clientIp` wins. */
+  clientIp?: string;
 }
 
 /** The Hono environment of every worker. */
@@ -73,6 +75,15 @@ function securityHeaders(): MiddlewareHandler<WorkerEnv> {
  */
 type OpenAPIHono<E extends Env> = ZodOpenAPIHono<E>;
 
+/**
+ * hono's `MiddlewareHandler`, under its own name (for the reason `OpenAPIHono` has one).
+ * @ignore
+ */
+type HonoMiddleware = MiddlewareHandler;
+
+/** A middleware for the host Hono app the service is mounted in (`app.use("*", passClientIp())`). */
+export type HostMiddleware = HonoMiddleware;
+
 /** A worker or the whole service: a Hono app (`OpenAPIHono` of `@hono/zod-openapi`) with an OpenAPI registry. */
 export type WorkerApp = OpenAPIHono<WorkerEnv>;
 
@@ -90,16 +101,67 @@ export function createWorkerApp(options: WorkerAppOptions): WorkerApp {
   const app = new ZodOpenAPIHono<WorkerEnv>({ strict: false, defaultHook: refuseInvalidInput });
   documentAsDeclared(app);
   app.onError(errorResponse);
-  app.notFound((c) => c.json(errorBody(404, `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
+  app.notFound(noRoute);
+  const reroute = trailingSlashRerouter(app);
   app.use("*", async (c, next) => {
+    const outermost = c.get("mount") === undefined;
     // Each worker's catch-all runs after its parent's: the last one names the worker's own mount.
-    c.set("mount", c.req.routePath.replace(/\/?\*$/, ""));
+    const mount = c.req.routePath.replace(/\/?\*$/, "");
+    c.set("mount", mount);
+    if (outermost && mount !== "") {
+      const rerouted = await reroute(c, mount);
+      if (rerouted !== undefined) return rerouted;
+    }
     await next();
   });
   app.use("*", securityHeaders());
   if (options.methods) app.use("*", siteCors({ allowedOrigin: options.allowedOrigin, methods: options.methods }));
   return app;
 }
+
+function noRoute(c: Context<WorkerEnv>): Response {
+  return c.json(errorBody(404, `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404);
+}
+
+/**
+ * Mounted in a host app (`parent.route("/forensic", app)`), routes are matched by the host's
+ * router, which is strict by default: `/forensic/audit/audit/` would miss `/audit/audit`. A
+ * request whose path ends in `/` is therefore answered by the app mounted at the same prefix
+ * in a non-strict router, so it routes as it does under `serve` whatever the host's options.
+ * The request (URL included) is passed as it is, so keys, mounts and signed URLs see the real path.
+ */
+function trailingSlashRerouter(app: WorkerApp): (c: Context<WorkerEnv>, mount: string) => Promise<Response | undefined> {
+  const routers = new Map<string, Hono<WorkerEnv>>();
+  const rerouted = new WeakSet<Request>();
+  return async (c, mount) => {
+    const request = c.req.raw;
+    if (!new URL(request.url).pathname.endsWith("/") || rerouted.has(request)) return undefined;
+    rerouted.add(request);
+    let router = routers.get(mount);
+    if (router === undefined) {
+      // `mount` is the host's route pattern (e.g. `/forensic`), never the request's path: one router per mount.
+      router = new Hono<WorkerEnv>({ strict: false });
+      router.notFound(noRoute);
+      router.onError(errorResponse);
+      router.route(mount, app);
+      routers.set(mount, router);
+    }
+    // The host's middleware may have found the client IP (`passClientIp`): carry it over.
+    const ip = clientIp(c);
+    const env: ServiceBindings = ip === undefined ? c.env : { ...c.env, clientIp: ip };
+    return await router.fetch(request, env, executionContextOf(c));
+  };
+}
+
+function executionContextOf(c: Context<WorkerEnv>): ExecutionContextLike | undefined {
+  try {
+    return c.executionCtx;
+  } catch {
+    return undefined; // Hono throws when the runtime passed none.
+  }
+}
+
+type ExecutionContextLike = Context<WorkerEnv>["executionCtx"];
 
 /**
  * How the document shows a route whose routing differs from what clients are told: a path
@@ -145,10 +207,30 @@ export function methodNotAllowed(allowed: readonly string[]): MiddlewareHandler 
   };
 }
 
-/** The client IP the adapter passed in, if any. */
+/** The client IP the adapter passed in (`fetch(request, { clientIp })`) or a host app's middleware set, if any. */
 export function clientIp(c: Context<WorkerEnv>): string | undefined {
   const value: unknown = (c.env as ServiceBindings | undefined)?.clientIp;
-  return typeof value === "string" && value !== "" ? value : undefined;
+  if (typeof value === "string" && value !== "") return value;
+  const found: unknown = c.get("clientIp");
+  return typeof found === "string" && found !== "" ? found : undefined;
+}
+
+/**
+ * A middleware for a host app that mounts the service: sets the client IP that `ip` reads from
+ * the request (the runtime's connection), so per-IP rate limits count it. Each runtime's
+ * adapter has its own (`passClientIp` of `./node`, `./bun`, `./deno`, `./cloudflare`).
+ */
+export function clientIpMiddleware(ip: (c: Context) => string | undefined): HostMiddleware {
+  return async (c, next) => {
+    let found: string | undefined;
+    try {
+      found = ip(c);
+    } catch {
+      found = undefined; // Not the runtime the helper was written for: no IP, as before.
+    }
+    if (typeof found === "string" && found !== "") (c as unknown as Context<WorkerEnv>).set("clientIp", found);
+    await next();
+  };
 }
 
 /** The path the worker handling the request is mounted at (`""` when it is the app itself). */

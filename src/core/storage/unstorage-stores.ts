@@ -5,18 +5,28 @@
  * the lossless JSON-array append. A backend with a faster or cross-process append (files
  * in place, Redis transactions, R2 conditional writes) passes its own `appendToJsonArray`.
  */
-import type { Storage as UnstorageStorage } from "unstorage";
 import type { BlobStore, Bytes, KvStore } from "../ports.ts";
 import { KeyedMutex } from "./keyed-mutex.ts";
 import { encodeJsonArray, parseJsonArray } from "./json-array.ts";
 
 /**
- * unstorage's `Storage` (from `createStorage()`, any driver), under its own name.
- * (`deno doc --lint` reads `node_modules` as local code, so naming the npm type directly
- * would make it demand JSDoc for the npm package's own declarations.)
+ * What these stores use of unstorage's `Storage` (from `createStorage()`, any driver). Our
+ * own declaration, so that the published types do not pull in unstorage's, whose driver
+ * declarations need packages a consumer does not have (type errors without `skipLibCheck`).
  * @ignore
  */
-type Storage = UnstorageStorage;
+interface Storage {
+  /** The value as the driver keeps it: bytes, a string, or what its JSON layer made of them. */
+  getItemRaw(key: string): Promise<unknown>;
+  /** Stores the bytes under the key. */
+  setItemRaw(key: string, value: Uint8Array): Promise<void>;
+  /** True when the key holds a value. */
+  hasItem(key: string): Promise<boolean>;
+  /** Removes the key. */
+  removeItem(key: string): Promise<void>;
+  /** Every key under the base (unstorage's `:`-separated keys). */
+  getKeys(base?: string): Promise<string[]>;
+}
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

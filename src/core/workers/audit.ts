@@ -44,7 +44,7 @@ function auditWorker(deps: AuditWorkerDeps) {
   protect(app, access, {
     status: 403,
     route: (c) => routeFor(c.req.method, "audit.read", "audit.write"),
-    credential: requireAuthKey({ keys: [deps.config.r2KeySecret], status: 403 }),
+    credential: requireAuthKey({ keys: [deps.config.r2KeySecret], status: 403, variable: "R2_KEY_SECRET" }),
     targetOf: (c) => c.req.query("userId"),
   });
   return registerAuditRoutes(app, { ...deps, access });

@@ -140,7 +140,7 @@ function dataWorker(deps: DataWorkerDeps) {
   protect(app, access, {
     status: 403,
     route: (c) => isAudit(c) ? routeFor(c.req.method, "audit.read", "audit.write") : routeFor(c.req.method, "data.read", "data.write"),
-    credential: requireAuthKey({ keys: [config.r2KeySecret], status: 403 }),
+    credential: requireAuthKey({ keys: [config.r2KeySecret], status: 403, variable: "R2_KEY_SECRET" }),
     targetOf: (c) => isAudit(c) ? c.req.query("userId") : ownerSegment(rawPathAfterMount(c)),
   });
   const withAudit = registerAuditRoutes(app, { ...deps, access });

@@ -145,7 +145,7 @@ export function createImageWorker(deps: ImageWorkerDeps): WorkerApp {
 function imageWorker(deps: ImageWorkerDeps) {
   const { config } = deps;
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["GET", "POST", "DELETE"] });
-  const bearer = requireBearer({ keys: [config.imagesApiToken], status: 403 });
+  const bearer = requireBearer({ keys: [config.imagesApiToken], status: 403, variable: "IMAGES_API_TOKEN" });
   const access = deps.access ?? accessControl(config, { clock: systemClock });
   // `/delivery/{id}/{variant}` right under the mount, not a sign request naming such a URL.
   const isDelivery = (c: Context<WorkerEnv>) => /^\/delivery\/[^/]+\/[^/]+$/.test(c.req.path.slice(mountOf(c).length));

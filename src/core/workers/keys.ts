@@ -57,7 +57,7 @@ function keysWorker(deps: KeysWorkerDeps) {
     status: 403,
     route: (c) => routeFor(c.req.method, "keys"),
     // Identity mode: any valid identity token (checked by `protect`) stands in for KEYS_AUTH.
-    credential: access.identity === undefined ? requireAuthKey({ keys: [config.keysAuth], status: 403 }) : undefined,
+    credential: access.identity === undefined ? requireAuthKey({ keys: [config.keysAuth], status: 403, variable: "KEYS_AUTH" }) : undefined,
   });
   const exposed = new Set(config.keysExposed);
 

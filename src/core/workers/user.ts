@@ -162,7 +162,7 @@ function userWorker(deps: UserWorkerDeps) {
   protect(app, access, {
     status: 401,
     route: (c) => routeFor(c.req.method, "user.read", "user.write"),
-    credential: requireAuthKey({ keys: [config.userDbAuth], status: 401 }),
+    credential: requireAuthKey({ keys: [config.userDbAuth], status: 401, variable: "USER_DB_AUTH" }),
     targetOf: (c) => uidOf(c),
   });
   // Identity mode: `{userUid}` is the token's user (or the admin acts).

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decode } from "fast-png";
+import { missingTool } from "../../helpers/system-tools.ts";
 
 /** Runs a poppler tool on the PDF in a temp file; returns what it printed or wrote. */
 function withPdf<T>(pdf: Uint8Array, run: (file: string, dir: string) => T): T {
@@ -10,7 +11,13 @@ function withPdf<T>(pdf: Uint8Array, run: (file: string, dir: string) => T): T {
   try {
     const file = join(dir, "report.pdf");
     writeFileSync(file, pdf);
-    return run(file, dir);
+    try {
+      return run(file, dir);
+    } catch (err) {
+      // Say how to install poppler rather than failing with spawn's ENOENT.
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") throw missingTool("poppler's pdftotext, pdfinfo, pdffonts and pdftoppm", "poppler-utils");
+      throw err;
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

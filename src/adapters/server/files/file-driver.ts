@@ -12,17 +12,34 @@
 import { readFile as readFileCallback } from "node:fs";
 import { type FileHandle, mkdir, open, readdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve, sep } from "node:path";
-import { type Driver as UnstorageDriver, defineDriver } from "unstorage";
 import { KeyedMutex } from "../../../core/storage/keyed-mutex.ts";
 import { type DocumentNames, documentNames, listedFile, temporaryName } from "./file-names.ts";
 
 /**
- * unstorage's `Driver`, under its own name.
- * (`deno doc --lint` reads `node_modules` as local code, so naming the npm type directly
- * would make it demand JSDoc for the npm package's own declarations.)
- * @ignore
+ * The unstorage driver {@link atomicFileDriver} returns (pass it to `createStorage({ driver })`).
+ * Declared here rather than as unstorage's `Driver`, so that the published types do not pull
+ * in unstorage's, whose driver declarations need packages a consumer does not have.
  */
-type Driver = UnstorageDriver;
+export interface FileDriver {
+  /** `fs-atomic`. */
+  name: string;
+  /** The options it was made with. */
+  options: AtomicFileDriverOptions;
+  /** True when a file holds the key. */
+  hasItem(key: string): Promise<boolean>;
+  /** The file's text, or null. */
+  getItem(key: string): Promise<string | null>;
+  /** The file's bytes, or null. */
+  getItemRaw(key: string): Promise<Uint8Array | null>;
+  /** Replaces the file with the text. */
+  setItem(key: string, value: string): Promise<void>;
+  /** Replaces the file with the bytes. */
+  setItemRaw(key: string, value: Uint8Array): Promise<void>;
+  /** Removes the file. */
+  removeItem(key: string): Promise<void>;
+  /** Every key under the prefix (`:`-separated). */
+  getKeys(prefix?: string): Promise<string[]>;
+}
 
 const encoder = new TextEncoder();
 
@@ -364,7 +381,7 @@ export interface AtomicFileDriverOptions {
 }
 
 /** The unstorage driver: one file per key under `base`, replaced atomically. */
-export const atomicFileDriver: (options: AtomicFileDriverOptions) => Driver = defineDriver((options: AtomicFileDriverOptions) => {
+export function atomicFileDriver(options: AtomicFileDriverOptions): FileDriver {
   const files = documentFiles(options.base, options.sync ?? false);
   return {
     name: "fs-atomic",
@@ -375,8 +392,8 @@ export const atomicFileDriver: (options: AtomicFileDriverOptions) => Driver = de
     },
     getItemRaw: (key) => files.read(key),
     setItem: (key, value) => files.write(key, value),
-    setItemRaw: (key, value: Uint8Array) => files.write(key, value),
+    setItemRaw: (key, value) => files.write(key, value),
     removeItem: (key) => files.remove(key),
     getKeys: (prefix) => files.list(prefix ?? ""),
   };
-});
+}
