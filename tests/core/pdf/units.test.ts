@@ -18,7 +18,7 @@ import { TrueTypeFont } from "../../../src/core/pdf/layout/truetype.ts";
 
 describe("fonts", () => {
   it("the font modules are what scripts/generate-pdf-fonts.mjs makes of the npm package dejavu-fonts-ttf", async () => {
-    const { pdfFontModules } = (await import("../../../scripts/generate-pdf-fonts.mjs")) as { pdfFontModules: () => Promise<Record<string, string>> };
+    const { pdfFontModules } = await import("../../../scripts/generate-pdf-fonts.mjs");
     const modules = await pdfFontModules();
     expect(Object.keys(modules).sort()).toEqual(["dejavu-sans-bold.ts", "dejavu-sans.ts"]);
     for (const [name, source] of Object.entries(modules)) {
@@ -29,7 +29,7 @@ describe("fonts", () => {
   });
 
   it("the subsets keep every glyph of the kept ranges that the package's fonts have, and nothing else", async () => {
-    const { PDF_FONT_RANGES } = (await import("../../../scripts/generate-pdf-fonts.mjs")) as { PDF_FONT_RANGES: [string, number, number][] };
+    const { PDF_FONT_RANGES } = await import("../../../scripts/generate-pdf-fonts.mjs");
     const dir = join(dirname(createRequire(import.meta.url).resolve("dejavu-fonts-ttf/package.json")), "ttf");
     const pairs: [string, string][] = [["DejaVuSans.ttf", DEJAVU_SANS_TTF_BASE64], ["DejaVuSans-Bold.ttf", DEJAVU_SANS_BOLD_TTF_BASE64]];
     for (const [file, base64] of pairs) {
