@@ -162,7 +162,7 @@ describe("Unicode text", () => {
       "ქართული ოქმი", // Georgian
       "Ἀθῆναι", // Greek Extended (polytonic)
       "Ґанок Ђорђе Ӂ", // Cyrillic beyond Russian
-      "€ £ ¥ ₴ № ™ ½ → ≤ ∑ “quoted” — ‰", // symbols
+      "€ £ ¥ ₴ № ™ ½ → ≤ ∑ “quoted” — ‰ ⌀ ① ┼ ■ ☑ ✓", // symbols
     ];
     const notes = samples.join("\n");
     const text = await textOf({ additionalNotes: notes, classNote: samples[3] }, { userCompany: samples[4], caseNumber: samples[0] });
