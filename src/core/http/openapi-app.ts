@@ -226,7 +226,7 @@ class OpenAPIApp extends LooseHono {
 }
 
 /** `OpenAPIHono` of `@hono/zod-openapi`: a Hono app whose `openapi` routes validate with zod and describe themselves in its OpenAPI registry. */
-export const OpenAPIHono = OpenAPIApp as unknown as typeof ZodOpenAPIHono;
+export const OpenAPIHono: typeof ZodOpenAPIHono = OpenAPIApp as unknown as typeof ZodOpenAPIHono;
 
 /** `createRoute` of `@hono/zod-openapi`: a route declaration for `app.openapi`, with its Hono routing path. */
 export const createRoute: typeof zodCreateRoute = ((routeConfig: { path: string }) => {
