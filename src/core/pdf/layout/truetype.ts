@@ -4,9 +4,9 @@
  * map, advance widths, the metrics of the PDF font descriptor, and a subset of the glyphs
  * used (with the components of composite glyphs) written as a TrueType file for the PDF. It
  * stands in for fontkit behind pdf-lib's `embedFont`: the report shapes nothing (it places
- * glyphs by their advance widths), and fontkit's shaping engines and WOFF2 decoder were
- * most of a worker bundle and seconds of parsing in a fresh isolate. Tables are read where
- * they lie; only the character map is decoded, once, on first use.
+ * glyphs by their advance widths), and fontkit's shaping engines, Unicode tables and WOFF2
+ * decoder were about 375 KiB gzipped of the PDF worker's bundle. Tables are read where they
+ * lie; only the character map is decoded, once, on first use (under a millisecond).
  */
 
 /** A glyph as pdf-lib reads it: its id, advance width (font units) and the text it prints. */
