@@ -3,7 +3,8 @@
  * The frame every worker shares: standard error bodies for thrown errors and unknown paths,
  * CORS before anything else, and the OpenAPI registry the routes describe themselves in.
  */
-import { OpenAPIHono as ZodOpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
+import type { OpenAPIHono as ZodOpenAPIHono, RouteConfig } from "@hono/zod-openapi";
+import { OpenAPIHono as LeanOpenAPIHono } from "./openapi-app.ts";
 import { type Context, type Env, Hono, type MiddlewareHandler } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import { errorBody, errorResponse } from "./errors.ts";
@@ -98,7 +99,7 @@ export interface WorkerAppOptions {
 /** Creates a worker's app: CORS for its methods, then the standard error handling. */
 export function createWorkerApp(options: WorkerAppOptions): WorkerApp {
   // Not strict: `/keys` and `/keys/`, `/audit` and `/audit/` are the same route, as clients send both.
-  const app = new ZodOpenAPIHono<WorkerEnv>({ strict: false, defaultHook: refuseInvalidInput });
+  const app = new LeanOpenAPIHono<WorkerEnv>({ strict: false, defaultHook: refuseInvalidInput });
   documentAsDeclared(app);
   app.onError(errorResponse);
   app.notFound(noRoute);

@@ -3,7 +3,7 @@
  * `createService`: the workers mounted on one app, as `serve` runs them (docs/storage.md), with `/health` and `/openapi.json` registered first.
  */
 import * as z from "zod";
-import { createRoute } from "@hono/zod-openapi";
+import { createRoute } from "../http/openapi-app.ts";
 import type { BlobStore, CaptchaVerifier, Clock, ImageHost, ImageHostFactory, KvStore, Mailer } from "../ports.ts";
 import type { ImagesConfig, ServiceConfig } from "../config/mod.ts";
 import { createWorkerApp, type WorkerApp } from "../http/worker-app.ts";

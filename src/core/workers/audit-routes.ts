@@ -16,7 +16,7 @@ import type * as z from "zod";
 import { parseWith, readJsonText, readQuery } from "../http/body.ts";
 import { ServiceError } from "../errors.ts";
 import { limitBody } from "../http/limits.ts";
-import { createRoute } from "@hono/zod-openapi";
+import { createRoute } from "../http/openapi-app.ts";
 import { errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
 import { checkSegment } from "../storage/keys.ts";
 import { auditDayRange } from "../audit/days.ts";

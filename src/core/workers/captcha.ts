@@ -12,7 +12,7 @@ import { type AccessControl, accessControl } from "../http/access.ts";
 import { rateLimit } from "../http/rate-limit.ts";
 import { routeFor } from "../rate-limit/rules.ts";
 import { systemClock } from "../ports.ts";
-import { createRoute } from "@hono/zod-openapi";
+import { createRoute } from "../http/openapi-app.ts";
 import { clientIp, createWorkerApp, errorResponses, methodNotAllowed } from "../http/worker-app.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
 

@@ -7,7 +7,7 @@
 import * as z from "zod";
 import type { Context, TypedResponse } from "hono";
 import type { JSONValue } from "hono/utils/types";
-import { createRoute } from "@hono/zod-openapi";
+import { createRoute } from "../http/openapi-app.ts";
 import type { BlobStore, Clock, KvStore } from "../ports.ts";
 import { type UserRecords, userRecords } from "../users/user-records.ts";
 import { limitsFor } from "../users/limits.ts";

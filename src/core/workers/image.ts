@@ -18,7 +18,7 @@ import type { ServiceConfig } from "../config/mod.ts";
 import { requireBearer } from "../http/auth.ts";
 import { errorResponse } from "../http/errors.ts";
 import { ServiceError } from "../errors.ts";
-import { createRoute } from "@hono/zod-openapi";
+import { createRoute } from "../http/openapi-app.ts";
 import { createWorkerApp, errorResponses, methodNotAllowed, mountOf, rawPathAfterMount } from "../http/worker-app.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
 import { ImageDeleteResponseSchema, ImageUploadResponseSchema } from "../schemas/image.ts";

@@ -8,7 +8,7 @@ import * as z from "zod";
 import type { ServiceConfig } from "../config/mod.ts";
 import { requireAuthKey } from "../http/auth.ts";
 import { ServiceError } from "../errors.ts";
-import { createRoute } from "@hono/zod-openapi";
+import { createRoute } from "../http/openapi-app.ts";
 import { createWorkerApp, errorResponses, methodNotAllowed } from "../http/worker-app.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
 import { routeFor } from "../rate-limit/rules.ts";

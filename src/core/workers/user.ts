@@ -6,7 +6,7 @@
  */
 import * as z from "zod";
 import type { Context } from "hono";
-import { createRoute } from "@hono/zod-openapi";
+import { createRoute } from "../http/openapi-app.ts";
 import type { Clock, KvStore, Mailer } from "../ports.ts";
 import type { ServiceConfig } from "../config/mod.ts";
 import { requireAuthKey } from "../http/auth.ts";

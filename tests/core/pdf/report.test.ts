@@ -153,6 +153,22 @@ describe("Unicode text", () => {
     }
   });
 
+  it("prints every script the README promises, in the regular and the bold face, as poppler reads it back", async () => {
+    const samples = [
+      "Tiếng Việt: Người điều tra đã ký", // Vietnamese
+      "ʃəˈtɑː ŋ ɬ ʔ", // IPA
+      "Ŋŧħ ǅ Ș ț ő ű", // Latin Extended-A/B
+      "Հայերեն արձանագրություն", // Armenian
+      "ქართული ოქმი", // Georgian
+      "Ἀθῆναι", // Greek Extended (polytonic)
+      "Ґанок Ђорђе Ӂ", // Cyrillic beyond Russian
+      "€ £ ¥ ₴ № ™ ½ → ≤ ∑ “quoted” — ‰ ⌀ ① ┼ ■ ☑ ✓", // symbols
+    ];
+    const notes = samples.join("\n");
+    const text = await textOf({ additionalNotes: notes, classNote: samples[3] }, { userCompany: samples[4], caseNumber: samples[0] });
+    for (const sample of samples) expect(text).toContain(sample);
+  });
+
   it("prints a decomposed accent as the composed letter", async () => {
     expect(await textOf({ additionalNotes: "cafe\u0301 de\u0301ja\u0300" })).toContain("café déjà");
   });

@@ -14,14 +14,56 @@ import { splitAlpha } from "../../../src/core/pdf/image/png-alpha.ts";
 import { inflateSync } from "node:zlib";
 import { DEJAVU_SANS_TTF_BASE64 } from "../../../src/core/pdf/fonts/dejavu-sans.ts";
 import { DEJAVU_SANS_BOLD_TTF_BASE64 } from "../../../src/core/pdf/fonts/dejavu-sans-bold.ts";
+import { TrueTypeFont } from "../../../src/core/pdf/layout/truetype.ts";
 
 describe("fonts", () => {
-  it("the font modules hold exactly the TrueType files of the npm package dejavu-fonts-ttf", () => {
+  it("the font modules are what scripts/generate-pdf-fonts.mjs makes of the npm package dejavu-fonts-ttf", async () => {
+    const { pdfFontModules } = await import("../../../scripts/generate-pdf-fonts.mjs");
+    const modules = await pdfFontModules();
+    expect(Object.keys(modules).sort()).toEqual(["dejavu-sans-bold.ts", "dejavu-sans.ts"]);
+    for (const [name, source] of Object.entries(modules)) {
+      expect(readFileSync(new URL(`../../../src/core/pdf/fonts/${name}`, import.meta.url), "utf8") === source, name).toBe(true);
+    }
+    expect(source(modules, "dejavu-sans.ts")).toContain(DEJAVU_SANS_TTF_BASE64);
+    expect(source(modules, "dejavu-sans-bold.ts")).toContain(DEJAVU_SANS_BOLD_TTF_BASE64);
+  });
+
+  it("the subsets keep every glyph of the kept ranges that the package's fonts have, and nothing else", async () => {
+    const { PDF_FONT_RANGES } = await import("../../../scripts/generate-pdf-fonts.mjs");
     const dir = join(dirname(createRequire(import.meta.url).resolve("dejavu-fonts-ttf/package.json")), "ttf");
-    expect(Buffer.from(DEJAVU_SANS_TTF_BASE64, "base64").equals(readFileSync(join(dir, "DejaVuSans.ttf")))).toBe(true);
-    expect(Buffer.from(DEJAVU_SANS_BOLD_TTF_BASE64, "base64").equals(readFileSync(join(dir, "DejaVuSans-Bold.ttf")))).toBe(true);
+    const pairs: [string, string][] = [["DejaVuSans.ttf", DEJAVU_SANS_TTF_BASE64], ["DejaVuSans-Bold.ttf", DEJAVU_SANS_BOLD_TTF_BASE64]];
+    for (const [file, base64] of pairs) {
+      const full = new TrueTypeFont(new Uint8Array(readFileSync(join(dir, file))));
+      const subset = new TrueTypeFont(decodeBase64(base64) ?? new Uint8Array());
+      const kept = (c: number) => PDF_FONT_RANGES.some(([, first, last]) => c >= first && c <= last);
+      for (let c = 0x20; c < 0x30000; c++) {
+        const expected = kept(c) && full.hasGlyphForCodePoint(c);
+        if (subset.hasGlyphForCodePoint(c) !== expected) expect.fail(`${file} U+${c.toString(16)}: expected ${expected}`);
+        if (expected) expect(subset.advanceWidthOf(subset.glyphIdOf(c))).toBe(full.advanceWidthOf(full.glyphIdOf(c)));
+      }
+      expect(subset.postscriptName).toBe(full.postscriptName);
+      expect([subset.unitsPerEm, subset.ascent, subset.descent]).toEqual([full.unitsPerEm, full.ascent, full.descent]);
+    }
+  });
+
+  it("lays every kept character out as fontkit did with shaping off: same glyph, same advance width", async () => {
+    const { default: fontkit } = await import("@pdf-lib/fontkit");
+    const noShaping = Object.fromEntries(["ccmp", "locl", "rlig", "mark", "mkmk", "calt", "clig", "liga", "rclt", "curs", "kern"].map((f) => [f, false]));
+    const pairs: [string, string][] = [["DejaVuSans.ttf", DEJAVU_SANS_TTF_BASE64], ["DejaVuSans-Bold.ttf", DEJAVU_SANS_BOLD_TTF_BASE64]];
+    for (const [file, base64] of pairs) {
+      const bytes = decodeBase64(base64) ?? new Uint8Array();
+      const reference = fontkit.create(bytes);
+      const ours = new TrueTypeFont(bytes);
+      const text = reference.characterSet.map((c) => String.fromCodePoint(c)).join("") + " soft\u00adhyphen, zero\u200bwidth";
+      const expected = reference.layout(text, noShaping).glyphs.map((g) => [g.id, g.advanceWidth]);
+      expect(ours.layout(text).glyphs.map((g) => [g.id, g.advanceWidth]), file).toEqual(expected);
+    }
   });
 });
+
+function source(modules: Record<string, string>, name: string): string {
+  return modules[name] ?? "";
+}
 
 describe("base64", () => {
   it("decodes like Buffer for every length, with padding or without, whitespace and URL-safe letters", () => {

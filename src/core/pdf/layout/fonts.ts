@@ -1,21 +1,23 @@
 /**
  * @module
  * The report's fonts: DejaVu Sans and DejaVu Sans Bold (from the npm package
- * `dejavu-fonts-ttf`, shipped as base64 modules so every runtime and bundler imports them
- * alike), decoded and parsed once per process and subset into each PDF; and Courier-Bold,
- * a standard PDF font, for case/item labels whose characters are all WinAnsi.
+ * `dejavu-fonts-ttf`, subset at build time to the report's scripts and shipped as base64
+ * modules so every runtime and bundler imports them alike), read once per process by the
+ * small TrueType reader of `truetype.ts` and subset into each PDF; and Courier-Bold, a
+ * standard PDF font, for case/item labels whose characters are all WinAnsi.
  *
- * DejaVu Sans covers Latin (with accents, Extended-A/B, Vietnamese, IPA), Greek, Cyrillic,
- * Armenian, Georgian, punctuation, currency, arrows, maths and box drawing. A character no
- * embedded font covers, and right-to-left text (Hebrew, Arabic...: pdf-lib lays text out left
- * to right, so it would print reversed), is refused with a 400 that names it.
+ * The subset covers Latin (with accents, Extended-A/B, Vietnamese, IPA), Greek, Cyrillic,
+ * Armenian, Georgian, punctuation, currency, letterlike symbols, number forms, arrows and
+ * maths (the ranges are listed in scripts/generate-pdf-fonts.mjs). A character no embedded
+ * font covers, and right-to-left text (Hebrew, Arabic...: pdf-lib lays text out left to
+ * right, so it would print reversed), is refused with a 400 that names it.
  */
-import fontkit from "@pdf-lib/fontkit";
 import { type PDFDocument, type PDFFont, StandardFontEmbedder, StandardFonts } from "pdf-lib";
 import { ServiceError } from "../../errors.ts";
 import { decodeBase64 } from "../image/base64.ts";
 import { DEJAVU_SANS_TTF_BASE64 } from "../fonts/dejavu-sans.ts";
 import { DEJAVU_SANS_BOLD_TTF_BASE64 } from "../fonts/dejavu-sans-bold.ts";
+import { TrueTypeFont } from "./truetype.ts";
 
 /** The embedded fonts of one report, per face. */
 export interface ReportFonts {
@@ -28,37 +30,33 @@ export interface ReportFonts {
 }
 
 type Fontkit = Parameters<PDFDocument["registerFontkit"]>[0];
-type FontkitFont = ReturnType<Fontkit["create"]>;
 
-interface ParsedFont {
-  bytes: Uint8Array;
-  font: FontkitFont;
-}
+let parsed: { regular: TrueTypeFont; bold: TrueTypeFont } | undefined;
 
-let parsed: { regular: ParsedFont; bold: ParsedFont } | undefined;
-
-/** Decodes and parses both DejaVu files on first use only (about 1.5 MB of TrueType). */
-function dejaVu(): { regular: ParsedFont; bold: ParsedFont } {
+/** Decodes and reads both DejaVu subsets on first use only (tables are read where they lie). */
+function dejaVu(): { regular: TrueTypeFont; bold: TrueTypeFont } {
   if (parsed === undefined) {
-    const parse = (base64: string): ParsedFont => {
+    const parse = (base64: string): TrueTypeFont => {
       const bytes = decodeBase64(base64);
       if (bytes === null) throw new Error("an embedded font module is not base64");
-      return { bytes, font: fontkit.create(bytes) };
+      return new TrueTypeFont(bytes);
     };
     parsed = { regular: parse(DEJAVU_SANS_TTF_BASE64), bold: parse(DEJAVU_SANS_BOLD_TTF_BASE64) };
   }
   return parsed;
 }
 
-// pdf-lib parses the bytes again on every embedFont; this hands it the font parsed once.
-const parsedOnceFontkit: Fontkit = {
-  create(buffer, postscriptName) {
+// pdf-lib asks its "fontkit" for the font of the bytes it was given: the ones read once here.
+// TrueTypeFont has the members pdf-lib's custom font embedders read, not all of fontkit's
+// declared Font type, hence the cast.
+const readOnceFonts = {
+  create(bytes: Uint8Array): TrueTypeFont {
     const fonts = dejaVu();
-    if (buffer === fonts.regular.bytes) return fonts.regular.font;
-    if (buffer === fonts.bold.bytes) return fonts.bold.font;
-    return fontkit.create(buffer, postscriptName);
+    if (bytes === fonts.regular.bytes) return fonts.regular;
+    if (bytes === fonts.bold.bytes) return fonts.bold;
+    return new TrueTypeFont(bytes);
   },
-};
+} as unknown as Fontkit;
 
 // Courier-Bold's WinAnsi character set, read once from pdf-lib's metrics without embedding the font.
 let courierBoldSet: ReadonlySet<number> | undefined;
@@ -81,7 +79,7 @@ function describe(codePoint: number): string {
 
 /** Whether the parsed DejaVu face covers a code point. */
 function dejaVuCovers(face: "regular" | "bold", codePoint: number): boolean {
-  return dejaVu()[face].font.hasGlyphForCodePoint(codePoint);
+  return dejaVu()[face].hasGlyphForCodePoint(codePoint);
 }
 
 /**
@@ -109,25 +107,15 @@ export function assertPrintable(text: string, face: "regular" | "bold", field: s
 }
 
 /**
- * OpenType features fontkit applies by default, all off: pdf-lib places glyphs by their
- * advance widths only (no kerning or mark offsets), so shaping would cost most of the render
- * time for nothing but ligatures, which also make copied text worse. Text is NFC first, so
- * accents are precomposed glyphs.
- */
-const NO_SHAPING = Object.fromEntries(
-  ["ccmp", "locl", "rlig", "mark", "mkmk", "calt", "clig", "liga", "rclt", "curs", "kern"].map((feature) => [feature, false]),
-);
-
-/**
  * Embeds the report's fonts into `doc`, subset to the glyphs used. `labels` are the case/item
  * labels to be drawn (as {@link printableText} returns them): Courier-Bold prints them, and
  * is embedded, when all their characters are WinAnsi.
  */
 export async function embedReportFonts(doc: PDFDocument, labels: readonly string[]): Promise<ReportFonts> {
-  doc.registerFontkit(parsedOnceFontkit);
+  doc.registerFontkit(readOnceFonts);
   const fonts = dejaVu();
-  const regular = await doc.embedFont(fonts.regular.bytes, { subset: true, features: NO_SHAPING });
-  const bold = await doc.embedFont(fonts.bold.bytes, { subset: true, features: NO_SHAPING });
+  const regular = await doc.embedFont(fonts.regular.bytes, { subset: true });
+  const bold = await doc.embedFont(fonts.bold.bytes, { subset: true });
   const set = courierBoldCharacters();
   const winAnsi = labels.length > 0 && labels.every((text) => [...text].every((char) => set.has(char.codePointAt(0) ?? -1)));
   return { regular, bold, label: winAnsi ? await doc.embedFont(StandardFonts.CourierBold) : bold };

@@ -1,0 +1,61 @@
+// The Cloudflare module workers stay within their size budgets, each entry bundled as
+// wrangler bundles it (esbuild, ESM, workerd conditions) and minified as the wrangler files
+// of examples/cloudflare ask ("minify": true), then gzipped as the upload is.
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { gzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// @ts-expect-error: a plain ESM script without types
+import { bundleWorker } from "../../../scripts/start-workerd.mjs";
+
+const KIB = 1024;
+/** Gzipped budget per entry: the PDF worker carries pdf-lib and two font subsets; every other worker 100 KiB. */
+const BUDGETS: Record<string, number> = {
+  pdf: 600 * KIB,
+  // Every worker in one: the PDF worker's budget and room for the six others' own code.
+  all: 650 * KIB,
+};
+const DEFAULT_BUDGET = 100 * KIB;
+
+const entries = join(import.meta.dirname, "../../../src/adapters/cloudflare/entries");
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "fa-bundles-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("Cloudflare worker bundles", () => {
+  it("every entry, minified and gzipped, is within its budget (PDF 600 KiB, all 650 KiB, others 100 KiB)", async () => {
+    const names = (await readdir(entries)).filter((file) => file.endsWith(".ts")).map((file) => file.slice(0, -3)).sort();
+    expect(names).toEqual(["all", "audit", "captcha", "data", "image", "keys", "pdf", "user"]);
+    const sizes: Record<string, number> = {};
+    for (const name of names) {
+      const file = await (bundleWorker as (entry: string, out: string, minify: boolean) => Promise<string>)(name, join(dir, `${name}.js`), true);
+      sizes[name] = gzipSync(await readFile(file)).length;
+    }
+    for (const name of names) {
+      const budget = BUDGETS[name] ?? DEFAULT_BUDGET;
+      expect(sizes[name], `${name}: ${((sizes[name] ?? 0) / KIB).toFixed(1)} KiB gzipped, budget ${budget / KIB} KiB`).toBeLessThanOrEqual(budget);
+    }
+  }, 120_000);
+
+  it("a worker that renders no report carries neither pdf-lib nor the fonts, and no worker carries all of zod", async () => {
+    for (const name of ["data", "keys", "user"]) {
+      const code = await readFile(await (bundleWorker as (entry: string, out: string) => Promise<string>)(name, join(dir, `${name}-plain.js`)), "utf8");
+      expect(code, name).not.toContain("DEJAVU_SANS");
+      expect(code, name).not.toContain("node_modules/pdf-lib/");
+      // zod's other locales (English is its default) and JSON Schema conversion come only with its whole namespace object.
+      expect(code, name).toContain("node_modules/zod/v4/locales/en.js");
+      expect(code, name).not.toMatch(/node_modules\/zod\/v4\/locales\/(?!en\.js)/);
+      expect(code, name).not.toContain("node_modules/zod/v4/classic/from-json-schema.js");
+    }
+    const pdf = await readFile(await (bundleWorker as (entry: string, out: string) => Promise<string>)("pdf", join(dir, "pdf-plain.js")), "utf8");
+    expect(pdf).toContain("node_modules/pdf-lib/");
+    expect(pdf).not.toContain("node_modules/@pdf-lib/fontkit/");
+    expect(pdf).not.toMatch(/node_modules\/zod\/v4\/locales\/(?!en\.js)/);
+  }, 120_000);
+});
