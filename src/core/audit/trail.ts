@@ -9,6 +9,7 @@ import type { ValidationAuditEntry } from "../schemas/audit.ts";
 import { storageKeys } from "../storage/keys.ts";
 import { parseJsonArray, UnreadableJsonItem } from "../storage/json-array.ts";
 import { utcDay } from "./days.ts";
+import { appendChained, type AuditChainOptions, readHead } from "./chain.ts";
 
 /** What an append answers (docs/api.md#audit). */
 export interface AuditAppendResult {
@@ -21,17 +22,17 @@ export const RECEIVED_AT = "receivedAt";
 
 /**
  * Appends an entry to today's file (server clock, UTC) of `userId`, with the receipt time
- * beside the client's `timestamp`.
+ * beside the client's `timestamp` and the chain fields (audit/chain.ts) after it.
  */
 export async function appendAuditEntry(
   store: BlobStore,
   clock: Clock,
   userId: string,
   entry: ValidationAuditEntry,
+  options: AuditChainOptions = {},
 ): Promise<AuditAppendResult> {
   const now = clock.now();
-  const filename = storageKeys.auditDay(userId, utcDay(now));
-  const entryCount = await store.appendToJsonArray(filename, { ...entry, [RECEIVED_AT]: now.toISOString() });
+  const { entryCount, filename } = await appendChained(store, userId, utcDay(now), now, { ...entry, [RECEIVED_AT]: now.toISOString() }, options);
   return { entryCount, filename };
 }
 
@@ -75,6 +76,13 @@ export async function readAuditDays(
       }),
     );
   }
+  // The newest entry is in the head before it is in its day: while its append runs, or when
+  // the writer died in between (the next append stores it). It is part of the trail either way.
+  const stored = readHead(await store.get(storageKeys.auditHead(userId)));
+  const at = stored.kind === "head" ? days.indexOf(stored.head.day) : -1;
+  if (stored.kind === "head" && at !== -1 && !perDay[at]!.some((item) => isRecord(item) && item.hash === stored.head.hash)) {
+    perDay[at]!.push(stored.head.entry);
+  }
   return perDay.reverse().flatMap((entries) => entries.reverse());
 }
 
@@ -108,3 +116,6 @@ function unreadableEntry(filename: string, index: number, reason: string, userId
     details: { validationErrors: [`Stored entry ${index} of ${filename} cannot be served: ${reason}`] },
   };
 }
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);

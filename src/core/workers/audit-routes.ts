@@ -21,6 +21,7 @@ import { errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker
 import { checkSegment } from "../storage/keys.ts";
 import { auditDayRange } from "../audit/days.ts";
 import { appendAuditEntry, readAuditDays, RECEIVED_AT } from "../audit/trail.ts";
+import { CHAIN_FIELDS } from "../audit/chain.ts";
 import { type AccessControl, requireOwner } from "../http/access.ts";
 
 /** What the audit routes need. */
@@ -85,6 +86,12 @@ export function registerAuditRoutes<A extends WorkerApp>(app: A, deps: AuditRout
       // The receipt time is the service's own record, beside the client's timestamp.
       if (Object.hasOwn(entry, RECEIVED_AT)) {
         throw ServiceError.validation(`${RECEIVED_AT} is written by the service when it receives an entry; clients may not send it`, { field: RECEIVED_AT });
+      }
+      // The chain fields are the service's record of order and integrity, never the client's.
+      for (const field of CHAIN_FIELDS) {
+        if (Object.hasOwn(entry, field)) {
+          throw ServiceError.validation(`${field} is written by the service (the trail's hash chain); clients may not send it`, { field });
+        }
       }
       // In identity mode an entry speaks for its author: another user's userId is a cross-user attempt (403, recorded).
       await requireOwner(c, access, entry.userId);
