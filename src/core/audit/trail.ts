@@ -8,7 +8,8 @@ import type { BlobStore, Clock } from "../ports.ts";
 import type { ValidationAuditEntry } from "../schemas/audit.ts";
 import { storageKeys } from "../storage/keys.ts";
 import { parseJsonArray, UnreadableJsonItem } from "../storage/json-array.ts";
-import { utcDay } from "./days.ts";
+import { auditDayRange, utcDay } from "./days.ts";
+import type { AuditTrailDay, AuditTrailInput } from "./verify.ts";
 import { appendChained, type AuditChainOptions, readHead } from "./chain.ts";
 
 /** What an append answers (docs/api.md#audit). */
@@ -119,3 +120,57 @@ function unreadableEntry(filename: string, index: number, reason: string, userId
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === "object" && !Array.isArray(value);
+
+/** The stored head of a user's chain as parsed JSON; null when there is none or it is not JSON. */
+export async function readStoredHead(store: BlobStore, userId: string): Promise<unknown> {
+  const bytes = await store.get(storageKeys.auditHead(userId));
+  if (bytes === null) return null;
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    return { unreadable: true };
+  }
+}
+
+/**
+ * The days a verification reads: `startDate`..`endDate` when given (as GET reads them), else the
+ * whole chain, from the head's first day to the later of its day and today.
+ */
+export async function auditVerifyDays(
+  store: BlobStore,
+  userId: string,
+  startDate: string | undefined,
+  endDate: string | undefined,
+  today: Date,
+): Promise<string[]> {
+  if (startDate !== undefined || endDate !== undefined) return auditDayRange(startDate, endDate, today);
+  const stored = readHead(await store.get(storageKeys.auditHead(userId)));
+  if (stored.kind !== "head") return [utcDay(today)];
+  const last = stored.head.day > utcDay(today) ? stored.head.day : utcDay(today);
+  const days: string[] = [];
+  for (let time = Date.parse(`${stored.head.firstDay}T00:00:00Z`); time <= Date.parse(`${last}T00:00:00Z`); time += 86_400_000) {
+    days.push(utcDay(new Date(time)));
+  }
+  return days;
+}
+
+/**
+ * The stored days of `days` (oldest first, only those holding entries) and the head, as
+ * {@link verifyAuditTrail} reads them: each day's entries as stored (legacy file first), an
+ * entry that cannot be read as `{ unreadable: true }`, the head's entry not added to its day.
+ */
+export async function readAuditTrail(store: BlobStore, userId: string, days: readonly string[], parallel = 16): Promise<AuditTrailInput> {
+  const perDay: AuditTrailDay[] = [];
+  for (let i = 0; i < days.length; i += parallel) {
+    const batch = await Promise.all(days.slice(i, i + parallel).map(async (date) => {
+      const keys = [storageKeys.legacyAuditDay(userId, date), storageKeys.auditDay(userId, date)];
+      const files = await Promise.all(keys.map((key) => store.get(key)));
+      const entries = files.flatMap((bytes) =>
+        bytes === null ? [] : parseJsonArray(bytes).items.map((item) => (item instanceof UnreadableJsonItem ? { unreadable: true } : item))
+      );
+      return { date, entries };
+    }));
+    perDay.push(...batch.filter((day) => day.entries.length > 0));
+  }
+  return { userId, days: perDay, head: await readStoredHead(store, userId), from: days[0], to: days[days.length - 1] };
+}
