@@ -58,7 +58,18 @@ async function writeLines(raw: RawBytes, day: string, items: string[]): Promise<
 }
 
 /** Runs the audit-chain cases against `make()` (a fresh, empty backend per call). */
-export function auditChainSuite(name: string, make: () => Promise<ChainBackend> | ChainBackend): void {
+export function auditChainSuite(
+  name: string,
+  make: () => Promise<ChainBackend> | ChainBackend,
+  options: {
+    /** Concurrent writers and appends per writer (default 32 x 50; object stores over HTTP run fewer). */
+    writers?: number;
+    appends?: number;
+  } = {},
+): void {
+  const writers = options.writers ?? 32;
+  const appends = options.appends ?? 50;
+  const total = writers * appends;
   describe(`audit chain on ${name}`, () => {
     async function trail(signingKey?: string) {
       const backend = await make();
@@ -168,12 +179,12 @@ export function auditChainSuite(name: string, make: () => Promise<ChainBackend> 
       expect((await unsigned.verify()).firstBad).toMatchObject({ date: DAYS[2], seq: 13, reason: "inserted" });
     });
 
-    it(`[${name}] 32 writers x 50 concurrent appends: 1,600 entries, one gap-free chain that verifies`, async () => {
+    it(`[${name}] ${writers} writers x ${appends} concurrent appends: ${total} entries, one gap-free chain that verifies`, async () => {
       const backend = await make();
       const clock = movableClock(`${DAYS[0]}T12:00:00Z`);
       const stores = backend.other === undefined ? [backend.store] : [backend.store, backend.other];
-      await Promise.all(Array.from({ length: 32 }, async (_, writer) => {
-        for (let i = 0; i < 50; i++) {
+      await Promise.all(Array.from({ length: writers }, async (_, writer) => {
+        for (let i = 0; i < appends; i++) {
           const entry = auditEntry({ details: { validationErrors: [], writer, i } }) as ValidationAuditEntry;
           await appendAuditEntry(stores[writer % stores.length]!, clock, "u1", entry);
         }
@@ -181,9 +192,9 @@ export function auditChainSuite(name: string, make: () => Promise<ChainBackend> 
       const input = await readAuditTrail(backend.store, "u1", [DAYS[0]!]);
       const result = await verifyAuditTrail(input);
       expect(result.valid, JSON.stringify(result.firstBad)).toBe(true);
-      expect(result.entries).toBe(1600);
-      expect((input.days[0]!.entries as { seq: number }[]).map((entry) => entry.seq)).toEqual(Array.from({ length: 1600 }, (_, i) => i + 1));
-      expect(result.head?.seq).toBe(1600);
+      expect(result.entries).toBe(total);
+      expect((input.days[0]!.entries as { seq: number }[]).map((entry) => entry.seq)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+      expect(result.head?.seq).toBe(total);
     }, 240_000);
   });
 }
