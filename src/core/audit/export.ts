@@ -11,6 +11,7 @@ export const AUDIT_EXPORT_FORMAT = "forensic-annotation/audit-export@1";
 
 /** The JSON export: an {@link AuditTrailInput} (pass it to `verifyAuditTrail` as it is) and the verdict when exported. */
 export interface AuditExport extends AuditTrailInput {
+  /** {@link AUDIT_EXPORT_FORMAT}. */
   format: typeof AUDIT_EXPORT_FORMAT;
   /** When the export was made (the service's clock). */
   exportedAt: string;

@@ -51,14 +51,17 @@ export interface VerifyAuditOptions {
 
 /** The verdict on one day. */
 export interface AuditDayVerification {
+  /** `YYYY-MM-DD` (UTC). */
   date: string;
   /** Entries stored that day. */
   entries: number;
+  /** False when an entry of the day (or the head, on its day) is bad. */
   valid: boolean;
   /** The first entry found bad that day (its seq, or the seq expected where one is missing). */
   firstBadSeq?: number;
   /** Its position in the day as stored, from 0, when an entry is there. */
   firstBadIndex?: number;
+  /** Why it is bad. */
   reason?: AuditTamperReason;
   /** What was found, in words. */
   message?: string;
@@ -68,9 +71,13 @@ export interface AuditDayVerification {
 
 /** What the head says and whether its signature holds. */
 export interface AuditHeadVerification {
+  /** The newest entry's seq. */
   seq: number;
+  /** The newest entry's hash. */
   hash: string;
+  /** The day file of the newest entry. */
   day: string;
+  /** When the head was written. */
   updatedAt: string;
   /** `valid`, `invalid`, `unsigned`, or `unchecked` (signed, no key given). */
   signature: HeadSignatureStatus;
@@ -80,15 +87,21 @@ export interface AuditHeadVerification {
 
 /** The verdict on a trail (the answer of GET /audit/verify). */
 export interface AuditVerification {
+  /** True when every entry and the head check out. */
   valid: boolean;
+  /** The user whose trail it is. */
   userId: string;
+  /** First day read. */
   from: string | null;
+  /** Last day read. */
   to: string | null;
   /** Entries checked (chained and unchained). */
   entries: number;
   /** Entries stored before the chain began. */
   unchained: number;
+  /** The head, or null when there is none. */
   head: AuditHeadVerification | null;
+  /** Each day read, oldest first. */
   days: AuditDayVerification[];
   /** The first problem in the trail, when there is one. */
   firstBad?: { date: string; seq: number; index?: number; reason: AuditTamperReason; message: string };
