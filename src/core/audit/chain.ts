@@ -16,7 +16,7 @@
 import type { BlobStore } from "../ports.ts";
 import { ServiceError } from "../errors.ts";
 import { canonicalJson } from "../encoding/canonical-json.ts";
-import { sha256Hex } from "../encoding/digest.ts";
+import { sha256HexSync } from "../encoding/sha256.ts";
 import { KeyedMutex } from "../storage/keyed-mutex.ts";
 import { parseJsonArray } from "../storage/json-array.ts";
 import { storageKeys } from "../storage/keys.ts";
@@ -82,9 +82,8 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** The hash of an entry: SHA-256 over the canonical JSON of the entry without `hash`. */
-export async function entryHash(entry: Record<string, unknown>): Promise<string> {
-  const { hash: _hash, ...rest } = entry;
-  return sha256Hex(canonicalJson(rest));
+export function entryHash(entry: Record<string, unknown>): string {
+  return sha256HexSync(canonicalJson(entry, "hash"));
 }
 
 /** The facts of a head, the part a signature covers. */
@@ -233,7 +232,7 @@ export function appendChained(
           const key = storageKeys.auditDay(userId, day);
           const index = live !== undefined && live.day === day ? live.index + 1 : await countItems(store, key);
           const chained = { ...entry, seq: (live?.seq ?? 0) + 1, prevHash: live?.hash ?? GENESIS_HASH } as ChainedEntry;
-          chained.hash = await entryHash(chained);
+          chained.hash = entryHash(chained);
           const facts: HeadFacts = {
             format: HEAD_FORMAT,
             userId,

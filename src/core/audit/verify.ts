@@ -157,7 +157,7 @@ export async function verifyAuditTrail(input: AuditTrailInput, options: VerifyAu
         }
         continue;
       }
-      const recomputed = await entryHash(item);
+      const recomputed = entryHash(item);
       if (recomputed !== item.hash) {
         mark(day, item.seq, "edited", `entry seq ${item.seq} (${date}, position ${index}) was changed: its hash is ${recomputed}, stored ${item.hash}`, index);
       } else if (expected === undefined) {
@@ -216,7 +216,7 @@ export async function verifyAuditTrail(input: AuditTrailInput, options: VerifyAu
     headResult = { seq: head.seq, hash: head.hash, day: head.day, updatedAt: head.updatedAt, signature: signature.status };
     const inRange = to === null || head.day <= to;
     const day = inRange ? headDay(head.day) : undefined;
-    const entryOk = head.entry.seq === head.seq && head.entry.hash === head.hash && (await entryHash(head.entry)) === head.hash;
+    const entryOk = head.entry.seq === head.seq && head.entry.hash === head.hash && entryHash(head.entry) === head.hash;
     if (signature.status === "invalid") {
       mark(day ?? headDay(lastDay), head.seq, "signature invalid", `the head's signature is invalid: ${signature.reason ?? ""}`.trim());
     } else if (!entryOk) {

@@ -6,8 +6,31 @@
  * recomputed anywhere (docs/storage.md#audit-chain).
  */
 
-/** The RFC 8785 canonical form of a JSON value; throws on values JSON cannot hold (NaN, Infinity, functions). */
-export function canonicalJson(value: unknown): string {
+/**
+ * The RFC 8785 canonical form of a JSON value; throws on values JSON cannot hold (NaN, Infinity,
+ * functions). `omit` names a member of the top-level object to leave out (an entry's own hash).
+ */
+export function canonicalJson(value: unknown, omit?: string): string {
+  if (omit !== undefined && value !== null && typeof value === "object" && !Array.isArray(value)) {
+    return canonicalObject(value as Record<string, unknown>, omit);
+  }
+  return canonical(value);
+}
+
+function canonicalObject(record: Record<string, unknown>, omit: string | undefined): string {
+  // The default sort compares UTF-16 code units, as RFC 8785 section 3.2.3 requires.
+  const names = Object.keys(record).sort();
+  let out = "{";
+  for (const name of names) {
+    const member = record[name];
+    if (member === undefined || name === omit) continue;
+    if (out.length > 1) out += ",";
+    out += `${JSON.stringify(name)}:${canonical(member)}`;
+  }
+  return `${out}}`;
+}
+
+function canonical(value: unknown): string {
   if (value === null) return "null";
   switch (typeof value) {
     case "boolean":
@@ -19,11 +42,10 @@ export function canonicalJson(value: unknown): string {
     case "string":
       return JSON.stringify(value);
     case "object": {
-      if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item ?? null)).join(",")}]`;
-      const record = value as Record<string, unknown>;
-      // The default sort compares UTF-16 code units, as RFC 8785 section 3.2.3 requires.
-      const names = Object.keys(record).filter((name) => record[name] !== undefined).sort();
-      return `{${names.map((name) => `${JSON.stringify(name)}:${canonicalJson(record[name])}`).join(",")}}`;
+      if (!Array.isArray(value)) return canonicalObject(value as Record<string, unknown>, undefined);
+      let out = "[";
+      for (let i = 0; i < value.length; i++) out += `${i === 0 ? "" : ","}${canonical(value[i] ?? null)}`;
+      return `${out}]`;
     }
     default:
       throw new TypeError(`JSON cannot hold a ${typeof value}`);
