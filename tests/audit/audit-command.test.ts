@@ -66,6 +66,22 @@ describe("forensic-annotation audit", () => {
     }
   });
 
+  it("verify draws a progress bar on stderr for a long trail when stderr is a terminal, and none otherwise", async () => {
+    const dir = await dataWithTrail();
+    const { audit } = createFilePorts(dir, { fsync: "off" });
+    for (let i = 0; i < 2_000; i++) await appendAuditEntry(audit, { now: () => new Date(`${DAYS[1]}T20:00:00Z`) }, "u1", auditEntry() as ValidationAuditEntry);
+    let terminal = "";
+    const code = await runAuditCommand(["audit", "verify", "--user", "u1", "--data", dir], { io: { out: () => {}, err: { write: (text: string) => (terminal += text), isTTY: true }, env: {} } });
+    expect(code).toBe(0);
+    expect(terminal).toContain("verifying [");
+    // Within the long day too, not only at its end.
+    expect(terminal).toContain("1003/2006");
+    expect(terminal).toContain("2006/2006");
+    const piped = await run(["audit", "verify", "--user", "u1", "--data", dir]);
+    expect(piped.code).toBe(0);
+    expect(piped.err).not.toContain("verifying [");
+  }, 60_000);
+
   it("export json: the days and the signed head, which verifyAuditTrail re-checks offline with the public key", async () => {
     const { privateKey } = await generateKeyPair("ES256", { extractable: true });
     const jwk = await exportJWK(privateKey);

@@ -107,6 +107,9 @@ export interface AuditVerification {
   firstBad?: { date: string; seq: number; index?: number; reason: AuditTamperReason; message: string };
 }
 
+// How often a long day reports progress, in entries.
+const PROGRESS_STEP = 1_000;
+
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === "object" && !Array.isArray(value);
 
@@ -146,6 +149,7 @@ export async function verifyAuditTrail(input: AuditTrailInput, options: VerifyAu
     const day: AuditDayVerification = { date, entries: entries.length, valid: true };
     let unchained = 0;
     for (let index = 0; index < entries.length; index++) {
+      if (index > 0 && index % PROGRESS_STEP === 0) options.onProgress?.(checked + index, total);
       const item = entries[index];
       if (!isChained(item)) {
         if (isRecord(item) && item.unreadable === true) {
