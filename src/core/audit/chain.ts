@@ -130,9 +130,12 @@ export function parseHead(bytes: Uint8Array): AuditHead | undefined {
   const { userId, seq, hash, day, index, firstDay, updatedAt, until, signature } = value;
   if (typeof userId !== "string" || !Number.isSafeInteger(seq) || typeof hash !== "string" || typeof day !== "string") return undefined;
   if (!Number.isSafeInteger(index) || typeof firstDay !== "string" || typeof updatedAt !== "string") return undefined;
+  if (!DAY.test(day) || !DAY.test(firstDay) || firstDay > day) return undefined;
   if (typeof until !== "number" || (signature !== undefined && typeof signature !== "string")) return undefined;
   return value as unknown as AuditHead;
 }
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 class HeadBusy extends Error {}
 

@@ -9,6 +9,7 @@ import type { ValidationAuditEntry } from "../schemas/audit.ts";
 import { storageKeys } from "../storage/keys.ts";
 import { parseJsonArray, UnreadableJsonItem } from "../storage/json-array.ts";
 import { auditDayRange, utcDay } from "./days.ts";
+import { ServiceError } from "../errors.ts";
 import type { AuditTrailDay, AuditTrailInput } from "./verify.ts";
 import { appendChained, type AuditChainOptions, readHead } from "./chain.ts";
 
@@ -132,6 +133,9 @@ export async function readStoredHead(store: BlobStore, userId: string): Promise<
   }
 }
 
+/** The most days one verification of a whole trail reads (ten years). */
+export const MAX_VERIFY_DAYS = 3_660;
+
 /**
  * The days a verification reads: `startDate`..`endDate` when given (as GET reads them), else the
  * whole chain, from the head's first day to the later of its day and today.
@@ -147,6 +151,10 @@ export async function auditVerifyDays(
   const stored = readHead(await store.get(storageKeys.auditHead(userId)));
   if (stored.kind !== "head") return [utcDay(today)];
   const last = stored.head.day > utcDay(today) ? stored.head.day : utcDay(today);
+  const span = (Date.parse(`${last}T00:00:00Z`) - Date.parse(`${stored.head.firstDay}T00:00:00Z`)) / 86_400_000 + 1;
+  if (!(span <= MAX_VERIFY_DAYS)) {
+    throw ServiceError.validation(`The trail spans ${span} days, more than ${MAX_VERIFY_DAYS} at once: verify it in ranges (startDate and endDate)`, { firstDay: stored.head.firstDay, lastDay: last });
+  }
   const days: string[] = [];
   for (let time = Date.parse(`${stored.head.firstDay}T00:00:00Z`); time <= Date.parse(`${last}T00:00:00Z`); time += 86_400_000) {
     days.push(utcDay(new Date(time)));

@@ -8,6 +8,7 @@ import { exportJWK, generateKeyPair } from "jose";
 import { dataHeaders, fixedClock, KEYS, testService } from "../../helpers/service.ts";
 import { auditEntry } from "../../helpers/audit-entry.ts";
 import { encodeJsonArray } from "../../../src/core/storage/json-array.ts";
+import { verifyAuditTrail } from "../../../src/core/audit/verify.ts";
 
 type App = ReturnType<typeof testService>["app"];
 const post = (app: App, body: unknown, base = "/data/audit/") =>
@@ -63,6 +64,21 @@ describe("GET /audit/verify", () => {
     const { body } = await verify(app);
     expect(body).toMatchObject({ valid: true, entries: 3, unchained: 2, head: { seq: 1 } });
     expect(body.days[0]).toMatchObject({ valid: true, entries: 3, unchained: 2 });
+  });
+
+  it("hostile stored bytes: a head naming a first day centuries back is a 400 asking for a range, never a read of every day; an entry nested past the call stack is unreadable, not a crash", async () => {
+    const { app, ports } = testService();
+    await post(app, auditEntry());
+    const head = JSON.parse(new TextDecoder().decode((await ports.audit.get("audit-heads/u1.json"))!)) as Record<string, unknown>;
+    await ports.audit.put("audit-heads/u1.json", new TextEncoder().encode(JSON.stringify({ ...head, firstDay: "0001-01-01" })));
+    const wide = await verify(app);
+    expect(wide.status).toBe(400);
+    expect(String(wide.body.message)).toContain("verify it in ranges");
+    expect((await verify(app, "?userId=u1&startDate=2026-11-22")).body).toMatchObject({ valid: true, entries: 1 });
+
+    const deep = { seq: 1, prevHash: "0".repeat(64), hash: "f".repeat(64), x: JSON.parse(`${"[".repeat(20_000)}${"]".repeat(20_000)}`) as unknown };
+    const result = await verifyAuditTrail({ userId: "u1", days: [{ date: "2026-11-22", entries: [deep] }], head: null });
+    expect(result.firstBad).toMatchObject({ seq: 1, reason: "unreadable" });
   });
 
   it("clients cannot send seq, prevHash or hash (400), and nothing is stored", async () => {
