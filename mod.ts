@@ -50,6 +50,8 @@ export { createCaptchaWorker, type CaptchaWorkerDeps } from "./src/core/workers/
 export { createImageWorker, type ImageWorkerDeps } from "./src/core/workers/image.ts";
 export { createUserWorker, type UserWorkerDeps } from "./src/core/workers/user.ts";
 export { createPdfWorker, type PdfWorkerDeps, type PdfWorkerOptions } from "./src/core/workers/pdf.ts";
+// Checking an audit trail (docs/storage.md#audit-chain), in any runtime or a browser.
+export { verifyAuditTrail } from "./src/core/audit/verify.ts";
 // Errors.
 export { type FailureKind, ServiceError } from "./src/core/errors.ts";
 // The resources the workers store and answer.

@@ -27,8 +27,12 @@ export interface BlobStore {
   /**
    * Appends one item to the JSON array stored at `key` (created when absent) and returns
    * the number of items after the append. Concurrent appends never lose an item.
+   * With `atIndex`, the item is meant to be item number `atIndex` (from 0): when the array
+   * already holds more items than that, it was appended before, so nothing is written and
+   * the current count is returned (an append that may be retried by several writers).
+   * `item` is the plain value; a wrapping store (encryption) sees and passes it as such.
    */
-  appendToJsonArray(key: string, item: unknown): Promise<number>;
+  appendToJsonArray(key: string, item: unknown, atIndex?: number): Promise<number>;
 }
 
 /** String storage for small records (user records, keyed by user id). */

@@ -53,6 +53,8 @@ describe("the OpenAPI document and the routes are one declaration", () => {
       "GET /data/audit/": { path: "/data/audit/?userId=u1", init: { headers: dataHeaders }, status: 200 },
       "POST /audit/audit/": { path: "/audit/audit/?userId=u1", init: { method: "POST", body: entry, headers: dataHeaders }, status: 200 },
       "GET /audit/audit/": { path: "/audit/audit/?userId=u1", init: { headers: dataHeaders }, status: 200 },
+      "GET /data/audit/verify": { path: "/data/audit/verify?userId=u1", init: { headers: dataHeaders }, status: 200 },
+      "GET /audit/audit/verify": { path: "/audit/audit/verify?userId=u1", init: { headers: dataHeaders }, status: 200 },
       "GET /keys/{keyName}": { path: "/keys/USER_DB_AUTH", init: { headers: keysHeaders }, status: 200 },
       "POST /captcha": { path: "/captcha", init: { method: "POST", body: "{}" }, status: 400 },
       "POST /image": { path: "/image", init: { method: "POST", body: uploadForm(fixture("sample.png"), "b.png"), headers: imageHeaders }, status: 200 },

@@ -31,6 +31,8 @@ describe("the service (CONTRACT: one process, seven workers)", () => {
         "POST /captcha",
         "POST /audit/audit/",
         "GET /audit/audit/",
+        "GET /data/audit/verify",
+        "GET /audit/audit/verify",
         "POST /image",
         "GET /image/{imageDeliveryUrl}",
         "DELETE /image/{imageId}",

@@ -12,6 +12,7 @@
  * public half and `EXPORT_VERIFY_KEYS`.
  */
 import { type FileHandle, open, rename, rm } from "node:fs/promises";
+import { auditKeys } from "../../core/audit/signing-keys.ts";
 import { basename, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import * as zlib from "node:zlib";
@@ -340,7 +341,7 @@ export async function runExchangeCommand(argv: readonly string[], options: Excha
     close = storage.close;
     const ports = storage.ports;
     const host = hostForDirectUse(ports.imageHost ?? imageHostOf(config, ports.clock, () => ports.images), config);
-    const store = portsExchangeStore({ ...ports, imageHost: host, readImage: imageReader(config, host) });
+    const store = portsExchangeStore({ ...ports, imageHost: host, readImage: imageReader(config, host), auditChain: { signer: auditKeys(config).signer } });
     return command === "export" ? await runExport(flags, store, io, signatures.signer) : await runImport(flags, positionals, store, io, signatures.verification);
   } catch (err) {
     if (err instanceof UsageError) {

@@ -8,6 +8,7 @@
 import type { BlobStore, Clock } from "../ports.ts";
 import type { ValidationAuditEntry } from "../schemas/audit.ts";
 import { appendAuditEntry } from "./trail.ts";
+import type { AuditChainOptions } from "./chain.ts";
 
 /** Who acted: a user proven by an identity token, or the holder of `ADMIN_AUTH`. */
 export type Actor =
@@ -69,7 +70,7 @@ export type ServiceAuditLog = (event: ServiceEvent) => Promise<void>;
 export const NO_AUDIT_LOG: ServiceAuditLog = (): Promise<void> => Promise.resolve();
 
 /** The log over the audit store, dated by `clock`. */
-export function serviceAuditLog(store: BlobStore | undefined, clock: Clock): ServiceAuditLog {
+export function serviceAuditLog(store: BlobStore | undefined, clock: Clock, chain: AuditChainOptions = {}): ServiceAuditLog {
   if (store === undefined) return NO_AUDIT_LOG;
   return async (event) => {
     const security = event.details?.securityDetails ?? {};
@@ -93,6 +94,6 @@ export function serviceAuditLog(store: BlobStore | undefined, clock: Clock): Ser
         },
       },
     };
-    await appendAuditEntry(store, clock, event.userId, entry);
+    await appendAuditEntry(store, clock, event.userId, entry, chain);
   };
 }

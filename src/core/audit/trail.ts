@@ -8,7 +8,10 @@ import type { BlobStore, Clock } from "../ports.ts";
 import type { ValidationAuditEntry } from "../schemas/audit.ts";
 import { storageKeys } from "../storage/keys.ts";
 import { parseJsonArray, UnreadableJsonItem } from "../storage/json-array.ts";
-import { utcDay } from "./days.ts";
+import { auditDayRange, utcDay } from "./days.ts";
+import { ServiceError } from "../errors.ts";
+import type { AuditTrailDay, AuditTrailInput } from "./verify.ts";
+import { appendChained, type AuditChainOptions, readHead } from "./chain.ts";
 
 /** What an append answers (docs/api.md#audit). */
 export interface AuditAppendResult {
@@ -21,17 +24,17 @@ export const RECEIVED_AT = "receivedAt";
 
 /**
  * Appends an entry to today's file (server clock, UTC) of `userId`, with the receipt time
- * beside the client's `timestamp`.
+ * beside the client's `timestamp` and the chain fields (audit/chain.ts) after it.
  */
 export async function appendAuditEntry(
   store: BlobStore,
   clock: Clock,
   userId: string,
   entry: ValidationAuditEntry,
+  options: AuditChainOptions = {},
 ): Promise<AuditAppendResult> {
   const now = clock.now();
-  const filename = storageKeys.auditDay(userId, utcDay(now));
-  const entryCount = await store.appendToJsonArray(filename, { ...entry, [RECEIVED_AT]: now.toISOString() });
+  const { entryCount, filename } = await appendChained(store, userId, utcDay(now), now, { ...entry, [RECEIVED_AT]: now.toISOString() }, options);
   return { entryCount, filename };
 }
 
@@ -75,6 +78,13 @@ export async function readAuditDays(
       }),
     );
   }
+  // The newest entry is in the head before it is in its day: while its append runs, or when
+  // the writer died in between (the next append stores it). It is part of the trail either way.
+  const stored = readHead(await store.get(storageKeys.auditHead(userId)));
+  const at = stored.kind === "head" ? days.indexOf(stored.head.day) : -1;
+  if (stored.kind === "head" && at !== -1 && !perDay[at]!.some((item) => isRecord(item) && item.hash === stored.head.hash)) {
+    perDay[at]!.push(stored.head.entry);
+  }
   return perDay.reverse().flatMap((entries) => entries.reverse());
 }
 
@@ -107,4 +117,68 @@ function unreadableEntry(filename: string, index: number, reason: string, userId
     result: "warning",
     details: { validationErrors: [`Stored entry ${index} of ${filename} cannot be served: ${reason}`] },
   };
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+
+/** The stored head of a user's chain as parsed JSON; null when there is none or it is not JSON. */
+export async function readStoredHead(store: BlobStore, userId: string): Promise<unknown> {
+  const bytes = await store.get(storageKeys.auditHead(userId));
+  if (bytes === null) return null;
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    return { unreadable: true };
+  }
+}
+
+/** The most days one verification of a whole trail reads (ten years). */
+export const MAX_VERIFY_DAYS = 3_660;
+
+/**
+ * The days a verification reads: `startDate`..`endDate` when given (as GET reads them), else the
+ * whole chain, from the head's first day to the later of its day and today.
+ */
+export async function auditVerifyDays(
+  store: BlobStore,
+  userId: string,
+  startDate: string | undefined,
+  endDate: string | undefined,
+  today: Date,
+): Promise<string[]> {
+  if (startDate !== undefined || endDate !== undefined) return auditDayRange(startDate, endDate, today);
+  const stored = readHead(await store.get(storageKeys.auditHead(userId)));
+  if (stored.kind !== "head") return [utcDay(today)];
+  const last = stored.head.day > utcDay(today) ? stored.head.day : utcDay(today);
+  const span = (Date.parse(`${last}T00:00:00Z`) - Date.parse(`${stored.head.firstDay}T00:00:00Z`)) / 86_400_000 + 1;
+  if (!(span <= MAX_VERIFY_DAYS)) {
+    throw ServiceError.validation(`The trail spans ${span} days, more than ${MAX_VERIFY_DAYS} at once: verify it in ranges (startDate and endDate)`, { firstDay: stored.head.firstDay, lastDay: last });
+  }
+  const days: string[] = [];
+  for (let time = Date.parse(`${stored.head.firstDay}T00:00:00Z`); time <= Date.parse(`${last}T00:00:00Z`); time += 86_400_000) {
+    days.push(utcDay(new Date(time)));
+  }
+  return days;
+}
+
+/**
+ * The stored days of `days` (oldest first, only those holding entries) and the head, as
+ * {@link verifyAuditTrail} reads them: each day's entries as stored (legacy file first), an
+ * entry that cannot be read as `{ unreadable: true }`, the head's entry not added to its day.
+ */
+export async function readAuditTrail(store: BlobStore, userId: string, days: readonly string[], parallel = 16): Promise<AuditTrailInput> {
+  const perDay: AuditTrailDay[] = [];
+  for (let i = 0; i < days.length; i += parallel) {
+    const batch = await Promise.all(days.slice(i, i + parallel).map(async (date) => {
+      const keys = [storageKeys.legacyAuditDay(userId, date), storageKeys.auditDay(userId, date)];
+      const files = await Promise.all(keys.map((key) => store.get(key)));
+      const entries = files.flatMap((bytes) =>
+        bytes === null ? [] : parseJsonArray(bytes).items.map((item) => (item instanceof UnreadableJsonItem ? { unreadable: true } : item))
+      );
+      return { date, entries };
+    }));
+    perDay.push(...batch.filter((day) => day.entries.length > 0));
+  }
+  return { userId, days: perDay, head: await readStoredHead(store, userId), from: days[0], to: days[days.length - 1] };
 }

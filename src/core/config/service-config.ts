@@ -5,6 +5,7 @@
  */
 import * as z from "zod";
 import { AccountsSection } from "./accounts.ts";
+import { AuditSection } from "./audit.ts";
 import { BodyLimitsSection } from "./body-limits.ts";
 import { CaptchaSection } from "./captcha.ts";
 import { ConfigError } from "./config-error.ts";
@@ -33,6 +34,7 @@ export const CONFIG_SECTIONS = {
   pdf: PdfSection,
   storage: StorageSection,
   exchange: ExchangeSection,
+  audit: AuditSection,
 } as const;
 
 const ServiceEnvSchema = z.object(CONFIG_SECTIONS);
@@ -145,6 +147,10 @@ export interface ServiceConfig {
   exportVerifyKeys: string | undefined;
   /** `EXPORT_REQUIRE_SIGNATURE`: refuse unsigned or invalid packages. */
   exportRequireSignature: boolean;
+  /** `AUDIT_SIGNING_KEY`: a private JWK (JSON) that signs every audit head. */
+  auditSigningKey: string | undefined;
+  /** `AUDIT_VERIFY_KEYS`: the JWK, JWKs or JWKS (JSON) that verify earlier audit heads. */
+  auditVerifyKeys: string | undefined;
   /** The raw variables, for the keys worker's by-name lookup. */
   env: ReadonlyMap<string, string>;
 }
@@ -184,6 +190,7 @@ export function parseConfig(source: Readonly<Record<string, unknown>>): ServiceC
     ...s.pdf,
     ...s.storage,
     ...s.exchange,
+    ...s.audit,
     env,
   };
 }

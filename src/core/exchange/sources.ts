@@ -10,6 +10,7 @@ import type { BlobStore, Clock, ImageHost, KvStore } from "../ports.ts";
 import type { CaseImageUpload, CaseStore } from "../cases/case-store.ts";
 import { portsCaseStore } from "../cases/ports-case-store.ts";
 import { appendAuditEntry } from "../audit/trail.ts";
+import type { AuditChainOptions } from "../audit/chain.ts";
 import { createLocalImageHost } from "../images/local-host.ts";
 import { userRecords } from "../users/user-records.ts";
 import { UserDataSchema } from "../schemas/user.ts";
@@ -93,6 +94,8 @@ export interface ExchangePorts {
   clock: Clock;
   /** The image host imports upload to; default: the local host over `images`. */
   imageHost?: ImageHost | undefined;
+  /** Signs the audit heads of the entries imports write (`AUDIT_SIGNING_KEY`). */
+  auditChain?: AuditChainOptions | undefined;
   /** How to read an image's bytes; default: `images/{id}` of `images` (the local host's layout). */
   readImage?: ((imageId: string) => Promise<Uint8Array | null>) | undefined;
 }
@@ -123,7 +126,7 @@ export function portsExchangeStore(ports: ExchangePorts): ExchangeStore {
       });
     },
     async appendAudit(userUid, entry) {
-      await appendAuditEntry(ports.audit, ports.clock, userUid, ValidationAuditEntrySchema.parse(entry));
+      await appendAuditEntry(ports.audit, ports.clock, userUid, ValidationAuditEntrySchema.parse(entry), ports.auditChain);
     },
     now: () => ports.clock.now(),
   };

@@ -9,6 +9,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { BlobStore, Clock } from "../ports.ts";
 import type { ServiceConfig } from "../config/mod.ts";
+import { type AuditKeyConfig, auditKeys } from "../audit/signing-keys.ts";
 import { ServiceError } from "../errors.ts";
 import { checkSegment } from "../storage/keys.ts";
 import { clientIp, type WorkerApp, type WorkerEnv } from "./worker-app.ts";
@@ -49,7 +50,7 @@ export interface AccessControlDeps {
 }
 
 /** The configuration access control reads: identity-token mode, the admin key, rate limits. */
-export type AccessConfig = Pick<ServiceConfig, "identity" | "adminAuth" | "rateLimits">;
+export type AccessConfig = Pick<ServiceConfig, "identity" | "adminAuth" | "rateLimits"> & AuditKeyConfig;
 
 /** Access control as the configuration describes it. */
 export function accessControl(config: AccessConfig, deps: AccessControlDeps): AccessControl {
@@ -63,7 +64,7 @@ export function accessControl(config: AccessConfig, deps: AccessControlDeps): Ac
     adminKey: config.adminAuth,
     limiter: deps.limiter ?? createMemoryRateLimiter({ clock: deps.clock }),
     limits: config.rateLimits,
-    log: serviceAuditLog(deps.audit, deps.clock),
+    log: serviceAuditLog(deps.audit, deps.clock, { signer: auditKeys(config).signer }),
   };
 }
 

@@ -228,3 +228,43 @@ export const AuditEntriesResponseSchema = z.object({
   }),
   total: z.number().int(),
 });
+
+const TAMPER_REASONS = ["edited", "missing", "reordered", "inserted", "tail dropped", "signature invalid", "head missing", "head unreadable", "unreadable"] as const;
+
+/** One day of GET /audit/verify. */
+export const AuditDayVerificationSchema = z.object({
+  date: z.string(),
+  entries: z.number().int().meta({ description: "Entries stored that day" }),
+  valid: z.boolean(),
+  firstBadSeq: z.number().int().optional().meta({ description: "The first bad entry's seq (or the seq expected where entries are missing)" }),
+  firstBadIndex: z.number().int().optional().meta({ description: "Its position in the day as stored, from 0" }),
+  reason: z.enum(TAMPER_REASONS).optional(),
+  message: z.string().optional(),
+  unchained: z.number().int().optional().meta({ description: "Entries stored before the chain began: not tampering" }),
+});
+
+/** Answer of GET /audit/verify (docs/storage.md#audit-chain). */
+export const AuditVerificationSchema = z.object({
+  valid: z.boolean(),
+  userId: z.string(),
+  from: z.string().nullable(),
+  to: z.string().nullable(),
+  entries: z.number().int(),
+  unchained: z.number().int(),
+  head: z.object({
+    seq: z.number().int(),
+    hash: z.string(),
+    day: z.string(),
+    updatedAt: z.string(),
+    signature: z.enum(["valid", "invalid", "unsigned", "unchecked"]),
+    pending: z.boolean().optional(),
+  }).nullable(),
+  days: z.array(AuditDayVerificationSchema),
+  firstBad: z.object({
+    date: z.string(),
+    seq: z.number().int(),
+    index: z.number().int().optional(),
+    reason: z.enum(TAMPER_REASONS),
+    message: z.string(),
+  }).optional(),
+});

@@ -87,6 +87,8 @@ export const storageKeys = {
   /** Audit store: the day as existing deployments wrote it (docs/configuration.md). */
   legacyAuditDay: (userId: string, day: AuditDay): string =>
     `audit-trails/${checkSegment(userId, "userId")}/${checkSegment(day, "date")}.json`,
+  /** Audit store: the head of one user's hash chain (docs/storage.md#audit-chain). */
+  auditHead: (userId: string): string => `audit-heads/${checkSegment(userId, "userId")}.json`,
   /** Image store: a hosted image. */
   image: (imageId: string): string => `images/${checkSegment(imageId, "imageId")}`,
 } as const;

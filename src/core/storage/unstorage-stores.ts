@@ -56,7 +56,7 @@ export interface BlobStoreOptions {
    * count after the append. Without it, append is read-modify-write under that lock,
    * lossless within one process.
    */
-  appendToJsonArray?: (key: string, item: unknown) => Promise<number>;
+  appendToJsonArray?: (key: string, item: unknown, atIndex?: number) => Promise<number>;
 }
 
 /** A `BlobStore` over an unstorage `Storage`. */
@@ -89,11 +89,12 @@ export function createBlobStore(storage: Storage, options: BlobStoreOptions = {}
         await put(key, next);
         return next;
       }),
-    appendToJsonArray: (key, item) =>
+    appendToJsonArray: (key, item, atIndex) =>
       mutex.run(key, async () => {
-        if (options.appendToJsonArray) return options.appendToJsonArray(key, item);
+        if (options.appendToJsonArray) return options.appendToJsonArray(key, item, atIndex);
         const current = await get(key);
         const items = current === null ? [] : parseJsonArray(current).items;
+        if (atIndex !== undefined && items.length > atIndex) return items.length;
         items.push(item);
         await put(key, encodeJsonArray(items));
         return items.length;

@@ -73,16 +73,18 @@ export function createVersionedBlobStore(backend: VersionedBackend, options: Ver
     has: (key) => backend.has(key),
     list: (prefix) => backend.list(prefix).then((keys) => keys.filter((key) => key.startsWith(prefix)).sort()),
     update: (key, change) => mutex.run(key, () => swap(key, change)),
-    appendToJsonArray: (key, item) =>
+    appendToJsonArray: (key, item, atIndex) =>
       mutex.run(key, async () => {
-        let count = 0;
-        await swap(key, (current) => {
-          const items = current === null ? [] : parseJsonArray(current).items;
+        for (let attempt = 0; attempt < maxAttempts; attempt++) {
+          const current = await backend.get(key);
+          const items = current === null ? [] : parseJsonArray(current.bytes).items;
+          // Appended before (by this writer or another one finishing its work): nothing to write.
+          if (atIndex !== undefined && items.length > atIndex) return items.length;
           items.push(item);
-          count = items.length;
-          return encodeJsonArray(items);
-        });
-        return count;
+          if (await backend.putIf(key, encodeJsonArray(items), current?.version ?? null)) return items.length;
+          await pause(attempt);
+        }
+        throw new ContentionError(key, maxAttempts);
       }),
   };
 }

@@ -10,6 +10,7 @@ import {
   AuditEntriesResponseSchema,
   AuditGetQuerySchema,
   AuditPostQuerySchema,
+  AuditVerificationSchema,
   ValidationAuditEntrySchema,
 } from "../schemas/audit.ts";
 import type * as z from "zod";
@@ -20,14 +21,17 @@ import { createRoute } from "../http/openapi-app.ts";
 import { errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
 import { checkSegment } from "../storage/keys.ts";
 import { auditDayRange } from "../audit/days.ts";
-import { appendAuditEntry, readAuditDays, RECEIVED_AT } from "../audit/trail.ts";
+import { appendAuditEntry, auditVerifyDays, readAuditDays, readAuditTrail, RECEIVED_AT } from "../audit/trail.ts";
+import { type AuditKeyConfig, auditKeys } from "../audit/signing-keys.ts";
+import { verifyAuditTrail } from "../audit/verify.ts";
+import { CHAIN_FIELDS } from "../audit/chain.ts";
 import { type AccessControl, requireOwner } from "../http/access.ts";
 
 /** What the audit routes need. */
 export interface AuditRoutesDeps {
   audit: BlobStore;
   clock: Clock;
-  config: Pick<ServiceConfig, "maxAuditEntryBytes">;
+  config: Pick<ServiceConfig, "maxAuditEntryBytes"> & AuditKeyConfig;
   /** Who may read and write which user's trail (identity mode: only their own). */
   access: AccessControl;
 }
@@ -68,9 +72,25 @@ const readEntriesRoute = createRoute({
   },
 });
 
+/** `GET /audit/verify`: verify a user's trail (the query is read and checked by the handler). */
+const verifyTrailRoute = createRoute({
+  method: "get",
+  path: "/audit/verify",
+  summary: "Verify the hash chain of a user's trail: the whole trail, or the UTC days from startDate to endDate",
+  description:
+    "Checks every entry's hash, that seq runs on without a gap and each prevHash names the entry before, across days, then that the head names the newest entry and, with AUDIT_SIGNING_KEY or AUDIT_VERIFY_KEYS, that its signature holds. Names the first bad entry of each day and why (edited, missing, reordered, inserted, tail dropped, signature invalid). Entries stored before the chain began count as unchained, not as tampering. Without dates the whole trail is read, from the head's first day.",
+  documented: { request: { query: AuditGetQuerySchema } },
+  responses: {
+    200: { description: "The verdict", content: { "application/json": { schema: AuditVerificationSchema } } },
+    ...errorResponses({ 400: "userId missing or bad dates", 403: "Bad key" }),
+  },
+});
+
 /** Adds POST and GET `/audit/` to a worker app (its auth is the worker's); returns the app with their types. */
 export function registerAuditRoutes<A extends WorkerApp>(app: A, deps: AuditRoutesDeps) {
   const { audit, clock, config, access } = deps;
+  const keys = auditKeys(config);
+  const chain = { signer: keys.signer };
   const routed = app
     .openapi({ ...appendEntryRoute, middleware: limitBody(config.maxAuditEntryBytes) }, async (c) => {
       const { userId } = readQuery(c, AuditPostQuerySchema);
@@ -86,6 +106,12 @@ export function registerAuditRoutes<A extends WorkerApp>(app: A, deps: AuditRout
       if (Object.hasOwn(entry, RECEIVED_AT)) {
         throw ServiceError.validation(`${RECEIVED_AT} is written by the service when it receives an entry; clients may not send it`, { field: RECEIVED_AT });
       }
+      // The chain fields are the service's record of order and integrity, never the client's.
+      for (const field of CHAIN_FIELDS) {
+        if (Object.hasOwn(entry, field)) {
+          throw ServiceError.validation(`${field} is written by the service (the trail's hash chain); clients may not send it`, { field });
+        }
+      }
       // In identity mode an entry speaks for its author: another user's userId is a cross-user attempt (403, recorded).
       await requireOwner(c, access, entry.userId);
       if (entry.userId !== userId) {
@@ -95,7 +121,7 @@ export function registerAuditRoutes<A extends WorkerApp>(app: A, deps: AuditRout
           queryUserId: userId,
         });
       }
-      const { entryCount, filename } = await appendAuditEntry(audit, clock, userId, entry);
+      const { entryCount, filename } = await appendAuditEntry(audit, clock, userId, entry, chain);
       return c.json({ success: true as const, entryCount, filename }, 200);
     })
     .openapi(readEntriesRoute, async (c) => {
@@ -106,7 +132,16 @@ export function registerAuditRoutes<A extends WorkerApp>(app: A, deps: AuditRout
       // Served as stored: each entry was checked when it was appended.
       const entries = (await readAuditDays(audit, query.userId, days)) as AuditEntriesResponse["entries"];
       return c.json({ entries, total: entries.length }, 200);
+    })
+    .openapi(verifyTrailRoute, async (c) => {
+      const query = readQuery(c, AuditGetQuerySchema);
+      checkSegment(query.userId, "userId");
+      await requireOwner(c, access, query.userId);
+      const days = await auditVerifyDays(audit, query.userId, query.startDate, query.endDate, clock.now());
+      const result = await verifyAuditTrail(await readAuditTrail(audit, query.userId, days), { publicKeys: await keys.publicKeys() });
+      return c.json(result, 200);
     });
   app.all(appendEntryRoute.path, methodNotAllowed(["GET", "POST"]));
+  app.all(verifyTrailRoute.path, methodNotAllowed(["GET"]));
   return routed;
 }

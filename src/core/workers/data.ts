@@ -136,7 +136,7 @@ function dataWorker(deps: DataWorkerDeps) {
   const { blobs, config } = deps;
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["GET", "PUT", "DELETE", "POST"] });
   const access = deps.access ?? accessControl(config, { audit: deps.audit, clock: deps.clock });
-  const isAudit = (c: { req: { path: string } }) => /\/audit\/?$/.test(c.req.path);
+  const isAudit = (c: { req: { path: string } }) => /\/audit(?:\/verify)?\/?$/.test(c.req.path);
   protect(app, access, {
     status: 403,
     route: (c) => isAudit(c) ? routeFor(c.req.method, "audit.read", "audit.write") : routeFor(c.req.method, "data.read", "data.write"),

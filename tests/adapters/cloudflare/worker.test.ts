@@ -50,8 +50,25 @@ describe("Cloudflare module workers in workerd", () => {
     expect((await data.list()).objects.map((object) => object.key).sort()).toEqual(["u1/C-1/data.json", "u1/C-1/f 1/data.json"]);
     expect(new TextDecoder().decode(await (await data.get("u1/C-1/data.json"))!.arrayBuffer())).toBe('{"caseNumber":"C-1"}');
     const audit = await bucket(mf, "STRIAE_AUDIT");
-    expect((await audit.list()).objects.map((object) => object.key)).toEqual([filename]);
+    // The day and the head of the user's hash chain.
+    expect((await audit.list()).objects.map((object) => object.key).sort()).toEqual(["audit-heads/u1.json", filename].sort());
     expect(filename).toMatch(/^audit-trails\/u1-\d{4}-\d{2}-\d{2}\.json$/);
+  }, 60_000);
+
+  it("[workerd] chains audit entries in R2 and verifies them at /audit/audit/verify; an object edited in the bucket is named", async () => {
+    const mf = await start("all");
+    const headers = { "X-Custom-Auth-Key": KEY };
+    for (const action of ["case-create", "annotation-edit", "case-export"]) {
+      expect((await mf.dispatchFetch("http://w/audit/audit/?userId=u3", { method: "POST", headers, body: JSON.stringify(auditEntry({ userId: "u3", action })) })).status).toBe(200);
+    }
+    const verified = await mf.dispatchFetch("http://w/data/audit/verify?userId=u3", { headers });
+    expect(await verified.json()).toMatchObject({ valid: true, entries: 3, head: { seq: 3, signature: "unsigned" } });
+    const audit = await bucket(mf, "STRIAE_AUDIT");
+    const day = (await audit.list({ prefix: "audit-trails/u3-" })).objects[0]!.key;
+    const text = new TextDecoder().decode(await (await audit.get(day))!.arrayBuffer());
+    await audit.put(day, text.replace('"action":"annotation-edit"', '"action":"case-delete"'));
+    const tampered = await mf.dispatchFetch("http://w/audit/audit/verify?userId=u3", { headers });
+    expect(await tampered.json()).toMatchObject({ valid: false, firstBad: { seq: 2, index: 1, reason: "edited" } });
   }, 60_000);
 
   it("[workerd] reads days that existing deployments wrote under the legacy key", async () => {

@@ -62,8 +62,8 @@ describe("account deletion against real files (spec 4.1 rules 4 and 5)", () => {
     expect((await app.request("/user/u1", { headers: userHeaders })).status).toBe(404);
     // The other user's account is whole.
     expect((await remains(dir, "u2", Object.values(theirs).flat())).length).toBe(1 + 1 + 2 + 2 * 2);
-    // The audit trail stays.
-    expect(await filesUnder(join(dir, "audit"))).toEqual(["audit-trails/u1-2026-11-22.json"]);
+    // The audit trail stays: its day and the head of its hash chain.
+    expect(await filesUnder(join(dir, "audit"))).toEqual(["audit-heads/u1.json", "audit-trails/u1-2026-11-22.json"]);
 
     const outbox = await filesUnder(join(dir, "outbox"));
     expect(outbox).toHaveLength(2);

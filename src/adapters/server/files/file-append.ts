@@ -26,7 +26,7 @@ const MAX_KNOWN_FILES = 10_000;
 export function createFileJsonArrayAppend(
   base: string,
   options: { sync?: boolean } = {},
-): (key: string, item: unknown) => Promise<number> {
+): (key: string, item: unknown, atIndex?: number) => Promise<number> {
   const sync = options.sync ?? false;
   const files = documentFiles(base, sync);
   // Item counts of files this process has appended to, so an append need not reread the day.
@@ -37,7 +37,7 @@ export function createFileJsonArrayAppend(
     if (known.size > MAX_KNOWN_FILES) known.delete(known.keys().next().value ?? key);
   };
 
-  return (key, item) =>
+  return (key, item, atIndex) =>
     files.exclusive(key, async (document) => {
       const opened = await document.open();
       if (opened === null) {
@@ -51,6 +51,7 @@ export function createFileJsonArrayAppend(
         let file = known.get(document.path);
         if (file === undefined || file.path !== path || file.ino !== ino || file.size !== size) {
           const parsed = parseJsonArray(await handle.readFile());
+          if (atIndex !== undefined && parsed.items.length > atIndex) return parsed.items.length;
           if (!parsed.canonical) {
             // Not in the one-item-per-line form (written elsewhere, or torn): rewrite it once.
             const items = [...parsed.items, item];
@@ -59,7 +60,10 @@ export function createFileJsonArrayAppend(
             return items.length;
           }
           file = { path, ino, size, count: parsed.items.length };
+          remember(document.path, file);
         }
+        // Appended before (by this writer or another one finishing its work): nothing to write.
+        if (atIndex !== undefined && file.count > atIndex) return file.count;
         const appended = encodeAppendedItem(item);
         const offset = size - 2; // over the closing "\n]"
         const { bytesWritten } = await handle.write(appended, 0, appended.length, offset);

@@ -1,0 +1,95 @@
+#!/usr/bin/env node
+// The audit hash chain's cost (docs/storage.md#audit-chain), in one run: the p50 of one audit
+// append with the chain (head compare-and-swap, hashing, then the day append) against the same
+// store's plain day append (what an append cost before the chain), on memory and on files
+// (fsync off and on); then the time to verify a 10,000-entry trail. Figures only: it fails only
+// on a real error (a trail that does not verify).
+//
+//   npm run build && node bench/audit-chain.mjs [--appends N] [--entries N] [--runs N]
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { createStorage } from "unstorage";
+import { createBlobStore } from "../dist/src/core/storage/unstorage-stores.js";
+import { createFileBlobStore } from "../dist/src/adapters/server/files/file-ports.js";
+import { appendAuditEntry, readAuditTrail } from "../dist/src/core/audit/trail.js";
+import { verifyAuditTrail } from "../dist/src/core/audit/verify.js";
+
+const { values: options } = parseArgs({
+  options: {
+    appends: { type: "string", default: "2000" },
+    entries: { type: "string", default: "10000" },
+    runs: { type: "string", default: "5" },
+  },
+});
+const appends = Number(options.appends);
+const entries = Number(options.entries);
+const runs = Number(options.runs);
+const DAY = "2026-11-22";
+const clock = { now: () => new Date(`${DAY}T12:00:00Z`) };
+const entry = (i) => ({
+  timestamp: `${DAY}T12:00:00.000Z`,
+  userId: "u1",
+  userEmail: "examiner@lab.example",
+  action: "annotation-edit",
+  result: "success",
+  details: { caseNumber: "C-1", fileName: "item-1.png", validationErrors: [], workflowPhase: "casework", n: i },
+});
+const percentile = (values, p) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))];
+const ms = (value) => `${value.toFixed(3)} ms`;
+const folders = [];
+const folder = () => {
+  const dir = mkdtempSync(join(os.tmpdir(), "fa-bench-chain-"));
+  folders.push(dir);
+  return dir;
+};
+
+// Other work on the machine skews every figure: the load average is printed with them.
+console.log(`node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? "?"}), ${os.platform()} ${os.release()}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+console.log(`\nappend p50 with the chain vs the plain day append, ${appends} appends each, interleaved in one run:`);
+const backends = [
+  ["memory", () => createBlobStore(createStorage())],
+  ["files, FSYNC=off", () => createFileBlobStore(folder(), { sync: false })],
+  ["files, FSYNC=audit", () => createFileBlobStore(folder(), { sync: true })],
+];
+for (const [name, make] of backends) {
+  const plainStore = make();
+  const chainStore = make();
+  const plain = [];
+  const chained = [];
+  for (let i = 0; i < appends; i++) {
+    let start = performance.now();
+    await plainStore.appendToJsonArray(`audit-trails/u1-${DAY}.json`, { ...entry(i), receivedAt: clock.now().toISOString() });
+    plain.push(performance.now() - start);
+    start = performance.now();
+    await appendAuditEntry(chainStore, clock, "u1", entry(i));
+    chained.push(performance.now() - start);
+  }
+  const ratio = percentile(chained, 50) / percentile(plain, 50);
+  console.log(
+    `  ${name.padEnd(20)} plain p50 ${ms(percentile(plain, 50))} p99 ${ms(percentile(plain, 99))} | chained p50 ${ms(percentile(chained, 50))} p99 ${
+      ms(percentile(chained, 99))
+    } | ${ratio.toFixed(2)}x (goal <= 1.3x)`,
+  );
+  const first = chained.slice(0, 100);
+  const last = chained.slice(-100);
+  console.log(`  ${"".padEnd(20)} chained p50 of the first 100 ${ms(percentile(first, 50))}, of the last 100 ${ms(percentile(last, 50))}`);
+}
+
+console.log(`\nverifying a trail of ${entries} entries (files, written with the chain):`);
+const store = createFileBlobStore(folder(), { sync: false });
+for (let i = 0; i < entries; i++) await appendAuditEntry(store, clock, "u1", entry(i));
+const reads = [];
+const verifies = [];
+for (let run = 0; run < runs; run++) {
+  let start = performance.now();
+  const input = await readAuditTrail(store, "u1", [DAY]);
+  reads.push(performance.now() - start);
+  start = performance.now();
+  const result = await verifyAuditTrail(input);
+  verifies.push(performance.now() - start);
+  if (!result.valid || result.entries !== entries) throw new Error(`the trail does not verify: ${JSON.stringify(result.firstBad)}`);
+}
+console.log(`  read (parse the day and head) median ${ms(percentile(reads, 50))}; verifyAuditTrail median ${ms(percentile(verifies, 50))} (goal <= 150 ms), all runs: ${verifies.map((v) => v.toFixed(1)).join(", ")} ms`);
+for (const dir of folders) rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,205 @@
+/**
+ * @module
+ * The `audit` commands (docs/storage.md#audit-chain), on the same stores as `serve` (files under
+ * `--data` by default, or what `STORAGE` names):
+ *
+ *     forensic-annotation audit verify --user UID [--from DAY --to DAY] [--data DIR] [--json]
+ *     forensic-annotation audit export --user UID [--from DAY --to DAY] --format json|csv|pdf [--out FILE]
+ *
+ * `verify` exits 0 when the trail is intact, 1 when it is not (naming the first bad entry and
+ * why), 2 on bad usage or configuration. Heads are checked with `AUDIT_SIGNING_KEY`'s public
+ * half and `AUDIT_VERIFY_KEYS`.
+ */
+import { open, rename, rm } from "node:fs/promises";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { ConfigError, parseConfig } from "../../core/config/mod.ts";
+import { ServiceError } from "../../core/errors.ts";
+import { auditVerifyDays, readAuditTrail } from "../../core/audit/trail.ts";
+import { type AuditVerification, verifyAuditTrail } from "../../core/audit/verify.ts";
+import { auditKeys } from "../../core/audit/signing-keys.ts";
+import { auditExportCsv, auditExportJson } from "../../core/audit/export.ts";
+import { renderAuditReport } from "../../core/pdf/audit-report.ts";
+import { type RuntimeStorage, storagePorts } from "./start.ts";
+import { readEnvironment } from "./environment.ts";
+
+const USAGE = `Usage:
+  forensic-annotation audit verify --user UID [--from DAY --to DAY] [--data DIR] [--json]
+  forensic-annotation audit export --user UID [--from DAY --to DAY] --format json|csv|pdf [--out FILE] [--data DIR]
+
+verify checks the user's hash chain and head: exit 0 intact, 1 tampered (the first
+bad entry is named, and why), 2 bad usage. export writes the trail with its chain:
+JSON (the days as stored and the signed head; verifyAuditTrail re-checks it offline),
+CSV (one row per entry with seq and hash) or PDF (a printable report).
+
+Options:
+  --user UID       the user whose trail is read
+  --from DAY       first UTC day (YYYY-MM-DD or an ISO date-time); default the trail's first day
+  --to DAY         last UTC day; default today
+  --format F       export: json, csv or pdf
+  --out FILE       export: where to write (default audit-UID-FROM-TO.F in the working directory)
+  --data DIR       data directory (default ./.forensic-data)
+  --json           verify: print the verdict as JSON
+  --help           show this help
+
+Environment (and .env): STORAGE and the storage variables as for serve;
+AUDIT_SIGNING_KEY (its public half checks heads), AUDIT_VERIFY_KEYS (older keys).
+`;
+
+/** Where the command writes. */
+export interface AuditCommandIo {
+  /** Results (stdout). */
+  out: (line: string) => void;
+  /** Progress and errors (stderr); a progress bar is drawn when `isTTY` is true. */
+  err: { write(text: string): unknown; isTTY?: boolean | undefined };
+  /** The environment. */
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+class UsageError extends Error {}
+
+// Fewer entries verify in an instant: no progress bar.
+const LONG_TRAIL = 2_000;
+
+function parse(argv: readonly string[]) {
+  try {
+    return parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: {
+        user: { type: "string" },
+        from: { type: "string" },
+        to: { type: "string" },
+        format: { type: "string" },
+        out: { type: "string" },
+        data: { type: "string", default: "./.forensic-data" },
+        json: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+function progressBar(err: AuditCommandIo["err"]): { show(done: number, total: number): void; end(): void } {
+  let drawn = false;
+  return {
+    show(done, total) {
+      if (err.isTTY !== true || total < LONG_TRAIL) return;
+      const width = 30;
+      const filled = Math.round((done / total) * width);
+      err.write(`\rverifying [${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total}\x1b[K`);
+      drawn = true;
+    },
+    end() {
+      if (drawn) err.write("\n");
+    },
+  };
+}
+
+/** The verdict in words: one line, then a line per bad day. */
+export function describeVerification(result: AuditVerification): string[] {
+  const range = `${result.from ?? "-"} to ${result.to ?? "-"}`;
+  const head = result.head === null ? "no head" : `head seq ${result.head.seq}, signature ${result.head.signature}${result.head.pending ? ", newest entry still in the head" : ""}`;
+  const counts = `${result.entries} entries${result.unchained > 0 ? `, ${result.unchained} unchained (stored before the chain began)` : ""}`;
+  if (result.valid) return [`audit trail of ${result.userId}, ${range}: intact (${counts}; ${head})`];
+  const bad = result.firstBad!;
+  return [
+    `audit trail of ${result.userId}, ${range}: TAMPERED (${counts}; ${head})`,
+    `first bad entry: seq ${bad.seq} on ${bad.date}${bad.index === undefined ? "" : ` (position ${bad.index})`}: ${bad.reason}: ${bad.message}`,
+    ...result.days.filter((day) => !day.valid).map((day) => `  ${day.date}: ${day.reason} at seq ${day.firstBadSeq}: ${day.message ?? ""}`),
+  ];
+}
+
+async function writeAtomically(path: string, bytes: Uint8Array): Promise<void> {
+  const temporary = `${path}.partial-${crypto.randomUUID().slice(0, 8)}`;
+  const handle = await open(temporary, "w");
+  try {
+    await handle.writeFile(bytes);
+    await handle.sync();
+    await handle.close();
+    await rename(temporary, path);
+  } catch (err) {
+    await handle.close().catch(() => {});
+    await rm(temporary, { force: true });
+    throw err;
+  }
+}
+
+/**
+ * Runs `audit verify ...` or `audit export ...` (argv without the program name, starting with
+ * `audit`) and resolves with the exit code: 0 intact or written, 1 tampered or failed, 2 bad usage.
+ */
+export async function runAuditCommand(
+  argv: readonly string[],
+  options: { runtimeStorage?: RuntimeStorage | undefined; io?: Partial<AuditCommandIo> | undefined } = {},
+): Promise<number> {
+  const io: AuditCommandIo = {
+    out: options.io?.out ?? ((line) => console.log(line)),
+    err: options.io?.err ?? process.stderr,
+    env: options.io?.env ?? readEnvironment(),
+  };
+  let close = async () => {};
+  try {
+    const { values: flags, positionals } = parse(argv);
+    if (flags.help) {
+      io.out(USAGE);
+      return 0;
+    }
+    if (positionals[0] !== "audit") throw new UsageError(`Unknown command: ${positionals[0] ?? "(none)"}`);
+    const command = positionals[1];
+    if (command !== "verify" && command !== "export") throw new UsageError(`Unknown audit command: ${command ?? "(none)"} (verify or export)`);
+    if (positionals.length > 2) throw new UsageError(`Unexpected argument: ${positionals[2]}`);
+    if (flags.user === undefined || flags.user === "") throw new UsageError(`audit ${command} needs --user UID`);
+    const format = flags.format;
+    if (command === "export" && format !== "json" && format !== "csv" && format !== "pdf") {
+      throw new UsageError("audit export needs --format json, csv or pdf");
+    }
+    const config = parseConfig(io.env);
+    const keys = auditKeys(config);
+    const storage = await storagePorts(config, resolve(flags.data), options.runtimeStorage);
+    close = storage.close;
+    const { audit, clock } = storage.ports;
+    const user = flags.user;
+    let days: string[];
+    try {
+      days = await auditVerifyDays(audit, user, flags.from, flags.to, clock.now());
+    } catch (err) {
+      if (err instanceof ServiceError) throw new UsageError(err.message);
+      throw err;
+    }
+    const input = await readAuditTrail(audit, user, days);
+    const bar = progressBar(io.err);
+    const result = await verifyAuditTrail(input, { publicKeys: await keys.publicKeys(), onProgress: (done, total) => bar.show(done, total) });
+    bar.end();
+    if (command === "verify") {
+      if (flags.json) io.out(JSON.stringify(result, null, 2));
+      else for (const line of describeVerification(result)) io.out(line);
+      return result.valid ? 0 : 1;
+    }
+    const path = resolve(flags.out ?? `audit-${user}-${result.from ?? "none"}-${result.to ?? "none"}.${format}`);
+    const bytes = format === "json"
+      ? new TextEncoder().encode(`${JSON.stringify(auditExportJson(input, result, clock.now()), null, 2)}\n`)
+      : format === "csv"
+      ? new TextEncoder().encode(auditExportCsv(input))
+      : await renderAuditReport(input, result, { generatedAt: clock.now() });
+    await writeAtomically(path, bytes);
+    for (const line of describeVerification(result)) io.err.write(`${line}\n`);
+    io.out(path);
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err.write(`${err.message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (err instanceof ConfigError) {
+      io.err.write(`${err.message}\n`);
+      return 2;
+    }
+    io.err.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  } finally {
+    await close();
+  }
+}

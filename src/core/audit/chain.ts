@@ -1,0 +1,288 @@
+/**
+ * @module
+ * The per-user hash chain of the audit trail (docs/storage.md#audit-chain). Every stored entry
+ * carries `seq` (1, 2, 3... across all of the user's days), `prevHash` (the previous entry's
+ * `hash`, 64 zeros for the first) and `hash`: the SHA-256 of the RFC 8785 canonical JSON of the
+ * entry without `hash`. The head (`audit-heads/{userId}.json`) names the newest entry, holds
+ * a copy of it and, with a signing key, a JWS over its facts.
+ *
+ * One append: (1) under the head's compare-and-swap, make sure the entry the head names is
+ * stored (a writer that died after step 1 left it only in the head), then compute the new
+ * entry from the head and write the new head; (2) append the entry to its day at the index
+ * the head names. Step 2 may run twice (its writer and a later one) and stores it once. The
+ * head always names the newest entry, so a dropped tail is seen; a head one entry ahead of
+ * its day is an append in flight or cut short, whose entry the head itself holds.
+ */
+import type { BlobStore } from "../ports.ts";
+import { ServiceError } from "../errors.ts";
+import { canonicalJson } from "../encoding/canonical-json.ts";
+import { sha256HexSync } from "../encoding/sha256.ts";
+import { KeyedMutex } from "../storage/keyed-mutex.ts";
+import { parseJsonArray } from "../storage/json-array.ts";
+import { storageKeys } from "../storage/keys.ts";
+
+/** The fields the service writes on every chained entry; clients may not send them. */
+export const CHAIN_FIELDS = ["seq", "prevHash", "hash"] as const;
+/** `prevHash` of a user's first chained entry. */
+export const GENESIS_HASH = "0".repeat(64);
+/** Marks a head document, so a reader knows what it holds. */
+export const HEAD_FORMAT = "forensic-annotation/audit-head@1";
+
+/** A stored entry with its chain fields. */
+export interface ChainedEntry extends Record<string, unknown> {
+  seq: number;
+  prevHash: string;
+  hash: string;
+}
+
+/** The facts a head states (and a signature covers). */
+export interface HeadFacts {
+  format: typeof HEAD_FORMAT;
+  userId: string;
+  /** The newest entry's seq. */
+  seq: number;
+  /** The newest entry's hash. */
+  hash: string;
+  /** The day file holding it. */
+  day: string;
+  /** Its position in that file, from 0. */
+  index: number;
+  /** The day of the user's first chained entry. */
+  firstDay: string;
+  /** When the head was written (the service's clock). */
+  updatedAt: string;
+}
+
+/** The stored head: its facts, the newest entry itself, and the signature when a key is configured. */
+export interface AuditHead extends HeadFacts {
+  /** A copy of the newest entry, so a writer cut short loses nothing. */
+  entry: ChainedEntry;
+  /** Until when (epoch ms) the writer of the newest entry is still storing it. */
+  until: number;
+  /** Compact JWS whose payload is the canonical JSON of the facts. */
+  signature?: string;
+}
+
+/** Signs head facts (a compact JWS over their canonical JSON). */
+export interface HeadSigner {
+  /** The compact JWS of `payload`. */
+  sign(payload: string): Promise<string>;
+}
+
+/** Options of the chained append. */
+export interface AuditChainOptions {
+  /** Signs every head (`AUDIT_SIGNING_KEY`); without it heads are unsigned. */
+  signer?: HeadSigner | undefined;
+}
+
+// A writer stores its entry within milliseconds; past this, another writer stores it instead.
+const LEASE_MS = 3_000;
+const MAX_WAIT_MS = 2 * LEASE_MS;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** The hash of an entry: SHA-256 over the canonical JSON of the entry without `hash`. */
+export function entryHash(entry: Record<string, unknown>): string {
+  return sha256HexSync(canonicalJson(entry, "hash"));
+}
+
+/** The facts of a head, the part a signature covers. */
+export function headFacts(head: HeadFacts): HeadFacts {
+  const { format, userId, seq, hash, day, index, firstDay, updatedAt } = head;
+  return { format, userId, seq, hash, day, index, firstDay, updatedAt };
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+
+/** Whether a value has well-formed chain fields. */
+export function isChained(value: unknown): value is ChainedEntry {
+  return isRecord(value) && Number.isSafeInteger(value.seq) && (value.seq as number) >= 1 &&
+    typeof value.prevHash === "string" && typeof value.hash === "string";
+}
+
+/** What a stored head holds: the newest entry, nothing yet (`empty`: no entry was ever kept), or unreadable bytes. */
+export type StoredHead = { kind: "head"; head: AuditHead } | { kind: "empty" } | { kind: "unreadable" };
+
+/** Reads stored head bytes. */
+export function readHead(bytes: Uint8Array | null): StoredHead {
+  if (bytes === null) return { kind: "empty" };
+  const head = parseHead(bytes);
+  if (head !== undefined) return { kind: "head", head };
+  try {
+    const value: unknown = JSON.parse(decoder.decode(bytes));
+    if (isRecord(value) && value.format === HEAD_FORMAT && value.seq === 0) return { kind: "empty" };
+  } catch {
+    // not JSON: unreadable
+  }
+  return { kind: "unreadable" };
+}
+
+/** A stored head read back; undefined when the bytes are not one. */
+export function parseHead(bytes: Uint8Array): AuditHead | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(decoder.decode(bytes));
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(value) || value.format !== HEAD_FORMAT || !isChained(value.entry)) return undefined;
+  const { userId, seq, hash, day, index, firstDay, updatedAt, until, signature } = value;
+  if (typeof userId !== "string" || !Number.isSafeInteger(seq) || typeof hash !== "string" || typeof day !== "string") return undefined;
+  if (!Number.isSafeInteger(index) || typeof firstDay !== "string" || typeof updatedAt !== "string") return undefined;
+  if (!DAY.test(day) || !DAY.test(firstDay) || firstDay > day) return undefined;
+  if (typeof until !== "number" || (signature !== undefined && typeof signature !== "string")) return undefined;
+  return value as unknown as AuditHead;
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+class HeadBusy extends Error {}
+
+// Per store: one append per user at a time in this process, and the newest entries this
+// process has seen stored (so the common append does not reread its day).
+const locks = new WeakMap<BlobStore, KeyedMutex>();
+const storedTips = new WeakMap<BlobStore, Map<string, string>>();
+const MAX_TIPS = 10_000;
+
+function lockOf(store: BlobStore): KeyedMutex {
+  let lock = locks.get(store);
+  if (lock === undefined) locks.set(store, lock = new KeyedMutex());
+  return lock;
+}
+
+function tipsOf(store: BlobStore): Map<string, string> {
+  let tips = storedTips.get(store);
+  if (tips === undefined) storedTips.set(store, tips = new Map());
+  return tips;
+}
+
+function rememberStored(store: BlobStore, userId: string, hash: string): void {
+  const tips = tipsOf(store);
+  tips.delete(userId);
+  tips.set(userId, hash);
+  if (tips.size > MAX_TIPS) tips.delete(tips.keys().next().value ?? userId);
+}
+
+/** Where a head's entry stands in its day: stored at its index, absent, or its place taken by another item. */
+async function placeOf(store: BlobStore, head: AuditHead): Promise<"stored" | "absent" | "taken"> {
+  const bytes = await store.get(storageKeys.auditDay(head.userId, head.day));
+  const items = bytes === null ? [] : parseJsonArray(bytes).items;
+  if (items.length <= head.index) return "absent";
+  const item = items[head.index];
+  return isRecord(item) && item.hash === head.hash ? "stored" : "taken";
+}
+
+/** Makes sure the entry a head names is stored; throws {@link HeadBusy} while its writer may still be at work. */
+async function storeTip(store: BlobStore, head: AuditHead): Promise<void> {
+  if (tipsOf(store).get(head.userId) === head.hash) return;
+  const place = await placeOf(store, head);
+  if (place === "absent" && head.until > Date.now()) throw new HeadBusy();
+  const key = storageKeys.auditDay(head.userId, head.day);
+  // A foreign item in its place (the day was edited): append it after, never drop it.
+  if (place === "absent") await store.appendToJsonArray(key, head.entry, head.index);
+  if (place === "taken") await store.appendToJsonArray(key, head.entry);
+  rememberStored(store, head.userId, head.hash);
+}
+
+async function countItems(store: BlobStore, key: string): Promise<number> {
+  const bytes = await store.get(key);
+  return bytes === null ? 0 : parseJsonArray(bytes).items.length;
+}
+
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** What a chained append stored. */
+export interface ChainedAppend {
+  /** The entry as stored, chain fields included. */
+  entry: ChainedEntry;
+  /** Its day file. */
+  filename: string;
+  /** Items in that file after the append. */
+  entryCount: number;
+}
+
+/**
+ * Appends `entry` (its fields as they will be stored, `receivedAt` included) to the chain of
+ * `userId`, in the file of `today` or, when the head is on a later day (another process's
+ * clock ahead of this one), of the head's day: a chain never goes back a day.
+ */
+export function appendChained(
+  store: BlobStore,
+  userId: string,
+  today: string,
+  now: Date,
+  entry: Record<string, unknown>,
+  options: AuditChainOptions = {},
+): Promise<ChainedAppend> {
+  return lockOf(store).run(userId, async () => {
+    const headKey = storageKeys.auditHead(userId);
+    let previous: Uint8Array | null = null;
+    let written: AuditHead | undefined;
+    const started = Date.now();
+    for (;;) {
+      try {
+        await store.update(headKey, async (current) => {
+          previous = current;
+          const stored = readHead(current);
+          // Starting over would hide whatever was done to the trail: appends stop until the head is restored.
+          if (stored.kind === "unreadable") {
+            throw ServiceError.server(`The audit head of ${userId} cannot be read; verify the trail and restore the head before appending`);
+          }
+          const live = stored.kind === "head" ? stored.head : undefined;
+          if (live !== undefined) await storeTip(store, live);
+          const day = live !== undefined && live.day > today ? live.day : today;
+          const key = storageKeys.auditDay(userId, day);
+          const index = live !== undefined && live.day === day ? live.index + 1 : await countItems(store, key);
+          const chained = { ...entry, seq: (live?.seq ?? 0) + 1, prevHash: live?.hash ?? GENESIS_HASH } as ChainedEntry;
+          chained.hash = entryHash(chained);
+          const facts: HeadFacts = {
+            format: HEAD_FORMAT,
+            userId,
+            seq: chained.seq,
+            hash: chained.hash,
+            day,
+            index,
+            firstDay: live?.firstDay ?? day,
+            updatedAt: now.toISOString(),
+          };
+          const signature = options.signer === undefined ? undefined : await options.signer.sign(canonicalJson(facts));
+          written = { ...facts, entry: chained, until: Date.now() + LEASE_MS, ...(signature === undefined ? {} : { signature }) };
+          return encoder.encode(JSON.stringify(written));
+        });
+        break;
+      } catch (err) {
+        if (!(err instanceof HeadBusy)) throw err;
+        if (Date.now() - started > MAX_WAIT_MS) throw ServiceError.server(`The audit trail of ${userId} stayed busy`);
+        await pause(5 + Math.random() * 20);
+      }
+    }
+    const head = written!;
+    const filename = storageKeys.auditDay(userId, head.day);
+    let entryCount: number;
+    try {
+      entryCount = await store.appendToJsonArray(filename, head.entry, head.index);
+    } catch (err) {
+      await rollBack(store, headKey, head, previous).catch(() => undefined);
+      throw err;
+    }
+    rememberStored(store, userId, head.hash);
+    return { entry: head.entry, filename, entryCount };
+  });
+}
+
+/**
+ * After a failed append, puts the previous head back while no other writer may have stored the
+ * entry (its lease runs), so a failed request leaves nothing behind; past the lease the entry
+ * stays, and the next append stores it.
+ */
+async function rollBack(store: BlobStore, headKey: string, head: AuditHead, previous: Uint8Array | null): Promise<void> {
+  // A first entry had no head before it: an empty head (seq 0) says so.
+  const empty = encoder.encode(JSON.stringify({ format: HEAD_FORMAT, userId: head.userId, seq: 0 }));
+  await store.update(headKey, (current) => {
+    const now = current === null ? undefined : parseHead(current);
+    if (current === null) return empty;
+    if (now?.hash !== head.hash || Date.now() > head.until - LEASE_MS / 3) return current;
+    return previous ?? empty;
+  });
+}

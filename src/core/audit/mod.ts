@@ -1,0 +1,26 @@
+/**
+ * @module
+ * The audit trail's hash chain, for reviewers and tools (docs/storage.md#audit-chain):
+ * {@link verifyAuditTrail} checks a trail read from a store or from a JSON export, in any
+ * runtime or a browser, and the types of what it reads and answers.
+ *
+ * ```ts
+ * import { verifyAuditTrail } from "@forensic-annotation/service/audit";
+ * const exported = JSON.parse(await Deno.readTextFile("audit-u1.json"));
+ * const result = await verifyAuditTrail(exported, { publicKeys: [publicJwk] });
+ * console.log(result.valid, result.firstBad);
+ * ```
+ */
+export {
+  type AuditDayVerification,
+  type AuditHeadVerification,
+  type AuditTamperReason,
+  type AuditTrailDay,
+  type AuditTrailInput,
+  type AuditVerification,
+  verifyAuditTrail,
+  type VerifyAuditOptions,
+} from "./verify.ts";
+export type { AuditChainOptions, HeadSigner } from "./chain.ts";
+export type { AuditJwk, HeadSignatureStatus } from "./head-signature.ts";
+export { AUDIT_EXPORT_FORMAT, type AuditExport } from "./export.ts";

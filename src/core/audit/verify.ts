@@ -1,0 +1,263 @@
+/**
+ * @module
+ * Verifying a user's audit trail (docs/storage.md#audit-chain): the chain of every day in
+ * order, then the head. Pure computation over what was read (no store, no runtime), so the
+ * service, the command line and a reviewer's browser run the same code on the same bytes.
+ */
+import { GENESIS_HASH, entryHash, type HeadFacts, headFacts, isChained, readHead } from "./chain.ts";
+import { type AuditJwk, checkHeadSignature, type HeadSignatureStatus } from "./head-signature.ts";
+
+/** Why an entry (or the head) breaks the trail. */
+export type AuditTamperReason =
+  | "edited"
+  | "missing"
+  | "reordered"
+  | "inserted"
+  | "tail dropped"
+  | "signature invalid"
+  | "head missing"
+  | "head unreadable"
+  | "unreadable";
+
+/** One day as read: its entries in stored order (unreadable ones as `{ unreadable: true }`). */
+export interface AuditTrailDay {
+  /** `YYYY-MM-DD` (UTC). */
+  date: string;
+  /** The day's entries in stored order: legacy file first, then the current one. */
+  entries: readonly unknown[];
+}
+
+/** What {@link verifyAuditTrail} checks: the days of a range and the stored head. */
+export interface AuditTrailInput {
+  /** The user whose trail it is. */
+  userId: string;
+  /** The days, oldest first; a day without entries may be left out. */
+  days: readonly AuditTrailDay[];
+  /** The stored head as parsed JSON (null when there is none). */
+  head: unknown;
+  /** First day of the range read (default: the first day given). */
+  from?: string | undefined;
+  /** Last day of the range read (default: the last day given). */
+  to?: string | undefined;
+}
+
+/** Options of {@link verifyAuditTrail}. */
+export interface VerifyAuditOptions {
+  /** Public JWKs that may have signed the head (the signing key's public half, `AUDIT_VERIFY_KEYS`). */
+  publicKeys?: readonly AuditJwk[] | undefined;
+  /** Told after each day: entries checked so far and in all (a progress bar). */
+  onProgress?: ((checked: number, total: number) => void) | undefined;
+}
+
+/** The verdict on one day. */
+export interface AuditDayVerification {
+  /** `YYYY-MM-DD` (UTC). */
+  date: string;
+  /** Entries stored that day. */
+  entries: number;
+  /** False when an entry of the day (or the head, on its day) is bad. */
+  valid: boolean;
+  /** The first entry found bad that day (its seq, or the seq expected where one is missing). */
+  firstBadSeq?: number;
+  /** Its position in the day as stored, from 0, when an entry is there. */
+  firstBadIndex?: number;
+  /** Why it is bad. */
+  reason?: AuditTamperReason;
+  /** What was found, in words. */
+  message?: string;
+  /** Entries stored before the chain began (not evidence of tampering). */
+  unchained?: number;
+}
+
+/** What the head says and whether its signature holds. */
+export interface AuditHeadVerification {
+  /** The newest entry's seq. */
+  seq: number;
+  /** The newest entry's hash. */
+  hash: string;
+  /** The day file of the newest entry. */
+  day: string;
+  /** When the head was written. */
+  updatedAt: string;
+  /** `valid`, `invalid`, `unsigned`, or `unchecked` (signed, no key given). */
+  signature: HeadSignatureStatus;
+  /** True when the newest entry is in the head but not yet in its day (an append in flight or cut short). */
+  pending?: boolean;
+}
+
+/** The verdict on a trail (the answer of GET /audit/verify). */
+export interface AuditVerification {
+  /** True when every entry and the head check out. */
+  valid: boolean;
+  /** The user whose trail it is. */
+  userId: string;
+  /** First day read. */
+  from: string | null;
+  /** Last day read. */
+  to: string | null;
+  /** Entries checked (chained and unchained). */
+  entries: number;
+  /** Entries stored before the chain began. */
+  unchained: number;
+  /** The head, or null when there is none. */
+  head: AuditHeadVerification | null;
+  /** Each day read, oldest first. */
+  days: AuditDayVerification[];
+  /** The first problem in the trail, when there is one. */
+  firstBad?: { date: string; seq: number; index?: number; reason: AuditTamperReason; message: string };
+}
+
+// How often a long day reports progress, in entries.
+const PROGRESS_STEP = 1_000;
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+
+/**
+ * Verifies a user's trail: every chained entry's hash, seq continuous from 1 (or from the first
+ * entry of a range that starts later) and each `prevHash` the hash before it, across days;
+ * then that the head names the newest entry and, given keys, that its signature holds. Names
+ * the first bad entry per day and why. Entries before the first chained one are `unchained`.
+ */
+export async function verifyAuditTrail(input: AuditTrailInput, options: VerifyAuditOptions = {}): Promise<AuditVerification> {
+  const stored = readHead(input.head === null || input.head === undefined ? null : new TextEncoder().encode(JSON.stringify(input.head)));
+  const head = stored.kind === "head" ? stored.head : undefined;
+  const from = input.from ?? input.days[0]?.date ?? null;
+  const to = input.to ?? input.days[input.days.length - 1]?.date ?? null;
+  // The range holds the trail's start when it reaches back to the head's first day.
+  const fromStart = head === undefined || from === null || from <= head.firstDay;
+  const total = input.days.reduce((sum, day) => sum + day.entries.length, 0);
+  const days: AuditDayVerification[] = [];
+  let firstBad: AuditVerification["firstBad"];
+  let expected: number | undefined;
+  let prevHash = GENESIS_HASH;
+  let last: { seq: number; hash: string } | undefined;
+  let unchainedTotal = 0;
+  let checked = 0;
+
+  const mark = (day: AuditDayVerification, seq: number, reason: AuditTamperReason, message: string, index?: number): void => {
+    if (!day.valid) return;
+    day.valid = false;
+    day.firstBadSeq = seq;
+    if (index !== undefined) day.firstBadIndex = index;
+    day.reason = reason;
+    day.message = message;
+    firstBad ??= { date: day.date, seq, ...(index === undefined ? {} : { index }), reason, message };
+  };
+
+  for (const { date, entries } of [...input.days].sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0))) {
+    const day: AuditDayVerification = { date, entries: entries.length, valid: true };
+    let unchained = 0;
+    for (let index = 0; index < entries.length; index++) {
+      if (index > 0 && index % PROGRESS_STEP === 0) options.onProgress?.(checked + index, total);
+      const item = entries[index];
+      if (!isChained(item)) {
+        if (isRecord(item) && item.unreadable === true) {
+          mark(day, expected ?? 0, "unreadable", `stored entry ${index} of ${date} cannot be read`, index);
+        } else if (expected === undefined) {
+          unchained++;
+        } else {
+          mark(day, expected, "inserted", `entry ${index} of ${date} has no chain fields, yet the chain had begun (seq ${expected} expected)`, index);
+        }
+        continue;
+      }
+      let recomputed: string;
+      try {
+        recomputed = entryHash(item);
+      } catch {
+        // Nested past the call stack (only an export edited by hand can be): it cannot be checked.
+        mark(day, item.seq, "unreadable", `entry seq ${item.seq} (${date}, position ${index}) cannot be hashed`, index);
+        expected = item.seq + 1;
+        prevHash = item.hash;
+        last = { seq: item.seq, hash: item.hash };
+        continue;
+      }
+      if (recomputed !== item.hash) {
+        mark(day, item.seq, "edited", `entry seq ${item.seq} (${date}, position ${index}) was changed: its hash is ${recomputed}, stored ${item.hash}`, index);
+      } else if (expected === undefined) {
+        if (fromStart && (item.seq !== 1 || item.prevHash !== GENESIS_HASH)) {
+          mark(day, 1, "missing", `the trail starts at seq ${item.seq}: entries before it are missing`, index);
+        }
+      } else if (item.seq === expected) {
+        if (item.prevHash !== prevHash) {
+          mark(day, expected - 1, "edited", `entry seq ${expected - 1} was replaced: seq ${expected} names another hash before it`, index);
+        }
+      } else if (item.seq > expected) {
+        const later = entries.slice(index + 1).some((other) => isChained(other) && other.seq === expected);
+        mark(
+          day,
+          expected,
+          later ? "reordered" : "missing",
+          later
+            ? `entry seq ${expected} is stored after seq ${item.seq} (${date}, position ${index})`
+            : `entries seq ${expected} to ${item.seq - 1} are missing before ${date} position ${index}`,
+          index,
+        );
+      } else {
+        // A seq already passed: an entry moved back is caught where its place was left empty, so this is an extra one.
+        mark(day, item.seq, "inserted", `entry seq ${item.seq} at ${date} position ${index} comes again after seq ${expected - 1}`, index);
+      }
+      // Go on from what is stored, so one bad entry is named once and later days are judged on their own.
+      expected = item.seq + 1;
+      prevHash = item.hash;
+      last = { seq: item.seq, hash: item.hash };
+    }
+    if (unchained > 0) day.unchained = unchained;
+    unchainedTotal += unchained;
+    days.push(day);
+    checked += entries.length;
+    options.onProgress?.(checked, total);
+  }
+
+  const headDay = (date: string): AuditDayVerification => {
+    let day = days.find((candidate) => candidate.date === date);
+    if (day === undefined) {
+      day = { date, entries: 0, valid: true };
+      days.push(day);
+      days.sort((a, b) => (a.date < b.date ? -1 : 1));
+    }
+    return day;
+  };
+  const lastDay = to ?? head?.day ?? "";
+  let headResult: AuditHeadVerification | null = null;
+  if (stored.kind === "unreadable") {
+    mark(headDay(lastDay), expected ?? 0, "head unreadable", "the head cannot be read");
+  } else if (head === undefined) {
+    if (last !== undefined) mark(headDay(lastDay), last.seq + 1, "head missing", "the trail has chained entries but no head");
+  } else {
+    const facts: HeadFacts = headFacts(head);
+    const signature = await checkHeadSignature(head.signature, facts, options.publicKeys ?? []);
+    headResult = { seq: head.seq, hash: head.hash, day: head.day, updatedAt: head.updatedAt, signature: signature.status };
+    const inRange = to === null || head.day <= to;
+    const day = inRange ? headDay(head.day) : undefined;
+    const entryOk = head.entry.seq === head.seq && head.entry.hash === head.hash && entryHash(head.entry) === head.hash;
+    if (signature.status === "invalid") {
+      mark(day ?? headDay(lastDay), head.seq, "signature invalid", `the head's signature is invalid: ${signature.reason ?? ""}`.trim());
+    } else if (!entryOk) {
+      mark(day ?? headDay(lastDay), head.seq, "edited", "the head's copy of the newest entry does not match the head");
+    } else if (day !== undefined) {
+      const lastSeq = last?.seq ?? 0;
+      if (last !== undefined && lastSeq === head.seq && last.hash !== head.hash) {
+        mark(day, head.seq, "edited", `entry seq ${head.seq} is not the one the head names`);
+      } else if (lastSeq === head.seq - 1 && head.entry.prevHash === (last?.hash ?? GENESIS_HASH) && (last !== undefined || fromStart)) {
+        headResult.pending = true;
+      } else if (lastSeq < head.seq && (last !== undefined || fromStart)) {
+        mark(day, lastSeq + 1, "tail dropped", `the head names seq ${head.seq}, the trail ends at seq ${lastSeq}: entries ${lastSeq + 1} to ${head.seq} were dropped`);
+      } else if (lastSeq > head.seq) {
+        mark(day, head.seq + 1, "inserted", `entries after seq ${head.seq} (the head's newest) were added`);
+      }
+    }
+  }
+
+  return {
+    valid: firstBad === undefined,
+    userId: input.userId,
+    from,
+    to,
+    entries: total,
+    unchained: unchainedTotal,
+    head: headResult,
+    days,
+    ...(firstBad === undefined ? {} : { firstBad }),
+  };
+}

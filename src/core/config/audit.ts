@@ -1,0 +1,37 @@
+/**
+ * @module
+ * Signed audit heads (docs/storage.md#audit-chain): the key that signs them and the keys that verify them.
+ */
+import * as z from "zod";
+import { camelKeys, text, variable, variableProblem, WHEN_VALID } from "./variables.ts";
+
+/** The audit variables. */
+export const AuditSection = z.object({
+  AUDIT_SIGNING_KEY: variable(
+    text(),
+    "a private JWK as JSON that signs every audit head ([audit chain](docs/storage.md#audit-chain)); never returned by the keys worker",
+    { usedBy: "data, audit", defaultText: "unset (heads unsigned)", typeText: "JSON" },
+  ),
+  AUDIT_VERIFY_KEYS: variable(
+    text(),
+    "a JWK, an array of JWKs or a JWKS (each key needs `kty`) that verify audit heads signed earlier, besides the signing key's public half",
+    { usedBy: "data, audit", typeText: "JSON" },
+  ),
+}).superRefine((e, ctx) => {
+  for (const name of ["AUDIT_SIGNING_KEY", "AUDIT_VERIFY_KEYS"] as const) {
+    const value = e[name];
+    if (value !== undefined && !isJsonObjectOrArray(value)) variableProblem(ctx, [name], "must be JSON: a JWK object (or for AUDIT_VERIFY_KEYS an array of JWKs or a JWKS)");
+  }
+}, WHEN_VALID).transform(camelKeys);
+
+function isJsonObjectOrArray(text: string): boolean {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === "object";
+  } catch {
+    return false;
+  }
+}
+
+/** What {@link AuditSection} parses. */
+export type AuditConfig = z.output<typeof AuditSection>;

@@ -1,0 +1,53 @@
+/**
+ * @module
+ * RFC 8785 JSON Canonicalization Scheme (JCS): object members sorted by the UTF-16 code units
+ * of their names, no whitespace, numbers and strings as ECMAScript's JSON.stringify writes
+ * them. Any runtime that implements JCS gets the same bytes, so hashes over it can be
+ * recomputed anywhere (docs/storage.md#audit-chain).
+ */
+
+/**
+ * The RFC 8785 canonical form of a JSON value; throws on values JSON cannot hold (NaN, Infinity,
+ * functions). `omit` names a member of the top-level object to leave out (an entry's own hash).
+ */
+export function canonicalJson(value: unknown, omit?: string): string {
+  if (omit !== undefined && value !== null && typeof value === "object" && !Array.isArray(value)) {
+    return canonicalObject(value as Record<string, unknown>, omit);
+  }
+  return canonical(value);
+}
+
+function canonicalObject(record: Record<string, unknown>, omit: string | undefined): string {
+  // The default sort compares UTF-16 code units, as RFC 8785 section 3.2.3 requires.
+  const names = Object.keys(record).sort();
+  let out = "{";
+  for (const name of names) {
+    const member = record[name];
+    if (member === undefined || name === omit) continue;
+    if (out.length > 1) out += ",";
+    out += `${JSON.stringify(name)}:${canonical(member)}`;
+  }
+  return `${out}}`;
+}
+
+function canonical(value: unknown): string {
+  if (value === null) return "null";
+  switch (typeof value) {
+    case "boolean":
+      return value ? "true" : "false";
+    case "number":
+      if (!Number.isFinite(value)) throw new TypeError("JSON cannot hold a non-finite number");
+      // ECMAScript's Number serialization is the one RFC 8785 specifies (-0 is written 0).
+      return JSON.stringify(value);
+    case "string":
+      return JSON.stringify(value);
+    case "object": {
+      if (!Array.isArray(value)) return canonicalObject(value as Record<string, unknown>, undefined);
+      let out = "[";
+      for (let i = 0; i < value.length; i++) out += `${i === 0 ? "" : ","}${canonical(value[i] ?? null)}`;
+      return `${out}]`;
+    }
+    default:
+      throw new TypeError(`JSON cannot hold a ${typeof value}`);
+  }
+}

@@ -1,0 +1,30 @@
+import { mkdtemp, readFile, rm, unlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { afterAll } from "vitest";
+import { createStorage } from "unstorage";
+import { createBlobStore } from "../../src/core/storage/unstorage-stores.ts";
+import { createFileBlobStore } from "../../src/adapters/server/files/file-ports.ts";
+import { auditChainSuite } from "./chain-suite.ts";
+
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+auditChainSuite("memory", () => ({ store: createBlobStore(createStorage()) }));
+
+// Tampering edits the files under the data folder, as someone with the disk would.
+auditChainSuite("files", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "fa-chain-"));
+  dirs.push(dir);
+  const path = (key: string) => join(dir, ...key.split("/"));
+  return {
+    store: createFileBlobStore(dir, { sync: false }),
+    raw: {
+      read: async (key) => new Uint8Array(await readFile(path(key))),
+      write: (key, bytes) => writeFile(path(key), bytes),
+      remove: (key) => unlink(path(key)),
+    },
+  };
+});

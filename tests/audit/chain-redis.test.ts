@@ -1,0 +1,28 @@
+import { createRedisBlobStore } from "../../src/adapters/server/redis/redis-store.ts";
+import { redisForSuite } from "../helpers/redis-server.ts";
+import { auditChainSuite } from "./chain-suite.ts";
+
+const { client, prefix: fresh } = redisForSuite();
+
+// Tampering writes the blob's bytes in Redis directly (the hash field `d`), as someone with
+// access to the Redis server would; the second store is another connection, as another process.
+auditChainSuite("Redis", () => {
+  const prefix = fresh("chain");
+  const raw = client();
+  return {
+    store: createRedisBlobStore({ client: client(), prefix }),
+    other: createRedisBlobStore({ client: client(), prefix }),
+    raw: {
+      read: async (key) => {
+        const data = await raw.hgetBuffer(`${prefix}${key}`, "d");
+        return data === null ? null : new Uint8Array(data);
+      },
+      write: async (key, bytes) => {
+        await raw.hset(`${prefix}${key}`, "d", Buffer.from(bytes));
+      },
+      remove: async (key) => {
+        await raw.del(`${prefix}${key}`);
+      },
+    },
+  };
+});

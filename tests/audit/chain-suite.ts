@@ -1,0 +1,200 @@
+/**
+ * The audit-chain suite: every backend runs the same cases. A trail over three days verifies;
+ * each kind of tampering, done on the stored bytes (the object or file, not the API), is
+ * detected and names the entry; 32 writers x 50 concurrent appends make one gap-free chain.
+ */
+import { describe, expect, it } from "vitest";
+import { exportJWK, generateKeyPair } from "jose";
+import type { BlobStore, Clock } from "../../src/core/ports.ts";
+import { appendAuditEntry, readAuditTrail } from "../../src/core/audit/trail.ts";
+import { verifyAuditTrail } from "../../src/core/audit/verify.ts";
+import { auditKeys } from "../../src/core/audit/signing-keys.ts";
+import { auditEntry } from "../helpers/audit-entry.ts";
+import type { ValidationAuditEntry } from "../../src/core/schemas/audit.ts";
+
+/** Raw access to what a backend stores under a key (the object, the file on disk). */
+export interface RawBytes {
+  read(key: string): Promise<Uint8Array | null>;
+  write(key: string, bytes: Uint8Array): Promise<void>;
+  remove(key: string): Promise<void>;
+}
+
+/** A fresh store and raw access to its bytes. */
+export interface ChainBackend {
+  store: BlobStore;
+  raw?: RawBytes;
+  /** A second store over the same backend, as another process or isolate holds it. */
+  other?: BlobStore;
+}
+
+const DAYS = ["2026-11-20", "2026-11-21", "2026-11-22"];
+const PER_DAY = 4;
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+
+function movableClock(start: string): Clock & { set(time: string): void } {
+  let now = new Date(start);
+  return { now: () => now, set: (time) => { now = new Date(time); } };
+}
+
+const storeRaw = (store: BlobStore): RawBytes => ({
+  read: (key) => store.get(key),
+  write: (key, bytes) => store.put(key, bytes),
+  remove: async (key) => {
+    await store.delete(key);
+  },
+});
+
+const dayKey = (day: string) => `audit-trails/u1-${day}.json`;
+const HEAD = "audit-heads/u1.json";
+
+/** The stored day's item lines (one per entry, as stored). */
+async function lines(raw: RawBytes, day: string): Promise<string[]> {
+  const text = decoder.decode((await raw.read(dayKey(day)))!);
+  return text.split("\n").slice(1, -1).map((line) => line.replace(/,$/, ""));
+}
+async function writeLines(raw: RawBytes, day: string, items: string[]): Promise<void> {
+  await raw.write(dayKey(day), encoder.encode(items.length === 0 ? "[]" : `[\n${items.join(",\n")}\n]`));
+}
+
+/** Runs the audit-chain cases against `make()` (a fresh, empty backend per call). */
+export function auditChainSuite(
+  name: string,
+  make: () => Promise<ChainBackend> | ChainBackend,
+  options: {
+    /** Concurrent writers and appends per writer (default 32 x 50; object stores over HTTP run fewer). */
+    writers?: number;
+    appends?: number;
+  } = {},
+): void {
+  const writers = options.writers ?? 32;
+  const appends = options.appends ?? 50;
+  const total = writers * appends;
+  describe(`audit chain on ${name}`, () => {
+    async function trail(signingKey?: string) {
+      const backend = await make();
+      const raw = backend.raw ?? storeRaw(backend.store);
+      const clock = movableClock(`${DAYS[0]}T09:00:00Z`);
+      const keys = auditKeys({ auditSigningKey: signingKey });
+      let n = 0;
+      for (const day of DAYS) {
+        for (let i = 0; i < PER_DAY; i++) {
+          clock.set(`${day}T${String(9 + i).padStart(2, "0")}:00:00Z`);
+          const entry = auditEntry({ details: { validationErrors: [], n: ++n } }) as ValidationAuditEntry;
+          await appendAuditEntry(backend.store, clock, "u1", entry, { signer: keys.signer });
+        }
+      }
+      const verify = async () =>
+        verifyAuditTrail(await readAuditTrail(backend.store, "u1", DAYS), { publicKeys: await keys.publicKeys() });
+      return { ...backend, raw, verify, keys };
+    }
+
+    it(`[${name}] a trail over three days verifies: seq 1..12 across days, the head names the newest`, async () => {
+      const { verify, raw } = await trail();
+      const result = await verify();
+      expect(result.valid, JSON.stringify(result.firstBad)).toBe(true);
+      expect(result.entries).toBe(12);
+      expect(result.days.map((day) => [day.date, day.entries, day.valid])).toEqual(DAYS.map((day) => [day, PER_DAY, true]));
+      expect(result.head).toMatchObject({ seq: 12, day: DAYS[2], signature: "unsigned" });
+      const stored = (await lines(raw, DAYS[1]!)).map((line) => JSON.parse(line) as { seq: number });
+      expect(stored.map((entry) => entry.seq)).toEqual([5, 6, 7, 8]);
+    });
+
+    it(`[${name}] an edited field of one stored entry is named: edited, seq 6`, async () => {
+      const { verify, raw } = await trail();
+      const items = await lines(raw, DAYS[1]!);
+      expect(items[1]).toContain('"action":"case-create"');
+      items[1] = items[1]!.replace('"action":"case-create"', '"action":"case-delete"');
+      await writeLines(raw, DAYS[1]!, items);
+      const result = await verify();
+      expect(result.valid).toBe(false);
+      expect(result.firstBad).toMatchObject({ date: DAYS[1], seq: 6, index: 1, reason: "edited" });
+      expect(result.days.filter((day) => !day.valid).map((day) => day.date)).toEqual([DAYS[1]]);
+    });
+
+    it(`[${name}] a deleted entry is named: missing, seq 6`, async () => {
+      const { verify, raw } = await trail();
+      const items = await lines(raw, DAYS[1]!);
+      items.splice(1, 1);
+      await writeLines(raw, DAYS[1]!, items);
+      expect((await verify()).firstBad).toMatchObject({ date: DAYS[1], seq: 6, reason: "missing" });
+    });
+
+    it(`[${name}] two swapped entries are named: reordered, seq 6`, async () => {
+      const { verify, raw } = await trail();
+      const items = await lines(raw, DAYS[1]!);
+      [items[1], items[2]] = [items[2]!, items[1]!];
+      await writeLines(raw, DAYS[1]!, items);
+      expect((await verify()).firstBad).toMatchObject({ date: DAYS[1], seq: 6, index: 1, reason: "reordered" });
+    });
+
+    it(`[${name}] an inserted entry is named: inserted, a copy of seq 2 after seq 6`, async () => {
+      const { verify, raw } = await trail();
+      const first = await lines(raw, DAYS[0]!);
+      const items = await lines(raw, DAYS[1]!);
+      items.splice(2, 0, first[1]!);
+      await writeLines(raw, DAYS[1]!, items);
+      expect((await verify()).firstBad).toMatchObject({ date: DAYS[1], seq: 2, index: 2, reason: "inserted" });
+    });
+
+    it(`[${name}] the dropped last entries of a day are named: missing on the next day; of the newest day, tail dropped`, async () => {
+      const { verify, raw } = await trail();
+      await writeLines(raw, DAYS[1]!, (await lines(raw, DAYS[1]!)).slice(0, 2));
+      expect((await verify()).firstBad).toMatchObject({ date: DAYS[2], seq: 7, index: 0, reason: "missing" });
+      const again = await trail();
+      await writeLines(again.raw, DAYS[2]!, (await lines(again.raw, DAYS[2]!)).slice(0, 1));
+      expect((await again.verify()).firstBad).toMatchObject({ date: DAYS[2], seq: 10, reason: "tail dropped" });
+    });
+
+    it(`[${name}] a dropped whole day is named: missing seq 5 on the day after it; the newest day dropped: tail dropped`, async () => {
+      const { verify, raw } = await trail();
+      await raw.remove(dayKey(DAYS[1]!));
+      expect((await verify()).firstBad).toMatchObject({ date: DAYS[2], seq: 5, reason: "missing" });
+      const again = await trail();
+      await again.raw.remove(dayKey(DAYS[2]!));
+      expect((await again.verify()).firstBad).toMatchObject({ date: DAYS[2], seq: 9, reason: "tail dropped" });
+    });
+
+    it(`[${name}] a head replaced without the key is named: signature invalid; an older head put back: inserted`, async () => {
+      const { privateKey } = await generateKeyPair("ES256", { extractable: true });
+      const jwk = JSON.stringify(await exportJWK(privateKey));
+      const signed = await trail(jwk);
+      expect((await signed.verify()).head).toMatchObject({ seq: 12, signature: "valid" });
+      // Hide the newest two entries: drop them and point the head at seq 10, keeping its signature.
+      const head = JSON.parse(decoder.decode((await signed.raw.read(HEAD))!)) as Record<string, unknown>;
+      const items = await lines(signed.raw, DAYS[2]!);
+      const tenth = JSON.parse(items[1]!) as { hash: string };
+      await writeLines(signed.raw, DAYS[2]!, items.slice(0, 2));
+      await signed.raw.write(HEAD, encoder.encode(JSON.stringify({ ...head, seq: 10, hash: tenth.hash, index: 1, entry: JSON.parse(items[1]!) })));
+      const forged = await signed.verify();
+      expect(forged.valid).toBe(false);
+      expect(forged.firstBad).toMatchObject({ date: DAYS[2], seq: 10, reason: "signature invalid" });
+      expect(forged.head?.signature).toBe("invalid");
+
+      const unsigned = await trail();
+      const older = await unsigned.raw.read(HEAD);
+      const clock = movableClock(`${DAYS[2]}T20:00:00Z`);
+      await appendAuditEntry(unsigned.store, clock, "u1", auditEntry() as ValidationAuditEntry);
+      await unsigned.raw.write(HEAD, older!);
+      expect((await unsigned.verify()).firstBad).toMatchObject({ date: DAYS[2], seq: 13, reason: "inserted" });
+    });
+
+    it(`[${name}] ${writers} writers x ${appends} concurrent appends: ${total} entries, one gap-free chain that verifies`, async () => {
+      const backend = await make();
+      const clock = movableClock(`${DAYS[0]}T12:00:00Z`);
+      const stores = backend.other === undefined ? [backend.store] : [backend.store, backend.other];
+      await Promise.all(Array.from({ length: writers }, async (_, writer) => {
+        for (let i = 0; i < appends; i++) {
+          const entry = auditEntry({ details: { validationErrors: [], writer, i } }) as ValidationAuditEntry;
+          await appendAuditEntry(stores[writer % stores.length]!, clock, "u1", entry);
+        }
+      }));
+      const input = await readAuditTrail(backend.store, "u1", [DAYS[0]!]);
+      const result = await verifyAuditTrail(input);
+      expect(result.valid, JSON.stringify(result.firstBad)).toBe(true);
+      expect(result.entries).toBe(total);
+      expect((input.days[0]!.entries as { seq: number }[]).map((entry) => entry.seq)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+      expect(result.head?.seq).toBe(total);
+    }, 240_000);
+  });
+}

@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { canonicalJson } from "../../../src/core/encoding/canonical-json.ts";
+
+// The examples of RFC 8785 (sections 3.2.2, 3.2.3 and appendix B).
+describe("RFC 8785 canonical JSON", () => {
+  it("writes the section 3.2.2 sample as the RFC does", () => {
+    const input = JSON.parse(
+      '{"numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001], "string": "\\u20ac$\\u000F\\u000aA\'\\u0042\\u0022\\u005c\\\\\\"\\/", "literals": [null, true, false]}',
+    ) as unknown;
+    expect(canonicalJson(input)).toBe(
+      '{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}',
+    );
+  });
+
+  it("sorts members by UTF-16 code units (section 3.2.3)", () => {
+    const input = JSON.parse(
+      '{"\\u20ac": "Euro Sign", "\\r": "Carriage Return", "\\ufb33": "Hebrew Letter Dalet With Dagesh", "1": "One", "\\ud83d\\ude00": "Emoji: Grinning Face", "\\u0080": "Control", "\\u00f6": "Latin Small Letter O With Diaeresis"}',
+    ) as Record<string, string>;
+    const out = canonicalJson(input);
+    expect(out).toBe(
+      '{"\\r":"Carriage Return","1":"One","\u0080":"Control","ö":"Latin Small Letter O With Diaeresis","€":"Euro Sign","😀":"Emoji: Grinning Face","\ufb33":"Hebrew Letter Dalet With Dagesh"}',
+    );
+  });
+
+  it("writes numbers as appendix B does, and refuses what JSON cannot hold", () => {
+    const cases: [number, string][] = [
+      [0, "0"],
+      [-0, "0"],
+      [5e-324, "5e-324"],
+      [1.7976931348623157e308, "1.7976931348623157e+308"],
+      [9007199254740992, "9007199254740992"],
+      [295147905179352830000, "295147905179352830000"],
+      [1e21, "1e+21"],
+      [1e-7, "1e-7"],
+      [0.000001, "0.000001"],
+      [-1.5, "-1.5"],
+    ];
+    for (const [value, text] of cases) expect(canonicalJson(value), text).toBe(text);
+    for (const bad of [Number.NaN, Number.POSITIVE_INFINITY]) expect(() => canonicalJson(bad)).toThrow(TypeError);
+    expect(canonicalJson({ b: [1, { d: 1, c: 2 }], a: "x", skipped: undefined })).toBe('{"a":"x","b":[1,{"c":2,"d":1}]}');
+  });
+});
