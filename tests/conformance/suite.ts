@@ -65,7 +65,7 @@ export function conformance(runtime: Runtime): void {
     it(t("GET /openapi.json is OpenAPI 3.1 with the data routes"), async () => {
       const doc = (await (await call("/openapi.json")).json()) as { openapi: string; paths: Record<string, unknown> };
       expect(doc.openapi).toBe("3.1.0");
-      expect(Object.keys(doc.paths)).toContain("/data/{filename}.json");
+      expect(Object.keys(doc.paths)).toContain("/data/{userId}/{caseNumber}/{document}");
     });
 
     it(t("data: missing document is [], PUT then GET round-trips, DELETE then 404"), async () => {

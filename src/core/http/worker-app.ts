@@ -11,6 +11,7 @@ import { ServiceError } from "../errors.ts";
 import { siteCors } from "./cors.ts";
 import { ErrorBodySchema } from "../schemas/error.ts";
 import type { Actor } from "../audit/service-events.ts";
+import { SECURITY_SCHEMES, type SecuritySchemeName } from "./credentials-doc.ts";
 
 /** What an adapter may pass as the second argument of `fetch`. */
 export interface ServiceBindings {
@@ -108,24 +109,40 @@ export function createWorkerApp(options: WorkerAppOptions): WorkerApp {
  * a depth limit, form bodies, the last of a repeated query name; docs/api.md).
  */
 export interface RouteDocumentation {
-  /** The path in the document, e.g. `/{filename}.json` for the route `/{filename{[\s\S]+}}`. */
+  /** The path in the document, e.g. `/{image}` for the route `/{imageDeliveryUrl{[\s\S]+}}`. */
   path?: string;
   /** Request parts described in the document only; the handler parses and checks them. */
   request?: RouteConfig["request"];
+  /**
+   * The route shown as several operations instead of one: a key of several segments is
+   * documented as one path per shape (each segment a parameter a generated client encodes).
+   */
+  shapes?: readonly { path: string; operationId: string; params: NonNullable<RouteConfig["request"]>["params"]; summary?: string }[];
 }
 
 /** A route declaration: the `createRoute` configuration and how the document shows it. */
 export type WorkerRouteConfig = RouteConfig & { documented?: RouteDocumentation };
 
-/** Registers every route in the document as its `documented` part says (see {@link RouteDocumentation}). */
+/** Registers every route in the document as its `documented` part says (see {@link RouteDocumentation}), with the security schemes it names. */
 function documentAsDeclared(app: WorkerApp): void {
   const registry = app.openAPIRegistry;
   const registerPath = registry.registerPath.bind(registry);
+  const schemes = new Set<string>();
   registry.registerPath = (route: WorkerRouteConfig) => {
+    for (const requirement of route.security ?? []) {
+      for (const name of Object.keys(requirement) as SecuritySchemeName[]) {
+        if (schemes.has(name)) continue;
+        schemes.add(name);
+        registry.registerComponent("securitySchemes", name, SECURITY_SCHEMES[name]);
+      }
+    }
     const { documented, ...operation } = route;
     if (documented === undefined) return registerPath(route);
     const request = { ...operation.request, ...documented.request };
-    registerPath({ ...operation, path: documented.path ?? operation.path, request });
+    if (documented.shapes === undefined) return registerPath({ ...operation, path: documented.path ?? operation.path, request });
+    for (const shape of documented.shapes) {
+      registerPath({ ...operation, path: shape.path, operationId: shape.operationId, summary: shape.summary ?? operation.summary, request: { ...request, params: shape.params } });
+    }
   };
 }
 
@@ -166,6 +183,9 @@ export function rawPathAfterMount(c: Context<WorkerEnv>): string {
   return pathname.startsWith(mount) ? pathname.slice(mount.length) : pathname;
 }
 
+/** The standard error body, once in the document's components (`#/components/schemas/ErrorBody`). */
+const ErrorBodyComponent = ErrorBodySchema.openapi("ErrorBody");
+
 /** OpenAPI response entries with the standard error body, for the given statuses. */
 export function errorResponses(statuses: Record<number, string>): Record<
   number,
@@ -174,7 +194,7 @@ export function errorResponses(statuses: Record<number, string>): Record<
   return Object.fromEntries(
     Object.entries(statuses).map(([status, description]) => [
       status,
-      { description, content: { "application/json": { schema: ErrorBodySchema } } },
+      { description, content: { "application/json": { schema: ErrorBodyComponent } } },
     ]),
   );
 }

@@ -22,6 +22,7 @@ import { checkSegment } from "../storage/keys.ts";
 import { auditDayRange } from "../audit/days.ts";
 import { appendAuditEntry, readAuditDays, RECEIVED_AT } from "../audit/trail.ts";
 import { type AccessControl, requireOwner } from "../http/access.ts";
+import { keyedSecurity } from "../http/credentials-doc.ts";
 
 /** What the audit routes need. */
 export interface AuditRoutesDeps {
@@ -41,8 +42,8 @@ const appendEntryRoute = createRoute({
   summary: "Append an audit entry to the user's file of today (UTC)",
   description:
     "The entry's userId must equal the query's (else 400). The service stores its own receipt time as receivedAt beside the client's timestamp; an entry that sends receivedAt is a 400. JSON nested deeper than 64 levels is a 400.",
+  security: keyedSecurity("dataKey"),
   documented: {
-    path: "/audit/",
     request: {
       query: AuditPostQuerySchema,
       body: { required: true, content: { "application/json": { schema: ValidationAuditEntrySchema } } },
@@ -61,18 +62,23 @@ const readEntriesRoute = createRoute({
   summary: "Entries of today, or of each UTC day from startDate to endDate, newest first",
   description:
     "startDate and endDate are ISO 8601 dates or date-times (offsets are converted to UTC); the range covers the UTC day of each, both included, at most 366 days. Entries come newest first: the last day first, and within a day the last entry received first. A stored entry that cannot be served is reported in its place ({unreadable: true, filename, index, reason, ...}); the others are returned.",
-  documented: { path: "/audit/", request: { query: AuditGetQuerySchema } },
+  security: keyedSecurity("dataKey"),
+  documented: { request: { query: AuditGetQuerySchema } },
   responses: {
     200: { description: "Entries, newest first", content: { "application/json": { schema: AuditEntriesResponseSchema } } },
     ...errorResponses({ 400: "userId missing or bad dates", 403: "Bad key" }),
   },
 });
 
-/** Adds POST and GET `/audit/` to a worker app (its auth is the worker's); returns the app with their types. */
-export function registerAuditRoutes<A extends WorkerApp>(app: A, deps: AuditRoutesDeps) {
+/**
+ * Adds POST and GET `/audit/` to a worker app (its auth is the worker's); returns the app with
+ * their types. `served` names the worker in the operation ids, which are unique in the service's document.
+ */
+export function registerAuditRoutes<A extends WorkerApp>(app: A, deps: AuditRoutesDeps, served: "audit" | "data" = "audit") {
   const { audit, clock, config, access } = deps;
+  const via = served === "audit" ? "" : "ViaData";
   const routed = app
-    .openapi({ ...appendEntryRoute, middleware: limitBody(config.maxAuditEntryBytes) }, async (c) => {
+    .openapi({ ...appendEntryRoute, operationId: `appendAuditEntry${via}`, middleware: limitBody(config.maxAuditEntryBytes) }, async (c) => {
       const { userId } = readQuery(c, AuditPostQuerySchema);
       checkSegment(userId, "userId");
       await requireOwner(c, access, userId);
@@ -98,7 +104,7 @@ export function registerAuditRoutes<A extends WorkerApp>(app: A, deps: AuditRout
       const { entryCount, filename } = await appendAuditEntry(audit, clock, userId, entry);
       return c.json({ success: true as const, entryCount, filename }, 200);
     })
-    .openapi(readEntriesRoute, async (c) => {
+    .openapi({ ...readEntriesRoute, operationId: `readAuditEntries${via}` }, async (c) => {
       const query = readQuery(c, AuditGetQuerySchema);
       checkSegment(query.userId, "userId");
       await requireOwner(c, access, query.userId);
