@@ -8,6 +8,7 @@ export { CONFIG_SECTIONS, parseConfig, type ParsedSections, type ServiceConfig }
 export { GENERATED_SECRETS, NEVER_EXPOSED, type WorkerKeysConfig } from "./worker-keys.ts";
 export type { IdentityConfig, IdentitySectionConfig } from "./identity.ts";
 export type { AccountsConfig } from "./accounts.ts";
+export type { ApiDocsConfig } from "./api-docs.ts";
 export type { BodyLimitsConfig } from "./body-limits.ts";
 export type { CaptchaConfig } from "./captcha.ts";
 export type { CorsConfig } from "./cors.ts";

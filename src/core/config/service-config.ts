@@ -5,6 +5,7 @@
  */
 import * as z from "zod";
 import { AccountsSection } from "./accounts.ts";
+import { ApiDocsSection } from "./api-docs.ts";
 import { BodyLimitsSection } from "./body-limits.ts";
 import { CaptchaSection } from "./captcha.ts";
 import { ConfigError } from "./config-error.ts";
@@ -33,6 +34,7 @@ export const CONFIG_SECTIONS = {
   pdf: PdfSection,
   storage: StorageSection,
   exchange: ExchangeSection,
+  apiDocs: ApiDocsSection,
 } as const;
 
 const ServiceEnvSchema = z.object(CONFIG_SECTIONS);
@@ -145,6 +147,8 @@ export interface ServiceConfig {
   exportVerifyKeys: string | undefined;
   /** `EXPORT_REQUIRE_SIGNATURE`: refuse unsigned or invalid packages. */
   exportRequireSignature: boolean;
+  /** `API_DOCS`: whether the service serves its API reference page at `/docs`. */
+  apiDocs: "on" | "off";
   /** The raw variables, for the keys worker's by-name lookup. */
   env: ReadonlyMap<string, string>;
 }
@@ -184,6 +188,7 @@ export function parseConfig(source: Readonly<Record<string, unknown>>): ServiceC
     ...s.pdf,
     ...s.storage,
     ...s.exchange,
+    ...s.apiDocs,
     env,
   };
 }

@@ -29,6 +29,8 @@ export interface WorkerVariables {
   secured?: boolean;
   /** The path the innermost worker is mounted at (`""` when it is the app itself). */
   mount?: string;
+  /** A page's own Content-Security-Policy, instead of the one that lets nothing load (the docs page). */
+  contentSecurityPolicy?: string;
 }
 
 /** The Hono environment of every worker. */
@@ -63,6 +65,8 @@ function securityHeaders(): MiddlewareHandler<WorkerEnv> {
     c.set("secured", true);
     await secure(c, next);
     if (c.res.headers.get("Content-Type")?.startsWith("application/pdf")) c.res.headers.delete("Content-Security-Policy");
+    const own = c.get("contentSecurityPolicy");
+    if (own !== undefined) c.res.headers.set("Content-Security-Policy", own);
   };
 }
 

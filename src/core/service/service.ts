@@ -23,6 +23,7 @@ import { mailerOf } from "../mail/transport.ts";
 import { accessControl } from "../http/access.ts";
 import { OPEN } from "../http/credentials-doc.ts";
 import { mountOf } from "../http/worker-app.ts";
+import { registerDocsPage } from "../http/docs-page.ts";
 import type { IdentityVerifier } from "../identity/identity-token.ts";
 import type { RateLimiter } from "../rate-limit/limiter.ts";
 
@@ -105,6 +106,7 @@ export function createService(ports: ServicePorts, config: ServiceConfig): Worke
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin });
   app.openapi(healthRoute, (c) => c.json({ ok: true as const }, 200));
   app.doc31("/openapi.json", (c) => openApiObject(mountOf(c)));
+  if (config.apiDocs === "on") registerDocsPage(app);
 
   const captcha = ports.captcha ?? createSiteverifyVerifier({
     url: config.captchaVerifyUrl,
