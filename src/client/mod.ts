@@ -41,6 +41,23 @@ export type {
   UserDeletion,
   UserInput,
 } from "./types.ts";
+export type {
+  AuditRoutes,
+  AuditWorkerRoutes,
+  CaptchaRoutes,
+  CaptchaWorkerRoutes,
+  DataRoutes,
+  DataWorkerRoutes,
+  ImageRoutes,
+  ImageWorkerRoutes,
+  KeysRoutes,
+  KeysWorkerRoutes,
+  PdfRoutes,
+  PdfWorkerRoutes,
+  ServiceRoutes,
+  UserRoutes,
+  UserWorkerRoutes,
+} from "./routes.ts";
 export type { AnnotationData, BoxAnnotation, Confirmation } from "../core/schemas/annotation.ts";
 export type { AuditEntry, CaseData, ErrorBody, FileData, UserData } from "../core/schemas/resources.ts";
 export type { ErrorCode } from "../core/schemas/error.ts";
