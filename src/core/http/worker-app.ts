@@ -3,7 +3,7 @@
  * The frame every worker shares: standard error bodies for thrown errors and unknown paths,
  * CORS before anything else, and the OpenAPI registry the routes describe themselves in.
  */
-import { OpenAPIHono as ZodOpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
+import { OpenAPIHono as ZodOpenAPIHono, type RouteConfig, z as openApiZod } from "@hono/zod-openapi";
 import type { Context, Env, MiddlewareHandler } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import { errorBody, errorResponse } from "./errors.ts";
@@ -187,8 +187,11 @@ export function rawPathAfterMount(c: Context<WorkerEnv>): string {
   return pathname.startsWith(mount) ? pathname.slice(mount.length) : pathname;
 }
 
-/** The standard error body, once in the document's components (`#/components/schemas/ErrorBody`). */
-const ErrorBodyComponent = ErrorBodySchema.openapi("ErrorBody");
+/**
+ * The standard error body, once in the document's components (`#/components/schemas/ErrorBody`).
+ * Built with the zod that `@hono/zod-openapi` extends: a schema made before that extension has no `openapi`.
+ */
+const ErrorBodyComponent = openApiZod.object(ErrorBodySchema.shape).openapi("ErrorBody");
 
 /** OpenAPI response entries with the standard error body, for the given statuses. */
 export function errorResponses(statuses: Record<number, string>): Record<
