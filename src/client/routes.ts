@@ -16,13 +16,30 @@
  * ```
  */
 import type { Hono } from "hono";
-import type { BlankEnv, MergeSchemaPath } from "hono/types";
+import type { BlankEnv, MergeSchemaPath, Schema } from "hono/types";
 import type { JSONValue } from "hono/utils/types";
 import type { UserData } from "../core/schemas/resources.ts";
 import type { AuditAppended, AuditEntries, AuditEntryInput, CaptchaResult, CaseAssignmentInput, UploadedImage, UserDeletion, UserInput } from "./types.ts";
 
+/**
+ * A Hono app with these routes, for `hc` (hono's own types, under a local name: `deno doc --lint`
+ * reads `node_modules` as local code and would demand JSDoc of the npm package's declarations).
+ * @ignore
+ */
+type RoutesOf<S extends Schema> = Hono<BlankEnv, S, "/">;
+/**
+ * Routes under a mount path, as `app.route(path, worker)` gives them.
+ * @ignore
+ */
+type Mounted<S extends Schema, Path extends string> = MergeSchemaPath<S, Path>;
+/**
+ * Any JSON value.
+ * @ignore
+ */
+type Json = JSONValue;
+
 /** One route of hono's schema: what is sent, and the answer of a status. */
-type Endpoint<Input, Output, Status extends number, Format extends string = "json"> = {
+export type Endpoint<Input, Output, Status extends number, Format extends string = "json"> = {
   /** What `hc` lets the caller send. */
   input: Input;
   /** The answer's body. */
@@ -34,7 +51,7 @@ type Endpoint<Input, Output, Status extends number, Format extends string = "jso
 };
 
 /** The answer of an image worker call: Cloudflare Images' envelope. */
-interface ImageEnvelope<Result> {
+export interface ImageEnvelope<Result> {
   /** Whether the call succeeded. */
   success: boolean;
   /** The stored image, or `{}` for a deletion. */
@@ -61,7 +78,7 @@ export type DataRoutes = AuditRoutes & {
   /** A document; the key's segments each percent-encoded, joined by `/`. */
   "/:filename{[\\s\\S]+}": {
     /** The stored JSON; `[]` when there is none. */
-    $get: Endpoint<{ param: { filename: string } }, JSONValue, 200>;
+    $get: Endpoint<{ param: { filename: string } }, Json, 200>;
     /** Stores any JSON value. */
     $put: Endpoint<{ param: { filename: string } }, { success: true }, 200>;
     /** Deletes a document. */
@@ -136,7 +153,7 @@ export type PdfRoutes = {
 };
 
 /** `GET /health`. */
-type HealthRoutes = {
+export type HealthRoutes = {
   /** Liveness. */
   "/health": {
     /** `{ok: true}`. */
@@ -145,30 +162,28 @@ type HealthRoutes = {
 };
 
 /** The data worker, for `hc<DataWorkerRoutes>(dataWorkerUrl)`. */
-export type DataWorkerRoutes = Hono<BlankEnv, DataRoutes, "/">;
+export type DataWorkerRoutes = RoutesOf<DataRoutes>;
 /** The audit worker, for `hc<AuditWorkerRoutes>(auditWorkerUrl)`. */
-export type AuditWorkerRoutes = Hono<BlankEnv, AuditRoutes, "/">;
+export type AuditWorkerRoutes = RoutesOf<AuditRoutes>;
 /** The user worker, for `hc<UserWorkerRoutes>(userWorkerUrl)`. */
-export type UserWorkerRoutes = Hono<BlankEnv, UserRoutes, "/">;
+export type UserWorkerRoutes = RoutesOf<UserRoutes>;
 /** The image worker, for `hc<ImageWorkerRoutes>(imageWorkerUrl)`. */
-export type ImageWorkerRoutes = Hono<BlankEnv, ImageRoutes, "/">;
+export type ImageWorkerRoutes = RoutesOf<ImageRoutes>;
 /** The keys worker, for `hc<KeysWorkerRoutes>(keysWorkerUrl)`. */
-export type KeysWorkerRoutes = Hono<BlankEnv, KeysRoutes, "/">;
+export type KeysWorkerRoutes = RoutesOf<KeysRoutes>;
 /** The captcha worker, for `hc<CaptchaWorkerRoutes>(captchaWorkerUrl)`. */
-export type CaptchaWorkerRoutes = Hono<BlankEnv, CaptchaRoutes, "/">;
+export type CaptchaWorkerRoutes = RoutesOf<CaptchaRoutes>;
 /** The PDF worker, for `hc<PdfWorkerRoutes>(pdfWorkerUrl)`. */
-export type PdfWorkerRoutes = Hono<BlankEnv, PdfRoutes, "/">;
+export type PdfWorkerRoutes = RoutesOf<PdfRoutes>;
 
 /** The whole service (every worker under its mount, and `/health`), for `hc<ServiceRoutes>(baseUrl)`. */
-export type ServiceRoutes = Hono<
-  BlankEnv,
+export type ServiceRoutes = RoutesOf<
   & HealthRoutes
-  & MergeSchemaPath<UserRoutes, "/user">
-  & MergeSchemaPath<DataRoutes, "/data">
-  & MergeSchemaPath<AuditRoutes, "/audit">
-  & MergeSchemaPath<ImageRoutes, "/image">
-  & MergeSchemaPath<KeysRoutes, "/keys">
-  & MergeSchemaPath<CaptchaRoutes, "/captcha">
-  & MergeSchemaPath<PdfRoutes, "/pdf">,
-  "/"
+  & Mounted<UserRoutes, "/user">
+  & Mounted<DataRoutes, "/data">
+  & Mounted<AuditRoutes, "/audit">
+  & Mounted<ImageRoutes, "/image">
+  & Mounted<KeysRoutes, "/keys">
+  & Mounted<CaptchaRoutes, "/captcha">
+  & Mounted<PdfRoutes, "/pdf">
 >;

@@ -113,6 +113,12 @@ describe("the typed client", () => {
     expect(await alone.data.get("u1/C-1/data.json")).toEqual([]);
   });
 
+  it("the ./client entry runs createClient and ServiceClientError only, both named in the README", async () => {
+    expect(Object.keys(await import("../../src/client/mod.ts")).sort()).toEqual(["ServiceClientError", "createClient"]);
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    for (const name of ["createClient", "ServiceClientError", "ServiceRoutes"]) expect(readme).toContain(name);
+  });
+
   it("carries no server code: outside src/client it imports types only", () => {
     const dir = join(root, "src/client");
     const imports = readdirSync(dir).filter((name) => name.endsWith(".ts")).flatMap((name) => {
