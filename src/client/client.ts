@@ -6,6 +6,7 @@
  */
 import type { CaseData, ErrorBody, UserData } from "../core/schemas/resources.ts";
 import type { ErrorCode } from "../core/schemas/error.ts";
+import type { ReportInput } from "../core/pdf/mod.ts";
 import type {
   AuditAppended,
   AuditEntries,
@@ -136,7 +137,7 @@ export interface ServiceClient {
   /** The captcha worker: verifies a token (the answer says whether it passed). */
   captcha: { verify(token: string): Promise<CaptchaResult> };
   /** The PDF worker: renders the report of docs/report.md#request; the PDF's bytes. */
-  pdf: { render(request: Record<string, unknown>): Promise<Uint8Array> };
+  pdf: { render(request: ReportInput): Promise<Uint8Array> };
 }
 
 type Credential = "user" | "data" | "keys" | "image" | "none";

@@ -64,3 +64,4 @@ export type {
 export type { AnnotationData, BoxAnnotation, Confirmation } from "../core/schemas/annotation.ts";
 export type { AuditEntry, CaseData, ErrorBody, FileData, UserData } from "../core/schemas/resources.ts";
 export type { ErrorCode } from "../core/schemas/error.ts";
+export type { ReportAnnotations, ReportBox, ReportInput, ReportRequest } from "../core/pdf/mod.ts";

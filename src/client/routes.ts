@@ -19,6 +19,7 @@ import type { Hono } from "hono";
 import type { BlankEnv, MergeSchemaPath, Schema } from "hono/types";
 import type { JSONValue } from "hono/utils/types";
 import type { UserData } from "../core/schemas/resources.ts";
+import type { ReportInput } from "../core/pdf/mod.ts";
 import type { AuditAppended, AuditEntries, AuditEntryInput, CaptchaResult, CaseAssignmentInput, UploadedImage, UserDeletion, UserInput } from "./types.ts";
 
 /**
@@ -148,7 +149,7 @@ export type PdfRoutes = {
   /** Rendering. */
   "/": {
     /** The report's PDF bytes (read them with `arrayBuffer()`). */
-    $post: Endpoint<{ json: Record<string, unknown> }, ArrayBuffer, 200, "binary">;
+    $post: Endpoint<{ json: ReportInput }, ArrayBuffer, 200, "binary">;
   };
 };
 

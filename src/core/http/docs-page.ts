@@ -93,6 +93,7 @@ async function asset(c: Context<WorkerEnv>): Promise<Response> {
   const name = c.req.param("name") as string;
   if (!Object.hasOwn(ASSET_TYPES, name)) return c.notFound();
   const body = (await assets())[name as AssetName];
+  // A copy per answer: a runtime may take over (detach) the buffer it is given as a body.
   return c.body(body.slice(), 200, { "Content-Type": ASSET_TYPES[name as AssetName], "Cache-Control": "public, max-age=86400" });
 }
 
