@@ -1,8 +1,8 @@
 /**
  * The /docs page in a real browser (Debian's Chromium, driven by playwright-core): under
  * `serve`, it lists every operation of /openapi.json, loads nothing from another origin, breaks
- * no Content-Security-Policy rule, and "Try it out" sends a request from the page and shows
- * the answer.
+ * no Content-Security-Policy rule, and "Try it out" sends requests from the page (one with the
+ * data key given in "Authorize") and shows the answer.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -40,7 +40,7 @@ describe("the /docs page in Chromium", () => {
     await rm(dir, { recursive: true, force: true });
   }, 30_000);
 
-  it("lists every operation of the document and sends a request from the page", async () => {
+  it("lists every operation of the document and sends requests from the page, with a key from Authorize", async () => {
     const page = await browser.newPage();
     const requested: string[] = [];
     const problems: string[] = [];
@@ -77,6 +77,26 @@ describe("the /docs page in Chromium", () => {
     expect((await answered).status()).toBe(200);
     await expect.poll(() => health.locator(".live-responses-table tr.response .response-col_status").first().textContent(), { timeout: 30_000 }).toContain("200");
     expect(await health.locator(".live-responses-table .microlight").first().textContent()).toContain('"ok": true');
+
+    // Authorize with the data worker's key, then read a document: the key goes in its header.
+    await page.locator(".auth-wrapper .authorize").click();
+    const scheme = page.locator(".auth-container", { has: page.locator("h4", { hasText: "dataKey" }) });
+    await scheme.locator("input").fill(KEYS.R2_KEY_SECRET);
+    await scheme.locator("button.authorize").click();
+    await page.locator(".dialog-ux .close-modal").click();
+    const read = page.locator(".opblock-get", { has: page.locator('[data-path="/data/{userId}/{caseNumber}/{document}"]') });
+    await read.locator(".opblock-summary").click();
+    await read.locator(".try-out__btn").click();
+    for (const [name, value] of [["userId", "u1"], ["caseNumber", "C 1"], ["document", "data.json"]] as const) {
+      await read.locator(`tr[data-param-name="${name}"] input`).fill(value);
+    }
+    const documentAnswer = page.waitForResponse((answer) => new URL(answer.url()).pathname.startsWith("/data/"));
+    await read.locator(".execute").click();
+    const documentRead = await documentAnswer;
+    expect(documentRead.status()).toBe(200);
+    expect(new URL(documentRead.url()).pathname).toBe("/data/u1/C%201/data.json");
+    expect(await documentRead.request().headerValue("x-custom-auth-key")).toBe(KEYS.R2_KEY_SECRET);
+    expect(await documentRead.json()).toEqual([]);
 
     expect(requested.length).toBeGreaterThan(2);
     expect(requested.filter((url) => !url.startsWith(`${served.url}/`) && !url.startsWith("data:"))).toEqual([]);
