@@ -1,13 +1,13 @@
 #!/bin/sh
 # Installs the system tools the test suites use, on Debian or Ubuntu: redis-server (the Redis
 # suites start their own), poppler-utils (reports are read back with pdftotext, pdfinfo,
-# pdftoppm), LibreOffice Calc (the XLSX export is converted back by soffice) and curl (the
-# walkthrough of docs/walkthrough.md runs as written). Bun, Deno and
+# pdftoppm), LibreOffice Calc (the XLSX export is converted back by soffice), curl (the
+# walkthrough of docs/walkthrough.md runs as written) and Chromium (the /docs page is opened in it). Bun, Deno and
 # workerd come from node_modules. Run as root, or as a user with sudo; `npm test` runs it first.
 set -eu
 
 # tool:package pairs: a tool missing from PATH means its package is to be installed.
-TOOLS="redis-server:redis-server pdftotext:poppler-utils pdfinfo:poppler-utils pdftoppm:poppler-utils soffice:libreoffice-calc-nogui curl:curl"
+TOOLS="redis-server:redis-server pdftotext:poppler-utils pdfinfo:poppler-utils pdftoppm:poppler-utils soffice:libreoffice-calc-nogui curl:curl chromium:chromium"
 
 missing=""
 for pair in $TOOLS; do
@@ -20,7 +20,7 @@ done
 missing=${missing# }
 
 if [ -z "$missing" ]; then
-  echo "provision: redis-server, poppler-utils, LibreOffice Calc and curl are installed"
+  echo "provision: redis-server, poppler-utils, LibreOffice Calc, curl and Chromium are installed"
   exit 0
 fi
 

@@ -46,7 +46,7 @@ describe("npm run provision", () => {
     expect(result.status, result.stderr).toBe(0);
     expect((await readFile(log, "utf8")).trim().split("\n")).toEqual([
       "update",
-      "install -y --no-install-recommends redis-server poppler-utils libreoffice-calc-nogui curl",
+      "install -y --no-install-recommends redis-server poppler-utils libreoffice-calc-nogui curl chromium",
     ]);
   });
 
@@ -62,7 +62,7 @@ describe("npm run provision", () => {
 
   it("does nothing when every tool is there", async () => {
     const log = join(dir, "apt-none.log");
-    const tools = Object.fromEntries(["redis-server", "pdftotext", "pdfinfo", "pdftoppm", "soffice", "curl"].map((tool) => [tool, "true"]));
+    const tools = Object.fromEntries(["redis-server", "pdftotext", "pdfinfo", "pdftoppm", "soffice", "curl", "chromium"].map((tool) => [tool, "true"]));
     const result = provision(await pathWith("all", { id: "echo 1000", "apt-get": `echo "$@" >> ${log}`, ...tools }));
     expect(result.status).toBe(0);
     expect(result.stdout).toContain("are installed");

@@ -16,6 +16,7 @@ import { sendRaw } from "../helpers/raw-request.ts";
 import fc from "fast-check";
 import { anyRequest, type GeneratedRequest, propertyParameters } from "../helpers/request-arbitraries.ts";
 import { KEYS } from "../helpers/service.ts";
+import { type AuditEntryInput, type CaseData, type ClientOptions, createClient, ServiceClientError } from "../../src/client/mod.ts";
 
 const SECRETS = {
   USER_DB_AUTH: "conf-user-key",
@@ -49,6 +50,15 @@ export function conformance(runtime: Runtime): void {
 
     const t = (name: string) => `[${runtime}] ${name}`;
     const call = (path: string, init: RequestInit = {}) => fetch(`${url}${path}`, init);
+    const client = (options: Partial<ClientOptions> = {}) =>
+      createClient({
+        baseUrl: url,
+        userKey: SECRETS.USER_DB_AUTH,
+        dataKey: SECRETS.R2_KEY_SECRET,
+        keysKey: SECRETS.KEYS_AUTH,
+        imagesToken: SECRETS.IMAGES_API_TOKEN,
+        ...options,
+      });
 
     it(t("prints one line per worker with its base URL, as serve does"), () => {
       for (const worker of ["user", "image", "pdf", "data", "keys", "captcha", "audit"]) {
@@ -62,10 +72,58 @@ export function conformance(runtime: Runtime): void {
       expect(await response.json()).toEqual({ ok: true });
     });
 
+    it(t("the typed client: health, user, data, audit, image, keys, captcha and pdf calls, errors as ServiceClientError"), async () => {
+      const api = client();
+      expect(await api.health()).toEqual({ ok: true });
+      const profile = { email: "cli@lab.example", firstName: "Cli", lastName: "Ent", company: "Lab", permitted: true };
+      expect(await api.user.put("client-u1", profile)).toMatchObject({ uid: "client-u1", ...profile, cases: [] });
+      expect((await api.user.addCases("client-u1", [{ caseNumber: "C 1" }])).cases.map((c) => c.caseNumber)).toEqual(["C 1"]);
+      const caseData: CaseData = { caseNumber: "C 1", files: [{ id: "f1", originalFilename: "é.png", uploadedAt: "2026-11-22T00:00:00Z" }], createdAt: "2026-11-22T00:00:00Z" };
+      await api.data.putCase("client-u1", "C 1", caseData);
+      expect(await api.data.getCase("client-u1", "C 1")).toEqual(caseData);
+      expect(await (await call("/data/client-u1/C%201/data.json", { headers: data })).json()).toEqual(caseData);
+      const appended = await api.audit.append(auditEntry({ userId: "client-u1" }) as AuditEntryInput);
+      expect(appended).toMatchObject({ success: true, entryCount: 1 });
+      expect((await api.audit.read("client-u1")).entries[0]).toMatchObject({ userId: "client-u1", receivedAt: expect.any(String) });
+      const image = await api.image.upload(new Blob([fixture("sample.png")]), "scan.png");
+      expect(image.variants).toEqual([`${url}/image/delivery/${image.id}/public`]);
+      expect((await fetch(await api.image.sign(image.variants[0]!))).status).toBe(200);
+      await api.image.delete(image.id);
+      expect(await api.keys.get("ACCOUNT_HASH")).toBe(SECRETS.ACCOUNT_HASH);
+      const noToken = await api.captcha.verify("").catch((err: unknown) => err);
+      expect(noToken).toBeInstanceOf(ServiceClientError);
+      expect(noToken).toMatchObject({ status: 400, code: "VALIDATION_ERROR" });
+      const pdf = await api.pdf.render({
+        imageUrl: `data:image/png;base64,${Buffer.from(fixture("sample.png")).toString("base64")}`,
+        caseNumber: "C 1",
+        annotationData: { boxAnnotations: [] },
+        activeAnnotations: [],
+      });
+      expect(new TextDecoder().decode(pdf.subarray(0, 5))).toBe("%PDF-");
+      const missing = await api.user.get("client-nobody").catch((err: unknown) => err);
+      expect(missing).toMatchObject({ status: 404, code: "NOT_FOUND", error: { error: "Not Found" } });
+      expect(await client({ userKey: "wrong" }).user.get("client-u1").catch((err: unknown) => err)).toMatchObject({ status: 401, code: "UNAUTHORIZED" });
+      expect((await api.user.removeCases("client-u1", ["C 1"])).cases).toEqual([]);
+      // The user test counts the mails of its own deletion: this one deletes no account.
+      expect(await api.user.delete("client-nobody").catch((err: unknown) => err)).toMatchObject({ status: 404, code: "NOT_FOUND" });
+    }, 60_000);
+
+    it(t("GET /docs serves the API reference page and its assets from the service"), async () => {
+      const page = await call("/docs");
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      expect(html).toContain("/docs/assets/swagger-ui-dist/swagger-ui-bundle.js");
+      const script = await call("/docs/assets/swagger-ui-dist/swagger-ui-bundle.js");
+      expect(script.status).toBe(200);
+      expect(script.headers.get("content-type")).toMatch(/^text\/javascript/);
+      expect((await script.text()).length).toBeGreaterThan(1_000_000);
+      expect((await call("/docs/assets/swagger-ui-dist/swagger-ui.css")).status).toBe(200);
+    }, 60_000);
+
     it(t("GET /openapi.json is OpenAPI 3.1 with the data routes"), async () => {
       const doc = (await (await call("/openapi.json")).json()) as { openapi: string; paths: Record<string, unknown> };
       expect(doc.openapi).toBe("3.1.0");
-      expect(Object.keys(doc.paths)).toContain("/data/{filename}.json");
+      expect(Object.keys(doc.paths)).toContain("/data/{userId}/{caseNumber}/{document}");
     });
 
     it(t("data: missing document is [], PUT then GET round-trips, DELETE then 404"), async () => {
@@ -107,18 +165,26 @@ export function conformance(runtime: Runtime): void {
     });
 
     it(t("audit: 64 concurrent POSTs give 64 entries and entryCounts 1..64"), async () => {
+      // Through the data worker's endpoint (raw) and the typed client (the audit worker's).
+      const entry = (i: number) => auditEntry({ userId: "conc", details: { validationErrors: [], seq: i } }) as AuditEntryInput;
       const responses = await Promise.all(
         Array.from({ length: 64 }, (_, i) =>
-          call("/data/audit/?userId=conc", {
-            method: "POST",
-            headers: { ...data, "Content-Type": "application/json" },
-            body: JSON.stringify(auditEntry({ userId: "conc", details: { validationErrors: [], seq: i } })),
-          }).then((r) => r.json() as Promise<{ entryCount: number }>)
+          i % 2 === 0
+            ? call("/data/audit/?userId=conc", {
+              method: "POST",
+              headers: { ...data, "Content-Type": "application/json" },
+              body: JSON.stringify(entry(i)),
+            }).then((r) => r.json() as Promise<{ entryCount: number }>)
+            : client().audit.append(entry(i))
         ),
       );
       expect(responses.map((r) => r.entryCount).sort((a, b) => a - b)).toEqual(Array.from({ length: 64 }, (_, i) => i + 1));
-      const listed = (await (await call("/audit/audit/?userId=conc", { headers: data })).json()) as { total: number };
+      const listed = await client().audit.read("conc");
       expect(listed.total).toBe(64);
+      // The 64 concurrent appends form one gap-free hash chain whose head names the newest.
+      const verdict = await client().audit.verify("conc");
+      expect(verdict).toMatchObject({ valid: true, userId: "conc", entries: 64, unchained: 0 });
+      expect(verdict.head).toMatchObject({ seq: 64 });
     }, 60_000);
 
     it(t("audit: validation and date-range errors are 400"), async () => {

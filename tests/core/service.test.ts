@@ -22,20 +22,23 @@ describe("the service (CONTRACT: one process, seven workers)", () => {
     expect(routes.sort()).toEqual(
       [
         "GET /health",
-        "POST /data/audit/",
-        "GET /data/audit/",
-        "GET /data/{filename}.json",
-        "PUT /data/{filename}.json",
-        "DELETE /data/{filename}.json",
+        "POST /data/audit",
+        "GET /data/audit",
+        "GET /data/{userId}/{caseNumber}/{document}",
+        "PUT /data/{userId}/{caseNumber}/{document}",
+        "DELETE /data/{userId}/{caseNumber}/{document}",
+        "GET /data/{userId}/{caseNumber}/{fileId}/{document}",
+        "PUT /data/{userId}/{caseNumber}/{fileId}/{document}",
+        "DELETE /data/{userId}/{caseNumber}/{fileId}/{document}",
         "GET /keys/{keyName}",
         "POST /captcha",
-        "POST /audit/audit/",
-        "GET /audit/audit/",
+        "POST /audit/audit",
+        "GET /audit/audit",
         "GET /data/audit/verify",
         "GET /audit/audit/verify",
         "POST /image",
-        "GET /image/{imageDeliveryUrl}",
-        "DELETE /image/{imageId}",
+        "GET /image/{image}",
+        "DELETE /image/{image}",
         "GET /image/delivery/{imageId}/{variant}",
         "POST /pdf",
         "GET /user/{userUid}",
@@ -46,7 +49,7 @@ describe("the service (CONTRACT: one process, seven workers)", () => {
       ].sort(),
     );
     // Derived from the schemas that validate: the audit entry's action enum is in it.
-    expect(JSON.stringify(doc.paths["/data/audit/"])).toContain("confirmation-import");
+    expect(JSON.stringify(doc.paths["/data/audit"])).toContain("confirmation-import");
   });
 
   it("an unknown path is a 404 with the standard body", async () => {

@@ -9,6 +9,7 @@ export { GENERATED_SECRETS, NEVER_EXPOSED, type WorkerKeysConfig } from "./worke
 export type { IdentityConfig, IdentitySectionConfig } from "./identity.ts";
 export type { AccountsConfig } from "./accounts.ts";
 export type { AuditConfig } from "./audit.ts";
+export type { ApiDocsConfig } from "./api-docs.ts";
 export type { BodyLimitsConfig } from "./body-limits.ts";
 export type { CaptchaConfig } from "./captcha.ts";
 export type { CorsConfig } from "./cors.ts";

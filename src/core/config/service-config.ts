@@ -6,6 +6,7 @@
 import * as z from "zod";
 import { AccountsSection } from "./accounts.ts";
 import { AuditSection } from "./audit.ts";
+import { ApiDocsSection } from "./api-docs.ts";
 import { BodyLimitsSection } from "./body-limits.ts";
 import { CaptchaSection } from "./captcha.ts";
 import { ConfigError } from "./config-error.ts";
@@ -35,6 +36,7 @@ export const CONFIG_SECTIONS = {
   storage: StorageSection,
   exchange: ExchangeSection,
   audit: AuditSection,
+  apiDocs: ApiDocsSection,
 } as const;
 
 const ServiceEnvSchema = z.object(CONFIG_SECTIONS);
@@ -151,6 +153,8 @@ export interface ServiceConfig {
   auditSigningKey: string | undefined;
   /** `AUDIT_VERIFY_KEYS`: the JWK, JWKs or JWKS (JSON) that verify earlier audit heads. */
   auditVerifyKeys: string | undefined;
+  /** `API_DOCS`: whether the service serves its API reference page at `/docs`. */
+  apiDocs: "on" | "off";
   /** The raw variables, for the keys worker's by-name lookup. */
   env: ReadonlyMap<string, string>;
 }
@@ -191,6 +195,7 @@ export function parseConfig(source: Readonly<Record<string, unknown>>): ServiceC
     ...s.storage,
     ...s.exchange,
     ...s.audit,
+    ...s.apiDocs,
     env,
   };
 }

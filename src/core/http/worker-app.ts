@@ -6,12 +6,14 @@
 import type { OpenAPIHono as ZodOpenAPIHono, RouteConfig } from "@hono/zod-openapi";
 import { OpenAPIHono as LeanOpenAPIHono } from "./openapi-app.ts";
 import { type Context, type Env, Hono, type MiddlewareHandler } from "hono";
+import * as z from "zod";
 import { secureHeaders } from "hono/secure-headers";
 import { errorBody, errorResponse } from "./errors.ts";
 import { ServiceError } from "../errors.ts";
 import { siteCors } from "./cors.ts";
 import { ErrorBodySchema } from "../schemas/error.ts";
 import type { Actor } from "../audit/service-events.ts";
+import { SECURITY_SCHEMES, type SecuritySchemeName } from "./credentials-doc.ts";
 
 /** What an adapter may pass as the second argument of `fetch`. */
 export interface ServiceBindings {
@@ -31,6 +33,8 @@ export interface WorkerVariables {
   mount?: string;
   /** The client IP a host app's middleware set (`passClientIp` of each adapter); `ServiceBindings.clientIp` wins. */
   clientIp?: string;
+  /** A page's own Content-Security-Policy, instead of the one that lets nothing load (the docs page). */
+  contentSecurityPolicy?: string;
 }
 
 /** The Hono environment of every worker. */
@@ -65,6 +69,8 @@ function securityHeaders(): MiddlewareHandler<WorkerEnv> {
     c.set("secured", true);
     await secure(c, next);
     if (c.res.headers.get("Content-Type")?.startsWith("application/pdf")) c.res.headers.delete("Content-Security-Policy");
+    const own = c.get("contentSecurityPolicy");
+    if (own !== undefined) c.res.headers.set("Content-Security-Policy", own);
   };
 }
 
@@ -171,24 +177,40 @@ type ExecutionContextLike = Context<WorkerEnv>["executionCtx"];
  * a depth limit, form bodies, the last of a repeated query name; docs/api.md).
  */
 export interface RouteDocumentation {
-  /** The path in the document, e.g. `/{filename}.json` for the route `/{filename{[\s\S]+}}`. */
+  /** The path in the document, e.g. `/{image}` for the route `/{imageDeliveryUrl{[\s\S]+}}`. */
   path?: string;
   /** Request parts described in the document only; the handler parses and checks them. */
   request?: RouteConfig["request"];
+  /**
+   * The route shown as several operations instead of one: a key of several segments is
+   * documented as one path per shape (each segment a parameter a generated client encodes).
+   */
+  shapes?: readonly { path: string; operationId: string; params: NonNullable<RouteConfig["request"]>["params"]; summary?: string }[];
 }
 
 /** A route declaration: the `createRoute` configuration and how the document shows it. */
 export type WorkerRouteConfig = RouteConfig & { documented?: RouteDocumentation };
 
-/** Registers every route in the document as its `documented` part says (see {@link RouteDocumentation}). */
+/** Registers every route in the document as its `documented` part says (see {@link RouteDocumentation}), with the security schemes it names. */
 function documentAsDeclared(app: WorkerApp): void {
   const registry = app.openAPIRegistry;
   const registerPath = registry.registerPath.bind(registry);
+  const schemes = new Set<string>();
   registry.registerPath = (route: WorkerRouteConfig) => {
+    for (const requirement of route.security ?? []) {
+      for (const name of Object.keys(requirement) as SecuritySchemeName[]) {
+        if (schemes.has(name)) continue;
+        schemes.add(name);
+        registry.registerComponent("securitySchemes", name, SECURITY_SCHEMES[name]);
+      }
+    }
     const { documented, ...operation } = route;
     if (documented === undefined) return registerPath(route);
     const request = { ...operation.request, ...documented.request };
-    registerPath({ ...operation, path: documented.path ?? operation.path, request });
+    if (documented.shapes === undefined) return registerPath({ ...operation, path: documented.path ?? operation.path, request });
+    for (const shape of documented.shapes) {
+      registerPath({ ...operation, path: shape.path, operationId: shape.operationId, summary: shape.summary ?? operation.summary, request: { ...request, params: shape.params } });
+    }
   };
 }
 
@@ -249,6 +271,12 @@ export function rawPathAfterMount(c: Context<WorkerEnv>): string {
   return pathname.startsWith(mount) ? pathname.slice(mount.length) : pathname;
 }
 
+/**
+ * The standard error body, once in the document's components (`#/components/schemas/ErrorBody`).
+ * Made after `./openapi-app.ts` extended zod (imported above): a schema made before that has no `openapi`.
+ */
+const ErrorBodyComponent = z.object(ErrorBodySchema.shape).openapi("ErrorBody");
+
 /** OpenAPI response entries with the standard error body, for the given statuses. */
 export function errorResponses(statuses: Record<number, string>): Record<
   number,
@@ -257,7 +285,7 @@ export function errorResponses(statuses: Record<number, string>): Record<
   return Object.fromEntries(
     Object.entries(statuses).map(([status, description]) => [
       status,
-      { description, content: { "application/json": { schema: ErrorBodySchema } } },
+      { description, content: { "application/json": { schema: ErrorBodyComponent } } },
     ]),
   );
 }

@@ -21,6 +21,9 @@ import { ownDeliveryReader } from "../images/own-delivery.ts";
 import { portsCaseStore } from "../cases/ports-case-store.ts";
 import { mailerOf } from "../mail/transport.ts";
 import { accessControl } from "../http/access.ts";
+import { OPEN } from "../http/credentials-doc.ts";
+import { mountOf } from "../http/worker-app.ts";
+import { registerDocsPage } from "../http/docs-page.ts";
 import type { IdentityVerifier } from "../identity/identity-token.ts";
 import type { RateLimiter } from "../rate-limit/limiter.ts";
 
@@ -76,21 +79,34 @@ const healthRoute = createRoute({
   method: "get",
   path: "/health",
   summary: "Liveness, without authentication",
+  operationId: "health",
+  security: OPEN,
   responses: { 200: { description: "Up", content: { "application/json": { schema: HealthSchema } } } },
 });
+
+/**
+ * The document's own fields; `servers` is where the service is mounted, so that a client
+ * generated from a service mounted under a prefix calls the prefixed paths.
+ */
+function openApiObject(mount: string) {
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Forensic Annotation Service",
+      version: "0.1.0",
+      description: "The workers of the forensic image-annotation back end (docs/api.md in the package). Which key goes in which header: the security schemes.",
+      license: { name: "MIT", identifier: "MIT" },
+    },
+    servers: [{ url: mount === "" ? "/" : mount, description: "This service, where it is mounted" }],
+  };
+}
 
 /** Mounts every worker on one app with `/health` and `/openapi.json`. */
 export function createService(ports: ServicePorts, config: ServiceConfig): WorkerApp {
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin });
   app.openapi(healthRoute, (c) => c.json({ ok: true as const }, 200));
-  app.doc31("/openapi.json", {
-    openapi: "3.1.0",
-    info: {
-      title: "Forensic Annotation Service",
-      version: "0.1.0",
-      description: "The workers of the forensic image-annotation back end (docs/api.md).",
-    },
-  });
+  app.doc31("/openapi.json", (c) => openApiObject(mountOf(c)));
+  if (config.apiDocs === "on") registerDocsPage(app);
 
   const captcha = ports.captcha ?? createSiteverifyVerifier({
     url: config.captchaVerifyUrl,

@@ -26,6 +26,7 @@ import { type AuditKeyConfig, auditKeys } from "../audit/signing-keys.ts";
 import { verifyAuditTrail } from "../audit/verify.ts";
 import { CHAIN_FIELDS } from "../audit/chain.ts";
 import { type AccessControl, requireOwner } from "../http/access.ts";
+import { keyedSecurity } from "../http/credentials-doc.ts";
 
 /** What the audit routes need. */
 export interface AuditRoutesDeps {
@@ -45,8 +46,8 @@ const appendEntryRoute = createRoute({
   summary: "Append an audit entry to the user's file of today (UTC)",
   description:
     "The entry's userId must equal the query's (else 400). The service stores its own receipt time as receivedAt beside the client's timestamp; an entry that sends receivedAt is a 400. JSON nested deeper than 64 levels is a 400.",
+  security: keyedSecurity("dataKey"),
   documented: {
-    path: "/audit/",
     request: {
       query: AuditPostQuerySchema,
       body: { required: true, content: { "application/json": { schema: ValidationAuditEntrySchema } } },
@@ -65,7 +66,8 @@ const readEntriesRoute = createRoute({
   summary: "Entries of today, or of each UTC day from startDate to endDate, newest first",
   description:
     "startDate and endDate are ISO 8601 dates or date-times (offsets are converted to UTC); the range covers the UTC day of each, both included, at most 366 days. Entries come newest first: the last day first, and within a day the last entry received first. A stored entry that cannot be served is reported in its place ({unreadable: true, filename, index, reason, ...}); the others are returned.",
-  documented: { path: "/audit/", request: { query: AuditGetQuerySchema } },
+  security: keyedSecurity("dataKey"),
+  documented: { request: { query: AuditGetQuerySchema } },
   responses: {
     200: { description: "Entries, newest first", content: { "application/json": { schema: AuditEntriesResponseSchema } } },
     ...errorResponses({ 400: "userId missing or bad dates", 403: "Bad key" }),
@@ -79,6 +81,7 @@ const verifyTrailRoute = createRoute({
   summary: "Verify the hash chain of a user's trail: the whole trail, or the UTC days from startDate to endDate",
   description:
     "Checks every entry's hash, that seq runs on without a gap and each prevHash names the entry before, across days, then that the head names the newest entry and, with AUDIT_SIGNING_KEY or AUDIT_VERIFY_KEYS, that its signature holds. Names the first bad entry of each day and why (edited, missing, reordered, inserted, tail dropped, signature invalid). Entries stored before the chain began count as unchained, not as tampering. Without dates the whole trail is read, from the head's first day.",
+  security: keyedSecurity("dataKey"),
   documented: { request: { query: AuditGetQuerySchema } },
   responses: {
     200: { description: "The verdict", content: { "application/json": { schema: AuditVerificationSchema } } },
@@ -86,13 +89,17 @@ const verifyTrailRoute = createRoute({
   },
 });
 
-/** Adds POST and GET `/audit/` to a worker app (its auth is the worker's); returns the app with their types. */
-export function registerAuditRoutes<A extends WorkerApp>(app: A, deps: AuditRoutesDeps) {
+/**
+ * Adds POST and GET `/audit/` to a worker app (its auth is the worker's); returns the app with
+ * their types. `served` names the worker in the operation ids, which are unique in the service's document.
+ */
+export function registerAuditRoutes<A extends WorkerApp>(app: A, deps: AuditRoutesDeps, served: "audit" | "data" = "audit") {
   const { audit, clock, config, access } = deps;
+  const via = served === "audit" ? "" : "ViaData";
   const keys = auditKeys(config);
   const chain = { signer: keys.signer };
   const routed = app
-    .openapi({ ...appendEntryRoute, middleware: limitBody(config.maxAuditEntryBytes) }, async (c) => {
+    .openapi({ ...appendEntryRoute, operationId: `appendAuditEntry${via}`, middleware: limitBody(config.maxAuditEntryBytes) }, async (c) => {
       const { userId } = readQuery(c, AuditPostQuerySchema);
       checkSegment(userId, "userId");
       await requireOwner(c, access, userId);
@@ -124,7 +131,7 @@ export function registerAuditRoutes<A extends WorkerApp>(app: A, deps: AuditRout
       const { entryCount, filename } = await appendAuditEntry(audit, clock, userId, entry, chain);
       return c.json({ success: true as const, entryCount, filename }, 200);
     })
-    .openapi(readEntriesRoute, async (c) => {
+    .openapi({ ...readEntriesRoute, operationId: `readAuditEntries${via}` }, async (c) => {
       const query = readQuery(c, AuditGetQuerySchema);
       checkSegment(query.userId, "userId");
       await requireOwner(c, access, query.userId);
@@ -133,7 +140,7 @@ export function registerAuditRoutes<A extends WorkerApp>(app: A, deps: AuditRout
       const entries = (await readAuditDays(audit, query.userId, days)) as AuditEntriesResponse["entries"];
       return c.json({ entries, total: entries.length }, 200);
     })
-    .openapi(verifyTrailRoute, async (c) => {
+    .openapi({ ...verifyTrailRoute, operationId: `verifyAuditTrail${via}` }, async (c) => {
       const query = readQuery(c, AuditGetQuerySchema);
       checkSegment(query.userId, "userId");
       await requireOwner(c, access, query.userId);

@@ -13,6 +13,7 @@ import { rateLimit } from "../http/rate-limit.ts";
 import { routeFor } from "../rate-limit/rules.ts";
 import { systemClock } from "../ports.ts";
 import { createRoute } from "../http/openapi-app.ts";
+import { OPEN } from "../http/credentials-doc.ts";
 import { clientIp, createWorkerApp, errorResponses, methodNotAllowed } from "../http/worker-app.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
 
@@ -36,6 +37,8 @@ const verifyRoute = createRoute({
   method: "post",
   path: "/",
   summary: "Verify a CAPTCHA token",
+  operationId: "verifyCaptcha",
+  security: OPEN,
   // JSON or a widget's form post, read by the handler.
   documented: { request: { body: { required: true, content: { "application/json": { schema: CaptchaRequestSchema } } } } },
   responses: {

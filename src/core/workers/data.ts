@@ -31,6 +31,7 @@ import { keyFromRawPath } from "../storage/keys.ts";
 import { registerAuditRoutes } from "./audit-routes.ts";
 import { routeFor } from "../rate-limit/rules.ts";
 import { type AccessControl, accessControl, protect, requireOwner } from "../http/access.ts";
+import { keyedSecurity } from "../http/credentials-doc.ts";
 
 /** Ports and configuration of the data worker. */
 export interface DataWorkerDeps {
@@ -55,21 +56,41 @@ export interface DataWorkerDeps {
 
 const encoder = new TextEncoder();
 const EMPTY_DOCUMENT = encoder.encode("[]");
-const DocumentPathSchema = z.object({
-  filename: z.string().describe("Key without `.json`, each `/`-separated segment percent-encoded"),
-});
 const AnyJsonSchema = z.unknown().describe("Any JSON value");
 
-// A document's key is the whole path (several segments), checked and decoded once by the handler.
+const segment = (description: string) => z.string().describe(`${description}; one key segment (docs/api.md#data-keys)`);
+const userId = segment("The user the document belongs to");
+const caseNumber = segment("The case number");
+const documentName = segment("The document, ending in `.json`, e.g. `data.json`");
+// A document's key is the whole path (several segments), checked and decoded once by the
+// handler; the document shows the key shapes clients use, each segment its own parameter.
 const documentPath = "/{filename{[\\s\\S]+}}";
-const documented = { path: "/{filename}.json" };
+const documentShapes = (verb: "read" | "store" | "delete") => ({
+  shapes: [
+    {
+      path: "/{userId}/{caseNumber}/{document}",
+      operationId: `${verb}CaseDocument`,
+      params: z.object({ userId, caseNumber, document: documentName }),
+    },
+    {
+      path: "/{userId}/{caseNumber}/{fileId}/{document}",
+      operationId: `${verb}FileDocument`,
+      params: z.object({ userId, caseNumber, fileId: segment("The file (annotations of one file)"), document: documentName }),
+    },
+  ],
+});
+const DocumentPathSchema = z.object({ filename: z.string() });
 const keyErrors = { 400: "Not a .json key, bad key or invalid JSON", 403: "Bad key" } as const;
+const keyShapes = "Any key of one or more segments whose last ends in `.json` is stored the same way (docs/api.md#data-worker).";
+const security = keyedSecurity("dataKey");
 const readDocumentRoute = createRoute({
   method: "get",
   path: documentPath,
   summary: "Read a document; `[]` when it does not exist",
+  description: keyShapes,
+  security,
   request: { params: DocumentPathSchema },
-  documented,
+  documented: documentShapes("read"),
   responses: {
     200: { description: "The stored JSON", content: { "application/json": { schema: AnyJsonSchema } } },
     ...errorResponses(keyErrors),
@@ -79,8 +100,10 @@ const storeDocumentRoute = createRoute({
   method: "put",
   path: documentPath,
   summary: "Store any valid JSON document",
+  description: keyShapes,
+  security,
   request: { params: DocumentPathSchema },
-  documented: { ...documented, request: { body: { required: true, content: { "application/json": { schema: AnyJsonSchema } } } } },
+  documented: { ...documentShapes("store"), request: { body: { required: true, content: { "application/json": { schema: AnyJsonSchema } } } } },
   responses: {
     200: { description: "Stored", content: { "application/json": { schema: SuccessSchema } } },
     ...errorResponses({ ...keyErrors, 413: "Document too large" }),
@@ -90,8 +113,10 @@ const deleteDocumentRoute = createRoute({
   method: "delete",
   path: documentPath,
   summary: "Delete a document",
+  description: keyShapes,
+  security,
   request: { params: DocumentPathSchema },
-  documented,
+  documented: documentShapes("delete"),
   responses: {
     200: { description: "Deleted", content: { "application/json": { schema: SuccessSchema } } },
     ...errorResponses({ ...keyErrors, 404: "No such document" }),
@@ -143,7 +168,7 @@ function dataWorker(deps: DataWorkerDeps) {
     credential: requireAuthKey({ keys: [config.r2KeySecret], status: 403, variable: "R2_KEY_SECRET" }),
     targetOf: (c) => isAudit(c) ? c.req.query("userId") : ownerSegment(rawPathAfterMount(c)),
   });
-  const withAudit = registerAuditRoutes(app, { ...deps, access });
+  const withAudit = registerAuditRoutes(app, { ...deps, access }, "data");
   // Identity mode: a document's first key segment is its user (`{uid}/{case}/data.json`).
   const ownedKey = async (c: Context<WorkerEnv>): Promise<string> => {
     const key = documentKey(rawPathAfterMount(c));

@@ -19,6 +19,7 @@ import { requireBearer } from "../http/auth.ts";
 import { errorResponse } from "../http/errors.ts";
 import { ServiceError } from "../errors.ts";
 import { createRoute } from "../http/openapi-app.ts";
+import { keyedSecurity, OPEN } from "../http/credentials-doc.ts";
 import { createWorkerApp, errorResponses, methodNotAllowed, mountOf, rawPathAfterMount } from "../http/worker-app.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
 import { ImageDeleteResponseSchema, ImageUploadResponseSchema } from "../schemas/image.ts";
@@ -53,6 +54,8 @@ const uploadRoute = createRoute({
   method: "post",
   path: "/",
   summary: "Upload an image (multipart field `file`)",
+  operationId: "uploadImage",
+  security: keyedSecurity("imagesToken"),
   // Read by the handler part by part, holding only the file in memory.
   documented: { request: { body: { required: true, content: { "multipart/form-data": { schema: UploadFormSchema } } } } },
   responses: {
@@ -65,8 +68,11 @@ const signRoute = createRoute({
   method: "get",
   path: "/{imageDeliveryUrl{[\\s\\S]+}}",
   summary: "A signed, time-limited URL for a delivery URL of this host (the whole URL as the path)",
+  operationId: "signImageUrl",
+  security: keyedSecurity("imagesToken"),
   request: { params: z.object({ imageDeliveryUrl: z.string() }) },
-  documented: { path: "/{imageDeliveryUrl}" },
+  // One path with the deletion (`/{image}`): the two differ by method only.
+  documented: { path: "/{image}", request: { params: z.object({ image: z.string().describe("The delivery URL to sign, percent-encoded as one segment") }) } },
   responses: {
     200: { description: "The signed URL", content: { "text/plain": { schema: z.string() } } },
     ...errorResponses({ 400: "Not a delivery URL of this host", 403: "Bad token", 404: "Unknown image" }),
@@ -76,7 +82,16 @@ const deleteRoute = createRoute({
   method: "delete",
   path: "/{imageId}",
   summary: "Delete an image",
+  operationId: "deleteImage",
+  security: keyedSecurity("imagesToken"),
   request: { params: z.object({ imageId: z.string() }) },
+  documented: {
+    path: "/{image}",
+    request: {
+      params: z.object({ image: z.string().describe("The image id") }),
+      query: z.object({ owner: z.string().optional().describe("Delete only when the image is recorded as this user's (else 403)") }),
+    },
+  },
   responses: {
     200: { description: "Deleted", content: { "application/json": { schema: ImageDeleteResponseSchema } } },
     ...errorResponses({ 403: "Bad token", 404: "Unknown image" }),
@@ -86,6 +101,8 @@ const deliverRoute = createRoute({
   method: "get",
   path: "/delivery/{imageId}/{variant}",
   summary: "The image bytes, for a valid signed URL (no other credential)",
+  operationId: "deliverImage",
+  security: OPEN,
   request: { params: z.object({ imageId: z.string(), variant: z.string() }) },
   // A missing or bad signature is the host's 403, not a 400 of the route.
   documented: { request: { query: z.object({ exp: z.string(), sig: z.string() }) } },

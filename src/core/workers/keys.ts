@@ -9,6 +9,7 @@ import type { ServiceConfig } from "../config/mod.ts";
 import { requireAuthKey } from "../http/auth.ts";
 import { ServiceError } from "../errors.ts";
 import { createRoute } from "../http/openapi-app.ts";
+import { KEYS_SECURITY } from "../http/credentials-doc.ts";
 import { createWorkerApp, errorResponses, methodNotAllowed } from "../http/worker-app.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
 import { routeFor } from "../rate-limit/rules.ts";
@@ -33,6 +34,8 @@ const readKeyRoute = createRoute({
   method: "get",
   path: "/{keyName}",
   summary: "The value of an allow-listed key, as plain text",
+  operationId: "readKey",
+  security: KEYS_SECURITY,
   request: { params: KeyNameSchema },
   responses: {
     200: { description: "The value", content: { "text/plain": { schema: z.string() } } },

@@ -11,6 +11,7 @@ import { MAX_IMAGE_URL_CHARS, PdfRequestSchema } from "../schemas/pdf.ts";
 import { readJsonText } from "../http/body.ts";
 import { limitBody } from "../http/limits.ts";
 import { createRoute } from "../http/openapi-app.ts";
+import { OPTIONAL_IDENTITY } from "../http/credentials-doc.ts";
 import { createWorkerApp, errorResponses, methodNotAllowed } from "../http/worker-app.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
 import { renderValidatedReport } from "../pdf/report.ts";
@@ -67,6 +68,8 @@ const renderRoute = createRoute({
   method: "post",
   path: "/",
   summary: "Render the annotated PDF report",
+  operationId: "renderReport",
+  security: OPTIONAL_IDENTITY,
   // Read by the handler: every input problem is a 400 naming the field.
   documented: { request: { body: { required: true, content: { "application/json": { schema: PdfRequestSchema } } } } },
   responses: {

@@ -7,6 +7,7 @@
 import * as z from "zod";
 import type { Context } from "hono";
 import { createRoute } from "../http/openapi-app.ts";
+import { keyedSecurity } from "../http/credentials-doc.ts";
 import type { Clock, KvStore, Mailer } from "../ports.ts";
 import type { ServiceConfig } from "../config/mod.ts";
 import { requireAuthKey } from "../http/auth.ts";
@@ -71,6 +72,8 @@ const readUserRoute = createRoute({
   method: "get",
   path: "/{userUid}",
   summary: "Read a user record",
+  operationId: "readUser",
+  security: keyedSecurity("userKey"),
   request: { params: UidParams },
   responses: { 200: { description: "The record", content: userContent }, ...errorResponses({ 401: "Bad key", 404: "No such user" }) },
 });
@@ -78,6 +81,8 @@ const writeUserRoute = createRoute({
   method: "put",
   path: "/{userUid}",
   summary: "Create (201) or update (200) a user; cases are kept, absent fields keep their value",
+  operationId: "writeUser",
+  security: keyedSecurity("userKey"),
   request: { params: UidParams },
   documented: { request: { body: jsonBody(UserPutBodySchema) } },
   responses: {
@@ -90,6 +95,8 @@ const deleteUserRoute = createRoute({
   method: "delete",
   path: "/{userUid}",
   summary: "Delete the account: cases, files, images, two mails, then the record",
+  operationId: "deleteUser",
+  security: keyedSecurity("userKey"),
   request: { params: UidParams },
   responses: {
     200: { description: "Deleted", content: { "application/json": { schema: UserDeleteResponseSchema } } },
@@ -101,6 +108,8 @@ const assignCasesRoute = createRoute({
   method: "put",
   path: "/{userUid}/cases",
   summary: "Assign case numbers (duplicates dropped)",
+  operationId: "addUserCases",
+  security: keyedSecurity("userKey"),
   request: { params: UidParams },
   documented: { request: { body: jsonBody(CasesAddBodySchema) } },
   responses: {
@@ -112,6 +121,8 @@ const removeCasesRoute = createRoute({
   method: "delete",
   path: "/{userUid}/cases",
   summary: "Remove case assignments (the case documents stay)",
+  operationId: "removeUserCases",
+  security: keyedSecurity("userKey"),
   request: { params: UidParams },
   documented: { request: { body: jsonBody(CasesDeleteBodySchema) } },
   responses: {

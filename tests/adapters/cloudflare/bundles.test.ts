@@ -13,8 +13,8 @@ const KIB = 1024;
 /** Gzipped budget per entry: the PDF worker carries pdf-lib and two font subsets; every other worker 100 KiB. */
 const BUDGETS: Record<string, number> = {
   pdf: 600 * KIB,
-  // Every worker in one: the PDF worker's budget and room for the six others' own code.
-  all: 650 * KIB,
+  // Every worker in one: the PDF worker's weight plus the /docs page's Swagger UI assets (about 500 KiB).
+  all: 1150 * KIB,
 };
 const DEFAULT_BUDGET = 100 * KIB;
 
@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 describe("Cloudflare worker bundles", () => {
-  it("every entry, minified and gzipped, is within its budget (PDF 600 KiB, all 650 KiB, others 100 KiB)", async () => {
+  it("every entry, minified and gzipped, is within its budget (PDF 600 KiB, all 1150 KiB, others 100 KiB)", async () => {
     const names = (await readdir(entries)).filter((file) => file.endsWith(".ts")).map((file) => file.slice(0, -3)).sort();
     expect(names).toEqual(["all", "audit", "captcha", "data", "image", "keys", "pdf", "user"]);
     const sizes: Record<string, number> = {};

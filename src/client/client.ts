@@ -1,0 +1,264 @@
+/**
+ * @module
+ * A typed client of every worker over `fetch` only (browsers, Node, Bun, Deno, Workers):
+ * each call sends its worker's credential (docs/api.md#access), encodes path segments, and
+ * turns an error answer into a {@link ServiceClientError}.
+ */
+import type { CaseData, ErrorBody, UserData } from "../core/schemas/resources.ts";
+import type { ErrorCode } from "../core/schemas/error.ts";
+import type { ReportInput } from "../core/pdf/mod.ts";
+import type { AuditVerification } from "../core/audit/verify.ts";
+import type {
+  AuditAppended,
+  AuditEntries,
+  AuditEntryInput,
+  AuditRange,
+  CaptchaResult,
+  CaseAssignmentInput,
+  ImageClient,
+  UploadedImage,
+  UserDeletion,
+  UserInput,
+} from "./types.ts";
+
+/** The workers, each under its mount of the service. */
+export type WorkerName = "user" | "data" | "audit" | "keys" | "captcha" | "image" | "pdf";
+
+/** Options of {@link createClient}. */
+export interface ClientOptions {
+  /** Where the service is (origin and mount prefix), e.g. `http://localhost:8787` or `https://lab.example/forensic`. */
+  baseUrl: string;
+  /** A worker deployed on its own: its base URL instead of `{baseUrl}/{worker}`. */
+  workers?: Partial<Record<WorkerName, string>>;
+  /** `USER_DB_AUTH`, sent as `X-Custom-Auth-Key` to the user worker. */
+  userKey?: string;
+  /** `R2_KEY_SECRET`, sent as `X-Custom-Auth-Key` to the data worker and the audit endpoints. */
+  dataKey?: string;
+  /** `KEYS_AUTH`, sent as `X-Custom-Auth-Key` to the keys worker. */
+  keysKey?: string;
+  /** `IMAGES_API_TOKEN`, sent as `Authorization: Bearer` to the image worker. */
+  imagesToken?: string;
+  /** `ADMIN_AUTH`, sent as `X-Admin-Key` besides the worker's credential (not from browsers: CORS refuses it). */
+  adminKey?: string;
+  /** The identity provider's token (identity-token mode), sent as `X-Identity-Token`; a function is asked before each call. */
+  identityToken?: string | (() => string | undefined | Promise<string | undefined>);
+  /** The fetch to use (default: the global one). */
+  fetch?: (request: Request) => Promise<Response>;
+}
+
+/** An error answer of the service: its status, and the standard error body when it has one. */
+export class ServiceClientError extends Error {
+  /** The HTTP status. */
+  readonly status: number;
+  /** The standard error's code, when the body is the standard error body. */
+  readonly code: ErrorCode | undefined;
+  /** The standard error body, when the answer has one (docs/api.md#errors). */
+  readonly error: ErrorBody | undefined;
+  /** The answer's body: parsed JSON, or the text. */
+  readonly body: unknown;
+  /** `Retry-After` of a 429, in seconds. */
+  readonly retryAfterSeconds: number | undefined;
+
+  /** Wraps an error answer. */
+  constructor(status: number, body: unknown, retryAfterSeconds?: number) {
+    const error = isErrorBody(body) ? body : undefined;
+    const said = error?.message ?? (isRecord(body) && typeof body["message"] === "string" ? body["message"] : undefined);
+    super(`${status}${said === undefined ? "" : `: ${said}`}`);
+    this.name = "ServiceClientError";
+    this.status = status;
+    this.error = error;
+    this.code = error?.code;
+    this.body = body;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function isErrorBody(value: unknown): value is ErrorBody {
+  return isRecord(value) && typeof value["error"] === "string" && typeof value["code"] === "string" && typeof value["message"] === "string" &&
+    isRecord(value["details"]);
+}
+
+/** The user worker's calls. */
+export interface UserClient {
+  /** `GET /user/{uid}`. */
+  get(uid: string): Promise<UserData>;
+  /** `PUT /user/{uid}`: creates (all but `readOnlyCases` required) or updates the record. */
+  put(uid: string, body: UserInput): Promise<UserData>;
+  /** `DELETE /user/{uid}`: deletes the account, its cases, files and images. */
+  delete(uid: string): Promise<UserDeletion>;
+  /** `PUT /user/{uid}/cases`: assigns cases. */
+  addCases(uid: string, cases: CaseAssignmentInput[]): Promise<UserData>;
+  /** `DELETE /user/{uid}/cases`: removes case assignments (the documents stay). */
+  removeCases(uid: string, caseNumbers: string[]): Promise<UserData>;
+}
+
+/** A data key: `"u1/C-1/data.json"` or its segments; each segment is percent-encoded by the client. */
+export type DataKey = string | readonly string[];
+
+/** The data worker's calls. */
+export interface DataClient {
+  /** `GET /data/{key}`: the stored JSON; `[]` when there is none. */
+  get<T = unknown>(key: DataKey): Promise<T | []>;
+  /** `PUT /data/{key}`: stores any JSON value. */
+  put(key: DataKey, value: unknown): Promise<void>;
+  /** `DELETE /data/{key}`. */
+  delete(key: DataKey): Promise<void>;
+  /** A case document (`{uid}/{caseNumber}/data.json`); undefined when there is none. */
+  getCase(uid: string, caseNumber: string): Promise<CaseData | undefined>;
+  /** Stores a case document. */
+  putCase(uid: string, caseNumber: string, data: CaseData): Promise<void>;
+}
+
+/** The audit endpoints (the audit worker's). */
+export interface AuditClient {
+  /** `POST /audit/?userId=`: appends an entry to the user's trail of today. */
+  append(entry: AuditEntryInput): Promise<AuditAppended>;
+  /** `GET /audit/?userId=`: the user's entries of today or of a range, newest first. */
+  read(userId: string, range?: AuditRange): Promise<AuditEntries>;
+  /** `GET /audit/verify?userId=`: checks the hash chain of the user's whole trail, or of a range of days. */
+  verify(userId: string, range?: AuditRange): Promise<AuditVerification>;
+}
+
+/** The client {@link createClient} returns: one member per worker. */
+export interface ServiceClient {
+  /** `GET /health`. */
+  health(): Promise<{ ok: true }>;
+  /** The user worker. */
+  user: UserClient;
+  /** The data worker's documents. */
+  data: DataClient;
+  /** The audit endpoints. */
+  audit: AuditClient;
+  /** The image worker. */
+  image: ImageClient;
+  /** The keys worker: `GET /keys/{name}`, the value as text. */
+  keys: { get(name: string): Promise<string> };
+  /** The captcha worker: verifies a token (the answer says whether it passed). */
+  captcha: { verify(token: string): Promise<CaptchaResult> };
+  /** The PDF worker: renders the report of docs/report.md#request; the PDF's bytes. */
+  pdf: { render(request: ReportInput): Promise<Uint8Array> };
+}
+
+type Credential = "user" | "data" | "keys" | "image" | "none";
+
+/** The query of the audit reads: the user and, when given, the range's days. */
+function rangeQuery(userId: string, range: AuditRange): URLSearchParams {
+  const query = new URLSearchParams({ userId });
+  if (range.startDate !== undefined) query.set("startDate", range.startDate);
+  if (range.endDate !== undefined) query.set("endDate", range.endDate);
+  return query;
+}
+
+/**
+ * Creates a client of the service at `baseUrl`.
+ *
+ * @example
+ * ```ts
+ * const client = createClient({ baseUrl: "http://localhost:8787", userKey: "…", dataKey: "…" });
+ * const user = await client.user.get("u1");
+ * ```
+ */
+export function createClient(options: ClientOptions): ServiceClient {
+  const doFetch = options.fetch ?? ((request: Request) => fetch(request));
+  const base = options.baseUrl.replace(/\/+$/, "");
+  const workerUrl = (worker: WorkerName) => (options.workers?.[worker] ?? `${base}/${worker}`).replace(/\/+$/, "");
+
+  const headersFor = async (credential: Credential, identity: boolean): Promise<Headers> => {
+    const headers = new Headers();
+    const key = credential === "user" ? options.userKey : credential === "data" ? options.dataKey : credential === "keys" ? options.keysKey : undefined;
+    if (key !== undefined) headers.set("X-Custom-Auth-Key", key);
+    if (credential === "image" && options.imagesToken !== undefined) headers.set("Authorization", `Bearer ${options.imagesToken}`);
+    if (!identity) return headers;
+    if (options.adminKey !== undefined) headers.set("X-Admin-Key", options.adminKey);
+    const token = typeof options.identityToken === "function" ? await options.identityToken() : options.identityToken;
+    if (token !== undefined && token !== "") headers.set("X-Identity-Token", token);
+    return headers;
+  };
+
+  const send = (
+    worker: WorkerName,
+    credential: Credential,
+    method: string,
+    path: string,
+    body?: { json: unknown } | { form: FormData },
+    identity = true,
+  ): Promise<Response> => sendTo(`${workerUrl(worker)}${path}`, credential, method, body, identity);
+  const sendTo = async (
+    url: string,
+    credential: Credential,
+    method: string,
+    body?: { json: unknown } | { form: FormData },
+    identity = true,
+  ): Promise<Response> => {
+    const headers = await headersFor(credential, identity);
+    let payload: BodyInit | undefined;
+    if (body !== undefined && "json" in body) {
+      headers.set("Content-Type", "application/json");
+      payload = JSON.stringify(body.json);
+    } else if (body !== undefined) {
+      payload = body.form;
+    }
+    const response = await doFetch(new Request(url, { method, headers, body: payload }));
+    if (response.ok) return response;
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // Not JSON: the text is the body.
+    }
+    const retryAfter = Number(response.headers.get("Retry-After") ?? Number.NaN);
+    throw new ServiceClientError(response.status, parsed, Number.isFinite(retryAfter) ? retryAfter : undefined);
+  };
+  const json = async <T>(response: Promise<Response>): Promise<T> => (await (await response).json()) as T;
+  const done = async (response: Promise<Response>): Promise<void> => {
+    await (await response).body?.cancel();
+  };
+  const segment = (value: string) => encodeURIComponent(value);
+  const keyPath = (key: DataKey) => `/${(typeof key === "string" ? key.split("/") : [...key]).map(segment).join("/")}`;
+
+  const data: DataClient = {
+    get: <T>(key: DataKey) => json<T | []>(send("data", "data", "GET", keyPath(key))),
+    put: (key, value) => done(send("data", "data", "PUT", keyPath(key), { json: value })),
+    delete: (key) => done(send("data", "data", "DELETE", keyPath(key))),
+    getCase: async (uid, caseNumber) => {
+      const stored = await data.get<CaseData>([uid, caseNumber, "data.json"]);
+      return Array.isArray(stored) ? undefined : stored;
+    },
+    putCase: (uid, caseNumber, value) => data.put([uid, caseNumber, "data.json"], value),
+  };
+
+  return {
+    health: () => json<{ ok: true }>(sendTo(`${base}/health`, "none", "GET", undefined, false)),
+    user: {
+      get: (uid) => json<UserData>(send("user", "user", "GET", `/${segment(uid)}`)),
+      put: (uid, body) => json<UserData>(send("user", "user", "PUT", `/${segment(uid)}`, { json: body })),
+      delete: (uid) => json<UserDeletion>(send("user", "user", "DELETE", `/${segment(uid)}`)),
+      addCases: (uid, cases) => json<UserData>(send("user", "user", "PUT", `/${segment(uid)}/cases`, { json: { cases } })),
+      removeCases: (uid, caseNumbers) => json<UserData>(send("user", "user", "DELETE", `/${segment(uid)}/cases`, { json: { casesToDelete: caseNumbers } })),
+    },
+    data,
+    audit: {
+      append: (entry: AuditEntryInput) => json<AuditAppended>(send("audit", "data", "POST", `/audit?userId=${segment(entry.userId)}`, { json: entry })),
+      read: (userId, range = {}) => json<AuditEntries>(send("audit", "data", "GET", `/audit?${rangeQuery(userId, range)}`)),
+      verify: (userId, range = {}) => json<AuditVerification>(send("audit", "data", "GET", `/audit/verify?${rangeQuery(userId, range)}`)),
+    },
+    image: {
+      upload: async (file, filename) => {
+        const form = new FormData();
+        form.set("file", file, filename ?? (file instanceof File ? file.name : "image"));
+        return (await json<{ result: UploadedImage }>(send("image", "image", "POST", "", { form }))).result;
+      },
+      sign: async (deliveryUrl) => await (await send("image", "image", "GET", `/${segment(deliveryUrl)}`)).text(),
+      delete: (imageId, deleteOptions = {}) =>
+        done(send("image", "image", "DELETE", `/${segment(imageId)}${deleteOptions.owner === undefined ? "" : `?owner=${segment(deleteOptions.owner)}`}`)),
+    },
+    keys: { get: async (name) => await (await send("keys", "keys", "GET", `/${segment(name)}`)).text() },
+    captcha: { verify: (token) => json<CaptchaResult>(send("captcha", "none", "POST", "", { json: { "captcha-response": token } }, false)) },
+    pdf: { render: async (request) => new Uint8Array(await (await send("pdf", "none", "POST", "", { json: request })).arrayBuffer()) },
+  };
+}

@@ -1,0 +1,58 @@
+/**
+ * @module
+ * The credentials of docs/api.md#access as OpenAPI security schemes, and the requirement each
+ * kind of route states, so that generators and the docs page know which header carries which key.
+ */
+
+/** An OpenAPI security scheme object (the kinds the service uses). */
+export type SecurityScheme =
+  | { type: "apiKey"; in: "header"; name: string; description: string }
+  | { type: "http"; scheme: "bearer"; description: string };
+
+/** The service's credentials by scheme name. */
+export const SECURITY_SCHEMES = {
+  userKey: { type: "apiKey", in: "header", name: "X-Custom-Auth-Key", description: "`USER_DB_AUTH`: the user worker's key (401 when missing or wrong)." },
+  dataKey: {
+    type: "apiKey",
+    in: "header",
+    name: "X-Custom-Auth-Key",
+    description: "`R2_KEY_SECRET`: the data worker's key, also the key of the audit endpoints (403 when missing or wrong).",
+  },
+  keysKey: { type: "apiKey", in: "header", name: "X-Custom-Auth-Key", description: "`KEYS_AUTH`: the keys worker's key (not used in identity-token mode)." },
+  imagesToken: { type: "http", scheme: "bearer", description: "`IMAGES_API_TOKEN`: the image worker's bearer token." },
+  identityToken: {
+    type: "apiKey",
+    in: "header",
+    name: "X-Identity-Token",
+    description: "In identity-token mode: the identity provider's JWT, sent besides the worker's key; the token's user acts only on their own data.",
+  },
+  adminKey: {
+    type: "apiKey",
+    in: "header",
+    name: "X-Admin-Key",
+    description: "`ADMIN_AUTH`: acts on any user, sent besides the worker's key; every use is recorded in the audit trail.",
+  },
+} as const satisfies Record<string, SecurityScheme>;
+
+/** The name of one of {@link SECURITY_SCHEMES}. */
+export type SecuritySchemeName = keyof typeof SECURITY_SCHEMES;
+
+/** One OpenAPI security requirement: every scheme it names is sent together. */
+export type SecurityRequirement = Partial<Record<SecuritySchemeName, string[]>>;
+
+/**
+ * A worker key alone (key-only mode), or with an identity token (identity-token mode), or
+ * with the admin key.
+ */
+export function keyedSecurity(key: "userKey" | "dataKey" | "imagesToken"): SecurityRequirement[] {
+  return [{ [key]: [] }, { [key]: [], identityToken: [] }, { [key]: [], adminKey: [] }];
+}
+
+/** The keys worker: its key, or in identity-token mode any token instead, or the admin key. */
+export const KEYS_SECURITY: SecurityRequirement[] = [{ keysKey: [] }, { identityToken: [] }, { adminKey: [] }];
+
+/** No credential, an identity token may name the actor (the PDF worker). */
+export const OPTIONAL_IDENTITY: SecurityRequirement[] = [{}, { identityToken: [] }, { adminKey: [] }];
+
+/** No credential at all (health, captcha, signed image delivery). */
+export const OPEN: SecurityRequirement[] = [];
