@@ -6,18 +6,25 @@
  * recomputed anywhere (docs/storage.md#audit-chain).
  */
 
+import { MAX_JSON_DEPTH } from "./json-depth.ts";
+
+// Deeper than anything the service accepts (MAX_JSON_DEPTH), far within every runtime's stack, so
+// a hostile stored value fails the same way everywhere instead of by stack size.
+const MAX_CANONICAL_DEPTH = 2 * MAX_JSON_DEPTH;
+
 /**
  * The RFC 8785 canonical form of a JSON value; throws on values JSON cannot hold (NaN, Infinity,
- * functions). `omit` names a member of the top-level object to leave out (an entry's own hash).
+ * functions) and on nesting deeper than twice the service's JSON depth limit. `omit` names a
+ * member of the top-level object to leave out (an entry's own hash).
  */
 export function canonicalJson(value: unknown, omit?: string): string {
   if (omit !== undefined && value !== null && typeof value === "object" && !Array.isArray(value)) {
-    return canonicalObject(value as Record<string, unknown>, omit);
+    return canonicalObject(value as Record<string, unknown>, omit, 1);
   }
-  return canonical(value);
+  return canonical(value, 1);
 }
 
-function canonicalObject(record: Record<string, unknown>, omit: string | undefined): string {
+function canonicalObject(record: Record<string, unknown>, omit: string | undefined, depth: number): string {
   // The default sort compares UTF-16 code units, as RFC 8785 section 3.2.3 requires.
   const names = Object.keys(record).sort();
   let out = "{";
@@ -25,12 +32,12 @@ function canonicalObject(record: Record<string, unknown>, omit: string | undefin
     const member = record[name];
     if (member === undefined || name === omit) continue;
     if (out.length > 1) out += ",";
-    out += `${JSON.stringify(name)}:${canonical(member)}`;
+    out += `${JSON.stringify(name)}:${canonical(member, depth + 1)}`;
   }
   return `${out}}`;
 }
 
-function canonical(value: unknown): string {
+function canonical(value: unknown, depth: number): string {
   if (value === null) return "null";
   switch (typeof value) {
     case "boolean":
@@ -42,9 +49,10 @@ function canonical(value: unknown): string {
     case "string":
       return JSON.stringify(value);
     case "object": {
-      if (!Array.isArray(value)) return canonicalObject(value as Record<string, unknown>, undefined);
+      if (depth > MAX_CANONICAL_DEPTH) throw new RangeError(`JSON nested deeper than ${MAX_CANONICAL_DEPTH} levels`);
+      if (!Array.isArray(value)) return canonicalObject(value as Record<string, unknown>, undefined, depth);
       let out = "[";
-      for (let i = 0; i < value.length; i++) out += `${i === 0 ? "" : ","}${canonical(value[i] ?? null)}`;
+      for (let i = 0; i < value.length; i++) out += `${i === 0 ? "" : ","}${canonical(value[i] ?? null, depth + 1)}`;
       return `${out}]`;
     }
     default:

@@ -39,4 +39,11 @@ describe("RFC 8785 canonical JSON", () => {
     for (const bad of [Number.NaN, Number.POSITIVE_INFINITY]) expect(() => canonicalJson(bad)).toThrow(TypeError);
     expect(canonicalJson({ b: [1, { d: 1, c: 2 }], a: "x", skipped: undefined })).toBe('{"a":"x","b":[1,{"c":2,"d":1}]}');
   });
+
+  it("canonicalizes the deepest value the service accepts and refuses hostile nesting the same way on every runtime", () => {
+    const nested = (levels: number): unknown => JSON.parse(`${"[".repeat(levels)}${"]".repeat(levels)}`);
+    expect(canonicalJson(nested(64))).toBe(`${"[".repeat(64)}${"]".repeat(64)}`);
+    expect(() => canonicalJson(nested(20_000))).toThrow(RangeError);
+    expect(() => canonicalJson({ x: nested(200) })).toThrow(/nested deeper than 128 levels/);
+  });
 });

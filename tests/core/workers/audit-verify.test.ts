@@ -78,9 +78,7 @@ describe("GET /audit/verify", () => {
 
     const deep = { seq: 1, prevHash: "0".repeat(64), hash: "f".repeat(64), x: JSON.parse(`${"[".repeat(20_000)}${"]".repeat(20_000)}`) as unknown };
     const result = await verifyAuditTrail({ userId: "u1", days: [{ date: "2026-11-22", entries: [deep] }], head: null });
-    // Where the runtime's stack holds the nesting (Bun) the entry is hashed and its forged hash fails; elsewhere it is unreadable.
-    expect(result.firstBad?.seq).toBe(1);
-    expect(["unreadable", "edited"]).toContain(result.firstBad?.reason);
+    expect(result.firstBad).toMatchObject({ seq: 1, reason: "unreadable" });
   });
 
   it("clients cannot send seq, prevHash or hash (400), and nothing is stored", async () => {
