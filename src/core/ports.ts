@@ -29,6 +29,12 @@ export interface BlobStore {
    * the number of items after the append. Concurrent appends never lose an item.
    */
   appendToJsonArray(key: string, item: unknown): Promise<number>;
+  /**
+   * The stored bytes as a stream and their length, for a store that makes them piece by piece
+   * (an encrypted store opens one chunk at a time); null when the key is absent. Without it,
+   * readers use {@link BlobStore.get}.
+   */
+  getStream?(key: string): Promise<{ size: number; body: ReadableStream<Uint8Array> } | null>;
 }
 
 /** String storage for small records (user records, keyed by user id). */

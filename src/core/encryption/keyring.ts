@@ -1,0 +1,65 @@
+/**
+ * @module
+ * The key-encryption keys of `DATA_ENCRYPTION_KEYS`: a JWK set of AES-256 keys (`kty: "oct"`,
+ * a `kid` each). The first key wraps the data keys of new writes; every key unwraps, so
+ * objects written before a rotation stay readable (docs/storage.md#encryption-at-rest).
+ */
+import * as z from "zod";
+import { decodeBase64Url } from "../encoding/base64url.ts";
+import { ServiceError } from "../errors.ts";
+
+/** One key-encryption key as a JWK. */
+export interface DataKeyJwk {
+  /** Always `oct` (a symmetric key). */
+  kty: "oct";
+  /** The key's id, stored in every envelope it wraps (1 to 64 printable ASCII characters). */
+  kid: string;
+  /** The 32 key bytes, base64url without padding (43 characters). */
+  k: string;
+}
+
+const KeySchema = z.object({
+  kty: z.literal("oct", { error: "kty must be \"oct\" (an AES key)" }),
+  kid: z.string().regex(/^[\x21-\x7e]{1,64}$/, "kid must be 1 to 64 printable ASCII characters"),
+  k: z.string().refine((k) => decodeBase64Url(k)?.length === 32, "k must be 32 bytes (AES-256), base64url without padding"),
+  alg: z.literal("A256KW", { error: "alg, when given, must be A256KW" }).optional(),
+});
+
+/** `{"keys": [...]}`: at least one key, ids unique; the first encrypts. */
+export const DataKeySetSchema: z.ZodType<readonly DataKeyJwk[], unknown> = z.object({ keys: z.array(KeySchema).min(1, "the set holds no key") })
+  .refine((set) => new Set(set.keys.map((key) => key.kid)).size === set.keys.length, "two keys share a kid")
+  .transform((set): readonly DataKeyJwk[] => set.keys.map(({ kty, kid, k }) => ({ kty, kid, k })));
+
+/** The imported key-encryption keys, by id; imported once, on first use. */
+export class Keyring {
+  /** The id of the key new writes are wrapped with (the set's first). */
+  readonly currentKid: string;
+  readonly #material: ReadonlyMap<string, string>;
+  readonly #imported = new Map<string, Promise<CryptoKey>>();
+
+  /** Keeps the keys of a parsed set; nothing is imported yet. */
+  constructor(keys: readonly DataKeyJwk[]) {
+    if (keys.length === 0) throw new Error("A keyring needs at least one key");
+    this.currentKid = keys[0]!.kid;
+    this.#material = new Map(keys.map((key) => [key.kid, key.k]));
+  }
+
+  /** Whether the set holds a key with this id. */
+  has(kid: string): boolean {
+    return this.#material.has(kid);
+  }
+
+  /** The AES-KW key with this id; an integrity failure naming the object when the set lacks it. */
+  kek(kid: string, objectKey: string): Promise<CryptoKey> {
+    let imported = this.#imported.get(kid);
+    if (imported === undefined) {
+      const material = this.#material.get(kid);
+      if (material === undefined) {
+        return Promise.reject(ServiceError.integrity(`Stored object ${objectKey} is encrypted under key "${kid}", which DATA_ENCRYPTION_KEYS does not hold`, { key: objectKey, kid }));
+      }
+      imported = crypto.subtle.importKey("raw", decodeBase64Url(material)!, "AES-KW", false, ["wrapKey", "unwrapKey"]);
+      this.#imported.set(kid, imported);
+    }
+    return imported;
+  }
+}
