@@ -7,3 +7,4 @@ export { type DataKeyJwk, DataKeySetSchema, Keyring } from "./keyring.ts";
 export { BLOB_CANARY_KEY, type EncryptedBlobStore, encryptedBlobStore, encryptedKvStore, KV_CANARY_KEY } from "./encrypted-stores.ts";
 export { CanaryError, checkBlobCanary, checkKvCanary } from "./canary.ts";
 export { isSealed, openRecord, openValue, rewrapRecord, rewrapValue, type SealOptions, sealRecord, sealValue, SEALED_RECORD_PREFIX } from "./stored-value.ts";
+export { encryptAll, type MaintainedStores, type MaintenanceProgress, rotateKeys } from "./maintenance.ts";

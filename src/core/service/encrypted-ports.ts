@@ -6,7 +6,7 @@
  * it is: it is read by whoever relays the mail.
  */
 import type { ServiceConfig } from "../config/mod.ts";
-import { checkBlobCanary, checkKvCanary, encryptedBlobStore, encryptedKvStore, Keyring } from "../encryption/mod.ts";
+import { checkBlobCanary, checkKvCanary, encryptedBlobStore, encryptedKvStore, Keyring, type MaintainedStores } from "../encryption/mod.ts";
 import type { ServicePorts } from "./service.ts";
 
 /** The keyring of `DATA_ENCRYPTION_KEYS`, or undefined when encryption at rest is off. */
@@ -36,4 +36,16 @@ export async function checkCanaries(ports: ServicePorts, keyring: Keyring | unde
   await checkBlobCanary(ports.audit, keyring, "audit");
   await checkBlobCanary(ports.images, keyring, "image");
   await checkKvCanary(ports.users, keyring, "user");
+}
+
+/** The stores of `ports` that encryption at rest covers, for the `keys` commands. */
+export function encryptedStoresOf(ports: ServicePorts): MaintainedStores {
+  return {
+    blobs: [
+      { name: "data", store: ports.data },
+      { name: "audit", store: ports.audit, appendLog: true },
+      { name: "image", store: ports.images },
+    ],
+    kvs: [{ name: "user", store: ports.users }],
+  };
 }
