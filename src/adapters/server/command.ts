@@ -11,6 +11,7 @@ import { readEnvironment } from "./environment.ts";
 import { ConfigError } from "../../core/config/mod.ts";
 import { type Listen, type RuntimeStorage, startService } from "./start.ts";
 import { runExchangeCommand } from "./exchange-command.ts";
+import { runKeysCommand } from "./keys-command.ts";
 
 const USAGE = `Usage: forensic-annotation serve [options]
 
@@ -28,6 +29,7 @@ Configuration comes from environment variables and a .env file in the working
 directory (the environment wins); see README.md.
 
 Case export and import: forensic-annotation export --help
+Encryption at rest: forensic-annotation keys --help
 `;
 
 const COMMANDS = `Usage: forensic-annotation <command> [options]
@@ -36,6 +38,7 @@ Commands:
   serve     run the service on one port (the default command)
   export    export a case or all cases of a user (JSON, CSV, ZIP, XLSX)
   import    import a case package as a read-only case
+  keys      encryption at rest: generate a key, rotate keys, encrypt-all
 
 Options:
   --help, -h      this help; "forensic-annotation <command> --help" for a command's
@@ -177,6 +180,8 @@ export function main(argv: readonly string[], listen: Listen, runtimeStorage?: R
   }
   const run = argv[0] === "export" || argv[0] === "import"
     ? runExchangeCommand(argv, runtimeStorage === undefined ? {} : { runtimeStorage })
+    : argv[0] === "keys"
+    ? runKeysCommand(argv, { runtimeStorage })
     : runServeCommand(argv, listen, runtimeStorage);
   run.then(
     (code) => process.exit(code),

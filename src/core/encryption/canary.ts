@@ -43,7 +43,7 @@ export async function checkBlobCanary(store: BlobStore, keyring: Keyring | undef
   try {
     text = decoder.decode(await open(keyring, "object", BLOB_CANARY_KEY, stored));
   } catch (err) {
-    throw new CanaryError(`DATA_ENCRYPTION_KEYS cannot open the canary of the ${name} store: ${reasonOf(err)}`);
+    throw new CanaryError(`cannot open the canary of the ${name} store: ${reasonOf(err)}`);
   }
   if (text !== CANARY_TEXT) throw new CanaryError(`the canary of the ${name} store does not hold the canary text`);
 }
@@ -66,7 +66,7 @@ export async function checkKvCanary(store: KvStore, keyring: Keyring | undefined
     if (!stored.startsWith(SEALED_RECORD_PREFIX)) throw ServiceError.integrity("the canary is not sealed");
     text = await openRecord(keyring, KV_CANARY_KEY, stored);
   } catch (err) {
-    throw new CanaryError(`DATA_ENCRYPTION_KEYS cannot open the canary of the ${name} store: ${reasonOf(err)}`);
+    throw new CanaryError(`cannot open the canary of the ${name} store: ${reasonOf(err)}`);
   }
   if (text !== CANARY_TEXT) throw new CanaryError(`the canary of the ${name} store does not hold the canary text`);
 }
