@@ -13,6 +13,7 @@ import { encodeBase64Url } from "../../core/encoding/base64url.ts";
 import { CanaryError, encryptAll, type MaintenanceProgress, rotateKeys } from "../../core/encryption/mod.ts";
 import { checkCanaries, encryptedStoresOf, keyringOf } from "../../core/service/encrypted-ports.ts";
 import { readEnvironment } from "./environment.ts";
+import { serverCipherSuite } from "./node-cipher.ts";
 import { type ExchangeCommandIo, progressPrinter } from "./exchange-command.ts";
 import { rawStoragePorts, type RuntimeStorage } from "./start.ts";
 
@@ -86,7 +87,7 @@ export async function runKeysCommand(argv: readonly string[], options: KeysComma
       err.write(`Unknown keys command: ${command}\n\n${USAGE}`);
       return 2;
     }
-    const keyring = keyringOf(config);
+    const keyring = config.dataEncryptionKeys === undefined ? undefined : keyringOf(config, await serverCipherSuite());
     if (keyring === undefined) throw new ConfigError([`DATA_ENCRYPTION_KEYS: required by keys ${command}`]);
     const storage = await rawStoragePorts(config, resolve(values.data), options.runtimeStorage);
     close = storage.close;

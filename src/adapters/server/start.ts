@@ -17,6 +17,7 @@ import type { ServicePorts } from "../../core/service/service.ts";
 import type { Mailer } from "../../core/ports.ts";
 import { checkCanaries, encryptPorts, keyringOf } from "../../core/service/encrypted-ports.ts";
 import { CanaryError } from "../../core/encryption/mod.ts";
+import { serverCipherSuite } from "./node-cipher.ts";
 
 /** nodemailer is loaded only when SMTP is configured. */
 async function smtpMailer(config: ServiceConfig): Promise<Mailer> {
@@ -44,7 +45,7 @@ export type RuntimeStorage = (config: ServiceConfig, dataDir: string) => Promise
  */
 export async function storagePorts(config: ServiceConfig, dataDir: string, runtimeStorage?: RuntimeStorage): Promise<StoragePorts> {
   const storage = await rawStoragePorts(config, dataDir, runtimeStorage);
-  const keyring = keyringOf(config);
+  const keyring = config.dataEncryptionKeys === undefined ? undefined : keyringOf(config, await serverCipherSuite());
   try {
     await checkCanaries(storage.ports, keyring);
   } catch (err) {

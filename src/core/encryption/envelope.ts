@@ -29,7 +29,6 @@ export const CHUNK_BYTES = 64 * 1024;
 /** The largest chunk size an envelope may declare (a hostile header cannot ask for more). */
 const MAX_CHUNK_BYTES = 16 * 1024 * 1024;
 const encoder = new TextEncoder();
-const GCM_TAG_BITS = 128;
 
 /** True when the bytes start like an envelope (plaintext JSON, images and mail never do). */
 export function isEnvelope(bytes: Uint8Array): boolean {
@@ -100,15 +99,15 @@ function baseAad(kind: EnvelopeKind, key: string, chunkSize: number, plaintextLe
   return out;
 }
 
-/** Chunk `index`'s IV and additional data (the same buffers are reused for every chunk). */
-function chunkParams(base: Bytes, iv: Bytes, index: number, last: boolean): AesGcmParams {
+/** Chunk `index`'s IV and additional data (the additional data's buffer is reused for every chunk). */
+function chunkParams(base: Bytes, iv: Bytes, index: number, last: boolean): { iv: Bytes; aad: Bytes } {
   const chunkIv = iv.slice();
   const ivView = new DataView(chunkIv.buffer);
   ivView.setUint32(IV_BYTES - 4, ivView.getUint32(IV_BYTES - 4) ^ index);
   const view = new DataView(base.buffer);
   view.setUint32(base.length - 5, index);
   base[base.length - 1] = last ? 1 : 0;
-  return { name: "AES-GCM", iv: chunkIv, additionalData: base, tagLength: GCM_TAG_BITS };
+  return { iv: chunkIv, aad: base };
 }
 
 const asBytes = (value: Uint8Array): Bytes => value.buffer instanceof ArrayBuffer ? (value as Bytes) : new Uint8Array(value);
@@ -116,9 +115,7 @@ const asBytes = (value: Uint8Array): Bytes => value.buffer instanceof ArrayBuffe
 /** Seals `plaintext` stored under `key`, with a fresh data key wrapped by the keyring's current key. */
 export async function seal(keyring: Keyring, kind: EnvelopeKind, key: string, plaintext: Uint8Array, chunkSize = CHUNK_BYTES): Promise<Bytes> {
   const kid = keyring.currentKid;
-  const kek = await keyring.kek(kid, key);
-  const dataKey = await crypto.subtle.generateKey({ name: "AES-GCM", length: 256 }, true, ["encrypt"]);
-  const wrapped = new Uint8Array(await crypto.subtle.wrapKey("raw", dataKey, kek, "AES-KW"));
+  const { key: dataKey, wrapped } = await keyring.suite.newDataKey(keyring.kek(kid, key));
   const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
   const kidBytes = encoder.encode(kid);
   const chunks = chunkCount(plaintext.length, chunkSize);
@@ -145,33 +142,34 @@ export async function seal(keyring: Keyring, kind: EnvelopeKind, key: string, pl
   for (let index = 0; index < chunks; index++) {
     const start = index * chunkSize;
     const end = Math.min(start + chunkSize, plaintext.length);
-    const sealed = await crypto.subtle.encrypt(chunkParams(aad, iv, index, index === chunks - 1), dataKey, source.subarray(start, end));
-    out.set(new Uint8Array(sealed), at);
+    const params = chunkParams(aad, iv, index, index === chunks - 1);
+    const sealed = await keyring.suite.encrypt(dataKey, params.iv, params.aad, source.subarray(start, end));
+    out.set(sealed, at);
     at += sealed.byteLength;
   }
   return out;
 }
 
+const wrongKey = (key: string, kid: string): ServiceError =>
+  ServiceError.integrity(`Stored object ${key} cannot be decrypted: key "${kid}" of DATA_ENCRYPTION_KEYS is not the key it was encrypted with`, { key, kid });
+
 /** The data key of an envelope, unwrapped with the keyring. */
-async function dataKeyOf(keyring: Keyring, header: EnvelopeHeader, key: string, extractable: boolean): Promise<CryptoKey> {
-  const kek = await keyring.kek(header.kid, key);
+async function dataKeyOf(keyring: Keyring, header: EnvelopeHeader, key: string): Promise<unknown> {
+  const kek = keyring.kek(header.kid, key);
   try {
-    return await crypto.subtle.unwrapKey("raw", header.wrapped, kek, "AES-KW", "AES-GCM", extractable, ["decrypt"]);
+    return await keyring.suite.unwrap(kek, header.wrapped);
   } catch {
-    throw ServiceError.integrity(
-      `Stored object ${key} cannot be decrypted: key "${header.kid}" of DATA_ENCRYPTION_KEYS is not the key it was encrypted with`,
-      { key, kid: header.kid },
-    );
+    throw wrongKey(key, header.kid);
   }
 }
 
 /** Opens chunk `index` of an envelope. */
-async function openChunk(dataKey: CryptoKey, header: EnvelopeHeader, aad: Bytes, bytes: Bytes, index: number, key: string): Promise<Uint8Array> {
+async function openChunk(keyring: Keyring, dataKey: unknown, header: EnvelopeHeader, aad: Bytes, bytes: Bytes, index: number, key: string): Promise<Uint8Array> {
   const start = header.bodyOffset + index * (header.chunkSize + TAG_BYTES);
   const length = Math.min(header.chunkSize, header.plaintextLength - index * header.chunkSize) + TAG_BYTES;
   try {
-    const opened = await crypto.subtle.decrypt(chunkParams(aad, header.iv, index, index === header.chunks - 1), dataKey, bytes.subarray(start, start + length));
-    return new Uint8Array(opened);
+    const params = chunkParams(aad, header.iv, index, index === header.chunks - 1);
+    return await keyring.suite.decrypt(dataKey, params.iv, params.aad, bytes.subarray(start, start + length));
   } catch {
     throw damaged(key, "it was not written under this key (swapped or altered in the store)");
   }
@@ -181,11 +179,11 @@ async function openChunk(dataKey: CryptoKey, header: EnvelopeHeader, aad: Bytes,
 export async function open(keyring: Keyring, kind: EnvelopeKind, key: string, stored: Uint8Array): Promise<Bytes> {
   const bytes = asBytes(stored);
   const header = readHeader(bytes, key);
-  const dataKey = await dataKeyOf(keyring, header, key, false);
+  const dataKey = await dataKeyOf(keyring, header, key);
   const aad = baseAad(kind, key, header.chunkSize, header.plaintextLength);
   const out = new Uint8Array(header.plaintextLength);
   for (let index = 0; index < header.chunks; index++) {
-    out.set(await openChunk(dataKey, header, aad, bytes, index, key), index * header.chunkSize);
+    out.set(await openChunk(keyring, dataKey, header, aad, bytes, index, key), index * header.chunkSize);
   }
   return out;
 }
@@ -198,9 +196,9 @@ export async function open(keyring: Keyring, kind: EnvelopeKind, key: string, st
 export async function openStream(keyring: Keyring, kind: EnvelopeKind, key: string, stored: Uint8Array): Promise<{ size: number; body: ReadableStream<Uint8Array> }> {
   const bytes = asBytes(stored);
   const header = readHeader(bytes, key);
-  const dataKey = await dataKeyOf(keyring, header, key, false);
+  const dataKey = await dataKeyOf(keyring, header, key);
   const aad = baseAad(kind, key, header.chunkSize, header.plaintextLength);
-  let first: Uint8Array | undefined = await openChunk(dataKey, header, aad, bytes, 0, key);
+  let first: Uint8Array | undefined = await openChunk(keyring, dataKey, header, aad, bytes, 0, key);
   let next = 1;
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -208,7 +206,7 @@ export async function openStream(keyring: Keyring, kind: EnvelopeKind, key: stri
         controller.enqueue(first);
         first = undefined;
       } else if (next < header.chunks) {
-        controller.enqueue(await openChunk(dataKey, header, aad, bytes, next++, key));
+        controller.enqueue(await openChunk(keyring, dataKey, header, aad, bytes, next++, key));
       }
       if (first === undefined && next >= header.chunks) controller.close();
     },
@@ -229,9 +227,13 @@ export async function rewrap(keyring: Keyring, key: string, stored: Uint8Array):
   const bytes = asBytes(stored);
   const header = readHeader(bytes, key);
   if (header.kid === keyring.currentKid) return null;
-  const dataKey = await dataKeyOf(keyring, header, key, true);
-  const kek = await keyring.kek(keyring.currentKid, key);
-  const wrapped = new Uint8Array(await crypto.subtle.wrapKey("raw", dataKey, kek, "AES-KW"));
+  const from = keyring.kek(header.kid, key);
+  let wrapped: Uint8Array;
+  try {
+    wrapped = await keyring.suite.rewrap(from, keyring.kek(keyring.currentKid, key), header.wrapped);
+  } catch {
+    throw wrongKey(key, header.kid);
+  }
   const kidBytes = encoder.encode(keyring.currentKid);
   const tail = bytes.subarray(header.bodyOffset - IV_BYTES - 12);
   const out = new Uint8Array(MAGIC.length + 1 + kidBytes.length + 1 + wrapped.length + tail.length);

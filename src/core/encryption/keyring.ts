@@ -7,6 +7,7 @@
 import * as z from "zod";
 import { decodeBase64Url } from "../encoding/base64url.ts";
 import { ServiceError } from "../errors.ts";
+import { type CipherSuite, type KeyEncryptionKey, webCryptoSuite } from "./cipher-suite.ts";
 
 /** One key-encryption key as a JWK. */
 export interface DataKeyJwk {
@@ -30,36 +31,33 @@ export const DataKeySetSchema: z.ZodType<readonly DataKeyJwk[], unknown> = z.obj
   .refine((set) => new Set(set.keys.map((key) => key.kid)).size === set.keys.length, "two keys share a kid")
   .transform((set): readonly DataKeyJwk[] => set.keys.map(({ kty, kid, k }) => ({ kty, kid, k })));
 
-/** The imported key-encryption keys, by id; imported once, on first use. */
+/** The key-encryption keys by id, and the cipher suite envelopes are sealed and opened with. */
 export class Keyring {
   /** The id of the key new writes are wrapped with (the set's first). */
   readonly currentKid: string;
-  readonly #material: ReadonlyMap<string, string>;
-  readonly #imported = new Map<string, Promise<CryptoKey>>();
+  /** AES-GCM and AES-KW (Web Crypto unless an adapter passes a faster suite with the same output). */
+  readonly suite: CipherSuite;
+  readonly #keys: ReadonlyMap<string, KeyEncryptionKey>;
 
-  /** Keeps the keys of a parsed set; nothing is imported yet. */
-  constructor(keys: readonly DataKeyJwk[]) {
+  /** Keeps the keys of a parsed set. */
+  constructor(keys: readonly DataKeyJwk[], suite: CipherSuite = webCryptoSuite()) {
     if (keys.length === 0) throw new Error("A keyring needs at least one key");
     this.currentKid = keys[0]!.kid;
-    this.#material = new Map(keys.map((key) => [key.kid, key.k]));
+    this.suite = suite;
+    this.#keys = new Map(keys.map((key) => [key.kid, { kid: key.kid, bytes: decodeBase64Url(key.k)! }]));
   }
 
   /** Whether the set holds a key with this id. */
   has(kid: string): boolean {
-    return this.#material.has(kid);
+    return this.#keys.has(kid);
   }
 
-  /** The AES-KW key with this id; an integrity failure naming the object when the set lacks it. */
-  kek(kid: string, objectKey: string): Promise<CryptoKey> {
-    let imported = this.#imported.get(kid);
-    if (imported === undefined) {
-      const material = this.#material.get(kid);
-      if (material === undefined) {
-        return Promise.reject(ServiceError.integrity(`Stored object ${objectKey} is encrypted under key "${kid}", which DATA_ENCRYPTION_KEYS does not hold`, { key: objectKey, kid }));
-      }
-      imported = crypto.subtle.importKey("raw", decodeBase64Url(material)!, "AES-KW", false, ["wrapKey", "unwrapKey"]);
-      this.#imported.set(kid, imported);
+  /** The key with this id; an integrity failure naming the object when the set lacks it. */
+  kek(kid: string, objectKey: string): KeyEncryptionKey {
+    const key = this.#keys.get(kid);
+    if (key === undefined) {
+      throw ServiceError.integrity(`Stored object ${objectKey} is encrypted under key "${kid}", which DATA_ENCRYPTION_KEYS does not hold`, { key: objectKey, kid });
     }
-    return imported;
+    return key;
   }
 }

@@ -6,12 +6,12 @@
  * it is: it is read by whoever relays the mail.
  */
 import type { ServiceConfig } from "../config/mod.ts";
-import { checkBlobCanary, checkKvCanary, encryptedBlobStore, encryptedKvStore, Keyring, type MaintainedStores } from "../encryption/mod.ts";
+import { checkBlobCanary, checkKvCanary, type CipherSuite, encryptedBlobStore, encryptedKvStore, Keyring, type MaintainedStores } from "../encryption/mod.ts";
 import type { ServicePorts } from "./service.ts";
 
-/** The keyring of `DATA_ENCRYPTION_KEYS`, or undefined when encryption at rest is off. */
-export function keyringOf(config: Pick<ServiceConfig, "dataEncryptionKeys">): Keyring | undefined {
-  return config.dataEncryptionKeys === undefined ? undefined : new Keyring(config.dataEncryptionKeys);
+/** The keyring of `DATA_ENCRYPTION_KEYS` (Web Crypto unless `suite` is given), or undefined when encryption at rest is off. */
+export function keyringOf(config: Pick<ServiceConfig, "dataEncryptionKeys">, suite?: CipherSuite): Keyring | undefined {
+  return config.dataEncryptionKeys === undefined ? undefined : new Keyring(config.dataEncryptionKeys, suite);
 }
 
 /** The ports with their stores encrypted under `keyring`, or as they are without one (no check). */

@@ -13,7 +13,7 @@ import { bundleWorker } from "../../../scripts/start-workerd.mjs";
 import { auditEntry } from "../../helpers/audit-entry.ts";
 import { containsBytes, dataKey, keySetText } from "../../helpers/encryption.ts";
 import { fixture, uploadForm } from "../../helpers/images.ts";
-import type { R2BucketLike } from "../../../src/adapters/cloudflare/bindings.ts";
+import type { KVNamespaceLike, R2BucketLike } from "../../../src/adapters/cloudflare/bindings.ts";
 
 const SECRETS = { R2_KEY_SECRET: "r2-key", USER_DB_AUTH: "user-key", IMAGES_API_TOKEN: "image-token", HMAC_KEY: "hmac-key-0123", PUBLIC_URL: "http://w" };
 const MARKER = "MARKER-workerd-0c41-EVIDENCE";
@@ -55,7 +55,7 @@ async function dump(mf: Miniflare): Promise<Uint8Array[]> {
     const bucket = (await mf.getR2Bucket(name)) as unknown as R2BucketLike;
     for (const object of (await bucket.list()).objects) values.push(new Uint8Array(await (await bucket.get(object.key))!.arrayBuffer()));
   }
-  const kv = await mf.getKVNamespace("USER_DB");
+  const kv = (await mf.getKVNamespace("USER_DB")) as unknown as KVNamespaceLike;
   for (const key of (await kv.list()).keys) values.push(new TextEncoder().encode((await kv.get(key.name, "text"))!));
   return values;
 }
