@@ -144,8 +144,8 @@ function wrk(url, script) {
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
   const bad = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
   const errors = /Socket errors:.*/.exec(out)?.[0];
-  const p50 = /50%\s+(\S+)/.exec(out)?.[1];
-  const p99 = /99%\s+(\S+)/.exec(out)?.[1];
+  const p50 = /^\s+50%\s+(\S+)/m.exec(out)?.[1];
+  const p99 = /^\s+99%\s+(\S+)/m.exec(out)?.[1];
   if (bad > 0) throw new Error(`${url}: ${bad} responses were not 2xx\n${out}`);
   return { rps, p50, p99, errors };
 }

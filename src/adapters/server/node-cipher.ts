@@ -14,8 +14,33 @@ import { type CipherSuite, type KeyEncryptionKey, webCryptoSuite } from "../../c
 const IV = Buffer.alloc(8, 0xa6);
 const TAG_BYTES = 16;
 
-/** RFC 3394 §2.2.1: wraps `plain` (a multiple of 8 bytes) under `kek`. */
+/** Whether this runtime's node:crypto has AES-KW itself (Node does; Bun and Deno do not). */
+const NATIVE_WRAP = (() => {
+  try {
+    createCipheriv("id-aes256-wrap", Buffer.alloc(32), IV);
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** AES-KW wrap: OpenSSL's own where the runtime has it, else {@link blockWrap}. */
 function wrap(kek: Uint8Array, plain: Uint8Array): Buffer {
+  if (!NATIVE_WRAP) return blockWrap(kek, plain);
+  const cipher = createCipheriv("id-aes256-wrap", kek, IV);
+  return Buffer.concat([cipher.update(plain), cipher.final()]);
+}
+
+/** AES-KW unwrap: OpenSSL's own where the runtime has it (it throws on a wrong key), else {@link blockUnwrap}. */
+function unwrap(kek: Uint8Array, wrapped: Uint8Array): Buffer {
+  if (!NATIVE_WRAP) return blockUnwrap(kek, wrapped);
+  if (wrapped.length < 24 || wrapped.length % 8 !== 0) throw new Error("not an AES-KW wrapping");
+  const decipher = createDecipheriv("id-aes256-wrap", kek, IV);
+  return Buffer.concat([decipher.update(wrapped), decipher.final()]);
+}
+
+/** RFC 3394 §2.2.1: wraps `plain` (a multiple of 8 bytes) under `kek`. */
+function blockWrap(kek: Uint8Array, plain: Uint8Array): Buffer {
   const n = plain.length / 8;
   const aes = createCipheriv("aes-256-ecb", kek, null).setAutoPadding(false);
   const a = Buffer.from(IV);
@@ -35,7 +60,7 @@ function wrap(kek: Uint8Array, plain: Uint8Array): Buffer {
 }
 
 /** RFC 3394 §2.2.2: the key `wrapped` holds, or an error when its check value is wrong. */
-function unwrap(kek: Uint8Array, wrapped: Uint8Array): Buffer {
+function blockUnwrap(kek: Uint8Array, wrapped: Uint8Array): Buffer {
   if (wrapped.length < 24 || wrapped.length % 8 !== 0) throw new Error("not an AES-KW wrapping");
   const n = wrapped.length / 8 - 1;
   const aes = createDecipheriv("aes-256-ecb", kek, null).setAutoPadding(false);
@@ -113,8 +138,10 @@ export async function serverCipherSuite(): Promise<CipherSuite> {
   if (chosen !== undefined) return chosen;
   try {
     const suite = nodeCipherSuite();
-    if (wrap(RFC_KEK, RFC_DATA).toString("hex").toUpperCase() !== RFC_WRAPPED || !unwrap(RFC_KEK, Buffer.from(RFC_WRAPPED, "hex")).equals(RFC_DATA)) {
-      throw new Error("AES-KW disagrees with RFC 3394");
+    for (const [w, u] of [[wrap, unwrap], [blockWrap, blockUnwrap]] as const) {
+      if (w(RFC_KEK, RFC_DATA).toString("hex").toUpperCase() !== RFC_WRAPPED || !u(RFC_KEK, Buffer.from(RFC_WRAPPED, "hex")).equals(RFC_DATA)) {
+        throw new Error("AES-KW disagrees with RFC 3394");
+      }
     }
     const key = randomBytes(32);
     const iv = randomBytes(12) as Bytes;

@@ -16,7 +16,8 @@
  */
 import type { Bytes } from "../ports.ts";
 import { ServiceError } from "../errors.ts";
-import type { Keyring } from "./keyring.ts";
+import { DATA_KEY_CACHE_SIZE, type Keyring } from "./keyring.ts";
+import { encodeBase64Url } from "../encoding/base64url.ts";
 
 /** What an envelope holds; part of the additional data, so one kind never passes for another. */
 export type EnvelopeKind = "object" | "item" | "record";
@@ -29,6 +30,7 @@ export const CHUNK_BYTES = 64 * 1024;
 /** The largest chunk size an envelope may declare (a hostile header cannot ask for more). */
 const MAX_CHUNK_BYTES = 16 * 1024 * 1024;
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 /** True when the bytes start like an envelope (plaintext JSON, images and mail never do). */
 export function isEnvelope(bytes: Uint8Array): boolean {
@@ -70,7 +72,7 @@ export function readHeader(bytes: Uint8Array, key: string): EnvelopeHeader {
   need(1);
   const kidLength = bytes[at++]!;
   need(kidLength + 1);
-  const kid = new TextDecoder().decode(bytes.subarray(at, at + kidLength));
+  const kid = decoder.decode(bytes.subarray(at, at + kidLength));
   at += kidLength;
   const wrappedLength = bytes[at++]!;
   need(wrappedLength + IV_BYTES + 12);
@@ -153,11 +155,20 @@ export async function seal(keyring: Keyring, kind: EnvelopeKind, key: string, pl
 const wrongKey = (key: string, kid: string): ServiceError =>
   ServiceError.integrity(`Stored object ${key} cannot be decrypted: key "${kid}" of DATA_ENCRYPTION_KEYS is not the key it was encrypted with`, { key, kid });
 
-/** The data key of an envelope, unwrapped with the keyring. */
+/** The data key of an envelope, unwrapped with the keyring (or found among those it unwrapped before). */
 async function dataKeyOf(keyring: Keyring, header: EnvelopeHeader, key: string): Promise<unknown> {
   const kek = keyring.kek(header.kid, key);
+  const id = `${header.kid}\0${encodeBase64Url(header.wrapped)}`;
+  let unwrapped = keyring.dataKeys.get(id);
+  if (unwrapped === undefined) {
+    unwrapped = keyring.suite.unwrap(kek, header.wrapped);
+    // Only successes stay: a failed unwrap is tried again on the next read.
+    unwrapped.catch(() => keyring.dataKeys.delete(id));
+    if (keyring.dataKeys.size >= DATA_KEY_CACHE_SIZE) keyring.dataKeys.delete(keyring.dataKeys.keys().next().value!);
+    keyring.dataKeys.set(id, unwrapped);
+  }
   try {
-    return await keyring.suite.unwrap(kek, header.wrapped);
+    return await unwrapped;
   } catch {
     throw wrongKey(key, header.kid);
   }

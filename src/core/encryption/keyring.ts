@@ -31,6 +31,9 @@ export const DataKeySetSchema: z.ZodType<readonly DataKeyJwk[], unknown> = z.obj
   .refine((set) => new Set(set.keys.map((key) => key.kid)).size === set.keys.length, "two keys share a kid")
   .transform((set): readonly DataKeyJwk[] => set.keys.map(({ kty, kid, k }) => ({ kty, kid, k })));
 
+/** How many unwrapped data keys a keyring keeps (about 100 bytes each). */
+export const DATA_KEY_CACHE_SIZE = 4096;
+
 /** The key-encryption keys by id, and the cipher suite envelopes are sealed and opened with. */
 export class Keyring {
   /** The id of the key new writes are wrapped with (the set's first). */
@@ -46,6 +49,12 @@ export class Keyring {
     this.suite = suite;
     this.#keys = new Map(keys.map((key) => [key.kid, { kid: key.kid, bytes: decodeBase64Url(key.k)! }]));
   }
+
+  /**
+   * Data keys already unwrapped, by kid and wrapping, so an object read again costs one
+   * decryption instead of two (the oldest go first past {@link DATA_KEY_CACHE_SIZE}).
+   */
+  readonly dataKeys: Map<string, Promise<unknown>> = new Map();
 
   /** Whether the set holds a key with this id. */
   has(kid: string): boolean {
