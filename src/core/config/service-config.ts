@@ -11,7 +11,6 @@ import { ConfigError } from "./config-error.ts";
 import type { RateLimits } from "../rate-limit/rules.ts";
 import { CorsSection } from "./cors.ts";
 import { EncryptionSection } from "./encryption.ts";
-import type { DataKeyJwk } from "../encryption/keyring.ts";
 import { ExchangeSection } from "./exchange.ts";
 import { type IdentityConfig, IdentitySection } from "./identity.ts";
 import { ImagesSection } from "./images.ts";
@@ -143,7 +142,7 @@ export interface ServiceConfig {
   /** `FSYNC`: what the file stores fsync before answering. */
   fsync: "audit" | "all" | "off";
   /** `DATA_ENCRYPTION_KEYS`: the key-encryption keys of encryption at rest (the first encrypts); undefined when off. */
-  dataEncryptionKeys: readonly DataKeyJwk[] | undefined;
+  dataEncryptionKeys: readonly { kty: "oct"; kid: string; k: string }[] | undefined;
   /** `EXPORT_SIGNING_KEY`: a private JWK (JSON) that signs export manifests. */
   exportSigningKey: string | undefined;
   /** `EXPORT_VERIFY_KEYS`: the JWK, JWKs or JWKS (JSON) imports accept. */
