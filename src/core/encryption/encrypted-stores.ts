@@ -4,7 +4,10 @@
  * every backend gets it by being wrapped, below the workers and the audit trail, so those see
  * plaintext and the store sees only envelopes. Each method maps onto the same method of the
  * store it wraps: writes seal, reads open, `update` opens and seals inside the store's own
- * compare-and-swap, and an append seals the one item it appends.
+ * compare-and-swap, and an append seals the one item it appends. A method added to the ports
+ * is wrapped the same way: values it writes go through `sealValue` (or `sealItem` for one
+ * item of an append-only array), values it reads through `openValue`, keys and counts pass
+ * through as they are.
  */
 import type { BlobStore, Bytes, KvStore } from "../ports.ts";
 import { openStream } from "./envelope.ts";
