@@ -9,7 +9,7 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI, spawnServe } from "../../helpers/spawn-serve.ts";
+import { CLI, RUNTIMES, spawnServe } from "../../helpers/spawn-serve.ts";
 import { containsBytes, dataKey, keySetText } from "../../helpers/encryption.ts";
 
 let dir: string;
@@ -25,8 +25,8 @@ const run = (args: string[], env: Record<string, string> = {}) =>
   spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", timeout: 60_000, env: { PATH: process.env.PATH ?? "", R2_KEY_SECRET: SECRET, ...env } });
 
 /** Starts serve on `data` with `env`, runs `act` against it, stops it. */
-async function withServe(data: string, env: Record<string, string>, act: (url: string) => Promise<void>): Promise<void> {
-  const served = await spawnServe({ dataDir: data, env: { R2_KEY_SECRET: SECRET, ...env } });
+async function withServe(data: string, env: Record<string, string>, act: (url: string) => Promise<void>, runtime: "node" | "bun" | "deno" = "node"): Promise<void> {
+  const served = await spawnServe({ runtime, dataDir: data, env: { R2_KEY_SECRET: SECRET, ...env } });
   try {
     await act(served.url);
   } finally {
@@ -109,4 +109,27 @@ describe("encryption at rest from the command line", () => {
     expect(await markerOnDisk(data)).toBe(false);
     await withServe(data, keys, expectCase);
   }, 120_000);
+
+  it("what serve sealed on Node, serve on Bun and Deno opens and seals back; a wrong key stops them at start too", async () => {
+    const data = join(dir, "runtimes");
+    const keys = { DATA_ENCRYPTION_KEYS: keySetText(dataKey("k1")) };
+    await withServe(data, keys, putCase);
+    for (const runtime of ["bun", "deno"] as const) {
+      await withServe(data, keys, async (url) => {
+        await expectCase(url);
+        // Sealed again by this runtime's node:crypto, read back below by the next one.
+        expect((await fetch(`${url}/data/u1/C-1/data.json`, { method: "PUT", headers, body: CASE })).status).toBe(200);
+      }, runtime);
+      const [command, ...prefix] = RUNTIMES[runtime];
+      const wrong = spawnSync(command, [...prefix, "--port", "0", "--data", data], {
+        encoding: "utf8",
+        timeout: 60_000,
+        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", R2_KEY_SECRET: SECRET, DATA_ENCRYPTION_KEYS: keySetText(dataKey("k1")) },
+      });
+      expect(wrong.status, wrong.stdout + wrong.stderr).toBe(2);
+      expect(wrong.stderr).toContain("DATA_ENCRYPTION_KEYS: cannot open the canary of the data store");
+    }
+    await withServe(data, keys, expectCase);
+    expect(await markerOnDisk(data)).toBe(false);
+  }, 180_000);
 });
