@@ -10,8 +10,7 @@
  * through as they are.
  */
 import type { BlobStore, Bytes, KvStore } from "../ports.ts";
-import { openStream } from "./envelope.ts";
-import { isEnvelope } from "./envelope.ts";
+import { isEnvelope, openStream } from "./envelope.ts";
 import type { Keyring } from "./keyring.ts";
 import { openRecord, openValue, type SealOptions, sealItem, sealRecord, sealValue } from "./stored-value.ts";
 

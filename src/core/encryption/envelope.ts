@@ -225,11 +225,6 @@ export async function openStream(keyring: Keyring, kind: EnvelopeKind, key: stri
   return { size: header.plaintextLength, body };
 }
 
-/** The kid an envelope's data key is wrapped with. */
-export function kidOf(stored: Uint8Array, key: string): string {
-  return readHeader(stored, key).kid;
-}
-
 /**
  * The envelope with its data key re-wrapped under the keyring's current key, the body as it
  * was; null when it already is under the current key.

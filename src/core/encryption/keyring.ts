@@ -56,11 +56,6 @@ export class Keyring {
    */
   readonly dataKeys: Map<string, Promise<unknown>> = new Map();
 
-  /** Whether the set holds a key with this id. */
-  has(kid: string): boolean {
-    return this.#keys.has(kid);
-  }
-
   /** The key with this id; an integrity failure naming the object when the set lacks it. */
   kek(kid: string, objectKey: string): KeyEncryptionKey {
     const key = this.#keys.get(kid);
