@@ -150,9 +150,11 @@ function wrk(url, script) {
   return { rps, p50, p99, errors };
 }
 
-function luaScript(name, method, headers, bodyFile) {
+function luaScript(name, method, headers, bodyFile, rotatePath) {
   const path = join(scratch, `${name}.lua`);
   const lines = [`wrk.method = "${method}"`];
+  // Writes spread over as many documents as connections, as run.mjs does: one key's writes are serialized.
+  if (rotatePath) lines.push("local n = 0", `request = function() n = n + 1; return wrk.format(nil, string.format("${rotatePath}", n % ${connections})) end`);
   for (const [header, value] of Object.entries(headers)) lines.push(`wrk.headers["${header}"] = "${value}"`);
   if (bodyFile) lines.push(`local f = io.open("${bodyFile}", "rb")`, "wrk.body = f:read(\"*a\")", "f:close()");
   writeFileSync(path, lines.join("\n"));
@@ -166,7 +168,7 @@ writeFileSync(docFile, DOC);
 const formFile = join(scratch, "form.bin");
 writeFileSync(formFile, MULTIPART);
 const dataHeaders = { "X-Custom-Auth-Key": SECRET, "Content-Type": "application/json" };
-const putScript = luaScript("put", "PUT", dataHeaders, docFile);
+const putScript = luaScript("put", "PUT", dataHeaders, docFile, "/data/bench/PUT-%d/data.json");
 const getScript = luaScript("get", "GET", { "X-Custom-Auth-Key": SECRET });
 const uploadScript = luaScript("upload", "POST", { Authorization: `Bearer ${TOKEN}`, "Content-Type": `multipart/form-data; boundary=${BOUNDARY}` }, formFile);
 
