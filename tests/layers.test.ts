@@ -17,6 +17,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["errors.ts"],
   ["encoding"],
   ["storage", "rate-limit", "identity", "outbound"],
+  ["encryption"],
   ["config"],
   ["audit", "images", "mail", "captcha", "cases"],
   ["users"],

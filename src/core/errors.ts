@@ -26,7 +26,8 @@ export type FailureKind =
   | "failed"
   | "upstream-failed"
   | "unavailable"
-  | "upstream-timeout";
+  | "upstream-timeout"
+  | "integrity-failed";
 
 /** The code of the error body each kind belongs to (docs/api.md#errors). */
 export const CODE_OF_KIND: Readonly<Record<FailureKind, ErrorCode>> = Object.freeze({
@@ -42,6 +43,7 @@ export const CODE_OF_KIND: Readonly<Record<FailureKind, ErrorCode>> = Object.fre
   "upstream-failed": "SERVER_ERROR",
   unavailable: "SERVER_ERROR",
   "upstream-timeout": "SERVER_ERROR",
+  "integrity-failed": "SERVER_ERROR",
 });
 
 /** The kinds of a failure of the service or of a service it depends on. */
@@ -92,6 +94,13 @@ export class ServiceError extends Error {
   /** The service or one it depends on failed; the message must not leak internals. */
   static server(message = "Internal server error", kind: ServerFailureKind = "failed"): ServiceError {
     return new ServiceError(kind, message);
+  }
+  /**
+   * A stored object fails its authentication: encrypted at rest under a key this service
+   * does not hold, or altered or swapped in the store (docs/storage.md#encryption-at-rest).
+   */
+  static integrity(message: string, details: Record<string, unknown> = {}): ServiceError {
+    return new ServiceError("integrity-failed", message, details);
   }
 }
 

@@ -33,6 +33,12 @@ export interface BlobStore {
    * `item` is the plain value; a wrapping store (encryption) sees and passes it as such.
    */
   appendToJsonArray(key: string, item: unknown, atIndex?: number): Promise<number>;
+  /**
+   * The stored bytes as a stream and their length, for a store that makes them piece by piece
+   * (an encrypted store opens one chunk at a time); null when the key is absent. Without it,
+   * readers use {@link BlobStore.get}.
+   */
+  getStream?(key: string): Promise<{ size: number; body: ReadableStream<Uint8Array> } | null>;
 }
 
 /** String storage for small records (user records, keyed by user id). */

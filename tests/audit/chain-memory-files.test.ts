@@ -6,6 +6,9 @@ import { createStorage } from "unstorage";
 import { createBlobStore } from "../../src/core/storage/unstorage-stores.ts";
 import { createFileBlobStore } from "../../src/adapters/server/files/file-ports.ts";
 import { auditChainSuite } from "./chain-suite.ts";
+import { encryptedBlobStore } from "../../src/core/encryption/encrypted-stores.ts";
+import { Keyring } from "../../src/core/encryption/keyring.ts";
+import { dataKey } from "../helpers/encryption.ts";
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -27,4 +30,13 @@ auditChainSuite("files", async () => {
       remove: (key) => unlink(path(key)),
     },
   };
+});
+
+// Encryption at rest sits below the chain: the chain is over plaintext entries, each entry is
+// sealed on its own, and appends at a position pass through. Tampering here holds the key.
+auditChainSuite("files, encrypted at rest", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "fa-chain-enc-"));
+  dirs.push(dir);
+  const keyring = new Keyring([dataKey("k1")]);
+  return { store: encryptedBlobStore(createFileBlobStore(dir, { sync: false }), keyring, { appendLog: true }) };
 });

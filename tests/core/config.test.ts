@@ -54,6 +54,7 @@ describe("ServiceConfig", () => {
     expectTypeOf<ParsedSections["images"]>().toEqualTypeOf<Pick<ServiceConfig, keyof ParsedSections["images"]>>();
     expectTypeOf<ParsedSections["pdf"]>().toEqualTypeOf<Pick<ServiceConfig, keyof ParsedSections["pdf"]>>();
     expectTypeOf<ParsedSections["storage"]>().toEqualTypeOf<Pick<ServiceConfig, keyof ParsedSections["storage"]>>();
+    expectTypeOf<ParsedSections["encryption"]>().toEqualTypeOf<Pick<ServiceConfig, keyof ParsedSections["encryption"]>>();
     expectTypeOf<ParsedSections["exchange"]>().toEqualTypeOf<Pick<ServiceConfig, keyof ParsedSections["exchange"]>>();
   });
 

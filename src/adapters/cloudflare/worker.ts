@@ -25,6 +25,9 @@ import { createR2BlobStore } from "./r2-store.ts";
 import { createKvNamespaceStore } from "./kv-store.ts";
 import { createCloudflareRateLimiter, type RateLimitBindingLike } from "./rate-limiter.ts";
 import { type AccessControl, accessControl } from "../../core/http/access.ts";
+import { checkBlobCanary, checkKvCanary, encryptedBlobStore, encryptedKvStore, type Keyring } from "../../core/encryption/mod.ts";
+import { keyringOf } from "../../core/service/encrypted-ports.ts";
+import type { KvStore } from "../../core/ports.ts";
 import type { RateLimiter } from "../../core/rate-limit/limiter.ts";
 
 /** The bindings and variables a deployment provides (see `examples/cloudflare`). */
@@ -71,11 +74,45 @@ export class MissingBindingError extends Error {
   }
 }
 
-const bucket = (env: CloudflareEnv, name: string) => createR2BlobStore(binding<R2BucketLike>(env, name));
+/** One keyring per parsed configuration, so each key-encryption key is imported once per isolate. */
+const keyrings = new WeakMap<ServiceConfig, Keyring | undefined>();
+function keyringFor(config: ServiceConfig): Keyring | undefined {
+  if (!keyrings.has(config)) keyrings.set(config, keyringOf(config));
+  return keyrings.get(config);
+}
 
-/** The outbox bucket when one is bound; without it, `MAIL_TRANSPORT=outbox` cannot send. */
+/** A bound bucket, encrypted at rest when `DATA_ENCRYPTION_KEYS` is set (the audit bucket item by item). */
+function bucket(env: CloudflareEnv, name: string, config: ServiceConfig): BlobStore {
+  const store = createR2BlobStore(binding<R2BucketLike>(env, name));
+  const keyring = keyringFor(config);
+  return keyring === undefined ? store : encryptedBlobStore(store, keyring, { appendLog: name === "STRIAE_AUDIT" });
+}
+
+/** The `USER_DB` namespace, encrypted at rest when `DATA_ENCRYPTION_KEYS` is set. */
+function userDb(env: CloudflareEnv, config: ServiceConfig): KvStore {
+  const store = createKvNamespaceStore(binding<KVNamespaceLike>(env, "USER_DB"));
+  const keyring = keyringFor(config);
+  return keyring === undefined ? store : encryptedKvStore(store, keyring);
+}
+
+/** The outbox bucket when one is bound (read by whoever relays the mail, so never encrypted). */
 function optionalOutbox(env: CloudflareEnv): { outbox?: BlobStore } {
-  return env.STRIAE_OUTBOX === undefined ? {} : { outbox: bucket(env, "STRIAE_OUTBOX") };
+  return env.STRIAE_OUTBOX === undefined ? {} : { outbox: createR2BlobStore(binding<R2BucketLike>(env, "STRIAE_OUTBOX")) };
+}
+
+const BUCKETS = ["STRIAE_DATA", "STRIAE_AUDIT", "STRIAE_IMAGES"] as const;
+
+/**
+ * The canary of every bound bucket and of `USER_DB` (docs/storage.md#encryption-at-rest),
+ * checked before an isolate serves its first request: a missing or wrong key is one clear
+ * answer naming the store and the reason, never an object opened as garbage.
+ */
+async function checkBoundCanaries(env: CloudflareEnv, config: ServiceConfig): Promise<void> {
+  const keyring = keyringFor(config);
+  for (const name of BUCKETS) {
+    if (typeof env[name] === "object" && env[name] !== null) await checkBlobCanary(createR2BlobStore(binding<R2BucketLike>(env, name)), keyring, name);
+  }
+  if (typeof env.USER_DB === "object" && env.USER_DB !== null) await checkKvCanary(createKvNamespaceStore(binding<KVNamespaceLike>(env, "USER_DB")), keyring, "USER_DB");
 }
 
 /** The bound rate limiter, when a `RATE_LIMITER` binding is configured. */
@@ -95,20 +132,21 @@ function accessOnBindings(env: CloudflareEnv, config: ServiceConfig, auditRequir
   }
   return accessControl(config, {
     clock: systemClock,
-    ...(env.STRIAE_AUDIT === undefined ? {} : { audit: bucket(env, "STRIAE_AUDIT") }),
+    ...(env.STRIAE_AUDIT === undefined ? {} : { audit: bucket(env, "STRIAE_AUDIT", config) }),
     limiter: optionalRateLimiter(env).rateLimiter,
   });
 }
 
-/** The ports of the whole service from the bindings. */
-export function cloudflarePorts(env: CloudflareEnv): ServicePorts {
+/** The ports of the whole service from the bindings (encrypted at rest when `config` sets `DATA_ENCRYPTION_KEYS`). */
+export function cloudflarePorts(env: CloudflareEnv, config?: ServiceConfig): ServicePorts {
+  const parsed = config ?? parseConfig(env);
   return {
-    data: bucket(env, "STRIAE_DATA"),
-    audit: bucket(env, "STRIAE_AUDIT"),
-    images: bucket(env, "STRIAE_IMAGES"),
+    data: bucket(env, "STRIAE_DATA", parsed),
+    audit: bucket(env, "STRIAE_AUDIT", parsed),
+    images: bucket(env, "STRIAE_IMAGES", parsed),
     ...optionalOutbox(env),
     ...optionalRateLimiter(env),
-    users: createKvNamespaceStore(binding<KVNamespaceLike>(env, "USER_DB")),
+    users: userDb(env, parsed),
     clock: systemClock,
   };
 }
@@ -117,23 +155,23 @@ export function cloudflarePorts(env: CloudflareEnv): ServicePorts {
 export type BuildApp = (env: CloudflareEnv, config: ServiceConfig) => WorkerApp;
 
 /** All seven workers under their mounts. */
-export const serviceOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp => createService(cloudflarePorts(env), config);
+export const serviceOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp => createService(cloudflarePorts(env, config), config);
 
 /** The data worker (and its audit endpoints) alone. */
 export const dataWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
   createDataWorker({
-    blobs: bucket(env, "STRIAE_DATA"),
-    audit: bucket(env, "STRIAE_AUDIT"),
+    blobs: bucket(env, "STRIAE_DATA", config),
+    audit: bucket(env, "STRIAE_AUDIT", config),
     clock: systemClock,
     config,
     // With USER_DB bound, case documents are held to the owner's maxFilesPerCase.
-    ...(env.USER_DB === undefined ? {} : { users: createKvNamespaceStore(binding<KVNamespaceLike>(env, "USER_DB")) }),
+    ...(env.USER_DB === undefined ? {} : { users: userDb(env, config) }),
     access: accessOnBindings(env, config),
   });
 
 /** The audit worker alone. */
 export const auditWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
-  createAuditWorker({ audit: bucket(env, "STRIAE_AUDIT"), clock: systemClock, config, access: accessOnBindings(env, config) });
+  createAuditWorker({ audit: bucket(env, "STRIAE_AUDIT", config), clock: systemClock, config, access: accessOnBindings(env, config) });
 
 /** The keys worker alone. */
 export const keysWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
@@ -153,7 +191,7 @@ export const pdfWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: Servic
 
 /** The image worker alone: Cloudflare Images with `IMAGE_HOST=cloudflare`, else the local host over `STRIAE_IMAGES`. */
 export const imageWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
-  createImageWorker({ host: imageHostOf(config, systemClock, () => bucket(env, "STRIAE_IMAGES")), config, access: accessOnBindings(env, config) });
+  createImageWorker({ host: imageHostOf(config, systemClock, () => bucket(env, "STRIAE_IMAGES", config)), config, access: accessOnBindings(env, config) });
 
 /**
  * The user worker alone: records in `USER_DB`; cases and images through the data and image
@@ -162,7 +200,7 @@ export const imageWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: Serv
  */
 export const userWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
   createStandaloneUserWorker({
-    users: createKvNamespaceStore(binding<KVNamespaceLike>(env, "USER_DB")),
+    users: userDb(env, config),
     clock: systemClock,
     config,
     ...optionalOutbox(env),
@@ -181,23 +219,35 @@ const REFUSED_BODY_READ = { maxBytes: 512 * 1024 * 1024, maxMs: 60_000 };
  * Pass one of the `...OnBindings` builders; a bundle holds only the workers it names.
  */
 export function createCloudflareWorker(build: BuildApp): ModuleWorker {
-  const apps = new WeakMap<CloudflareEnv, WorkerApp>();
+  const apps = new WeakMap<CloudflareEnv, Promise<WorkerApp>>();
+  const appFor = (env: CloudflareEnv): Promise<WorkerApp> => {
+    let app = apps.get(env);
+    if (app === undefined) {
+      app = (async () => {
+        const config = parseConfig(env);
+        const built = build(env, config);
+        await checkBoundCanaries(env, config);
+        return built;
+      })();
+      apps.set(env, app);
+      // A failed start is tried again on the next request (a binding may answer by then).
+      app.catch(() => apps.delete(env));
+    }
+    return app;
+  };
   return {
-    fetch(request, env) {
-      let app = apps.get(env);
-      if (app === undefined) {
-        try {
-          app = build(env, parseConfig(env));
-        } catch (err) {
-          // A deployment mistake: say which binding or variable, nothing else.
-          const message = err instanceof Error ? err.message : "Worker configuration failed";
-          return Promise.resolve(Response.json(errorBody(500, message), { status: 500 }));
-        }
-        apps.set(env, app);
+    async fetch(request, env) {
+      let app: WorkerApp;
+      try {
+        app = await appFor(env);
+      } catch (err) {
+        // A deployment mistake: say which binding, variable or key, nothing else.
+        const message = err instanceof Error ? err.message : "Worker configuration failed";
+        return Response.json(errorBody(500, message), { status: 500 });
       }
       // Cloudflare sets CF-Connecting-IP itself; a client cannot forge it.
-      const answered = Promise.resolve(app.fetch(request, { clientIp: request.headers.get("CF-Connecting-IP") ?? undefined }));
-      return answered.then((response) => settleRequestBody(request, response, { bound: REFUSED_BODY_READ }));
+      const response = await app.fetch(request, { clientIp: request.headers.get("CF-Connecting-IP") ?? undefined });
+      return settleRequestBody(request, response, { bound: REFUSED_BODY_READ });
     },
   };
 }

@@ -12,6 +12,7 @@ import { ConfigError } from "../../core/config/mod.ts";
 import { type Listen, type RuntimeStorage, startService } from "./start.ts";
 import { runExchangeCommand } from "./exchange-command.ts";
 import { runAuditCommand } from "./audit-command.ts";
+import { runKeysCommand } from "./keys-command.ts";
 
 const USAGE = `Usage: forensic-annotation serve [options]
 
@@ -30,6 +31,7 @@ directory (the environment wins); see README.md.
 
 Case export and import: forensic-annotation export --help
 Audit trail verification and export: forensic-annotation audit --help
+Encryption at rest: forensic-annotation keys --help
 `;
 
 const COMMANDS = `Usage: forensic-annotation <command> [options]
@@ -39,6 +41,7 @@ Commands:
   export    export a case or all cases of a user (JSON, CSV, ZIP, XLSX)
   import    import a case package as a read-only case
   audit     verify a user's audit trail (hash chain and signed head) or export it (JSON, CSV, PDF)
+  keys      encryption at rest: generate a key, rotate keys, encrypt-all
 
 Options:
   --help, -h      this help; "forensic-annotation <command> --help" for a command's
@@ -182,6 +185,8 @@ export function main(argv: readonly string[], listen: Listen, runtimeStorage?: R
     ? runExchangeCommand(argv, runtimeStorage === undefined ? {} : { runtimeStorage })
     : argv[0] === "audit"
     ? runAuditCommand(argv, { runtimeStorage })
+    : argv[0] === "keys"
+    ? runKeysCommand(argv, { runtimeStorage })
     : runServeCommand(argv, listen, runtimeStorage);
   run.then(
     (code) => process.exit(code),

@@ -121,7 +121,7 @@ function parse(argv: readonly string[]) {
 type Flags = ReturnType<typeof parse>["values"];
 
 /** A progress bar on a terminal, a line per step otherwise. */
-function progressPrinter(err: ExchangeCommandIo["err"]): { show(label: string, done: number, total: number): void; end(): void } {
+export function progressPrinter(err: ExchangeCommandIo["err"]): { show(label: string, done: number, total: number): void; end(): void } {
   let drawn = false;
   let lastLabel = "";
   return {

@@ -15,6 +15,9 @@ import { createMemoryPorts } from "../../core/service/memory-ports.ts";
 import { ConfigError, type ServiceConfig } from "../../core/config/mod.ts";
 import type { ServicePorts } from "../../core/service/service.ts";
 import type { Mailer } from "../../core/ports.ts";
+import { checkCanaries, encryptPorts, keyringOf } from "../../core/service/encrypted-ports.ts";
+import { CanaryError } from "../../core/encryption/mod.ts";
+import { serverCipherSuite } from "./node-cipher.ts";
 
 /** nodemailer is loaded only when SMTP is configured. */
 async function smtpMailer(config: ServiceConfig): Promise<Mailer> {
@@ -35,8 +38,27 @@ export interface StoragePorts {
 /** Stores only one runtime offers (Deno KV under Deno); undefined when it has none for `STORAGE`. */
 export type RuntimeStorage = (config: ServiceConfig, dataDir: string) => Promise<StoragePorts | undefined>;
 
-/** Builds the stores `STORAGE` names. */
+/**
+ * Builds the stores `STORAGE` names, encrypted at rest when `DATA_ENCRYPTION_KEYS` is set.
+ * Each store's canary is checked first: a missing or wrong key is a `ConfigError` naming the
+ * store and the reason, so `serve` and the commands stop before answering anything.
+ */
 export async function storagePorts(config: ServiceConfig, dataDir: string, runtimeStorage?: RuntimeStorage): Promise<StoragePorts> {
+  const storage = await rawStoragePorts(config, dataDir, runtimeStorage);
+  const keyring = config.dataEncryptionKeys === undefined ? undefined : keyringOf(config, await serverCipherSuite());
+  try {
+    await checkCanaries(storage.ports, keyring);
+  } catch (err) {
+    await storage.close();
+    if (err instanceof CanaryError) throw new ConfigError([`DATA_ENCRYPTION_KEYS: ${err.message}`]);
+    throw err;
+  }
+  const encrypted = keyring === undefined ? "" : `; encrypted at rest under key "${keyring.currentKid}"`;
+  return { ...storage, ports: encryptPorts(storage.ports, keyring), description: `${storage.description}${encrypted}` };
+}
+
+/** The stores `STORAGE` names as they are: sealed objects stay sealed (the `keys` commands work on these). */
+export async function rawStoragePorts(config: ServiceConfig, dataDir: string, runtimeStorage?: RuntimeStorage): Promise<StoragePorts> {
   const none = async () => {};
   const own = await runtimeStorage?.(config, dataDir);
   if (own) return own;

@@ -19,4 +19,5 @@ export type { MailConfig } from "./mail.ts";
 export type { PdfConfig } from "./pdf.ts";
 export type { RateLimitsConfig } from "./rate-limits.ts";
 export type { StorageConfig } from "./storage.ts";
+export type { EncryptionConfig } from "./encryption.ts";
 export { type VariableRow, variableRows, variableTable } from "./variable-table.ts";

@@ -12,6 +12,7 @@ import { CaptchaSection } from "./captcha.ts";
 import { ConfigError } from "./config-error.ts";
 import type { RateLimits } from "../rate-limit/rules.ts";
 import { CorsSection } from "./cors.ts";
+import { EncryptionSection } from "./encryption.ts";
 import { ExchangeSection } from "./exchange.ts";
 import { type IdentityConfig, IdentitySection } from "./identity.ts";
 import { ImagesSection } from "./images.ts";
@@ -34,6 +35,7 @@ export const CONFIG_SECTIONS = {
   images: ImagesSection,
   pdf: PdfSection,
   storage: StorageSection,
+  encryption: EncryptionSection,
   exchange: ExchangeSection,
   audit: AuditSection,
   apiDocs: ApiDocsSection,
@@ -143,6 +145,8 @@ export interface ServiceConfig {
   s3SecretAccessKey: string | undefined;
   /** `FSYNC`: what the file stores fsync before answering. */
   fsync: "audit" | "all" | "off";
+  /** `DATA_ENCRYPTION_KEYS`: the key-encryption keys of encryption at rest (the first encrypts); undefined when off. */
+  dataEncryptionKeys: readonly { kty: "oct"; kid: string; k: string }[] | undefined;
   /** `EXPORT_SIGNING_KEY`: a private JWK (JSON) that signs export manifests. */
   exportSigningKey: string | undefined;
   /** `EXPORT_VERIFY_KEYS`: the JWK, JWKs or JWKS (JSON) imports accept. */
@@ -193,6 +197,7 @@ export function parseConfig(source: Readonly<Record<string, unknown>>): ServiceC
     ...s.images,
     ...s.pdf,
     ...s.storage,
+    ...s.encryption,
     ...s.exchange,
     ...s.audit,
     ...s.apiDocs,

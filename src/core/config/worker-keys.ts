@@ -20,6 +20,7 @@ export const NEVER_EXPOSED = [
   "STORAGE_URL",
   "S3_ACCESS_KEY_ID",
   "S3_SECRET_ACCESS_KEY",
+  "DATA_ENCRYPTION_KEYS",
 ] as const;
 
 /**

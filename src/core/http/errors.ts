@@ -42,6 +42,8 @@ export const STATUS_OF_KIND: Readonly<Record<FailureKind, ErrorStatus>> = Object
   "upstream-failed": 502,
   unavailable: 503,
   "upstream-timeout": 504,
+  // The stored bytes, not the request, are at fault: a 500 that says so, never garbage.
+  "integrity-failed": 500,
 });
 
 /** The status a failure answers with. */

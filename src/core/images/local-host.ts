@@ -90,6 +90,13 @@ export function createLocalImageHost(options: LocalImageHostOptions): LocalImage
     return { id: decodeSegment(parts[1]!, "imageId"), variant: decodeSegment(parts[2]!, "variant") };
   }
 
+  /** An image's bytes: streamed when the store can (an encrypted store opens a chunk at a time). */
+  async function read(key: string): Promise<{ size: number; body: Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> } | null> {
+    if (options.store.getStream !== undefined) return options.store.getStream(key);
+    const bytes = await options.store.get(key);
+    return bytes === null ? null : { size: bytes.length, body: bytes };
+  }
+
   async function metadata(id: string): Promise<ImageMetadata | null> {
     const stored = await options.store.get(metadataKey(id));
     if (stored === null) return null;
@@ -152,8 +159,8 @@ export function createLocalImageHost(options: LocalImageHostOptions): LocalImage
       if (refused !== null) throw ServiceError.forbidden(`Signed URL refused: ${refused}`);
       checkSegment(imageId, "imageId");
       const meta = await metadata(imageId);
-      const bytes = meta === null ? null : await options.store.get(storageKeys.image(imageId));
-      if (meta === null || bytes === null) throw ServiceError.notFound("Image not found", { imageId });
+      const stored = meta === null ? null : await read(storageKeys.image(imageId));
+      if (meta === null || stored === null) throw ServiceError.notFound("Image not found", { imageId });
       const expiresIn = Math.max(0, Number(query.get("exp")) - nowSeconds());
       // An id names one upload's bytes forever, so the id is a strong validator; hashing
       // 25 MB here would cost a third copy of the image (web crypto copies its input).
@@ -165,9 +172,10 @@ export function createLocalImageHost(options: LocalImageHostOptions): LocalImage
         "X-Content-Type-Options": "nosniff",
       };
       if (ifNoneMatch !== undefined && ifNoneMatch.split(",").some((tag) => tag.trim() === etag)) {
+        if (stored.body instanceof ReadableStream) await stored.body.cancel();
         return new Response(null, { status: 304, headers });
       }
-      return new Response(bytes, { status: 200, headers: { ...headers, "Content-Length": String(bytes.length) } });
+      return new Response(stored.body, { status: 200, headers: { ...headers, "Content-Length": String(stored.size) } });
     },
   };
 }

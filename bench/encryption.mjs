@@ -1,0 +1,231 @@
+#!/usr/bin/env node
+// Encryption at rest: data GET/PUT of a 2 KB document and image upload/delivery, with and
+// without DATA_ENCRYPTION_KEYS, in one run, next to a bare node:http server. Each server is
+// pinned to CPU 0 and wrk to CPU 1 (taskset); servers run one at a time. Figures only: it
+// fails only on a real error (a server that does not start, a failed request, a bad read-back).
+//
+//   npm run build && node bench/encryption.mjs [--duration S] [--connections N] [--image-kb KB]
+// See bench/README.md.
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { deflateSync } from "node:zlib";
+import { randomBytes } from "node:crypto";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const cli = join(root, "dist/src/adapters/node/cli.js");
+const { values: options } = parseArgs({
+  options: {
+    duration: { type: "string", default: "10" },
+    connections: { type: "string", default: "16" },
+    "image-kb": { type: "string", default: "256" },
+    help: { type: "boolean", short: "h", default: false },
+  },
+});
+if (options.help) {
+  console.log("Usage: node bench/encryption.mjs [--duration SECONDS] [--connections N] [--image-kb KB]");
+  process.exit(0);
+}
+const duration = Number(options.duration);
+const connections = Number(options.connections);
+const imageKb = Number(options["image-kb"]);
+for (const tool of ["wrk", "taskset"]) {
+  try {
+    execFileSync("sh", ["-c", `command -v ${tool}`]);
+  } catch {
+    console.error(`${tool} is needed (Debian: apt-get install ${tool === "wrk" ? "wrk" : "util-linux"})`);
+    process.exit(1);
+  }
+}
+if (!existsSync(cli)) {
+  console.error(`dist/ is missing (${cli}); run npm run build first`);
+  process.exit(1);
+}
+if (os.cpus().length < 2) {
+  console.error("two CPUs are needed: the server on CPU 0, wrk on CPU 1");
+  process.exit(1);
+}
+
+const scratch = mkdtempSync(join(os.tmpdir(), "fa-bench-enc-"));
+const children = new Set();
+process.on("exit", () => {
+  for (const child of children) child.kill("SIGKILL");
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/** A 2 KB case-like JSON document. */
+function makeDocument(bytes) {
+  const doc = { caseNumber: "BENCH-0001", updatedAt: "2026-11-22T12:00:00.000Z", annotations: [], pad: "" };
+  for (let i = 0; JSON.stringify(doc).length < bytes - 200; i++) doc.annotations.push({ id: `box-${i}`, x: 12.5, y: 40.25, width: 8, height: 6.5, color: "#ff0000" });
+  doc.pad = "x".repeat(bytes - JSON.stringify(doc).length);
+  return JSON.stringify(doc);
+}
+const DOC = makeDocument(2048);
+
+const CRC = Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+function pngChunk(type, body) {
+  const out = Buffer.alloc(12 + body.length);
+  out.writeUInt32BE(body.length, 0);
+  out.write(type, 4, "latin1");
+  body.copy(out, 8);
+  let c = 0xffffffff;
+  for (const byte of out.subarray(4, 8 + body.length)) c = CRC[(c ^ byte) & 0xff] ^ (c >>> 8);
+  out.writeUInt32BE((c ^ 0xffffffff) >>> 0, 8 + body.length);
+  return out;
+}
+/** An RGBA PNG of noise, about `kb` KB (noise does not compress). */
+function noisePng(kb) {
+  const side = Math.ceil(Math.sqrt((kb * 1024) / 4));
+  const raw = Buffer.alloc(side * (side * 4 + 1));
+  for (let y = 0; y < side; y++) randomBytes(side * 4).copy(raw, y * (side * 4 + 1) + 1);
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(side, 0);
+  header.writeUInt32BE(side, 4);
+  header.set([8, 6, 0, 0, 0], 8);
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), pngChunk("IHDR", header), pngChunk("IDAT", deflateSync(raw)), pngChunk("IEND", Buffer.alloc(0))]);
+}
+const IMAGE = noisePng(imageKb);
+const BOUNDARY = "----fa-bench-boundary";
+const MULTIPART = Buffer.concat([
+  Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="bench.png"\r\nContent-Type: image/png\r\n\r\n`),
+  IMAGE,
+  Buffer.from(`\r\n--${BOUNDARY}--\r\n`),
+]);
+
+const BARE_SERVER = `
+const http = require("node:http");
+const doc = Buffer.from(process.env.BENCH_DOC, "utf8");
+const server = http.createServer((req, res) => {
+  req.resume();
+  req.on("end", () => { res.writeHead(200, { "content-type": "application/json", "content-length": doc.length }); res.end(doc); });
+});
+server.keepAliveTimeout = 60_000;
+server.listen(0, "127.0.0.1", () => console.log("ready http://127.0.0.1:" + server.address().port));
+`;
+
+/** Starts a child on CPU 0 and resolves with the URL of its `ready` line. */
+function startPinned(args, env) {
+  const child = spawn("taskset", ["-c", "0", ...args], { env, cwd: scratch, stdio: ["ignore", "pipe", "pipe"] });
+  children.add(child);
+  let log = "";
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`not ready in 30 s\n${log}`)), 30_000);
+    const onData = (chunk) => {
+      log += chunk;
+      const match = /^ready\s+(http:\/\/\S+)/m.exec(log);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ url: match[1], stop: () => stop(child) });
+      }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`exited (${code}) before it was ready\n${log}`)));
+  });
+}
+function stop(child) {
+  children.delete(child);
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  return exited;
+}
+
+/** wrk on CPU 1 against `url`, with an optional Lua script; answers requests/s and non-2xx count. */
+function wrk(url, script) {
+  const args = ["-c", "1", "wrk", "-t1", `-c${connections}`, `-d${duration}s`, "--latency", ...(script ? ["-s", script] : []), url];
+  const out = execFileSync("taskset", args, { encoding: "utf8" });
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+  const bad = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
+  const errors = /Socket errors:.*/.exec(out)?.[0];
+  const p50 = /^\s+50%\s+(\S+)/m.exec(out)?.[1];
+  const p99 = /^\s+99%\s+(\S+)/m.exec(out)?.[1];
+  if (bad > 0) throw new Error(`${url}: ${bad} responses were not 2xx\n${out}`);
+  return { rps, p50, p99, errors };
+}
+
+function luaScript(name, method, headers, bodyFile, rotatePath) {
+  const path = join(scratch, `${name}.lua`);
+  const lines = [`wrk.method = "${method}"`];
+  // Writes spread over as many documents as connections, as run.mjs does: one key's writes are serialized.
+  if (rotatePath) lines.push("local n = 0", `request = function() n = n + 1; return wrk.format(nil, string.format("${rotatePath}", n % ${connections})) end`);
+  for (const [header, value] of Object.entries(headers)) lines.push(`wrk.headers["${header}"] = "${value}"`);
+  if (bodyFile) lines.push(`local f = io.open("${bodyFile}", "rb")`, "wrk.body = f:read(\"*a\")", "f:close()");
+  writeFileSync(path, lines.join("\n"));
+  return path;
+}
+
+const SECRET = "bench-secret-0123456789";
+const TOKEN = "bench-image-token-0123456789";
+const docFile = join(scratch, "doc.json");
+writeFileSync(docFile, DOC);
+const formFile = join(scratch, "form.bin");
+writeFileSync(formFile, MULTIPART);
+const dataHeaders = { "X-Custom-Auth-Key": SECRET, "Content-Type": "application/json" };
+const putScript = luaScript("put", "PUT", dataHeaders, docFile, "/data/bench/PUT-%d/data.json");
+const getScript = luaScript("get", "GET", { "X-Custom-Auth-Key": SECRET });
+const uploadScript = luaScript("upload", "POST", { Authorization: `Bearer ${TOKEN}`, "Content-Type": `multipart/form-data; boundary=${BOUNDARY}` }, formFile);
+
+async function runServe(label, extraEnv) {
+  const data = join(scratch, label);
+  const env = { PATH: process.env.PATH ?? "", HOME: scratch, NODE_ENV: "production", R2_KEY_SECRET: SECRET, IMAGES_API_TOKEN: TOKEN, RATE_LIMITS: "off", ...extraEnv };
+  const server = await startPinned([process.execPath, cli, "serve", "--port", "0", "--data", data], env);
+  try {
+    const put = await fetch(`${server.url}/data/bench/GET/data.json`, { method: "PUT", headers: dataHeaders, body: DOC });
+    const got = await fetch(`${server.url}/data/bench/GET/data.json`, { headers: dataHeaders });
+    if (put.status !== 200 || (await got.text()) !== DOC) throw new Error(`${label}: the 2 KB document did not round-trip`);
+    const uploaded = await fetch(`${server.url}/image/`, { method: "POST", headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": `multipart/form-data; boundary=${BOUNDARY}` }, body: MULTIPART });
+    const { result } = await uploaded.json();
+    const signed = new URL(await (await fetch(`${server.url}/image/${encodeURIComponent(result.variants[0])}`, { headers: { Authorization: `Bearer ${TOKEN}` } })).text());
+    const deliveryUrl = `${server.url}${signed.pathname}${signed.search}`;
+    const delivered = Buffer.from(await (await fetch(deliveryUrl)).arrayBuffer());
+    if (!delivered.equals(IMAGE)) throw new Error(`${label}: the image did not round-trip`);
+    return {
+      get: wrk(`${server.url}/data/bench/GET/data.json`, getScript),
+      put: wrk(`${server.url}/data/bench/PUT/data.json`, putScript),
+      upload: wrk(`${server.url}/image/`, uploadScript),
+      delivery: wrk(deliveryUrl),
+    };
+  } finally {
+    await server.stop();
+  }
+}
+
+const keys = JSON.stringify({ keys: [{ kty: "oct", kid: "bench", k: randomBytes(32).toString("base64url") }] });
+console.log("forensic-annotation encryption-at-rest bench");
+console.log(`machine  ${os.cpus().length} CPUs, ${os.cpus()[0]?.model?.trim()}; node ${process.version}`);
+console.log(`load     wrk -t1 -c${connections} -d${duration}s on CPU 1; each server alone on CPU 0; files under a fresh --data; image ${IMAGE.length} bytes`);
+console.log("");
+const bareServer = await startPinned([process.execPath, "-e", BARE_SERVER], { PATH: process.env.PATH ?? "", BENCH_DOC: DOC });
+const bare = wrk(`${bareServer.url}/doc.json`);
+await bareServer.stop();
+const plain = await runServe("plain", {});
+const sealed = await runServe("encrypted", { DATA_ENCRYPTION_KEYS: keys });
+
+const fmt = (value) => value.toFixed(0);
+const rows = [
+  ["data GET 2 KB document", plain.get, sealed.get],
+  ["data PUT 2 KB document", plain.put, sealed.put],
+  [`image upload (${Math.round(IMAGE.length / 1024)} KB)`, plain.upload, sealed.upload],
+  [`image delivery (${Math.round(IMAGE.length / 1024)} KB)`, plain.delivery, sealed.delivery],
+];
+console.log(`bare node:http GET 2 KB: ${fmt(bare.rps)} req/s (p50 ${bare.p50}, p99 ${bare.p99})`);
+console.log("");
+const header = ["request", "plain req/s", "encrypted req/s", "change", "plain p50/p99", "encrypted p50/p99"];
+const table = rows.map(([label, a, b]) => [label, fmt(a.rps), fmt(b.rps), `${(((b.rps - a.rps) / a.rps) * 100).toFixed(1)} %`, `${a.p50}/${a.p99}`, `${b.p50}/${b.p99}`]);
+const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));
+const line = (cells) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join("  ");
+console.log(line(header));
+console.log(widths.map((w) => "-".repeat(w)).join("  "));
+for (const row of table) console.log(line(row));
+const getChange = (sealed.get.rps - plain.get.rps) / plain.get.rps;
+const putChange = (sealed.put.rps - plain.put.rps) / plain.put.rps;
+console.log("");
+console.log(`goal: 2 KB documents at most 15 % slower encrypted: GET ${(-getChange * 100).toFixed(1)} % slower, PUT ${(-putChange * 100).toFixed(1)} % slower (${-getChange <= 0.15 && -putChange <= 0.15 ? "met" : "missed"} in this run)`);
+for (const [label, a, b] of rows) for (const r of [a, b]) if (r.errors) console.log(`note (${label}): ${r.errors}`);

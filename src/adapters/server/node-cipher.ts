@@ -1,0 +1,156 @@
+/**
+ * @module
+ * The envelope primitives on `node:crypto` for `serve` and the commands (Node, Bun, Deno):
+ * the same AES-256-GCM and AES-KW (RFC 3394) as Web Crypto, byte for byte, without Web
+ * Crypto's per-call cost in Node (tens of microseconds a call, a few calls per object). AES-KW
+ * is built on one AES block at a time, as the RFC states it, so it needs only `aes-256-ecb`.
+ * When this runtime lacks what it needs, or disagrees with the RFC's test vector, Web Crypto
+ * is used instead.
+ */
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import type { Bytes } from "../../core/ports.ts";
+import { type CipherSuite, type KeyEncryptionKey, webCryptoSuite } from "../../core/encryption/mod.ts";
+
+const IV = Buffer.alloc(8, 0xa6);
+const TAG_BYTES = 16;
+
+/** Whether this runtime's node:crypto has AES-KW itself (Node does; Bun and Deno do not). */
+const NATIVE_WRAP = (() => {
+  try {
+    createCipheriv("id-aes256-wrap", Buffer.alloc(32), IV);
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** AES-KW wrap: OpenSSL's own where the runtime has it, else {@link blockWrap}. */
+function wrap(kek: Uint8Array, plain: Uint8Array): Buffer {
+  if (!NATIVE_WRAP) return blockWrap(kek, plain);
+  const cipher = createCipheriv("id-aes256-wrap", kek, IV);
+  return Buffer.concat([cipher.update(plain), cipher.final()]);
+}
+
+/** AES-KW unwrap: OpenSSL's own where the runtime has it (it throws on a wrong key), else {@link blockUnwrap}. */
+function unwrap(kek: Uint8Array, wrapped: Uint8Array): Buffer {
+  if (!NATIVE_WRAP) return blockUnwrap(kek, wrapped);
+  if (wrapped.length < 24 || wrapped.length % 8 !== 0) throw new Error("not an AES-KW wrapping");
+  const decipher = createDecipheriv("id-aes256-wrap", kek, IV);
+  return Buffer.concat([decipher.update(wrapped), decipher.final()]);
+}
+
+/** RFC 3394 §2.2.1: wraps `plain` (a multiple of 8 bytes) under `kek`. */
+function blockWrap(kek: Uint8Array, plain: Uint8Array): Buffer {
+  const n = plain.length / 8;
+  const aes = createCipheriv("aes-256-ecb", kek, null).setAutoPadding(false);
+  const a = Buffer.from(IV);
+  const r = Buffer.from(plain);
+  const block = Buffer.alloc(16);
+  for (let j = 0; j <= 5; j++) {
+    for (let i = 1; i <= n; i++) {
+      a.copy(block, 0);
+      r.copy(block, 8, (i - 1) * 8, i * 8);
+      const b = aes.update(block);
+      b.copy(a, 0, 0, 8);
+      a.writeUInt32BE((a.readUInt32BE(4) ^ (n * j + i)) >>> 0, 4);
+      b.copy(r, (i - 1) * 8, 8, 16);
+    }
+  }
+  return Buffer.concat([a, r]);
+}
+
+/** RFC 3394 §2.2.2: the key `wrapped` holds, or an error when its check value is wrong. */
+function blockUnwrap(kek: Uint8Array, wrapped: Uint8Array): Buffer {
+  if (wrapped.length < 24 || wrapped.length % 8 !== 0) throw new Error("not an AES-KW wrapping");
+  const n = wrapped.length / 8 - 1;
+  const aes = createDecipheriv("aes-256-ecb", kek, null).setAutoPadding(false);
+  const a = Buffer.from(wrapped.subarray(0, 8));
+  const r = Buffer.from(wrapped.subarray(8));
+  const block = Buffer.alloc(16);
+  for (let j = 5; j >= 0; j--) {
+    for (let i = n; i >= 1; i--) {
+      a.writeUInt32BE((a.readUInt32BE(4) ^ (n * j + i)) >>> 0, 4);
+      a.copy(block, 0);
+      r.copy(block, 8, (i - 1) * 8, i * 8);
+      const b = aes.update(block);
+      b.copy(a, 0, 0, 8);
+      b.copy(r, (i - 1) * 8, 8, 16);
+    }
+  }
+  if (!a.equals(IV)) throw new Error("AES-KW integrity check failed");
+  return r;
+}
+
+/** The suite on `node:crypto`; data keys are their 32 bytes. Every call works before it returns. */
+export function nodeCipherSuite(): CipherSuite<Buffer> {
+  return {
+    newDataKey(kek: KeyEncryptionKey) {
+      const key = randomBytes(32);
+      return Promise.resolve({ key, wrapped: wrap(kek.bytes, key) });
+    },
+    unwrap(kek, wrapped) {
+      try {
+        return Promise.resolve(unwrap(kek.bytes, wrapped));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    },
+    rewrap(from, to, wrapped) {
+      try {
+        return Promise.resolve(wrap(to.bytes, unwrap(from.bytes, wrapped)));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    },
+    encrypt(key, iv, aad, plaintext) {
+      const cipher = createCipheriv("aes-256-gcm", key, iv, { authTagLength: TAG_BYTES });
+      cipher.setAAD(aad);
+      const head = cipher.update(plaintext);
+      const tail = cipher.final();
+      return Promise.resolve(Buffer.concat([head, tail, cipher.getAuthTag()]));
+    },
+    decrypt(key, iv, aad, sealed) {
+      try {
+        const decipher = createDecipheriv("aes-256-gcm", key, iv, { authTagLength: TAG_BYTES });
+        decipher.setAAD(aad);
+        decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
+        const head = decipher.update(sealed.subarray(0, sealed.length - TAG_BYTES));
+        return Promise.resolve(Buffer.concat([head, decipher.final()]));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    },
+  };
+}
+
+// RFC 3394 §4.6: 256 bits of key data wrapped with a 256-bit KEK.
+const RFC_KEK = Buffer.from("000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F", "hex");
+const RFC_DATA = Buffer.from("00112233445566778899AABBCCDDEEFF000102030405060708090A0B0C0D0E0F", "hex");
+const RFC_WRAPPED = "28C9F404C4B810F4CBCCB35CFB87F8263F5786E2D80ED326CBC7F0E71A99F43BFB988B9B7A02DD21";
+
+let chosen: CipherSuite | undefined;
+
+/**
+ * The suite `serve` and the commands seal with: `node:crypto` when this runtime has AES-256-ECB
+ * and AES-256-GCM and matches the RFC's AES-KW vector and a GCM round trip, else Web Crypto.
+ */
+export async function serverCipherSuite(): Promise<CipherSuite> {
+  if (chosen !== undefined) return chosen;
+  try {
+    const suite = nodeCipherSuite();
+    for (const [w, u] of [[wrap, unwrap], [blockWrap, blockUnwrap]] as const) {
+      if (w(RFC_KEK, RFC_DATA).toString("hex").toUpperCase() !== RFC_WRAPPED || !u(RFC_KEK, Buffer.from(RFC_WRAPPED, "hex")).equals(RFC_DATA)) {
+        throw new Error("AES-KW disagrees with RFC 3394");
+      }
+    }
+    const key = randomBytes(32);
+    const iv = randomBytes(12) as Bytes;
+    const aad = Buffer.from("check") as Bytes;
+    const opened = await suite.decrypt(key, iv, aad, (await suite.encrypt(key, iv, aad, RFC_DATA as Bytes)) as Bytes);
+    if (!Buffer.from(opened).equals(RFC_DATA)) throw new Error("AES-GCM round trip failed");
+    chosen = suite;
+  } catch {
+    chosen = webCryptoSuite();
+  }
+  return chosen;
+}

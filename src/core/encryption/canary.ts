@@ -1,0 +1,72 @@
+/**
+ * @module
+ * The canary: one known object each encrypted store holds, checked when the service starts, so
+ * a missing or wrong `DATA_ENCRYPTION_KEYS` stops the start with the reason instead of
+ * failing request by request. Written on the first start with encryption on.
+ */
+import type { BlobStore, KvStore } from "../ports.ts";
+import { ServiceError } from "../errors.ts";
+import { isEnvelope, open, seal } from "./envelope.ts";
+import type { Keyring } from "./keyring.ts";
+import { BLOB_CANARY_KEY, KV_CANARY_KEY } from "./encrypted-stores.ts";
+import { openRecord, SEALED_RECORD_PREFIX, sealRecord } from "./stored-value.ts";
+
+const CANARY_TEXT = "forensic-annotation encryption canary";
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** Why a store cannot be served with the configured keys (thrown by the canary checks). */
+export class CanaryError extends Error {
+  /** Names the store and the reason. */
+  constructor(message: string) {
+    super(message);
+    this.name = "CanaryError";
+  }
+}
+
+const reasonOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/** Checks (or, on its first encrypted start, writes) the canary of the blob store `name` (the *unwrapped* store). */
+export async function checkBlobCanary(store: BlobStore, keyring: Keyring | undefined, name: string): Promise<void> {
+  const stored = await store.get(BLOB_CANARY_KEY);
+  if (keyring === undefined) {
+    if (stored !== null && isEnvelope(stored)) {
+      throw new CanaryError(`the ${name} store holds encrypted objects (its canary ${BLOB_CANARY_KEY} is sealed), but DATA_ENCRYPTION_KEYS is not set`);
+    }
+    return;
+  }
+  if (stored === null) {
+    await store.put(BLOB_CANARY_KEY, await seal(keyring, "object", BLOB_CANARY_KEY, encoder.encode(CANARY_TEXT)));
+    return;
+  }
+  let text: string;
+  try {
+    text = decoder.decode(await open(keyring, "object", BLOB_CANARY_KEY, stored));
+  } catch (err) {
+    throw new CanaryError(`cannot open the canary of the ${name} store: ${reasonOf(err)}`);
+  }
+  if (text !== CANARY_TEXT) throw new CanaryError(`the canary of the ${name} store does not hold the canary text`);
+}
+
+/** Checks (or writes) the canary of a KV store (the *unwrapped* store). */
+export async function checkKvCanary(store: KvStore, keyring: Keyring | undefined, name: string): Promise<void> {
+  const stored = await store.get(KV_CANARY_KEY);
+  if (keyring === undefined) {
+    if (stored !== null && stored.startsWith(SEALED_RECORD_PREFIX)) {
+      throw new CanaryError(`the ${name} store holds encrypted records (its canary ${KV_CANARY_KEY} is sealed), but DATA_ENCRYPTION_KEYS is not set`);
+    }
+    return;
+  }
+  if (stored === null) {
+    await store.put(KV_CANARY_KEY, await sealRecord(keyring, KV_CANARY_KEY, CANARY_TEXT));
+    return;
+  }
+  let text: string;
+  try {
+    if (!stored.startsWith(SEALED_RECORD_PREFIX)) throw ServiceError.integrity("the canary is not sealed");
+    text = await openRecord(keyring, KV_CANARY_KEY, stored);
+  } catch (err) {
+    throw new CanaryError(`cannot open the canary of the ${name} store: ${reasonOf(err)}`);
+  }
+  if (text !== CANARY_TEXT) throw new CanaryError(`the canary of the ${name} store does not hold the canary text`);
+}

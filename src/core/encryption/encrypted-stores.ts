@@ -1,0 +1,67 @@
+/**
+ * @module
+ * Encryption at rest as a wrapper of any `BlobStore` or `KvStore` (docs/storage.md#encryption-at-rest):
+ * every backend gets it by being wrapped, below the workers and the audit trail, so those see
+ * plaintext and the store sees only envelopes. Each method maps onto the same method of the
+ * store it wraps: writes seal, reads open, `update` opens and seals inside the store's own
+ * compare-and-swap, and an append seals the one item it appends. A method added to the ports
+ * is wrapped the same way: values it writes go through `sealValue` (or `sealItem` for one
+ * item of an append-only array), values it reads through `openValue`, keys and counts pass
+ * through as they are.
+ */
+import type { BlobStore, Bytes, KvStore } from "../ports.ts";
+import { isEnvelope, openStream } from "./envelope.ts";
+import type { Keyring } from "./keyring.ts";
+import { openRecord, openValue, type SealOptions, sealItem, sealRecord, sealValue } from "./stored-value.ts";
+
+/** The key of a blob store's canary: one segment, which no case, audit or image key is. */
+export const BLOB_CANARY_KEY = "encryption-canary";
+/** The key of a KV store's canary: two segments, which no user id is. */
+export const KV_CANARY_KEY = "encryption/canary";
+
+/** A blob store that seals what it writes, and can hand an object out chunk by chunk. */
+export interface EncryptedBlobStore extends BlobStore {
+  /** The stored object's plaintext as a stream and its length, opened one chunk at a time; null when absent. */
+  getStream(key: string): Promise<{ size: number; body: ReadableStream<Uint8Array> } | null>;
+}
+
+/** Wraps `inner` so every value is sealed with `keyring` (see {@link SealOptions} for arrays). */
+export function encryptedBlobStore(inner: BlobStore, keyring: Keyring, options: SealOptions = {}): EncryptedBlobStore {
+  const reveal = (key: string, stored: Bytes | null) => (stored === null ? null : openValue(keyring, key, stored));
+  return {
+    get: async (key) => reveal(key, await inner.get(key)),
+    async getStream(key) {
+      const stored = await inner.get(key);
+      if (stored === null) return null;
+      if (isEnvelope(stored)) return openStream(keyring, "object", key, stored);
+      const bytes = await openValue(keyring, key, stored);
+      return { size: bytes.length, body: new Response(bytes).body! };
+    },
+    put: async (key, value) => inner.put(key, await sealValue(keyring, key, value, options)),
+    delete: (key) => inner.delete(key),
+    has: (key) => inner.has(key),
+    list: async (prefix) => (await inner.list(prefix)).filter((key) => key !== BLOB_CANARY_KEY),
+    async update(key, change) {
+      let next: Uint8Array | undefined;
+      await inner.update(key, async (current) => {
+        next = await change(await reveal(key, current));
+        return sealValue(keyring, key, next, options);
+      });
+      return next!;
+    },
+    appendToJsonArray: async (key, item, atIndex) => inner.appendToJsonArray(key, await sealItem(keyring, key, item), atIndex),
+  };
+}
+
+/** Wraps a KV store so every record is sealed with `keyring`. */
+export function encryptedKvStore(inner: KvStore, keyring: Keyring): KvStore {
+  return {
+    async get(key) {
+      const stored = await inner.get(key);
+      return stored === null ? null : openRecord(keyring, key, stored);
+    },
+    put: async (key, value) => inner.put(key, await sealRecord(keyring, key, value)),
+    delete: (key) => inner.delete(key),
+    list: async (prefix) => (await inner.list(prefix)).filter((key) => key !== KV_CANARY_KEY),
+  };
+}

@@ -1,0 +1,255 @@
+/**
+ * @module
+ * The envelope one object is stored in when encryption at rest is on: a header that says how
+ * to read it, then the body in chunks, each sealed with AES-256-GCM under the object's own
+ * data key. The data key is stored wrapped (AES-KW) by a key-encryption key of the
+ * {@link Keyring}. Layout (integers big-endian):
+ *
+ *     "\0FAENC" 0x01 | kid length (1) | kid | wrapped key length (1) | wrapped key
+ *     | base IV (12) | chunk size (4) | plaintext length (8) | chunk 0 + tag | chunk 1 + tag ...
+ *
+ * Every chunk's additional data binds the store key, what the envelope holds (a whole object,
+ * one JSON-array item, a KV record), the chunk's index, whether it is the last, the chunk size
+ * and the plaintext length: an envelope moved to another key, truncated, extended or with
+ * chunks reordered fails to open. The wrapped key is outside the additional data, so a key
+ * rotation re-wraps it without touching the body.
+ */
+import type { Bytes } from "../ports.ts";
+import { ServiceError } from "../errors.ts";
+import { DATA_KEY_CACHE_SIZE, type Keyring } from "./keyring.ts";
+import { encodeBase64Url } from "../encoding/base64url.ts";
+
+/** What an envelope holds; part of the additional data, so one kind never passes for another. */
+export type EnvelopeKind = "object" | "item" | "record";
+
+const MAGIC = [0x00, 0x46, 0x41, 0x45, 0x4e, 0x43, 0x01] as const;
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+/** Chunk size of new envelopes: what a streamed delivery holds per step. */
+export const CHUNK_BYTES = 64 * 1024;
+/** The largest chunk size an envelope may declare (a hostile header cannot ask for more). */
+const MAX_CHUNK_BYTES = 16 * 1024 * 1024;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** True when the bytes start like an envelope (plaintext JSON, images and mail never do). */
+export function isEnvelope(bytes: Uint8Array): boolean {
+  if (bytes.length < MAGIC.length) return false;
+  for (let i = 0; i < MAGIC.length; i++) if (bytes[i] !== MAGIC[i]) return false;
+  return true;
+}
+
+/** An envelope's header, read and bounds-checked. */
+export interface EnvelopeHeader {
+  /** The id of the key-encryption key the data key is wrapped with. */
+  kid: string;
+  /** The wrapped data key. */
+  wrapped: Bytes;
+  /** The IV the chunks' IVs derive from. */
+  iv: Bytes;
+  /** Plaintext bytes per chunk (the last may be shorter). */
+  chunkSize: number;
+  /** The plaintext's length. */
+  plaintextLength: number;
+  /** Where the first chunk starts. */
+  bodyOffset: number;
+  /** Number of chunks (at least one; an empty plaintext is one empty chunk). */
+  chunks: number;
+}
+
+const chunkCount = (length: number, chunkSize: number): number => Math.max(1, Math.ceil(length / chunkSize));
+
+const damaged = (key: string, why: string): ServiceError =>
+  ServiceError.integrity(`Stored object ${key} failed its integrity check: ${why}`, { key });
+
+/** Reads an envelope's header; an integrity failure when it is cut short or inconsistent. */
+export function readHeader(bytes: Uint8Array, key: string): EnvelopeHeader {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let at = MAGIC.length;
+  const need = (count: number) => {
+    if (at + count > bytes.length) throw damaged(key, "its encryption header is cut short");
+  };
+  need(1);
+  const kidLength = bytes[at++]!;
+  need(kidLength + 1);
+  const kid = decoder.decode(bytes.subarray(at, at + kidLength));
+  at += kidLength;
+  const wrappedLength = bytes[at++]!;
+  need(wrappedLength + IV_BYTES + 12);
+  const wrapped = bytes.slice(at, at + wrappedLength);
+  at += wrappedLength;
+  const iv = bytes.slice(at, at + IV_BYTES);
+  at += IV_BYTES;
+  const chunkSize = view.getUint32(at);
+  const plaintextLength = view.getUint32(at + 4) * 2 ** 32 + view.getUint32(at + 8);
+  at += 12;
+  if (chunkSize === 0 || chunkSize > MAX_CHUNK_BYTES) throw damaged(key, "its encryption header names an impossible chunk size");
+  const chunks = chunkCount(plaintextLength, chunkSize);
+  if (bytes.length - at !== plaintextLength + chunks * TAG_BYTES) throw damaged(key, "its length does not match its encryption header");
+  return { kid, wrapped, iv, chunkSize, plaintextLength, bodyOffset: at, chunks };
+}
+
+/** The additional data of every chunk of one envelope, less the chunk's index and last flag. */
+function baseAad(kind: EnvelopeKind, key: string, chunkSize: number, plaintextLength: number): Bytes {
+  const label = encoder.encode(`fa-enc/1/${kind}/${key}\0`);
+  const out = new Uint8Array(label.length + 17);
+  out.set(label);
+  const view = new DataView(out.buffer);
+  view.setUint32(label.length, chunkSize);
+  view.setUint32(label.length + 4, Math.floor(plaintextLength / 2 ** 32));
+  view.setUint32(label.length + 8, plaintextLength >>> 0);
+  return out;
+}
+
+/** Chunk `index`'s IV and additional data (the additional data's buffer is reused for every chunk). */
+function chunkParams(base: Bytes, iv: Bytes, index: number, last: boolean): { iv: Bytes; aad: Bytes } {
+  const chunkIv = iv.slice();
+  const ivView = new DataView(chunkIv.buffer);
+  ivView.setUint32(IV_BYTES - 4, ivView.getUint32(IV_BYTES - 4) ^ index);
+  const view = new DataView(base.buffer);
+  view.setUint32(base.length - 5, index);
+  base[base.length - 1] = last ? 1 : 0;
+  return { iv: chunkIv, aad: base };
+}
+
+const asBytes = (value: Uint8Array): Bytes => value.buffer instanceof ArrayBuffer ? (value as Bytes) : new Uint8Array(value);
+
+/** Seals `plaintext` stored under `key`, with a fresh data key wrapped by the keyring's current key. */
+export async function seal(keyring: Keyring, kind: EnvelopeKind, key: string, plaintext: Uint8Array, chunkSize = CHUNK_BYTES): Promise<Bytes> {
+  const kid = keyring.currentKid;
+  const { key: dataKey, wrapped } = await keyring.suite.newDataKey(keyring.kek(kid, key));
+  const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
+  const kidBytes = encoder.encode(kid);
+  const chunks = chunkCount(plaintext.length, chunkSize);
+  const headerLength = MAGIC.length + 1 + kidBytes.length + 1 + wrapped.length + IV_BYTES + 12;
+  const out = new Uint8Array(headerLength + plaintext.length + chunks * TAG_BYTES);
+  out.set(MAGIC);
+  let at = MAGIC.length;
+  out[at++] = kidBytes.length;
+  out.set(kidBytes, at);
+  at += kidBytes.length;
+  out[at++] = wrapped.length;
+  out.set(wrapped, at);
+  at += wrapped.length;
+  out.set(iv, at);
+  at += IV_BYTES;
+  const view = new DataView(out.buffer);
+  view.setUint32(at, chunkSize);
+  view.setUint32(at + 4, Math.floor(plaintext.length / 2 ** 32));
+  view.setUint32(at + 8, plaintext.length >>> 0);
+  at += 12;
+  const aad = baseAad(kind, key, chunkSize, plaintext.length);
+  const source = asBytes(plaintext);
+  // One chunk at a time: web crypto copies its input, so a chunk is all it holds beyond the output.
+  for (let index = 0; index < chunks; index++) {
+    const start = index * chunkSize;
+    const end = Math.min(start + chunkSize, plaintext.length);
+    const params = chunkParams(aad, iv, index, index === chunks - 1);
+    const sealed = await keyring.suite.encrypt(dataKey, params.iv, params.aad, source.subarray(start, end));
+    out.set(sealed, at);
+    at += sealed.byteLength;
+  }
+  return out;
+}
+
+const wrongKey = (key: string, kid: string): ServiceError =>
+  ServiceError.integrity(`Stored object ${key} cannot be decrypted: key "${kid}" of DATA_ENCRYPTION_KEYS is not the key it was encrypted with`, { key, kid });
+
+/** The data key of an envelope, unwrapped with the keyring (or found among those it unwrapped before). */
+async function dataKeyOf(keyring: Keyring, header: EnvelopeHeader, key: string): Promise<unknown> {
+  const kek = keyring.kek(header.kid, key);
+  const id = `${header.kid}\0${encodeBase64Url(header.wrapped)}`;
+  let unwrapped = keyring.dataKeys.get(id);
+  if (unwrapped === undefined) {
+    unwrapped = keyring.suite.unwrap(kek, header.wrapped);
+    // Only successes stay: a failed unwrap is tried again on the next read.
+    unwrapped.catch(() => keyring.dataKeys.delete(id));
+    if (keyring.dataKeys.size >= DATA_KEY_CACHE_SIZE) keyring.dataKeys.delete(keyring.dataKeys.keys().next().value!);
+    keyring.dataKeys.set(id, unwrapped);
+  }
+  try {
+    return await unwrapped;
+  } catch {
+    throw wrongKey(key, header.kid);
+  }
+}
+
+/** Opens chunk `index` of an envelope. */
+async function openChunk(keyring: Keyring, dataKey: unknown, header: EnvelopeHeader, aad: Bytes, bytes: Bytes, index: number, key: string): Promise<Uint8Array> {
+  const start = header.bodyOffset + index * (header.chunkSize + TAG_BYTES);
+  const length = Math.min(header.chunkSize, header.plaintextLength - index * header.chunkSize) + TAG_BYTES;
+  try {
+    const params = chunkParams(aad, header.iv, index, index === header.chunks - 1);
+    return await keyring.suite.decrypt(dataKey, params.iv, params.aad, bytes.subarray(start, start + length));
+  } catch {
+    throw damaged(key, "it was not written under this key (swapped or altered in the store)");
+  }
+}
+
+/** Opens an envelope stored under `key`; an integrity failure when it was not sealed for that key, or was altered. */
+export async function open(keyring: Keyring, kind: EnvelopeKind, key: string, stored: Uint8Array): Promise<Bytes> {
+  const bytes = asBytes(stored);
+  const header = readHeader(bytes, key);
+  const dataKey = await dataKeyOf(keyring, header, key);
+  const aad = baseAad(kind, key, header.chunkSize, header.plaintextLength);
+  const out = new Uint8Array(header.plaintextLength);
+  for (let index = 0; index < header.chunks; index++) {
+    out.set(await openChunk(keyring, dataKey, header, aad, bytes, index, key), index * header.chunkSize);
+  }
+  return out;
+}
+
+/**
+ * Opens an envelope chunk by chunk as it is read: the delivery of a large image holds the
+ * stored bytes and one open chunk, never a second copy of the whole image. The first chunk is
+ * opened before this resolves, so a wrong key or a swapped object is an error, not a cut stream.
+ */
+export async function openStream(keyring: Keyring, kind: EnvelopeKind, key: string, stored: Uint8Array): Promise<{ size: number; body: ReadableStream<Uint8Array> }> {
+  const bytes = asBytes(stored);
+  const header = readHeader(bytes, key);
+  const dataKey = await dataKeyOf(keyring, header, key);
+  const aad = baseAad(kind, key, header.chunkSize, header.plaintextLength);
+  let first: Uint8Array | undefined = await openChunk(keyring, dataKey, header, aad, bytes, 0, key);
+  let next = 1;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (first !== undefined) {
+        controller.enqueue(first);
+        first = undefined;
+      } else if (next < header.chunks) {
+        controller.enqueue(await openChunk(keyring, dataKey, header, aad, bytes, next++, key));
+      }
+      if (first === undefined && next >= header.chunks) controller.close();
+    },
+  }, { highWaterMark: 0 });
+  return { size: header.plaintextLength, body };
+}
+
+/**
+ * The envelope with its data key re-wrapped under the keyring's current key, the body as it
+ * was; null when it already is under the current key.
+ */
+export async function rewrap(keyring: Keyring, key: string, stored: Uint8Array): Promise<Bytes | null> {
+  const bytes = asBytes(stored);
+  const header = readHeader(bytes, key);
+  if (header.kid === keyring.currentKid) return null;
+  const from = keyring.kek(header.kid, key);
+  let wrapped: Uint8Array;
+  try {
+    wrapped = await keyring.suite.rewrap(from, keyring.kek(keyring.currentKid, key), header.wrapped);
+  } catch {
+    throw wrongKey(key, header.kid);
+  }
+  const kidBytes = encoder.encode(keyring.currentKid);
+  const tail = bytes.subarray(header.bodyOffset - IV_BYTES - 12);
+  const out = new Uint8Array(MAGIC.length + 1 + kidBytes.length + 1 + wrapped.length + tail.length);
+  out.set(MAGIC);
+  let at = MAGIC.length;
+  out[at++] = kidBytes.length;
+  out.set(kidBytes, at);
+  at += kidBytes.length;
+  out[at++] = wrapped.length;
+  out.set(wrapped, at);
+  out.set(tail, at + wrapped.length);
+  return out;
+}

@@ -1,0 +1,67 @@
+/**
+ * @module
+ * The key-encryption keys of `DATA_ENCRYPTION_KEYS`: a JWK set of AES-256 keys (`kty: "oct"`,
+ * a `kid` each). The first key wraps the data keys of new writes; every key unwraps, so
+ * objects written before a rotation stay readable (docs/storage.md#encryption-at-rest).
+ */
+import * as z from "zod";
+import { decodeBase64Url } from "../encoding/base64url.ts";
+import { ServiceError } from "../errors.ts";
+import { type CipherSuite, type KeyEncryptionKey, webCryptoSuite } from "./cipher-suite.ts";
+
+/** One key-encryption key as a JWK. */
+export interface DataKeyJwk {
+  /** Always `oct` (a symmetric key). */
+  kty: "oct";
+  /** The key's id, stored in every envelope it wraps (1 to 64 printable ASCII characters). */
+  kid: string;
+  /** The 32 key bytes, base64url without padding (43 characters). */
+  k: string;
+}
+
+const KeySchema = z.object({
+  kty: z.literal("oct", { error: "kty must be \"oct\" (an AES key)" }),
+  kid: z.string().regex(/^[\x21-\x7e]{1,64}$/, "kid must be 1 to 64 printable ASCII characters"),
+  k: z.string().refine((k) => decodeBase64Url(k)?.length === 32, "k must be 32 bytes (AES-256), base64url without padding"),
+  alg: z.literal("A256KW", { error: "alg, when given, must be A256KW" }).optional(),
+});
+
+/** `{"keys": [...]}`: at least one key, ids unique; the first encrypts. */
+export const DataKeySetSchema: z.ZodType<readonly DataKeyJwk[], unknown> = z.object({ keys: z.array(KeySchema).min(1, "the set holds no key") })
+  .refine((set) => new Set(set.keys.map((key) => key.kid)).size === set.keys.length, "two keys share a kid")
+  .transform((set): readonly DataKeyJwk[] => set.keys.map(({ kty, kid, k }) => ({ kty, kid, k })));
+
+/** How many unwrapped data keys a keyring keeps (about 100 bytes each). */
+export const DATA_KEY_CACHE_SIZE = 4096;
+
+/** The key-encryption keys by id, and the cipher suite envelopes are sealed and opened with. */
+export class Keyring {
+  /** The id of the key new writes are wrapped with (the set's first). */
+  readonly currentKid: string;
+  /** AES-GCM and AES-KW (Web Crypto unless an adapter passes a faster suite with the same output). */
+  readonly suite: CipherSuite;
+  readonly #keys: ReadonlyMap<string, KeyEncryptionKey>;
+
+  /** Keeps the keys of a parsed set. */
+  constructor(keys: readonly DataKeyJwk[], suite: CipherSuite = webCryptoSuite()) {
+    if (keys.length === 0) throw new Error("A keyring needs at least one key");
+    this.currentKid = keys[0]!.kid;
+    this.suite = suite;
+    this.#keys = new Map(keys.map((key) => [key.kid, { kid: key.kid, bytes: decodeBase64Url(key.k)! }]));
+  }
+
+  /**
+   * Data keys already unwrapped, by kid and wrapping, so an object read again costs one
+   * decryption instead of two (the oldest go first past {@link DATA_KEY_CACHE_SIZE}).
+   */
+  readonly dataKeys: Map<string, Promise<unknown>> = new Map();
+
+  /** The key with this id; an integrity failure naming the object when the set lacks it. */
+  kek(kid: string, objectKey: string): KeyEncryptionKey {
+    const key = this.#keys.get(kid);
+    if (key === undefined) {
+      throw ServiceError.integrity(`Stored object ${objectKey} is encrypted under key "${kid}", which DATA_ENCRYPTION_KEYS does not hold`, { key: objectKey, kid });
+    }
+    return key;
+  }
+}

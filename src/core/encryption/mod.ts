@@ -1,0 +1,11 @@
+/**
+ * @module
+ * Encryption at rest (docs/storage.md#encryption-at-rest): envelope encryption of every stored
+ * object under `DATA_ENCRYPTION_KEYS`, as wrappers of any store.
+ */
+export { type DataKeyJwk, DataKeySetSchema, Keyring } from "./keyring.ts";
+export { BLOB_CANARY_KEY, type EncryptedBlobStore, encryptedBlobStore, encryptedKvStore, KV_CANARY_KEY } from "./encrypted-stores.ts";
+export { CanaryError, checkBlobCanary, checkKvCanary } from "./canary.ts";
+export { isSealed, openRecord, openValue, rewrapRecord, rewrapValue, type SealOptions, sealRecord, sealValue, SEALED_RECORD_PREFIX } from "./stored-value.ts";
+export { encryptAll, type MaintainedStores, type MaintenanceProgress, rotateKeys } from "./maintenance.ts";
+export { type CipherSuite, type KeyEncryptionKey, webCryptoSuite } from "./cipher-suite.ts";

@@ -1,0 +1,148 @@
+/**
+ * @module
+ * What an encrypted store writes for a value, and how it reads any stored value back: a whole
+ * envelope; an append-only JSON array (an audit day) as an array of sealed items, one
+ * envelope per item, so an append stays one item whatever the day's size; a KV record as a
+ * prefixed string. A value in none of these forms was written before encryption was turned
+ * on and is served as it is, until its next write or `keys encrypt-all` seals it.
+ */
+import type { Bytes } from "../ports.ts";
+import { decodeBase64Url, encodeBase64Url } from "../encoding/base64url.ts";
+import { encodeJsonArray, parseJsonArray, UnreadableJsonItem } from "../storage/json-array.ts";
+import { ServiceError } from "../errors.ts";
+import { isEnvelope, open, rewrap, seal } from "./envelope.ts";
+import type { Keyring } from "./keyring.ts";
+
+/** The one field of a sealed array item: `{"fa-enc": "<base64url envelope>"}`. */
+export const SEALED_ITEM_FIELD = "fa-enc";
+/** The prefix of a sealed KV record. */
+export const SEALED_RECORD_PREFIX = "fa-enc:";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** A sealed array item as it is stored. */
+type SealedItem = { [SEALED_ITEM_FIELD]: string };
+
+function isSealedItem(item: unknown): item is SealedItem {
+  if (item === null || typeof item !== "object" || Array.isArray(item) || item instanceof UnreadableJsonItem) return false;
+  const keys = Object.keys(item);
+  return keys.length === 1 && keys[0] === SEALED_ITEM_FIELD && typeof (item as SealedItem)[SEALED_ITEM_FIELD] === "string";
+}
+
+const itemText = (item: unknown): string => (item instanceof UnreadableJsonItem ? item.raw : JSON.stringify(item));
+
+/** Whether the bytes' first non-blank character is `[`. */
+function startsArray(bytes: Uint8Array): boolean {
+  for (const byte of bytes) {
+    if (byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09) continue;
+    return byte === 0x5b;
+  }
+  return false;
+}
+
+/** Seals one array item's JSON text under the array's key. */
+export async function sealItem(keyring: Keyring, key: string, item: unknown): Promise<SealedItem> {
+  return { [SEALED_ITEM_FIELD]: encodeBase64Url(await seal(keyring, "item", key, encoder.encode(itemText(item)))) };
+}
+
+async function openItem(keyring: Keyring, key: string, item: SealedItem): Promise<string> {
+  const envelope = decodeBase64Url(item[SEALED_ITEM_FIELD]);
+  if (envelope === null || !isEnvelope(envelope)) {
+    throw ServiceError.integrity(`Stored object ${key} failed its integrity check: an item is not a valid envelope`, { key });
+  }
+  return decoder.decode(await open(keyring, "item", key, envelope));
+}
+
+/** Options of how values are sealed. */
+export interface SealOptions {
+  /**
+   * The store holds append-only JSON arrays (the audit store): every array value is sealed
+   * item by item, so appends to it stay appends. Elsewhere an array is sealed item by item
+   * only when its bytes are canonical, so it reads back byte for byte.
+   */
+  appendLog?: boolean;
+}
+
+/** The bytes an encrypted store writes for `value` under `key`. */
+export async function sealValue(keyring: Keyring, key: string, value: Uint8Array, options: SealOptions = {}): Promise<Bytes> {
+  if (startsArray(value)) {
+    const parsed = parseJsonArray(value);
+    if (options.appendLog || (parsed.canonical && !parsed.recovered)) {
+      // Nothing to hide in an empty array, and appends need it to stay an array.
+      if (parsed.items.length === 0) return encodeJsonArray([]) as Bytes;
+      const sealed = await Promise.all(parsed.items.map((item) => sealItem(keyring, key, item)));
+      return encodeJsonArray(sealed) as Bytes;
+    }
+  }
+  return seal(keyring, "object", key, value);
+}
+
+/** The plaintext of any stored value: opened envelopes and items, plaintext as it is. */
+export async function openValue(keyring: Keyring | undefined, key: string, stored: Bytes): Promise<Bytes> {
+  if (isEnvelope(stored)) {
+    if (keyring === undefined) throw ServiceError.integrity(`Stored object ${key} is encrypted, and DATA_ENCRYPTION_KEYS is not set`, { key });
+    return open(keyring, "object", key, stored);
+  }
+  if (!startsArray(stored)) return stored;
+  const text = decoder.decode(stored);
+  if (!text.includes(`"${SEALED_ITEM_FIELD}"`)) return stored;
+  const { items } = parseJsonArray(text);
+  if (!items.some(isSealedItem)) return stored;
+  if (keyring === undefined) throw ServiceError.integrity(`Stored object ${key} holds encrypted entries, and DATA_ENCRYPTION_KEYS is not set`, { key });
+  const texts = await Promise.all(items.map((item) => (isSealedItem(item) ? openItem(keyring, key, item) : itemText(item))));
+  return encoder.encode(`[\n${texts.join(",\n")}\n]`);
+}
+
+/** Whether every part of a stored value is sealed (or there is nothing to seal). */
+export function isSealed(stored: Uint8Array): boolean {
+  if (isEnvelope(stored)) return true;
+  if (!startsArray(stored)) return false;
+  const parsed = parseJsonArray(stored);
+  return !parsed.recovered && parsed.items.every(isSealedItem);
+}
+
+/**
+ * The stored value with every data key re-wrapped under the keyring's current key (bodies
+ * untouched); null when nothing was under another key, or the value is plaintext.
+ */
+export async function rewrapValue(keyring: Keyring, key: string, stored: Bytes): Promise<Bytes | null> {
+  if (isEnvelope(stored)) return rewrap(keyring, key, stored);
+  if (!startsArray(stored)) return null;
+  const parsed = parseJsonArray(stored);
+  if (!parsed.items.some(isSealedItem)) return null;
+  let changed = false;
+  const items = await Promise.all(parsed.items.map(async (item) => {
+    if (!isSealedItem(item)) return item;
+    const envelope = decodeBase64Url(item[SEALED_ITEM_FIELD]);
+    if (envelope === null || !isEnvelope(envelope)) throw ServiceError.integrity(`Stored object ${key} failed its integrity check: an item is not a valid envelope`, { key });
+    const rewrapped = await rewrap(keyring, key, envelope);
+    if (rewrapped === null) return item;
+    changed = true;
+    return { [SEALED_ITEM_FIELD]: encodeBase64Url(rewrapped) };
+  }));
+  return changed ? (encodeJsonArray(items) as Bytes) : null;
+}
+
+/** A KV record as an encrypted store writes it. */
+export async function sealRecord(keyring: Keyring, key: string, value: string): Promise<string> {
+  return SEALED_RECORD_PREFIX + encodeBase64Url(await seal(keyring, "record", key, encoder.encode(value)));
+}
+
+/** The plaintext of a stored KV record. */
+export async function openRecord(keyring: Keyring | undefined, key: string, stored: string): Promise<string> {
+  if (!stored.startsWith(SEALED_RECORD_PREFIX)) return stored;
+  if (keyring === undefined) throw ServiceError.integrity(`Stored record ${key} is encrypted, and DATA_ENCRYPTION_KEYS is not set`, { key });
+  const envelope = decodeBase64Url(stored.slice(SEALED_RECORD_PREFIX.length));
+  if (envelope === null || !isEnvelope(envelope)) throw ServiceError.integrity(`Stored record ${key} failed its integrity check: not a valid envelope`, { key });
+  return decoder.decode(await open(keyring, "record", key, envelope));
+}
+
+/** A stored KV record re-wrapped under the current key; null when it needs nothing. */
+export async function rewrapRecord(keyring: Keyring, key: string, stored: string): Promise<string | null> {
+  if (!stored.startsWith(SEALED_RECORD_PREFIX)) return null;
+  const envelope = decodeBase64Url(stored.slice(SEALED_RECORD_PREFIX.length));
+  if (envelope === null || !isEnvelope(envelope)) throw ServiceError.integrity(`Stored record ${key} failed its integrity check: not a valid envelope`, { key });
+  const rewrapped = await rewrap(keyring, key, envelope);
+  return rewrapped === null ? null : SEALED_RECORD_PREFIX + encodeBase64Url(rewrapped);
+}

@@ -1,0 +1,185 @@
+/**
+ * Encryption at rest, the same cases on every backend: what goes in through the workers'
+ * API is nowhere in the backend's own bytes and comes back equal; an object swapped for
+ * another in the backend is refused; key rotation and the migration of plaintext objects
+ * keep everything readable; a wrong or missing key is refused by the canary.
+ */
+import { expect, it } from "vitest";
+import { parseConfig } from "../../src/core/config/mod.ts";
+import { createService, type ServicePorts } from "../../src/core/service/service.ts";
+import { checkCanaries, encryptedStoresOf, encryptPorts } from "../../src/core/service/encrypted-ports.ts";
+import { CanaryError, encryptAll, isSealed, Keyring, rotateKeys } from "../../src/core/encryption/mod.ts";
+import { containsBytes, dataKey } from "../helpers/encryption.ts";
+import { fixedClock, KEYS } from "../helpers/service.ts";
+import { auditEntry } from "../helpers/audit-entry.ts";
+import { fixture, uploadForm } from "../helpers/images.ts";
+
+/** A backend under test: fresh raw ports, and every byte the backend itself holds for them. */
+export interface EncryptionBackend {
+  /** Fresh, empty stores (unwrapped). */
+  ports(): Promise<ServicePorts>;
+  /** Every value the backend holds for these ports, read from the backend directly (files, Redis values, objects). */
+  dump(ports: ServicePorts): Promise<Uint8Array[]>;
+}
+
+const encoder = new TextEncoder();
+const MARKER = "MARKER-7f3a9c-EVIDENCE";
+const data = { "X-Custom-Auth-Key": KEYS.R2_KEY_SECRET };
+const user = { "X-Custom-Auth-Key": KEYS.USER_DB_AUTH };
+const bearer = { Authorization: `Bearer ${KEYS.IMAGES_API_TOKEN}` };
+
+function serviceOver(raw: ServicePorts, keyring: Keyring | undefined) {
+  const ports = encryptPorts({ ...raw, clock: fixedClock("2026-11-22T12:00:00Z") }, keyring);
+  return createService(ports, parseConfig({ ...KEYS, PUBLIC_URL: "https://lab.example" }));
+}
+type App = ReturnType<typeof serviceOver>;
+
+/** Writes a case, annotations, audit entries, a user record and an image, each carrying the marker. */
+async function writeEvidence(app: App): Promise<{ caseText: string; imagePath: string }> {
+  const caseText = JSON.stringify({ caseNumber: "C-1", notes: `${MARKER} case`, files: [] });
+  expect((await app.request("/data/u1/C-1/data.json", { method: "PUT", headers: data, body: caseText })).status).toBe(200);
+  const annotations = JSON.stringify({ annotations: [{ note: `${MARKER} annotation` }] });
+  expect((await app.request("/data/u1/C-1/f1/data.json", { method: "PUT", headers: data, body: annotations })).status).toBe(200);
+  for (let i = 0; i < 3; i++) {
+    const entry = auditEntry({ details: { caseNumber: "C-1", validationErrors: [], note: `${MARKER} audit ${i}` } });
+    expect((await app.request("/data/audit/?userId=u1", { method: "POST", headers: data, body: JSON.stringify(entry) })).status).toBe(200);
+  }
+  const record = { email: "a@lab.example", firstName: "A", lastName: "B", company: `${MARKER} lab`, permitted: true };
+  expect((await app.request("/user/u1", { method: "PUT", headers: user, body: JSON.stringify(record) })).status).toBeLessThan(300);
+  const uploaded = await app.request("/image/", { method: "POST", body: uploadForm(fixture("sample.png"), `${MARKER}.png`), headers: bearer });
+  expect(uploaded.status).toBe(200);
+  const { result } = (await uploaded.json()) as { result: { variants: string[] } };
+  const signed = await (await app.request(`/image/${encodeURIComponent(result.variants[0]!)}`, { headers: bearer })).text();
+  const url = new URL(signed);
+  return { caseText, imagePath: `${url.pathname}${url.search}` };
+}
+
+/** Reads everything back through the API and checks it equals what was written. */
+async function readEvidence(app: App, written: { caseText: string; imagePath: string }, entries = 3): Promise<void> {
+  const stored = await app.request("/data/u1/C-1/data.json", { headers: data });
+  expect(stored.status).toBe(200);
+  expect(await stored.text()).toBe(written.caseText);
+  expect(await (await app.request("/data/u1/C-1/f1/data.json", { headers: data })).text()).toContain(`${MARKER} annotation`);
+  const audit = (await (await app.request("/data/audit/?userId=u1", { headers: data })).json()) as { entries: { details: { note?: string } }[] };
+  expect(audit.entries.filter((entry) => entry.details.note?.startsWith(MARKER)).length).toBe(entries);
+  const record = (await (await app.request("/user/u1", { headers: user })).json()) as { company: string };
+  expect(record.company).toBe(`${MARKER} lab`);
+  const image = await app.request(written.imagePath);
+  expect(image.status).toBe(200);
+  expect(new Uint8Array(await image.arrayBuffer())).toEqual(fixture("sample.png"));
+}
+
+/** A distinctive run of the image's own bytes (its pixel data), which must not be stored. */
+const imageSample = () => fixture("sample.png").subarray(64, 96);
+
+async function expectNoPlaintext(backend: EncryptionBackend, raw: ServicePorts): Promise<void> {
+  const values = await backend.dump(raw);
+  expect(values.length).toBeGreaterThan(6);
+  const marker = encoder.encode(MARKER);
+  for (const value of values) {
+    expect(containsBytes(value, marker)).toBe(false);
+    expect(containsBytes(value, imageSample())).toBe(false);
+  }
+}
+
+/** Runs the encryption cases on one backend. */
+export function encryptionSuite(name: string, backend: EncryptionBackend, timeout = 30_000): void {
+  it(`[${name}] stores none of what is written through the API, and reads it all back equal`, async () => {
+    const raw = await backend.ports();
+    const keyring = new Keyring([dataKey("k1")]);
+    await checkCanaries(raw, keyring);
+    const app = serviceOver(raw, keyring);
+    const written = await writeEvidence(app);
+    await readEvidence(app, written);
+    await expectNoPlaintext(backend, raw);
+    // The same bytes written in the clear do hold the marker: the check above can fail.
+    await raw.data.put("u9/C-9/data.json", encoder.encode(MARKER));
+    expect((await backend.dump(raw)).some((value) => containsBytes(value, encoder.encode(MARKER)))).toBe(true);
+  }, timeout);
+
+  it(`[${name}] refuses an object swapped for another in the store, and an audit entry moved to another day`, async () => {
+    const raw = await backend.ports();
+    const keyring = new Keyring([dataKey("k1")]);
+    const app = serviceOver(raw, keyring);
+    for (const caseNumber of ["C-1", "C-2"]) {
+      await app.request(`/data/u1/${caseNumber}/data.json`, { method: "PUT", headers: data, body: JSON.stringify({ caseNumber }) });
+    }
+    const one = (await raw.data.get("u1/C-1/data.json"))!;
+    const two = (await raw.data.get("u1/C-2/data.json"))!;
+    await raw.data.put("u1/C-1/data.json", two);
+    await raw.data.put("u1/C-2/data.json", one);
+    for (const caseNumber of ["C-1", "C-2"]) {
+      const response = await app.request(`/data/u1/${caseNumber}/data.json`, { headers: data });
+      expect(response.status).toBe(500);
+      const body = (await response.json()) as { code: string; message: string };
+      expect(body.code).toBe("SERVER_ERROR");
+      expect(body.message).toMatch(new RegExp(`u1/${caseNumber}/data.json failed its integrity check`));
+    }
+    // A sealed audit day copied under another user's key.
+    await app.request("/data/audit/?userId=u1", { method: "POST", headers: data, body: JSON.stringify(auditEntry()) });
+    const day = (await raw.audit.get("audit-trails/u1-2026-11-22.json"))!;
+    await raw.audit.put("audit-trails/u2-2026-11-22.json", day);
+    const moved = await app.request("/data/audit/?userId=u2", { headers: data });
+    expect(moved.status).toBe(500);
+    expect(((await moved.json()) as { message: string }).message).toMatch(/failed its integrity check/);
+  }, timeout);
+
+  it(`[${name}] rotation: a new first key writes, the old key still reads, keys rotate re-wraps everything`, async () => {
+    const raw = await backend.ports();
+    const old = dataKey("old");
+    const fresh = dataKey("new");
+    const first = new Keyring([old]);
+    await checkCanaries(raw, first);
+    const written = await writeEvidence(serviceOver(raw, first));
+    // The new key first: the canary (under "old") still opens, everything reads, new writes use "new".
+    const both = new Keyring([fresh, old]);
+    await checkCanaries(raw, both);
+    const during = serviceOver(raw, both);
+    await readEvidence(during, written);
+    await during.request("/data/audit/?userId=u1", { method: "POST", headers: data, body: JSON.stringify(auditEntry({ details: { validationErrors: [], note: `${MARKER} audit 3` } })) });
+    // Without the old key, what it wrapped cannot be opened.
+    await expect(checkCanaries(raw, new Keyring([fresh]))).rejects.toThrow(/encrypted under key "old"/);
+    const seen: number[] = [];
+    const result = await rotateKeys(encryptedStoresOf(raw), both, (state) => seen.push(state.done));
+    expect(result.changed).toBeGreaterThan(5);
+    expect(seen.at(-1)).toBe(result.total);
+    // Again: nothing left to re-wrap (a stopped run is resumed by running it again).
+    expect((await rotateKeys(encryptedStoresOf(raw), both)).changed).toBe(0);
+    const only = new Keyring([fresh]);
+    await checkCanaries(raw, only);
+    await readEvidence(serviceOver(raw, only), written, 4);
+    await expectNoPlaintext(backend, raw);
+  }, timeout);
+
+  it(`[${name}] migration: plaintext written before stays readable, is sealed on its next write, and encrypt-all seals the rest`, async () => {
+    const raw = await backend.ports();
+    await checkCanaries(raw, undefined);
+    const written = await writeEvidence(serviceOver(raw, undefined));
+    expect((await backend.dump(raw)).some((value) => containsBytes(value, encoder.encode(MARKER)))).toBe(true);
+    const keyring = new Keyring([dataKey("k1")]);
+    await checkCanaries(raw, keyring);
+    const app = serviceOver(raw, keyring);
+    await readEvidence(app, written);
+    // The next write of the case seals it; an append to a plaintext day seals only the new entry.
+    await app.request("/data/u1/C-1/data.json", { method: "PUT", headers: data, body: written.caseText });
+    expect(isSealed((await raw.data.get("u1/C-1/data.json"))!)).toBe(true);
+    expect(isSealed((await raw.data.get("u1/C-1/f1/data.json"))!)).toBe(false);
+    await app.request("/data/audit/?userId=u1", { method: "POST", headers: data, body: JSON.stringify(auditEntry({ details: { validationErrors: [], note: `${MARKER} audit 3` } })) });
+    await readEvidence(app, written, 4);
+    const result = await encryptAll(encryptedStoresOf(raw), keyring);
+    expect(result.changed).toBeGreaterThan(3);
+    expect((await encryptAll(encryptedStoresOf(raw), keyring)).changed).toBe(0);
+    await readEvidence(app, written, 4);
+    await expectNoPlaintext(backend, raw);
+    // Once encrypted, starting without the key is refused by the canary.
+    await expect(checkCanaries(raw, undefined)).rejects.toThrow(CanaryError);
+  }, timeout);
+
+  it(`[${name}] a wrong key is refused by the canary with the reason`, async () => {
+    const raw = await backend.ports();
+    await checkCanaries(raw, new Keyring([dataKey("k1")]));
+    const wrong = checkCanaries(raw, new Keyring([dataKey("k1")]));
+    await expect(wrong).rejects.toThrow(CanaryError);
+    await expect(wrong).rejects.toThrow(/cannot open the canary of the data store.*key "k1" of DATA_ENCRYPTION_KEYS is not the key it was encrypted with/);
+  }, timeout);
+}
