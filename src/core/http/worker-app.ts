@@ -5,10 +5,10 @@
  */
 import { OpenAPIHono as ZodOpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { Context, Env, MiddlewareHandler } from "hono";
-import { secureHeaders } from "hono/secure-headers";
 import { errorBody, errorResponse } from "./errors.ts";
 import { ServiceError } from "../errors.ts";
 import { siteCors } from "./cors.ts";
+import { editResponseHeaders } from "./response-headers.ts";
 import { ErrorBodySchema } from "../schemas/error.ts";
 import type { Actor } from "../audit/service-events.ts";
 
@@ -43,25 +43,39 @@ export interface WorkerEnv {
 }
 
 /**
- * Security headers on every response (hono's `secureHeaders`): no sniffing, no framing, no
- * referrer, HSTS, and a CSP that lets a JSON or image response load nothing. Images stay
- * loadable from the site's origin (no `Cross-Origin-Resource-Policy: same-origin`), and a
- * PDF gets no CSP so browsers' built-in viewers can show it.
+ * Security headers on every response, the set hono's `secureHeaders` sends with these
+ * choices: no sniffing, no framing, no referrer, HSTS, and a CSP that lets a JSON or image
+ * response load nothing. Images stay loadable from the site's origin (no
+ * `Cross-Origin-Resource-Policy: same-origin`), and a PDF gets no CSP so browsers' built-in
+ * viewers can show it.
  */
+const SECURITY_HEADERS: readonly (readonly [string, string])[] = [
+  ["Cross-Origin-Resource-Policy", "cross-origin"],
+  ["Cross-Origin-Opener-Policy", "same-origin"],
+  ["Origin-Agent-Cluster", "?1"],
+  ["Referrer-Policy", "no-referrer"],
+  ["Strict-Transport-Security", "max-age=15552000; includeSubDomains"],
+  ["X-Content-Type-Options", "nosniff"],
+  ["X-DNS-Prefetch-Control", "off"],
+  ["X-Download-Options", "noopen"],
+  ["X-Frame-Options", "DENY"],
+  ["X-Permitted-Cross-Domain-Policies", "none"],
+  ["X-XSS-Protection", "0"],
+  ["Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'"],
+];
+
+/** Sets the security headers once, on the answer, by the outermost app of the request. */
 function securityHeaders(): MiddlewareHandler<WorkerEnv> {
-  const secure = secureHeaders({
-    contentSecurityPolicy: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
-    crossOriginResourcePolicy: "cross-origin",
-    crossOriginEmbedderPolicy: false,
-    referrerPolicy: "no-referrer",
-    xFrameOptions: "DENY",
-  });
   return async (c, next) => {
     // A worker mounted in the service is reached through the service's app: set them once.
     if (c.get("secured") === true) return await next();
     c.set("secured", true);
-    await secure(c, next);
-    if (c.res.headers.get("Content-Type")?.startsWith("application/pdf")) c.res.headers.delete("Content-Security-Policy");
+    await next();
+    editResponseHeaders(c, (headers) => {
+      for (const [name, value] of SECURITY_HEADERS) headers.set(name, value);
+      headers.delete("X-Powered-By");
+      if (headers.get("Content-Type")?.startsWith("application/pdf")) headers.delete("Content-Security-Policy");
+    });
   };
 }
 
