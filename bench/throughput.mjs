@@ -425,6 +425,8 @@ async function bench(runtime) {
       host = both(writeBodies(list, prepared.answers));
       servers = [host.child];
       const [url, noop] = await host.ready;
+      const kept = await call(`${url}/data/bench-user/BENCH-GET/data.json`, { headers: { "X-Custom-Auth-Key": KEYS.R2_KEY_SECRET } });
+      if (new TextDecoder().decode(kept.body) !== DOC) throw new Error("workerd lost the stored document across its restart");
       const pids = treeOf(host.child.pid);
       service = { url, pids };
       ceiling = { url: noop, pids };

@@ -26,6 +26,9 @@ const secrets = JSON.parse(process.env.BENCH_SECRETS);
 const mf = new Miniflare({
   host: "127.0.0.1",
   port: 0,
+  // Shared options: the stores persist under --data, so a restart keeps what was stored.
+  kvPersist: join(dataDir, "kv"),
+  r2Persist: join(dataDir, "r2"),
   workers: [
     {
       name: "service",
@@ -35,8 +38,6 @@ const mf = new Miniflare({
       compatibilityDate: "2026-04-01",
       kvNamespaces: ["USER_DB"],
       r2Buckets: ["STRIAE_DATA", "STRIAE_AUDIT", "STRIAE_IMAGES", "STRIAE_OUTBOX"],
-      kvPersist: join(dataDir, "kv"),
-      r2Persist: join(dataDir, "r2"),
       bindings: secrets,
       unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
     },
