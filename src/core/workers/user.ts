@@ -5,7 +5,8 @@
  * or wrong key is 401 (docs/api.md#worker-credentials).
  */
 import * as z from "zod";
-import type { Context } from "hono";
+import type { Context, TypedResponse } from "hono";
+import type { JSONParsed } from "hono/utils/types";
 import { createRoute } from "@hono/zod-openapi";
 import type { Clock, KvStore, Mailer } from "../ports.ts";
 import type { ServiceConfig } from "../config/mod.ts";
@@ -61,6 +62,7 @@ const MAX_BODY_BYTES = 1024 * 1024;
 export const DELETION_MAIL_FAILURE_MESSAGE =
   "Account deletion failed because confirmation emails could not be sent. The account was not deleted; try again later.";
 
+// `{userUid}` is checked and decoded by the handler itself (parsePath): the parameter is in the document only.
 const UidParams = z.object({ userUid: z.string() });
 const NO_SUCH_ROUTE = "No such route: /{userUid} or /{userUid}/cases";
 
@@ -71,15 +73,14 @@ const readUserRoute = createRoute({
   method: "get",
   path: "/{userUid}",
   summary: "Read a user record",
-  request: { params: UidParams },
+  documented: { request: { params: UidParams } },
   responses: { 200: { description: "The record", content: userContent }, ...errorResponses({ 401: "Bad key", 404: "No such user" }) },
 });
 const writeUserRoute = createRoute({
   method: "put",
   path: "/{userUid}",
   summary: "Create (201) or update (200) a user; cases are kept, absent fields keep their value",
-  request: { params: UidParams },
-  documented: { request: { body: jsonBody(UserPutBodySchema) } },
+  documented: { request: { params: UidParams, body: jsonBody(UserPutBodySchema) } },
   responses: {
     200: { description: "Updated", content: userContent },
     201: { description: "Created", content: userContent },
@@ -90,7 +91,7 @@ const deleteUserRoute = createRoute({
   method: "delete",
   path: "/{userUid}",
   summary: "Delete the account: cases, files, images, two mails, then the record",
-  request: { params: UidParams },
+  documented: { request: { params: UidParams } },
   responses: {
     200: { description: "Deleted", content: { "application/json": { schema: UserDeleteResponseSchema } } },
     500: { description: "Mails could not be sent (the record is kept), or a store failed", content: { "application/json": { schema: UserDeleteFailureSchema } } },
@@ -101,8 +102,7 @@ const assignCasesRoute = createRoute({
   method: "put",
   path: "/{userUid}/cases",
   summary: "Assign case numbers (duplicates dropped)",
-  request: { params: UidParams },
-  documented: { request: { body: jsonBody(CasesAddBodySchema) } },
+  documented: { request: { params: UidParams, body: jsonBody(CasesAddBodySchema) } },
   responses: {
     200: { description: "The updated record", content: userContent },
     ...errorResponses({ 400: "Invalid body", 401: "Bad key", 403: "Case limit reached", 404: "No such user" }),
@@ -112,8 +112,7 @@ const removeCasesRoute = createRoute({
   method: "delete",
   path: "/{userUid}/cases",
   summary: "Remove case assignments (the case documents stay)",
-  request: { params: UidParams },
-  documented: { request: { body: jsonBody(CasesDeleteBodySchema) } },
+  documented: { request: { params: UidParams, body: jsonBody(CasesDeleteBodySchema) } },
   responses: {
     200: { description: "The updated record", content: userContent },
     ...errorResponses({ 400: "Invalid body", 401: "Bad key", 404: "No such user" }),
@@ -200,9 +199,11 @@ function userWorker(deps: UserWorkerDeps) {
   const readRecord = async (c: Context<WorkerEnv>) => {
     const { uid, cases } = await ownPath(c);
     if (cases) throw ServiceError.methodNotAllowed(["PUT", "DELETE"]);
-    const user = await records.get(uid);
-    if (user === null) throw notFound(uid);
-    return c.json(user, 200);
+    // The record as validated when it was last read, not parsed again while it is unchanged.
+    const answer = await records.answer(uid);
+    if (answer === null) throw notFound(uid);
+    const response: Response = c.body(answer, 200, { "Content-Type": "application/json" });
+    return response as unknown as TypedResponse<JSONParsed<UserData>, 200, "json">;
   };
 
   const assignCases = async (c: Context<WorkerEnv>) => {
