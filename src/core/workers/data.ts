@@ -62,13 +62,13 @@ const AnyJsonSchema = z.unknown().describe("Any JSON value");
 
 // A document's key is the whole path (several segments), checked and decoded once by the handler.
 const documentPath = "/{filename{[\\s\\S]+}}";
-const documented = { path: "/{filename}.json" };
+// The key is checked and decoded by the handler itself: the parameter is in the document only.
+const documented = { path: "/{filename}.json", request: { params: DocumentPathSchema } };
 const keyErrors = { 400: "Not a .json key, bad key or invalid JSON", 403: "Bad key" } as const;
 const readDocumentRoute = createRoute({
   method: "get",
   path: documentPath,
   summary: "Read a document; `[]` when it does not exist",
-  request: { params: DocumentPathSchema },
   documented,
   responses: {
     200: { description: "The stored JSON", content: { "application/json": { schema: AnyJsonSchema } } },
@@ -79,8 +79,7 @@ const storeDocumentRoute = createRoute({
   method: "put",
   path: documentPath,
   summary: "Store any valid JSON document",
-  request: { params: DocumentPathSchema },
-  documented: { ...documented, request: { body: { required: true, content: { "application/json": { schema: AnyJsonSchema } } } } },
+  documented: { ...documented, request: { ...documented.request, body: { required: true, content: { "application/json": { schema: AnyJsonSchema } } } } },
   responses: {
     200: { description: "Stored", content: { "application/json": { schema: SuccessSchema } } },
     ...errorResponses({ ...keyErrors, 413: "Document too large" }),
@@ -90,7 +89,6 @@ const deleteDocumentRoute = createRoute({
   method: "delete",
   path: documentPath,
   summary: "Delete a document",
-  request: { params: DocumentPathSchema },
   documented,
   responses: {
     200: { description: "Deleted", content: { "application/json": { schema: SuccessSchema } } },
