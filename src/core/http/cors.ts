@@ -13,6 +13,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { editResponseHeaders } from "./response-headers.ts";
+import type { WorkerEnv } from "./worker-app.ts";
 
 /** Request headers a browser may send (docs/api.md#cors, and the identity token of docs/api.md#identity-tokens). */
 export const ALLOWED_REQUEST_HEADERS = ["Content-Type", "X-Custom-Auth-Key", "Authorization", "X-Identity-Token"] as const;
@@ -33,7 +34,7 @@ const ALLOWED = ALLOWED_REQUEST_HEADERS.join(",");
 const MAX_AGE = "600";
 
 /** CORS middleware that echoes the origin only when it is the configured one. */
-export function siteCors(options: SiteCorsOptions): MiddlewareHandler {
+export function siteCors(options: SiteCorsOptions): MiddlewareHandler<WorkerEnv> {
   const allowed = options.allowedOrigin;
   const methods = [...new Set([...options.methods, "OPTIONS"])].join(",");
   return async (c, next) => {
@@ -50,7 +51,15 @@ export function siteCors(options: SiteCorsOptions): MiddlewareHandler {
       headers.Vary = "Origin, Access-Control-Request-Headers";
       return new Response(null, { status: 204, statusText: "No Content", headers });
     }
+    // The same headers go into the request's frame, for an answer built with them.
+    const frame = c.get("frame");
+    if (frame !== undefined) {
+      if (echoed) frame["access-control-allow-origin"] = allowed;
+      frame["access-control-expose-headers"] = EXPOSED;
+      frame.vary = frame.vary === undefined ? "Origin" : `${frame.vary}, Origin`;
+    }
     await next();
+    if (c.res === c.get("framed")) return;
     editResponseHeaders(c, (headers) => {
       if (echoed) headers.set("Access-Control-Allow-Origin", allowed);
       headers.set("Access-Control-Expose-Headers", EXPOSED);

@@ -26,6 +26,10 @@ export interface WorkerVariables {
   audited?: boolean;
   /** True once the security headers middleware runs for this request (outermost app only). */
   secured?: boolean;
+  /** The headers every answer to this request carries (security headers, CORS), lower-case names. */
+  frame?: Record<string, string>;
+  /** The answer {@link answerWith} built with the frame's headers in it: nothing to add afterwards. */
+  framed?: Response;
   /** The path the innermost worker is mounted at (`""` when it is the app itself). */
   mount?: string;
 }
@@ -64,13 +68,24 @@ const SECURITY_HEADERS: readonly (readonly [string, string])[] = [
   ["Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'"],
 ];
 
-/** Sets the security headers once, on the answer, by the outermost app of the request. */
+/** {@link SECURITY_HEADERS} as the plain object an answer is built with. */
+const SECURITY_FRAME: Readonly<Record<string, string>> = Object.freeze(
+  Object.fromEntries(SECURITY_HEADERS.map(([name, value]) => [name.toLowerCase(), value])),
+);
+
+/**
+ * Sets the security headers once per request, by the outermost app: handed to the handler
+ * as the request's frame (an answer built with {@link answerWith} carries them from the
+ * start), else set on the answer afterwards.
+ */
 function securityHeaders(): MiddlewareHandler<WorkerEnv> {
   return async (c, next) => {
     // A worker mounted in the service is reached through the service's app: set them once.
     if (c.get("secured") === true) return await next();
     c.set("secured", true);
+    c.set("frame", { ...SECURITY_FRAME });
     await next();
+    if (c.res === c.get("framed")) return;
     editResponseHeaders(c, (headers) => {
       for (const [name, value] of SECURITY_HEADERS) headers.set(name, value);
       headers.delete("X-Powered-By");
@@ -157,6 +172,22 @@ export function methodNotAllowed(allowed: readonly string[]): MiddlewareHandler 
   return () => {
     throw ServiceError.methodNotAllowed([...allowed, "OPTIONS"]);
   };
+}
+
+/**
+ * An answer with the request's frame headers (security headers, CORS) in it from the start,
+ * so the middlewares add nothing afterwards and the runtime writes it as built. Without a
+ * frame (a handler called outside the worker frame) it is `c.body` with the Content-Type.
+ */
+export function answerWith(c: Context<WorkerEnv>, body: string | Uint8Array<ArrayBuffer>, status: number, contentType: string): Response {
+  const frame = c.get("frame");
+  if (frame === undefined) return c.body(body, status as 200, { "Content-Type": contentType });
+  const headers: Record<string, string> = { ...frame, "content-type": contentType };
+  // A PDF gets no CSP, so browsers' built-in viewers can show it.
+  if (contentType.startsWith("application/pdf")) delete headers["content-security-policy"];
+  const response = new Response(body, { status, headers });
+  c.set("framed", response);
+  return response;
 }
 
 /** The client IP the adapter passed in, if any. */

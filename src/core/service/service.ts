@@ -6,7 +6,8 @@ import * as z from "zod";
 import { createRoute } from "@hono/zod-openapi";
 import type { BlobStore, CaptchaVerifier, Clock, ImageHost, ImageHostFactory, KvStore, Mailer } from "../ports.ts";
 import type { ImagesConfig, ServiceConfig } from "../config/mod.ts";
-import { createWorkerApp, type WorkerApp } from "../http/worker-app.ts";
+import { answerWith, createWorkerApp, type WorkerApp } from "../http/worker-app.ts";
+import type { TypedResponse } from "hono";
 import { createDataWorker } from "../workers/data.ts";
 import { createAuditWorker } from "../workers/audit.ts";
 import { createKeysWorker } from "../workers/keys.ts";
@@ -71,6 +72,7 @@ export const WORKER_MOUNTS = {
 export type WorkerName = keyof typeof WORKER_MOUNTS;
 
 const HealthSchema = z.object({ ok: z.literal(true) });
+const HEALTHY = JSON.stringify({ ok: true });
 
 const healthRoute = createRoute({
   method: "get",
@@ -82,7 +84,7 @@ const healthRoute = createRoute({
 /** Mounts every worker on one app with `/health` and `/openapi.json`. */
 export function createService(ports: ServicePorts, config: ServiceConfig): WorkerApp {
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin });
-  app.openapi(healthRoute, (c) => c.json({ ok: true as const }, 200));
+  app.openapi(healthRoute, (c) => answerWith(c, HEALTHY, 200, "application/json") as unknown as TypedResponse<{ ok: true }, 200, "json">);
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
     info: {

@@ -20,6 +20,7 @@ import { requireAuthKey } from "../http/auth.ts";
 import { limitBody } from "../http/limits.ts";
 import { ServiceError } from "../errors.ts";
 import {
+  answerWith,
   createWorkerApp,
   errorResponses,
   methodNotAllowed,
@@ -55,6 +56,7 @@ export interface DataWorkerDeps {
 
 const encoder = new TextEncoder();
 const EMPTY_DOCUMENT = encoder.encode("[]");
+const STORED = JSON.stringify({ success: true });
 const DocumentPathSchema = z.object({
   filename: z.string().describe("Key without `.json`, each `/`-separated segment percent-encoded"),
 });
@@ -176,7 +178,7 @@ function dataWorker(deps: DataWorkerDeps) {
   const read = async (c: Context<WorkerEnv>) => {
     const stored = await blobs.get(await ownedKey(c));
     // The stored bytes go out as they are (never re-serialised); to `hc` they are JSON.
-    const response: Response = c.body(stored ?? EMPTY_DOCUMENT, 200, { "Content-Type": "application/json; charset=utf-8" });
+    const response = answerWith(c, stored ?? EMPTY_DOCUMENT, 200, "application/json; charset=utf-8");
     return response as unknown as TypedResponse<JSONValue, 200, "json">;
   };
   const store = async (c: Context<WorkerEnv>) => {
@@ -191,7 +193,7 @@ function dataWorker(deps: DataWorkerDeps) {
       await checkCaseLimits(records, key, value);
       await write();
     });
-    return c.json({ success: true as const }, 200);
+    return answerWith(c, STORED, 200, "application/json") as unknown as TypedResponse<{ success: true }, 200, "json">;
   };
   const remove = async (c: Context<WorkerEnv>) => {
     const key = await ownedKey(c);

@@ -14,7 +14,7 @@ import { requireAuthKey } from "../http/auth.ts";
 import { readBody } from "../http/body.ts";
 import { limitBody } from "../http/limits.ts";
 import { redactSecrets, ServiceError } from "../errors.ts";
-import { createWorkerApp, errorResponses, methodNotAllowed, rawPathAfterMount } from "../http/worker-app.ts";
+import { answerWith, createWorkerApp, errorResponses, methodNotAllowed, rawPathAfterMount } from "../http/worker-app.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
 import { checkSegment, decodeSegment } from "../storage/keys.ts";
 import {
@@ -202,7 +202,7 @@ function userWorker(deps: UserWorkerDeps) {
     // The record as validated when it was last read, not parsed again while it is unchanged.
     const answer = await records.answer(uid);
     if (answer === null) throw notFound(uid);
-    const response: Response = c.body(answer, 200, { "Content-Type": "application/json" });
+    const response = answerWith(c, answer, 200, "application/json");
     return response as unknown as TypedResponse<JSONParsed<UserData>, 200, "json">;
   };
 
@@ -260,7 +260,10 @@ function userWorker(deps: UserWorkerDeps) {
       return { next, result: { user: next, created: false } };
     });
     await profileUpdated(c, uid, created ? "created" : "updated");
-    return created ? c.json(user, 201) : c.json(user, 200);
+    const text = JSON.stringify(user);
+    return created
+      ? (answerWith(c, text, 201, "application/json") as unknown as TypedResponse<JSONParsed<UserData>, 201, "json">)
+      : (answerWith(c, text, 200, "application/json") as unknown as TypedResponse<JSONParsed<UserData>, 200, "json">);
   };
 
   const removeCases = async (c: Context<WorkerEnv>) => {
