@@ -182,10 +182,12 @@ export function methodNotAllowed(allowed: readonly string[]): MiddlewareHandler 
 export function answerWith(c: Context<WorkerEnv>, body: string | Uint8Array<ArrayBuffer>, status: number, contentType: string): Response {
   const frame = c.get("frame");
   if (frame === undefined) return c.body(body, status as 200, { "Content-Type": contentType });
-  const headers: Record<string, string> = { ...frame, "content-type": contentType };
+  // The frame is this request's own object: the answer takes it as its headers.
+  frame["content-type"] = contentType;
   // A PDF gets no CSP, so browsers' built-in viewers can show it.
-  if (contentType.startsWith("application/pdf")) delete headers["content-security-policy"];
-  const response = new Response(body, { status, headers });
+  if (contentType.startsWith("application/pdf")) delete frame["content-security-policy"];
+  c.set("frame", undefined);
+  const response = new Response(body, { status, headers: frame });
   c.set("framed", response);
   return response;
 }
