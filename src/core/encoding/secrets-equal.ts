@@ -3,17 +3,16 @@
  * Comparing a presented secret with a configured one in constant time.
  */
 
-const encoder = new TextEncoder();
-
 /**
- * Compares two secrets in constant time for a given expected secret: every byte of the
- * expected one is compared whatever the given one holds, and a length difference counts as
- * a mismatch without an early exit. Synchronous, so a check costs no hashing round trip.
+ * Compares two secrets in constant time for a given expected secret: every UTF-16 code unit
+ * of the expected one is compared whatever the given one holds, and a length difference
+ * counts as a mismatch without an early exit. Synchronous and without encoding either string,
+ * so a check costs no hashing round trip and no allocation.
  */
 export function secretsEqual(given: string, expected: string): boolean {
-  const a = encoder.encode(given);
-  const b = encoder.encode(expected);
-  let diff = a.length ^ b.length;
-  for (let i = 0; i < b.length; i++) diff |= (a.length === 0 ? 0 : a[i % a.length]!) ^ b[i]!;
+  let diff = given.length ^ expected.length;
+  for (let i = 0; i < expected.length; i++) {
+    diff |= (given.length === 0 ? 0 : given.charCodeAt(i % given.length)) ^ expected.charCodeAt(i);
+  }
   return diff === 0;
 }

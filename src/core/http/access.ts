@@ -97,10 +97,12 @@ export function protect(app: WorkerApp, access: AccessControl, options: ProtectO
   const { limiter, limits } = access;
   const unlessPublic = (handler: MiddlewareHandler<WorkerEnv>): MiddlewareHandler<WorkerEnv> =>
     options.isPublic === undefined ? handler : async (c, next) => (options.isPublic!(c) ? await next() : await handler(c, next));
-  app.use("*", rateLimit({ limiter, limits, route: options.route, by: "ip" }));
+  // RATE_LIMITS=off: no limit middleware on the path at all.
+  const limited = limits !== "off";
+  if (limited) app.use("*", rateLimit({ limiter, limits, route: options.route, by: "ip" }));
   if (options.credential !== undefined) app.use("*", unlessPublic(options.credential));
   app.use("*", unlessPublic(identify({ identity: access.identity, adminKey: access.adminKey, status: options.status, optional: options.optionalIdentity })));
-  app.use("*", unlessPublic(rateLimit({ limiter, limits, route: options.route, by: "user", user: (c) => userIdOf(actorOf(c)) })));
+  if (limited) app.use("*", unlessPublic(rateLimit({ limiter, limits, route: options.route, by: "user", user: (c) => userIdOf(actorOf(c)) })));
   app.use("*", async (c, next) => {
     await next();
     const actor = actorOf(c);

@@ -3,13 +3,17 @@
  * CORS for the one configured site origin (docs/api.md#cors). Mounted before authentication so a
  * browser's preflight is answered without credentials.
  *
+ * The headers are set once, on the answer the handler (or the error handler) made: touching
+ * the answer before the handler runs would make the runtime rebuild it afterwards.
+ *
  * @example
  * ```ts
  * app.use("*", siteCors({ allowedOrigin: "https://lab.example", methods: ["GET", "PUT"] }));
  * ```
  */
 import type { MiddlewareHandler } from "hono";
-import { cors } from "hono/cors";
+import { editResponseHeaders } from "./response-headers.ts";
+import type { WorkerEnv } from "./worker-app.ts";
 
 /** Request headers a browser may send (docs/api.md#cors, and the identity token of docs/api.md#identity-tokens). */
 export const ALLOWED_REQUEST_HEADERS = ["Content-Type", "X-Custom-Auth-Key", "Authorization", "X-Identity-Token"] as const;
@@ -25,14 +29,41 @@ export interface SiteCorsOptions {
   methods: readonly string[];
 }
 
+const EXPOSED = EXPOSED_RESPONSE_HEADERS.join(",");
+const ALLOWED = ALLOWED_REQUEST_HEADERS.join(",");
+const MAX_AGE = "600";
+
 /** CORS middleware that echoes the origin only when it is the configured one. */
-export function siteCors(options: SiteCorsOptions): MiddlewareHandler {
+export function siteCors(options: SiteCorsOptions): MiddlewareHandler<WorkerEnv> {
   const allowed = options.allowedOrigin;
-  return cors({
-    origin: (origin) => (allowed !== undefined && origin === allowed ? allowed : null),
-    allowHeaders: [...ALLOWED_REQUEST_HEADERS],
-    exposeHeaders: [...EXPOSED_RESPONSE_HEADERS],
-    allowMethods: [...new Set([...options.methods, "OPTIONS"])],
-    maxAge: 600,
-  });
+  const methods = [...new Set([...options.methods, "OPTIONS"])].join(",");
+  return async (c, next) => {
+    const origin = c.req.header("Origin");
+    const echoed = allowed !== undefined && origin === allowed;
+    if (c.req.method === "OPTIONS") {
+      // A preflight is answered here; the frame's security headers are added on the way out.
+      const headers: Record<string, string> = {};
+      if (echoed) headers["Access-Control-Allow-Origin"] = allowed;
+      headers["Access-Control-Expose-Headers"] = EXPOSED;
+      headers["Access-Control-Max-Age"] = MAX_AGE;
+      headers["Access-Control-Allow-Methods"] = methods;
+      headers["Access-Control-Allow-Headers"] = ALLOWED;
+      headers.Vary = "Origin, Access-Control-Request-Headers";
+      return new Response(null, { status: 204, statusText: "No Content", headers });
+    }
+    // The same headers go into the request's frame, for an answer built with them.
+    const frame = c.get("frame");
+    if (frame !== undefined) {
+      if (echoed) frame["access-control-allow-origin"] = allowed;
+      frame["access-control-expose-headers"] = EXPOSED;
+      frame.vary = frame.vary === undefined ? "Origin" : `${frame.vary}, Origin`;
+    }
+    await next();
+    if (c.res === c.get("framed")) return;
+    editResponseHeaders(c, (headers) => {
+      if (echoed) headers.set("Access-Control-Allow-Origin", allowed);
+      headers.set("Access-Control-Expose-Headers", EXPOSED);
+      headers.append("Vary", "Origin");
+    });
+  };
 }

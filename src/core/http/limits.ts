@@ -34,13 +34,15 @@ export const UNREAD_BODY_BOUND: UnreadBodyBound = { maxBytes: 8 * 1024 * 1024, m
 export function limitBody(maxBytes: number): MiddlewareHandler {
   return async (c, next) => {
     const raw = c.req.raw;
-    if (raw.body === null) return await next();
+    // The declared length is checked first: on Node, asking for the body stream turns the
+    // adapter's light request into a full web Request, which a body read whole does not need.
     const declared = raw.headers.get("content-length");
     if (declared !== null && !raw.headers.has("transfer-encoding")) {
       // Refused unread: the adapter's settleRequestBody deals with the bytes still coming.
-      if (Number(declared) > maxBytes) throw ServiceError.tooLarge(maxBytes);
+      if (Number(declared) > maxBytes && raw.body !== null) throw ServiceError.tooLarge(maxBytes);
       return await next();
     }
+    if (raw.body === null) return await next();
     const reader = raw.body.getReader();
     const chunks: Uint8Array[] = [];
     let size = 0;

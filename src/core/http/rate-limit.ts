@@ -18,6 +18,7 @@ import type { RateDecision, RateLimiter } from "../rate-limit/limiter.ts";
 import type { RateLimitRoute, RateLimits } from "../rate-limit/rules.ts";
 import { redactSecrets } from "../errors.ts";
 import { HttpRefusal } from "./errors.ts";
+import { editResponseHeaders } from "./response-headers.ts";
 import { clientIp, type WorkerEnv } from "./worker-app.ts";
 
 /** Options of {@link rateLimit}. */
@@ -48,17 +49,13 @@ function rateHeaders(decision: RateDecision): Record<string, string> {
 
 /** Writes the headers unless the response already reports a stricter (or equal) remaining. */
 function reportDecision(c: Context, decision: RateDecision): void {
-  const current = Number(c.res.headers.get(REMAINING) ?? Number.NaN);
-  if (Number.isFinite(current) && current <= decision.remaining) return;
-  const headers = rateHeaders(decision);
-  try {
-    for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
-  } catch {
-    // A response with immutable headers (e.g. one passed through from fetch): copy it.
-    const copy = new Response(c.res.body, c.res);
-    for (const [name, value] of Object.entries(headers)) copy.headers.set(name, value);
-    c.res = copy;
-  }
+  editResponseHeaders(c, (headers) => {
+    const current = Number(headers.get(REMAINING) ?? Number.NaN);
+    if (Number.isFinite(current) && current <= decision.remaining) return;
+    headers.set(LIMIT, String(decision.limit));
+    headers.set(REMAINING, String(decision.remaining));
+    headers.set(RESET, String(decision.resetSeconds));
+  });
 }
 
 /**

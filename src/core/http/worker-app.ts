@@ -7,10 +7,10 @@ import type { OpenAPIHono as ZodOpenAPIHono, RouteConfig } from "@hono/zod-opena
 import { OpenAPIHono as LeanOpenAPIHono } from "./openapi-app.ts";
 import { type Context, type Env, Hono, type MiddlewareHandler } from "hono";
 import * as z from "zod";
-import { secureHeaders } from "hono/secure-headers";
 import { errorBody, errorResponse } from "./errors.ts";
 import { ServiceError } from "../errors.ts";
 import { siteCors } from "./cors.ts";
+import { editResponseHeaders } from "./response-headers.ts";
 import { ErrorBodySchema } from "../schemas/error.ts";
 import type { Actor } from "../audit/service-events.ts";
 import { SECURITY_SCHEMES, type SecuritySchemeName } from "./credentials-doc.ts";
@@ -29,6 +29,10 @@ export interface WorkerVariables {
   audited?: boolean;
   /** True once the security headers middleware runs for this request (outermost app only). */
   secured?: boolean;
+  /** The headers every answer to this request carries (security headers, CORS), lower-case names. */
+  frame?: Record<string, string>;
+  /** The answer {@link answerWith} built with the frame's headers in it: nothing to add afterwards. */
+  framed?: Response;
   /** The path the innermost worker is mounted at (`""` when it is the app itself). */
   mount?: string;
   /** The client IP a host app's middleware set (`passClientIp` of each adapter); `ServiceBindings.clientIp` wins. */
@@ -50,27 +54,52 @@ export interface WorkerEnv {
 }
 
 /**
- * Security headers on every response (hono's `secureHeaders`): no sniffing, no framing, no
- * referrer, HSTS, and a CSP that lets a JSON or image response load nothing. Images stay
- * loadable from the site's origin (no `Cross-Origin-Resource-Policy: same-origin`), and a
- * PDF gets no CSP so browsers' built-in viewers can show it.
+ * Security headers on every response, the set hono's `secureHeaders` sends with these
+ * choices: no sniffing, no framing, no referrer, HSTS, and a CSP that lets a JSON or image
+ * response load nothing. Images stay loadable from the site's origin (no
+ * `Cross-Origin-Resource-Policy: same-origin`), and a PDF gets no CSP so browsers' built-in
+ * viewers can show it.
+ */
+const SECURITY_HEADERS: readonly (readonly [string, string])[] = [
+  ["Cross-Origin-Resource-Policy", "cross-origin"],
+  ["Cross-Origin-Opener-Policy", "same-origin"],
+  ["Origin-Agent-Cluster", "?1"],
+  ["Referrer-Policy", "no-referrer"],
+  ["Strict-Transport-Security", "max-age=15552000; includeSubDomains"],
+  ["X-Content-Type-Options", "nosniff"],
+  ["X-DNS-Prefetch-Control", "off"],
+  ["X-Download-Options", "noopen"],
+  ["X-Frame-Options", "DENY"],
+  ["X-Permitted-Cross-Domain-Policies", "none"],
+  ["X-XSS-Protection", "0"],
+  ["Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'"],
+];
+
+/** {@link SECURITY_HEADERS} as the plain object an answer is built with. */
+const SECURITY_FRAME: Readonly<Record<string, string>> = Object.freeze(
+  Object.fromEntries(SECURITY_HEADERS.map(([name, value]) => [name.toLowerCase(), value])),
+);
+
+/**
+ * Sets the security headers once per request, by the outermost app: handed to the handler
+ * as the request's frame (an answer built with {@link answerWith} carries them from the
+ * start), else set on the answer afterwards.
  */
 function securityHeaders(): MiddlewareHandler<WorkerEnv> {
-  const secure = secureHeaders({
-    contentSecurityPolicy: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
-    crossOriginResourcePolicy: "cross-origin",
-    crossOriginEmbedderPolicy: false,
-    referrerPolicy: "no-referrer",
-    xFrameOptions: "DENY",
-  });
   return async (c, next) => {
     // A worker mounted in the service is reached through the service's app: set them once.
     if (c.get("secured") === true) return await next();
     c.set("secured", true);
-    await secure(c, next);
-    if (c.res.headers.get("Content-Type")?.startsWith("application/pdf")) c.res.headers.delete("Content-Security-Policy");
-    const own = c.get("contentSecurityPolicy");
-    if (own !== undefined) c.res.headers.set("Content-Security-Policy", own);
+    c.set("frame", { ...SECURITY_FRAME });
+    await next();
+    if (c.res === c.get("framed")) return;
+    editResponseHeaders(c, (headers) => {
+      for (const [name, value] of SECURITY_HEADERS) headers.set(name, value);
+      headers.delete("X-Powered-By");
+      if (headers.get("Content-Type")?.startsWith("application/pdf")) headers.delete("Content-Security-Policy");
+      const own = c.get("contentSecurityPolicy");
+      if (own !== undefined) headers.set("Content-Security-Policy", own);
+    });
   };
 }
 
@@ -228,6 +257,24 @@ export function methodNotAllowed(allowed: readonly string[]): MiddlewareHandler 
   return () => {
     throw ServiceError.methodNotAllowed([...allowed, "OPTIONS"]);
   };
+}
+
+/**
+ * An answer with the request's frame headers (security headers, CORS) in it from the start,
+ * so the middlewares add nothing afterwards and the runtime writes it as built. Without a
+ * frame (a handler called outside the worker frame) it is `c.body` with the Content-Type.
+ */
+export function answerWith(c: Context<WorkerEnv>, body: string | Uint8Array<ArrayBuffer>, status: number, contentType: string): Response {
+  const frame = c.get("frame");
+  if (frame === undefined) return c.body(body, status as 200, { "Content-Type": contentType });
+  // The frame is this request's own object: the answer takes it as its headers.
+  frame["content-type"] = contentType;
+  // A PDF gets no CSP, so browsers' built-in viewers can show it.
+  if (contentType.startsWith("application/pdf")) delete frame["content-security-policy"];
+  c.set("frame", undefined);
+  const response = new Response(body, { status, headers: frame });
+  c.set("framed", response);
+  return response;
 }
 
 /** The client IP the adapter passed in (`fetch(request, { clientIp })`) or a host app's middleware set, if any. */

@@ -6,7 +6,8 @@ import * as z from "zod";
 import { createRoute } from "../http/openapi-app.ts";
 import type { BlobStore, CaptchaVerifier, Clock, ImageHost, ImageHostFactory, KvStore, Mailer } from "../ports.ts";
 import type { ImagesConfig, ServiceConfig } from "../config/mod.ts";
-import { createWorkerApp, type WorkerApp } from "../http/worker-app.ts";
+import { answerWith, createWorkerApp, mountOf, type WorkerApp } from "../http/worker-app.ts";
+import type { TypedResponse } from "hono";
 import { createDataWorker } from "../workers/data.ts";
 import { createAuditWorker } from "../workers/audit.ts";
 import { createKeysWorker } from "../workers/keys.ts";
@@ -22,7 +23,6 @@ import { portsCaseStore } from "../cases/ports-case-store.ts";
 import { mailerOf } from "../mail/transport.ts";
 import { accessControl } from "../http/access.ts";
 import { OPEN } from "../http/credentials-doc.ts";
-import { mountOf } from "../http/worker-app.ts";
 import { registerDocsPage } from "../http/docs-page.ts";
 import type { IdentityVerifier } from "../identity/identity-token.ts";
 import type { RateLimiter } from "../rate-limit/limiter.ts";
@@ -74,6 +74,7 @@ export const WORKER_MOUNTS = {
 export type WorkerName = keyof typeof WORKER_MOUNTS;
 
 const HealthSchema = z.object({ ok: z.literal(true) });
+const HEALTHY = JSON.stringify({ ok: true });
 
 const healthRoute = createRoute({
   method: "get",
@@ -104,7 +105,7 @@ function openApiObject(mount: string) {
 /** Mounts every worker on one app with `/health` and `/openapi.json`. */
 export function createService(ports: ServicePorts, config: ServiceConfig): WorkerApp {
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin });
-  app.openapi(healthRoute, (c) => c.json({ ok: true as const }, 200));
+  app.openapi(healthRoute, (c) => answerWith(c, HEALTHY, 200, "application/json") as unknown as TypedResponse<{ ok: true }, 200, "json">);
   app.doc31("/openapi.json", (c) => openApiObject(mountOf(c)));
   if (config.apiDocs === "on") registerDocsPage(app);
 

@@ -14,17 +14,46 @@ import { type UserData, UserDataSchema } from "../schemas/user.ts";
 export interface UserRecords {
   /** The record, or null when the user does not exist. */
   get(userUid: string): Promise<UserData | null>;
+  /** The record as a GET answers it (the JSON text of {@link UserRecords.get}'s record), or null. */
+  answer(userUid: string): Promise<string | null>;
   /** Runs `change` on the current record (or null) and stores what it returns, under the user's lock. */
   update<T>(userUid: string, change: (current: UserData | null) => Promise<{ next: UserData | null; result: T }> | { next: UserData | null; result: T }): Promise<T>;
   /** Removes the record; true when it existed. */
   delete(userUid: string): Promise<boolean>;
 }
 
+/** A stored text this process validated, and what it holds. */
+interface Validated {
+  /** The text as stored. */
+  stored: string;
+  /** The record it holds. */
+  record: UserData;
+  /** The record as JSON, what a GET answers. */
+  answer: string;
+}
+
+/** How many characters of validated records are kept, so a read of an unchanged record skips the parse and the schema. */
+const VALIDATED_CHARS = 4 * 1024 * 1024;
+
 /** User records over a KV store. */
 export function userRecords(users: KvStore): UserRecords {
   const mutex = new KeyedMutex();
-  async function get(userUid: string): Promise<UserData | null> {
-    const stored = await users.get(storageKeys.user(userUid));
+  // By key, oldest first. A hit needs the stored text to be exactly the one validated, so a
+  // write by anyone (another process, another isolate) is read and validated again.
+  const validated = new Map<string, Validated>();
+  let validatedChars = 0;
+  const forget = (key: string) => {
+    const known = validated.get(key);
+    if (known === undefined) return;
+    validated.delete(key);
+    validatedChars -= known.stored.length + known.answer.length;
+  };
+  async function read(userUid: string): Promise<Validated | null> {
+    const key = storageKeys.user(userUid);
+    const stored = await users.get(key);
+    const known = validated.get(key);
+    if (known !== undefined && known.stored === stored) return known;
+    forget(key);
     if (stored === null) return null;
     let parsed: unknown;
     try {
@@ -34,10 +63,26 @@ export function userRecords(users: KvStore): UserRecords {
     }
     const record = UserDataSchema.safeParse(parsed);
     if (!record.success) throw ServiceError.server("The stored user record does not match UserData");
-    return record.data;
+    const entry = { stored, record: record.data, answer: JSON.stringify(record.data) };
+    const size = entry.stored.length + entry.answer.length;
+    if (size <= VALIDATED_CHARS / 16) {
+      validated.set(key, entry);
+      validatedChars += size;
+      for (const oldest of validated.keys()) {
+        if (validatedChars <= VALIDATED_CHARS) break;
+        forget(oldest);
+      }
+    }
+    return entry;
+  }
+  // Each caller gets a record of its own: the kept one is never handed out to be changed.
+  async function get(userUid: string): Promise<UserData | null> {
+    const entry = await read(userUid);
+    return entry === null ? null : (JSON.parse(entry.answer) as UserData);
   }
   return {
     get,
+    answer: async (userUid) => (await read(userUid))?.answer ?? null,
     update(userUid, change) {
       const key = storageKeys.user(userUid);
       return mutex.run(key, async () => {

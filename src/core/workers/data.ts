@@ -20,6 +20,7 @@ import { requireAuthKey } from "../http/auth.ts";
 import { limitBody } from "../http/limits.ts";
 import { ServiceError } from "../errors.ts";
 import {
+  answerWith,
   createWorkerApp,
   errorResponses,
   methodNotAllowed,
@@ -56,6 +57,7 @@ export interface DataWorkerDeps {
 
 const encoder = new TextEncoder();
 const EMPTY_DOCUMENT = encoder.encode("[]");
+const STORED = JSON.stringify({ success: true });
 const AnyJsonSchema = z.unknown().describe("Any JSON value");
 
 const segment = (description: string) => z.string().describe(`${description}; one key segment (docs/api.md#data-keys)`);
@@ -79,7 +81,7 @@ const documentShapes = (verb: "read" | "store" | "delete") => ({
     },
   ],
 });
-const DocumentPathSchema = z.object({ filename: z.string() });
+// The key is checked and decoded by the handler itself: its parameters are in the document only.
 const keyErrors = { 400: "Not a .json key, bad key or invalid JSON", 403: "Bad key" } as const;
 const keyShapes = "Any key of one or more segments whose last ends in `.json` is stored the same way (docs/api.md#data-worker).";
 const security = keyedSecurity("dataKey");
@@ -89,7 +91,6 @@ const readDocumentRoute = createRoute({
   summary: "Read a document; `[]` when it does not exist",
   description: keyShapes,
   security,
-  request: { params: DocumentPathSchema },
   documented: documentShapes("read"),
   responses: {
     200: { description: "The stored JSON", content: { "application/json": { schema: AnyJsonSchema } } },
@@ -102,7 +103,6 @@ const storeDocumentRoute = createRoute({
   summary: "Store any valid JSON document",
   description: keyShapes,
   security,
-  request: { params: DocumentPathSchema },
   documented: { ...documentShapes("store"), request: { body: { required: true, content: { "application/json": { schema: AnyJsonSchema } } } } },
   responses: {
     200: { description: "Stored", content: { "application/json": { schema: SuccessSchema } } },
@@ -115,7 +115,6 @@ const deleteDocumentRoute = createRoute({
   summary: "Delete a document",
   description: keyShapes,
   security,
-  request: { params: DocumentPathSchema },
   documented: documentShapes("delete"),
   responses: {
     200: { description: "Deleted", content: { "application/json": { schema: SuccessSchema } } },
@@ -203,7 +202,7 @@ function dataWorker(deps: DataWorkerDeps) {
   const read = async (c: Context<WorkerEnv>) => {
     const stored = await blobs.get(await ownedKey(c));
     // The stored bytes go out as they are (never re-serialised); to `hc` they are JSON.
-    const response: Response = c.body(stored ?? EMPTY_DOCUMENT, 200, { "Content-Type": "application/json; charset=utf-8" });
+    const response = answerWith(c, stored ?? EMPTY_DOCUMENT, 200, "application/json; charset=utf-8");
     return response as unknown as TypedResponse<JSONValue, 200, "json">;
   };
   const store = async (c: Context<WorkerEnv>) => {
@@ -218,7 +217,7 @@ function dataWorker(deps: DataWorkerDeps) {
       await checkCaseLimits(records, key, value);
       await write();
     });
-    return c.json({ success: true as const }, 200);
+    return answerWith(c, STORED, 200, "application/json") as unknown as TypedResponse<{ success: true }, 200, "json">;
   };
   const remove = async (c: Context<WorkerEnv>) => {
     const key = await ownedKey(c);

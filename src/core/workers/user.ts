@@ -5,7 +5,8 @@
  * or wrong key is 401 (docs/api.md#worker-credentials).
  */
 import * as z from "zod";
-import type { Context } from "hono";
+import type { Context, TypedResponse } from "hono";
+import type { JSONParsed } from "hono/utils/types";
 import { createRoute } from "../http/openapi-app.ts";
 import { keyedSecurity } from "../http/credentials-doc.ts";
 import type { Clock, KvStore, Mailer } from "../ports.ts";
@@ -14,7 +15,7 @@ import { requireAuthKey } from "../http/auth.ts";
 import { readBody } from "../http/body.ts";
 import { limitBody } from "../http/limits.ts";
 import { redactSecrets, ServiceError } from "../errors.ts";
-import { createWorkerApp, errorResponses, methodNotAllowed, rawPathAfterMount } from "../http/worker-app.ts";
+import { answerWith, createWorkerApp, errorResponses, methodNotAllowed, rawPathAfterMount } from "../http/worker-app.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
 import { checkSegment, decodeSegment } from "../storage/keys.ts";
 import {
@@ -62,6 +63,7 @@ const MAX_BODY_BYTES = 1024 * 1024;
 export const DELETION_MAIL_FAILURE_MESSAGE =
   "Account deletion failed because confirmation emails could not be sent. The account was not deleted; try again later.";
 
+// `{userUid}` is checked and decoded by the handler itself (parsePath): the parameter is in the document only.
 const UidParams = z.object({ userUid: z.string() });
 const NO_SUCH_ROUTE = "No such route: /{userUid} or /{userUid}/cases";
 
@@ -74,7 +76,7 @@ const readUserRoute = createRoute({
   summary: "Read a user record",
   operationId: "readUser",
   security: keyedSecurity("userKey"),
-  request: { params: UidParams },
+  documented: { request: { params: UidParams } },
   responses: { 200: { description: "The record", content: userContent }, ...errorResponses({ 401: "Bad key", 404: "No such user" }) },
 });
 const writeUserRoute = createRoute({
@@ -83,8 +85,7 @@ const writeUserRoute = createRoute({
   summary: "Create (201) or update (200) a user; cases are kept, absent fields keep their value",
   operationId: "writeUser",
   security: keyedSecurity("userKey"),
-  request: { params: UidParams },
-  documented: { request: { body: jsonBody(UserPutBodySchema) } },
+  documented: { request: { params: UidParams, body: jsonBody(UserPutBodySchema) } },
   responses: {
     200: { description: "Updated", content: userContent },
     201: { description: "Created", content: userContent },
@@ -97,7 +98,7 @@ const deleteUserRoute = createRoute({
   summary: "Delete the account: cases, files, images, two mails, then the record",
   operationId: "deleteUser",
   security: keyedSecurity("userKey"),
-  request: { params: UidParams },
+  documented: { request: { params: UidParams } },
   responses: {
     200: { description: "Deleted", content: { "application/json": { schema: UserDeleteResponseSchema } } },
     500: { description: "Mails could not be sent (the record is kept), or a store failed", content: { "application/json": { schema: UserDeleteFailureSchema } } },
@@ -110,8 +111,7 @@ const assignCasesRoute = createRoute({
   summary: "Assign case numbers (duplicates dropped)",
   operationId: "addUserCases",
   security: keyedSecurity("userKey"),
-  request: { params: UidParams },
-  documented: { request: { body: jsonBody(CasesAddBodySchema) } },
+  documented: { request: { params: UidParams, body: jsonBody(CasesAddBodySchema) } },
   responses: {
     200: { description: "The updated record", content: userContent },
     ...errorResponses({ 400: "Invalid body", 401: "Bad key", 403: "Case limit reached", 404: "No such user" }),
@@ -123,8 +123,7 @@ const removeCasesRoute = createRoute({
   summary: "Remove case assignments (the case documents stay)",
   operationId: "removeUserCases",
   security: keyedSecurity("userKey"),
-  request: { params: UidParams },
-  documented: { request: { body: jsonBody(CasesDeleteBodySchema) } },
+  documented: { request: { params: UidParams, body: jsonBody(CasesDeleteBodySchema) } },
   responses: {
     200: { description: "The updated record", content: userContent },
     ...errorResponses({ 400: "Invalid body", 401: "Bad key", 404: "No such user" }),
@@ -211,9 +210,11 @@ function userWorker(deps: UserWorkerDeps) {
   const readRecord = async (c: Context<WorkerEnv>) => {
     const { uid, cases } = await ownPath(c);
     if (cases) throw ServiceError.methodNotAllowed(["PUT", "DELETE"]);
-    const user = await records.get(uid);
-    if (user === null) throw notFound(uid);
-    return c.json(user, 200);
+    // The record as validated when it was last read, not parsed again while it is unchanged.
+    const answer = await records.answer(uid);
+    if (answer === null) throw notFound(uid);
+    const response = answerWith(c, answer, 200, "application/json");
+    return response as unknown as TypedResponse<JSONParsed<UserData>, 200, "json">;
   };
 
   const assignCases = async (c: Context<WorkerEnv>) => {
@@ -270,7 +271,10 @@ function userWorker(deps: UserWorkerDeps) {
       return { next, result: { user: next, created: false } };
     });
     await profileUpdated(c, uid, created ? "created" : "updated");
-    return created ? c.json(user, 201) : c.json(user, 200);
+    const text = JSON.stringify(user);
+    return created
+      ? (answerWith(c, text, 201, "application/json") as unknown as TypedResponse<JSONParsed<UserData>, 201, "json">)
+      : (answerWith(c, text, 200, "application/json") as unknown as TypedResponse<JSONParsed<UserData>, 200, "json">);
   };
 
   const removeCases = async (c: Context<WorkerEnv>) => {

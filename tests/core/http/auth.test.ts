@@ -8,6 +8,12 @@ describe("credential comparison", () => {
     for (const other of ["abd", "ab", "abcd", "", "ABC"]) expect(secretsEqual(other, "abc")).toBe(false);
   });
 
+  it("compares non-ASCII secrets exactly, and a prefix or a repetition of the secret never matches", () => {
+    expect(secretsEqual("clé-ü-🔑", "clé-ü-🔑")).toBe(true);
+    for (const other of ["cle\u0301-ü-🔑", "clé-ü-", "clé-ü-🔑clé-ü-🔑", "clé-ü-🔑 ", "c"]) expect(secretsEqual(other, "clé-ü-🔑")).toBe(false);
+    expect(secretsEqual("abcabc", "abc")).toBe(false);
+  });
+
   it("never matches an unset or empty key", async () => {
     expect(matchesAnyKey("", [""])).toBe(false);
     expect(matchesAnyKey(undefined, [undefined])).toBe(false);

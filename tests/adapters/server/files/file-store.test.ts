@@ -28,6 +28,19 @@ describe("file blob store (embedded default)", () => {
     expect(await store.get("u1/C-1/data.json")).toBeNull();
   });
 
+  it("documents on both sides of the synchronous small-file bound (256 KiB) and around it read back whole, and a folder reads as absent", async () => {
+    const store = createFileBlobStore(dir);
+    for (const size of [0, 1, 256 * 1024 - 1, 256 * 1024, 256 * 1024 + 1, 3 * 1024 * 1024]) {
+      const value = new Uint8Array(size).map((_, i) => (i * 31 + size) & 0xff);
+      await store.put(`u1/size-${size}.json`, value);
+      expect(Buffer.from((await store.get(`u1/size-${size}.json`))!).equals(Buffer.from(value))).toBe(true);
+      expect((await stat(join(dir, "u1", `size-${size}.json`))).size).toBe(size);
+    }
+    await store.put("u1/C-1/data.json", bytes("{}"));
+    expect(await store.get("u1/C-1")).toBeNull();
+    expect((await readdir(join(dir, "u1"))).filter((name) => name.endsWith(".tmp"))).toEqual([]);
+  });
+
   it("writes atomically: no temporary file is left and listings skip stray ones", async () => {
     const store = createFileBlobStore(dir);
     await Promise.all(Array.from({ length: 50 }, (_, i) => store.put("u1/doc.json", bytes(JSON.stringify({ i, pad: "x".repeat(10_000) })))));

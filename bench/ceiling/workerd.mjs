@@ -1,0 +1,57 @@
+// The service and its ceiling in one workerd (Miniflare): the whole-service module worker
+// (bundled as wrangler bundles it, local KV and R2 under --data) and a no-op worker that
+// answers each scenario's body, each on a socket of its own so neither routes through the
+// other. Prints `ready <service URL> <no-op URL>`. Run it under taskset: workerd inherits it.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Miniflare } from "miniflare";
+import { bundleWorker } from "../../scripts/start-workerd.mjs";
+
+const [dataDir] = process.argv.slice(2);
+const bodies = readFileSync(process.env.BENCH_BODIES, "utf8");
+const scriptPath = await bundleWorker("all", join(dataDir, ".workerd", "worker.js"), true);
+const noop = `
+const table = ${bodies};
+const bodies = Object.fromEntries(Object.entries(table).map(([path, { type, base64 }]) => [path, { type, bytes: Uint8Array.from(atob(base64), (c) => c.charCodeAt(0)) }]));
+export default {
+  async fetch(request) {
+    if (request.body !== null) await request.arrayBuffer();
+    const pathname = new URL(request.url).pathname;
+    const end = pathname.indexOf("/", 1);
+    const body = bodies[end === -1 ? pathname.slice(1) : pathname.slice(1, end)] ?? bodies.default;
+    return new Response(body.bytes, { headers: { "content-type": body.type } });
+  },
+};`;
+const secrets = JSON.parse(process.env.BENCH_SECRETS);
+const mf = new Miniflare({
+  host: "127.0.0.1",
+  port: 0,
+  // Shared options: the stores persist under --data, so a restart keeps what was stored.
+  kvPersist: join(dataDir, "kv"),
+  r2Persist: join(dataDir, "r2"),
+  workers: [
+    {
+      name: "service",
+      modules: true,
+      scriptPath,
+      modulesRoot: join(dataDir, ".workerd"),
+      compatibilityDate: "2026-04-01",
+      kvNamespaces: ["USER_DB"],
+      r2Buckets: ["STRIAE_DATA", "STRIAE_AUDIT", "STRIAE_IMAGES", "STRIAE_OUTBOX"],
+      bindings: secrets,
+      unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
+    },
+    {
+      name: "noop",
+      modules: true,
+      script: noop,
+      compatibilityDate: "2026-04-01",
+      unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
+    },
+  ],
+});
+await mf.ready;
+const service = await mf.unsafeGetDirectURL("service");
+const ceiling = await mf.unsafeGetDirectURL("noop");
+console.log(`ready ${service.origin} ${ceiling.origin}`);
+process.on("SIGTERM", () => mf.dispose().finally(() => process.exit(0)));
