@@ -21,7 +21,7 @@ import { auditKeys } from "../../core/audit/signing-keys.ts";
 import { auditExportCsv, auditExportJson } from "../../core/audit/export.ts";
 import { renderAuditReport } from "../../core/pdf/audit-report.ts";
 import { type RuntimeStorage, storagePorts } from "./start.ts";
-import { readEnvironment } from "./environment.ts";
+import { commandIo } from "./exchange-command.ts";
 
 const USAGE = `Usage:
   forensic-annotation audit verify --user UID [--from DAY --to DAY] [--data DIR] [--json]
@@ -135,11 +135,7 @@ export async function runAuditCommand(
   argv: readonly string[],
   options: { runtimeStorage?: RuntimeStorage | undefined; io?: Partial<AuditCommandIo> | undefined } = {},
 ): Promise<number> {
-  const io: AuditCommandIo = {
-    out: options.io?.out ?? ((line) => console.log(line)),
-    err: options.io?.err ?? process.stderr,
-    env: options.io?.env ?? readEnvironment(),
-  };
+  const io: AuditCommandIo = commandIo(options.io);
   let close = async () => {};
   try {
     const { values: flags, positionals } = parse(argv);

@@ -77,6 +77,15 @@ export interface ExchangeCommandIo {
   env: Readonly<Record<string, string | undefined>>;
 }
 
+/** A command's I/O: what `io` gives, else the console, stderr and `.env` under the process environment. */
+export function commandIo(io: Partial<ExchangeCommandIo> | undefined): ExchangeCommandIo {
+  return {
+    out: io?.out ?? ((line) => console.log(line)),
+    err: io?.err ?? process.stderr,
+    env: io?.env ?? readEnvironment(),
+  };
+}
+
 /** Options of {@link runExchangeCommand}. */
 export interface ExchangeCommandOptions {
   /** Stores only one runtime offers (Deno KV under Deno), as for `serve`. */
@@ -319,11 +328,7 @@ async function importArchive(flags: Flags, zip: ArchiveReader, io: ExchangeComma
  * exit code: 0 done, 1 failed or refused, 2 bad usage or configuration.
  */
 export async function runExchangeCommand(argv: readonly string[], options: ExchangeCommandOptions = {}): Promise<number> {
-  const io: ExchangeCommandIo = {
-    out: options.io?.out ?? ((line) => console.log(line)),
-    err: options.io?.err ?? process.stderr,
-    env: options.io?.env ?? readEnvironment(),
-  };
+  const io = commandIo(options.io);
   let close = async () => {};
   try {
     const { values: flags, positionals } = parse(argv);

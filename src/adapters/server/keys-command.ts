@@ -12,9 +12,8 @@ import { ConfigError, parseConfig } from "../../core/config/mod.ts";
 import { encodeBase64Url } from "../../core/encoding/base64url.ts";
 import { CanaryError, encryptAll, type MaintenanceProgress, rotateKeys } from "../../core/encryption/mod.ts";
 import { checkCanaries, encryptedStoresOf, keyringOf } from "../../core/service/encrypted-ports.ts";
-import { readEnvironment } from "./environment.ts";
 import { serverCipherSuite } from "./node-cipher.ts";
-import { type ExchangeCommandIo, progressPrinter } from "./exchange-command.ts";
+import { commandIo, type ExchangeCommandIo, progressPrinter } from "./exchange-command.ts";
 import { rawStoragePorts, type RuntimeStorage } from "./start.ts";
 
 const USAGE = `Usage: forensic-annotation keys <command> [options]
@@ -49,9 +48,7 @@ export interface KeysCommandOptions {
 
 /** Runs `keys ...` (argv without the program name); resolves with the exit code (0 done, 1 failed, 2 usage or configuration). */
 export async function runKeysCommand(argv: readonly string[], options: KeysCommandOptions = {}): Promise<number> {
-  const out = options.io?.out ?? ((line: string) => console.log(line));
-  const err = options.io?.err ?? process.stderr;
-  const env = options.io?.env ?? readEnvironment();
+  const { out, err, env } = commandIo(options.io);
   let parsed;
   try {
     parsed = parseArgs({

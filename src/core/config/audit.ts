@@ -3,7 +3,7 @@
  * Signed audit heads (docs/storage.md#audit-chain): the key that signs them and the keys that verify them.
  */
 import * as z from "zod";
-import { camelKeys, text, variable, variableProblem, WHEN_VALID } from "./variables.ts";
+import { camelKeys, jwkJsonVariables, text, variable, WHEN_VALID } from "./variables.ts";
 
 /** The audit variables. */
 export const AuditSection = z.object({
@@ -17,21 +17,7 @@ export const AuditSection = z.object({
     "a JWK, an array of JWKs or a JWKS (each key needs `kty`) that verify audit heads signed earlier, besides the signing key's public half",
     { usedBy: "data, audit", typeText: "JSON" },
   ),
-}).superRefine((e, ctx) => {
-  for (const name of ["AUDIT_SIGNING_KEY", "AUDIT_VERIFY_KEYS"] as const) {
-    const value = e[name];
-    if (value !== undefined && !isJsonObjectOrArray(value)) variableProblem(ctx, [name], "must be JSON: a JWK object (or for AUDIT_VERIFY_KEYS an array of JWKs or a JWKS)");
-  }
-}, WHEN_VALID).transform(camelKeys);
-
-function isJsonObjectOrArray(text: string): boolean {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === "object";
-  } catch {
-    return false;
-  }
-}
+}).superRefine(jwkJsonVariables("AUDIT_SIGNING_KEY", "AUDIT_VERIFY_KEYS"), WHEN_VALID).transform(camelKeys);
 
 /** What {@link AuditSection} parses. */
 export type AuditConfig = z.output<typeof AuditSection>;

@@ -3,7 +3,7 @@
  * Signatures of case packages, read by the `export` and `import` commands.
  */
 import * as z from "zod";
-import { camelKeys, text, variable, variableProblem, WHEN_VALID } from "./variables.ts";
+import { camelKeys, jwkJsonVariables, text, variable, WHEN_VALID } from "./variables.ts";
 
 /** The exchange variables. */
 export const ExchangeSection = z.object({
@@ -22,21 +22,7 @@ export const ExchangeSection = z.object({
     "`1`, `true` or `yes` (any case): unsigned packages, or packages with an invalid signature, are refused",
     { usedBy: "import", typeText: "flag" },
   ),
-}).superRefine((e, ctx) => {
-  for (const name of ["EXPORT_SIGNING_KEY", "EXPORT_VERIFY_KEYS"] as const) {
-    const value = e[name];
-    if (value !== undefined && !isJsonObjectOrArray(value)) variableProblem(ctx, [name], "must be JSON: a JWK object (or for EXPORT_VERIFY_KEYS an array of JWKs or a JWKS)");
-  }
-}, WHEN_VALID).transform(camelKeys);
-
-function isJsonObjectOrArray(text: string): boolean {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === "object";
-  } catch {
-    return false;
-  }
-}
+}).superRefine(jwkJsonVariables("EXPORT_SIGNING_KEY", "EXPORT_VERIFY_KEYS"), WHEN_VALID).transform(camelKeys);
 
 /** What {@link ExchangeSection} parses. */
 export type ExchangeConfig = z.output<typeof ExchangeSection>;

@@ -67,3 +67,27 @@ export function camelKeys<T extends Record<string, unknown>>(values: T): CamelKe
   // Object.fromEntries loses the key mapping that CamelKeys states.
   return Object.fromEntries(Object.entries(values).map(([name, value]) => [camelCase(name), value])) as CamelKeys<T>;
 }
+
+/**
+ * A refinement refusing each of a signing variable and its verify-keys variable that is set but
+ * not JSON (the signing key a JWK object; the verify keys a JWK, an array of JWKs or a JWKS).
+ */
+export function jwkJsonVariables(signing: string, verifying: string): (values: Record<string, unknown>, ctx: z.RefinementCtx) => void {
+  return (values, ctx) => {
+    for (const name of [signing, verifying]) {
+      const value = values[name];
+      if (typeof value === "string" && !isJsonObjectOrArray(value)) {
+        variableProblem(ctx, [name], `must be JSON: a JWK object (or for ${verifying} an array of JWKs or a JWKS)`);
+      }
+    }
+  };
+}
+
+function isJsonObjectOrArray(text: string): boolean {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === "object";
+  } catch {
+    return false;
+  }
+}

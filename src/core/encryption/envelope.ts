@@ -123,14 +123,7 @@ export async function seal(keyring: Keyring, kind: EnvelopeKind, key: string, pl
   const chunks = chunkCount(plaintext.length, chunkSize);
   const headerLength = MAGIC.length + 1 + kidBytes.length + 1 + wrapped.length + IV_BYTES + 12;
   const out = new Uint8Array(headerLength + plaintext.length + chunks * TAG_BYTES);
-  out.set(MAGIC);
-  let at = MAGIC.length;
-  out[at++] = kidBytes.length;
-  out.set(kidBytes, at);
-  at += kidBytes.length;
-  out[at++] = wrapped.length;
-  out.set(wrapped, at);
-  at += wrapped.length;
+  let at = writeKeyHeader(out, kidBytes, wrapped);
   out.set(iv, at);
   at += IV_BYTES;
   const view = new DataView(out.buffer);
@@ -243,6 +236,12 @@ export async function rewrap(keyring: Keyring, key: string, stored: Uint8Array):
   const kidBytes = encoder.encode(keyring.currentKid);
   const tail = bytes.subarray(header.bodyOffset - IV_BYTES - 12);
   const out = new Uint8Array(MAGIC.length + 1 + kidBytes.length + 1 + wrapped.length + tail.length);
+  out.set(tail, writeKeyHeader(out, kidBytes, wrapped));
+  return out;
+}
+
+/** Writes the magic, the key id and the wrapped data key at the start of `out`; returns where the IV goes. */
+function writeKeyHeader(out: Uint8Array, kidBytes: Uint8Array, wrapped: Uint8Array): number {
   out.set(MAGIC);
   let at = MAGIC.length;
   out[at++] = kidBytes.length;
@@ -250,6 +249,5 @@ export async function rewrap(keyring: Keyring, key: string, stored: Uint8Array):
   at += kidBytes.length;
   out[at++] = wrapped.length;
   out.set(wrapped, at);
-  out.set(tail, at + wrapped.length);
-  return out;
+  return at + wrapped.length;
 }
