@@ -6,7 +6,7 @@
  *
  * ```ts
  * import { verifyAuditTrail } from "@forensic-annotation/service/audit";
- * const exported = JSON.parse(await Deno.readTextFile("audit-u1.json"));
+ * const exported = await (await fetch("/exports/audit-u1.json")).json(); // an `audit export --format json` file
  * const result = await verifyAuditTrail(exported, { publicKeys: [publicJwk] });
  * console.log(result.valid, result.firstBad);
  * ```
