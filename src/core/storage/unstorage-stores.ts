@@ -8,6 +8,7 @@
 import type { BlobStore, Bytes, KvStore } from "../ports.ts";
 import { KeyedMutex } from "./keyed-mutex.ts";
 import { encodeJsonArray, parseJsonArray } from "./json-array.ts";
+import { GrowingJsonArray } from "./growing-array.ts";
 
 /**
  * What these stores use of unstorage's `Storage` (from `createStorage()`, any driver). Our
@@ -54,20 +55,68 @@ export interface BlobStoreOptions {
   /**
    * A backend's own append, called under this process's per-key lock. Returns the item
    * count after the append. Without it, append is read-modify-write under that lock,
-   * lossless within one process.
+   * lossless within one process; on a driver that keeps the very bytes it is given
+   * (unstorage's memory driver, found out on the first append) it grows the array in place
+   * instead, so an append costs the same however long the array is.
    */
   appendToJsonArray?: (key: string, item: unknown, atIndex?: number) => Promise<number>;
 }
 
+// Arrays this process grows in place, per store; past this many keys the oldest is dropped (and reread once).
+const MAX_GROWING = 10_000;
+
 /** A `BlobStore` over an unstorage `Storage`. */
 export function createBlobStore(storage: Storage, options: BlobStoreOptions = {}): BlobStore {
   const mutex = new KeyedMutex();
+  // Whether the driver hands back the very bytes it was given: unknown until the first append.
+  let keepsBytes: boolean | undefined;
+  const growing = new Map<string, GrowingJsonArray>();
 
-  const get = async (key: string): Promise<Bytes | null> => toBytes(await storage.getItemRaw(toStorageKey(key)));
+  const raw = (key: string): Promise<unknown> => storage.getItemRaw(toStorageKey(key));
+  const get = async (key: string): Promise<Bytes | null> => {
+    const value = await raw(key);
+    // An array grown in place is overwritten at its tail by the next append: readers get a copy.
+    if (value !== null && value === growing.get(key)?.view) return (value as Bytes).slice();
+    return toBytes(value);
+  };
   const put = async (key: string, value: Uint8Array): Promise<void> => {
+    growing.delete(key);
     await storage.setItemRaw(toStorageKey(key), value);
   };
   const has = (key: string): Promise<boolean> => storage.hasItem(toStorageKey(key));
+
+  /** The append without a backend's own: in place where the driver keeps our bytes, else read-modify-write. */
+  async function appendHere(key: string, item: unknown, atIndex: number | undefined): Promise<number> {
+    const current = await raw(key);
+    let array = growing.get(key);
+    if (array === undefined || current !== array.view) {
+      growing.delete(key);
+      const bytes = toBytes(current);
+      const items = bytes === null ? [] : parseJsonArray(bytes).items;
+      if (atIndex !== undefined && items.length > atIndex) return items.length;
+      items.push(item);
+      if (keepsBytes === false) {
+        await storage.setItemRaw(toStorageKey(key), encodeJsonArray(items));
+        return items.length;
+      }
+      array = new GrowingJsonArray(items);
+      await storage.setItemRaw(toStorageKey(key), array.view);
+      keepsBytes ??= (await raw(key)) === array.view;
+      if (keepsBytes) remember(key, array);
+      return array.count;
+    }
+    // Appended before (by this writer or another one finishing its work): nothing to write.
+    if (atIndex !== undefined && array.count > atIndex) return array.count;
+    await storage.setItemRaw(toStorageKey(key), array.append(item));
+    remember(key, array);
+    return array.count;
+  }
+
+  function remember(key: string, array: GrowingJsonArray): void {
+    growing.delete(key);
+    growing.set(key, array);
+    if (growing.size > MAX_GROWING) growing.delete(growing.keys().next().value ?? key);
+  }
 
   const store: BlobStore = {
     get,
@@ -75,6 +124,7 @@ export function createBlobStore(storage: Storage, options: BlobStoreOptions = {}
     has,
     delete: (key) =>
       mutex.run(key, async () => {
+        growing.delete(key);
         if (!(await has(key))) return false;
         await storage.removeItem(toStorageKey(key));
         return true;
@@ -90,15 +140,7 @@ export function createBlobStore(storage: Storage, options: BlobStoreOptions = {}
         return next;
       }),
     appendToJsonArray: (key, item, atIndex) =>
-      mutex.run(key, async () => {
-        if (options.appendToJsonArray) return options.appendToJsonArray(key, item, atIndex);
-        const current = await get(key);
-        const items = current === null ? [] : parseJsonArray(current).items;
-        if (atIndex !== undefined && items.length > atIndex) return items.length;
-        items.push(item);
-        await put(key, encodeJsonArray(items));
-        return items.length;
-      }),
+      mutex.run(key, () => options.appendToJsonArray ? options.appendToJsonArray(key, item, atIndex) : appendHere(key, item, atIndex)),
   };
   return store;
 }
