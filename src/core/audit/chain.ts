@@ -139,11 +139,41 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 class HeadBusy extends Error {}
 
-// Per store: one append per user at a time in this process, and the newest entries this
-// process has seen stored (so the common append does not reread its day).
+// Per store: one append per user at a time in this process, the newest entries this process
+// has seen stored (so the common append does not reread its day), and the head it last wrote
+// (so the next append does not parse it again while the stored bytes are still those).
 const locks = new WeakMap<BlobStore, KeyedMutex>();
 const storedTips = new WeakMap<BlobStore, Map<string, string>>();
+const writtenHeads = new WeakMap<BlobStore, Map<string, { bytes: Uint8Array; head: AuditHead }>>();
 const MAX_TIPS = 10_000;
+
+function headsOf(store: BlobStore): Map<string, { bytes: Uint8Array; head: AuditHead }> {
+  let heads = writtenHeads.get(store);
+  if (heads === undefined) writtenHeads.set(store, heads = new Map());
+  return heads;
+}
+
+function rememberHead(store: BlobStore, userId: string, bytes: Uint8Array, head: AuditHead): void {
+  const heads = headsOf(store);
+  heads.delete(userId);
+  heads.set(userId, { bytes, head });
+  if (heads.size > MAX_TIPS) heads.delete(heads.keys().next().value ?? userId);
+}
+
+/** True when two byte arrays hold the same bytes (the same memory, or equal byte for byte). */
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  if (a.buffer === b.buffer && a.byteOffset === b.byteOffset) return true;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** The stored head, parsed unless the bytes are the ones this process last wrote for the user. */
+function readHeadOf(store: BlobStore, userId: string, bytes: Uint8Array | null): StoredHead {
+  const written = headsOf(store).get(userId);
+  if (bytes !== null && written !== undefined && sameBytes(bytes, written.bytes)) return { kind: "head", head: written.head };
+  return readHead(bytes);
+}
 
 function lockOf(store: BlobStore): KeyedMutex {
   let lock = locks.get(store);
@@ -219,12 +249,13 @@ export function appendChained(
     const headKey = storageKeys.auditHead(userId);
     let previous: Uint8Array | null = null;
     let written: AuditHead | undefined;
+    let writtenBytes: Uint8Array | undefined;
     const started = Date.now();
     for (;;) {
       try {
         await store.update(headKey, async (current) => {
           previous = current;
-          const stored = readHead(current);
+          const stored = readHeadOf(store, userId, current);
           // Starting over would hide whatever was done to the trail: appends stop until the head is restored.
           if (stored.kind === "unreadable") {
             throw ServiceError.server(`The audit head of ${userId} cannot be read; verify the trail and restore the head before appending`);
@@ -248,7 +279,7 @@ export function appendChained(
           };
           const signature = options.signer === undefined ? undefined : await options.signer.sign(canonicalJson(facts));
           written = { ...facts, entry: chained, until: Date.now() + LEASE_MS, ...(signature === undefined ? {} : { signature }) };
-          return encoder.encode(JSON.stringify(written));
+          return writtenBytes = encoder.encode(JSON.stringify(written));
         });
         break;
       } catch (err) {
@@ -258,6 +289,7 @@ export function appendChained(
       }
     }
     const head = written!;
+    rememberHead(store, userId, writtenBytes!, head);
     const filename = storageKeys.auditDay(userId, head.day);
     let entryCount: number;
     try {
