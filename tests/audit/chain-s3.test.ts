@@ -34,4 +34,4 @@ auditChainSuite("S3 (s3rver)", () => {
       },
     },
   };
-}, { writers: 8, appends: 10 });
+}, { writers: 32, appends: 50 });
