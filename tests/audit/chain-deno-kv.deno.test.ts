@@ -24,4 +24,4 @@ auditChainSuite("Deno KV", () => {
       },
     },
   };
-}, { writers: 8, appends: 10 });
+}, { writers: 32, appends: 50 });
