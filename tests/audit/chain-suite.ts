@@ -62,7 +62,7 @@ export function auditChainSuite(
   name: string,
   make: () => Promise<ChainBackend> | ChainBackend,
   options: {
-    /** Concurrent writers and appends per writer (default 32 x 50; object stores over HTTP run fewer). */
+    /** Concurrent writers and appends per writer (default 32 x 50; R2 through Miniflare runs 32 x 25). */
     writers?: number;
     appends?: number;
   } = {},
