@@ -5,8 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createStorage } from "unstorage";
 import { createBlobStore } from "../../src/core/storage/unstorage-stores.ts";
-import { appendAuditEntry } from "../../src/core/audit/trail.ts";
-import { readAuditTrail } from "../../src/core/audit/trail.ts";
+import { appendAuditEntry, readAuditTrail } from "../../src/core/audit/trail.ts";
 import { verifyAuditTrail } from "../../src/core/audit/verify.ts";
 import type { ValidationAuditEntry } from "../../src/core/schemas/audit.ts";
 
