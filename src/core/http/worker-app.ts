@@ -156,7 +156,7 @@ export function createWorkerApp(options: WorkerAppOptions): WorkerApp {
 }
 
 function noRoute(c: Context<WorkerEnv>): Response {
-  return c.json(errorBody(404, `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404);
+  return c.json(errorBody(404, `No route for ${c.req.method} ${pathnameOf(c.req.url)}`), 404);
 }
 
 /**
@@ -303,6 +303,20 @@ export function clientIpMiddleware(ip: (c: Context) => string | undefined): Host
   };
 }
 
+/**
+ * `new URL(url).pathname` of a request's URL without parsing it: a request's URL is absolute
+ * and already serialised, so its path is the text between the authority and `?` or `#`.
+ */
+export function pathnameOf(url: string): string {
+  const authority = url.indexOf("//") + 2;
+  let start = authority;
+  while (start < url.length && url[start] !== "/" && url[start] !== "?" && url[start] !== "#") start++;
+  if (url[start] !== "/") return "/";
+  let end = start;
+  while (end < url.length && url[end] !== "?" && url[end] !== "#") end++;
+  return url.slice(start, end);
+}
+
 /** The path the worker handling the request is mounted at (`""` when it is the app itself). */
 export function mountOf(c: Context<WorkerEnv>): string {
   return c.get("mount") ?? "";
@@ -314,7 +328,7 @@ export function mountOf(c: Context<WorkerEnv>): string {
  */
 export function rawPathAfterMount(c: Context<WorkerEnv>): string {
   const mount = mountOf(c);
-  const pathname = new URL(c.req.url).pathname;
+  const pathname = pathnameOf(c.req.url);
   return pathname.startsWith(mount) ? pathname.slice(mount.length) : pathname;
 }
 
