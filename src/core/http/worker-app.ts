@@ -155,6 +155,35 @@ export function createWorkerApp(options: WorkerAppOptions): WorkerApp {
   return app;
 }
 
+/** hono's own error handler, which `route` recognises as "no error handling of its own". */
+const HONO_ERROR_HANDLER = (new Hono() as unknown as ErrorHandling).errorHandler;
+
+/** The field hono keeps an app's `onError` handler in (private in its types, read by `route`). */
+interface ErrorHandling {
+  errorHandler: unknown;
+}
+
+/**
+ * Mounts `worker` at `path` (`app.route(path, worker)`). hono wraps every handler of a mounted
+ * app that has an `onError` of its own in an error boundary of its own (one more composed
+ * call per middleware on every request); a worker whose errors `app` answers with the same
+ * handler does not need it, as the innermost middleware that throws is already caught there.
+ */
+export function mountWorker(app: WorkerApp, path: string, worker: WorkerApp): void {
+  const own = worker as unknown as ErrorHandling;
+  if (own.errorHandler !== (app as unknown as ErrorHandling).errorHandler) {
+    app.route(path, worker);
+    return;
+  }
+  const handler = own.errorHandler;
+  own.errorHandler = HONO_ERROR_HANDLER;
+  try {
+    app.route(path, worker);
+  } finally {
+    own.errorHandler = handler;
+  }
+}
+
 function noRoute(c: Context<WorkerEnv>): Response {
   return c.json(errorBody(404, `No route for ${c.req.method} ${pathnameOf(c.req.url)}`), 404);
 }
