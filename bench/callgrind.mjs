@@ -4,9 +4,11 @@
 // request path. `serve` (built dist/, files under a temp --data, rate limits off) and the bare
 // `node:http` server of bench/ceiling/node.mjs answering the same bytes, each under callgrind
 // in turn. Per scenario: an uninstrumented warm-up (the JIT settles), the counters
-// zeroed, one measured wrk run, a dump; instructions of all threads / requests wrk completed.
+// zeroed, one measured wrk run, 2 s for the work it left behind, a dump; instructions of all
+// threads / requests wrk completed.
 //
-//   npm run build && node bench/callgrind.mjs [--scenario health|data-get|data-missing|data-put|user-get]... [--seconds 10] [--warmup 20] [--no-ceiling]
+//   npm run build && node bench/callgrind.mjs [--scenario health|data-get|data-missing|data-put|user-get]... [--seconds 10] [--warmup 20] [--no-ceiling] [--dist DIR]
+// (--dist: another build's dist/, e.g. of the commit before, to compare the two.)
 // Needs valgrind (callgrind_control), wrk and Linux. See bench/README.md.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -24,6 +26,7 @@ const { values: options } = parseArgs({
     connections: { type: "string", default: "8" },
     "no-ceiling": { type: "boolean", default: false },
     "node-options": { type: "string" },
+    dist: { type: "string" },
   },
 });
 for (const tool of ["valgrind", "callgrind_control", "wrk"]) {
@@ -126,6 +129,9 @@ async function measure(name, argv, env, prefix, prepare) {
     control("--zero");
     control("--instr=on");
     const requests = wrk(url, file, Number(options.seconds));
+    // A short pause before the dump: work the load left behind (GC, the JIT's background
+    // threads) belongs to the requests too; an idle process does next to nothing meanwhile.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
     results[scenarioName] = { requests, perRequest: dumpedInstructions(pid, server.out, seen) / requests };
     control("--instr=off");
   }
@@ -145,7 +151,7 @@ async function prepareService(url) {
 console.log(`callgrind instructions per request (${new Date().toISOString()}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}, node ${process.version})`);
 const service = await measure(
   "serve",
-  [join(root, "dist/src/adapters/node/cli.js"), "serve", "--port", "0", "--data", join(scratch, "data")],
+  [join(options.dist ?? join(root, "dist"), "src/adapters/node/cli.js"), "serve", "--port", "0", "--data", join(scratch, "data")],
   { ...KEYS, RATE_LIMITS: "off", NODE_ENV: "production" },
   () => "",
   prepareService,
