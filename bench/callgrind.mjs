@@ -140,6 +140,12 @@ async function measure(name, argv, env, prefix, prepare) {
   return results;
 }
 
+/** The node flags on the first line of a script (`#!/usr/bin/env -S node --flag`), as the command runs with them. */
+function nodeFlags(script) {
+  const first = readFileSync(script, "utf8").split("\n")[0];
+  return (/^#!.*\bnode((?:\s+--\S+)*)\s*$/.exec(first)?.[1] ?? "").split(" ").filter(Boolean);
+}
+
 async function prepareService(url) {
   const put = await fetch(`${url}/data/bench-user/BENCH-GET/data.json`, { method: "PUT", headers: { ...data, "Content-Type": "application/json" }, body: DOC });
   if (!put.ok) throw new Error(`prepare: PUT ${put.status}`);
@@ -151,7 +157,7 @@ async function prepareService(url) {
 console.log(`callgrind instructions per request (${new Date().toISOString()}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}, node ${process.version})`);
 const service = await measure(
   "serve",
-  [join(options.dist ?? join(root, "dist"), "src/adapters/node/cli.js"), "serve", "--port", "0", "--data", join(scratch, "data")],
+  [...nodeFlags(join(options.dist ?? join(root, "dist"), "src/adapters/node/cli.js")), join(options.dist ?? join(root, "dist"), "src/adapters/node/cli.js"), "serve", "--port", "0", "--data", join(scratch, "data")],
   { ...KEYS, RATE_LIMITS: "off", NODE_ENV: "production" },
   () => "",
   prepareService,
