@@ -71,7 +71,11 @@ process.on("SIGINT", () => process.exit(130));
 
 // Limits on (their counters are part of what must stay flat), high enough for one client IP.
 const RATE_LIMITS = ["user", "data", "audit", "image"].map((worker) => `${worker}=1000000000/60s`).join(",");
-server = spawn(process.execPath, [cli, "serve", "--port", "0", "--data", join(dir, "data")], {
+// SOAK_SERVER_NODE_ARGS: flags before the script, for V8 flags NODE_OPTIONS refuses (e.g. "--initial-old-space-size=32").
+// By default the flags of the command's own first line (`#!/usr/bin/env -S node FLAGS`), as `npx forensic-annotation` runs it.
+const shebangFlags = /^#!.*\bnode((?:\s+--\S+)*)\s*$/m.exec(readFileSync(cli, "utf8").split("\n")[0])?.[1] ?? "";
+const nodeArgs = (process.env.SOAK_SERVER_NODE_ARGS ?? shebangFlags).split(" ").filter(Boolean);
+server = spawn(process.execPath, [...nodeArgs, cli, "serve", "--port", "0", "--data", join(dir, "data")], {
   cwd: dir,
   // SOAK_SERVER_NODE_OPTIONS reaches serve only, e.g. "--max-old-space-size=96" to tell a leak from a lazy heap.
   env: { PATH: process.env.PATH, ...KEYS, RATE_LIMITS, ...(process.env.SOAK_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SOAK_SERVER_NODE_OPTIONS } : {}) },

@@ -334,10 +334,16 @@ async function measure(scenario, service, ceiling) {
 // ---------------------------------------------------------------- runtimes
 
 const serveCommand = {
-  node: () => [process.execPath, join(root, "dist/src/adapters/node/cli.js"), "serve"],
+  // With the V8 flags of the command's first line (`#!/usr/bin/env -S node FLAGS`), as `npx forensic-annotation` runs it.
+  node: () => [process.execPath, ...nodeFlags(join(root, "dist/src/adapters/node/cli.js")), join(root, "dist/src/adapters/node/cli.js"), "serve"],
   bun: () => [join(root, "node_modules/.bin/bun"), join(root, "src/adapters/bun/cli.ts"), "serve"],
   deno: () => [join(root, "node_modules/.bin/deno"), "run", "-A", "--unstable-kv", join(root, "src/adapters/deno/cli.ts"), "serve"],
 };
+/** The node flags on the first line of a script (`#!/usr/bin/env -S node --flag`). */
+function nodeFlags(script) {
+  const first = readFileSync(script, "utf8").split("\n")[0];
+  return (/^#!.*\bnode((?:\s+--\S+)*)\s*$/.exec(first)?.[1] ?? "").split(" ").filter(Boolean);
+}
 const ceilingCommand = {
   node: () => [process.execPath, join(root, "bench/ceiling/node.mjs")],
   bun: () => [join(root, "node_modules/.bin/bun"), join(root, "bench/ceiling/bun.mjs")],

@@ -12,7 +12,7 @@ import type { ServiceConfig } from "../config/mod.ts";
 import { type AuditKeyConfig, auditKeys } from "../audit/signing-keys.ts";
 import { ServiceError } from "../errors.ts";
 import { checkSegment } from "../storage/keys.ts";
-import { clientIp, type WorkerApp, type WorkerEnv } from "./worker-app.ts";
+import { clientIp, pathnameOf, type WorkerApp, type WorkerEnv } from "./worker-app.ts";
 import { rateLimit } from "./rate-limit.ts";
 import { createMemoryRateLimiter, type RateLimiter } from "../rate-limit/limiter.ts";
 import type { RateLimitRoute, RateLimits } from "../rate-limit/rules.ts";
@@ -86,7 +86,7 @@ export interface ProtectOptions {
 
 /** The request facts a service entry records. */
 export function requestFacts(c: Context<WorkerEnv>): NonNullable<ServiceEvent["request"]> {
-  return { method: c.req.method, path: new URL(c.req.url).pathname, clientIp: clientIp(c) };
+  return { method: c.req.method, path: pathnameOf(c.req.url), clientIp: clientIp(c) };
 }
 
 /**

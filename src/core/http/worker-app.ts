@@ -155,8 +155,37 @@ export function createWorkerApp(options: WorkerAppOptions): WorkerApp {
   return app;
 }
 
+/** hono's own error handler, which `route` recognises as "no error handling of its own". */
+const HONO_ERROR_HANDLER = (new Hono() as unknown as ErrorHandling).errorHandler;
+
+/** The field hono keeps an app's `onError` handler in (private in its types, read by `route`). */
+interface ErrorHandling {
+  errorHandler: unknown;
+}
+
+/**
+ * Mounts `worker` at `path` (`app.route(path, worker)`). hono wraps every handler of a mounted
+ * app that has an `onError` of its own in an error boundary of its own (one more composed
+ * call per middleware on every request); a worker whose errors `app` answers with the same
+ * handler does not need it, as the innermost middleware that throws is already caught there.
+ */
+export function mountWorker(app: WorkerApp, path: string, worker: WorkerApp): void {
+  const own = worker as unknown as ErrorHandling;
+  if (own.errorHandler !== (app as unknown as ErrorHandling).errorHandler) {
+    app.route(path, worker);
+    return;
+  }
+  const handler = own.errorHandler;
+  own.errorHandler = HONO_ERROR_HANDLER;
+  try {
+    app.route(path, worker);
+  } finally {
+    own.errorHandler = handler;
+  }
+}
+
 function noRoute(c: Context<WorkerEnv>): Response {
-  return c.json(errorBody(404, `No route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404);
+  return c.json(errorBody(404, `No route for ${c.req.method} ${pathnameOf(c.req.url)}`), 404);
 }
 
 /**
@@ -303,6 +332,20 @@ export function clientIpMiddleware(ip: (c: Context) => string | undefined): Host
   };
 }
 
+/**
+ * `new URL(url).pathname` of a request's URL without parsing it: a request's URL is absolute
+ * and already serialised, so its path is the text between the authority and `?` or `#`.
+ */
+export function pathnameOf(url: string): string {
+  const authority = url.indexOf("//") + 2;
+  let start = authority;
+  while (start < url.length && url[start] !== "/" && url[start] !== "?" && url[start] !== "#") start++;
+  if (url[start] !== "/") return "/";
+  let end = start;
+  while (end < url.length && url[end] !== "?" && url[end] !== "#") end++;
+  return url.slice(start, end);
+}
+
 /** The path the worker handling the request is mounted at (`""` when it is the app itself). */
 export function mountOf(c: Context<WorkerEnv>): string {
   return c.get("mount") ?? "";
@@ -314,7 +357,7 @@ export function mountOf(c: Context<WorkerEnv>): string {
  */
 export function rawPathAfterMount(c: Context<WorkerEnv>): string {
   const mount = mountOf(c);
-  const pathname = new URL(c.req.url).pathname;
+  const pathname = pathnameOf(c.req.url);
   return pathname.startsWith(mount) ? pathname.slice(mount.length) : pathname;
 }
 

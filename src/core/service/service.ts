@@ -6,7 +6,7 @@ import * as z from "zod";
 import { createRoute } from "../http/openapi-app.ts";
 import type { BlobStore, CaptchaVerifier, Clock, ImageHost, ImageHostFactory, KvStore, Mailer } from "../ports.ts";
 import type { ImagesConfig, ServiceConfig } from "../config/mod.ts";
-import { answerWith, createWorkerApp, mountOf, type WorkerApp } from "../http/worker-app.ts";
+import { answerWith, createWorkerApp, mountOf, mountWorker, type WorkerApp } from "../http/worker-app.ts";
 import type { TypedResponse } from "hono";
 import { createDataWorker } from "../workers/data.ts";
 import { createAuditWorker } from "../workers/audit.ts";
@@ -122,17 +122,17 @@ export function createService(ports: ServicePorts, config: ServiceConfig): Worke
     identity: ports.identity,
     fetch: ports.fetch,
   });
-  app.route(WORKER_MOUNTS.data, createDataWorker({ blobs: ports.data, audit: ports.audit, clock: ports.clock, config, users: ports.users, access }));
-  app.route(WORKER_MOUNTS.keys, createKeysWorker({ config, access }));
-  app.route(WORKER_MOUNTS.captcha, createCaptchaWorker({ verifier: captcha, config, access }));
-  app.route(WORKER_MOUNTS.audit, createAuditWorker({ audit: ports.audit, clock: ports.clock, config, access }));
+  mountWorker(app, WORKER_MOUNTS.data, createDataWorker({ blobs: ports.data, audit: ports.audit, clock: ports.clock, config, users: ports.users, access }));
+  mountWorker(app, WORKER_MOUNTS.keys, createKeysWorker({ config, access }));
+  mountWorker(app, WORKER_MOUNTS.captcha, createCaptchaWorker({ verifier: captcha, config, access }));
+  mountWorker(app, WORKER_MOUNTS.audit, createAuditWorker({ audit: ports.audit, clock: ports.clock, config, access }));
   const images = ports.imageHost ?? imageHostOf(config, ports.clock, () => ports.images);
-  app.route(WORKER_MOUNTS.image, createImageWorker({ host: images, config, access }));
+  mountWorker(app, WORKER_MOUNTS.image, createImageWorker({ host: images, config, access }));
   const ownImages = typeof images === "function" ? ownDeliveryReader(images, config.publicUrl) : undefined;
-  app.route(WORKER_MOUNTS.pdf, createPdfWorker({ config, clock: ports.clock, access, ...(ownImages ? { ownImages } : {}) }));
+  mountWorker(app, WORKER_MOUNTS.pdf, createPdfWorker({ config, clock: ports.clock, access, ...(ownImages ? { ownImages } : {}) }));
   // Mounted together, the user worker reaches cases and images directly.
   const imageHost = hostForDirectUse(images, config);
-  app.route(WORKER_MOUNTS.user, createUserWorker({
+  mountWorker(app, WORKER_MOUNTS.user, createUserWorker({
     users: ports.users,
     resources: portsCaseStore({ data: ports.data, images: ports.images, imageHost }, { onlyOwnedImages: config.identity !== undefined }),
     mailer: mailerOf(config, ports),

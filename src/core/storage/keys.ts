@@ -22,6 +22,11 @@ export const MAX_KEY_BYTES = 1000;
 const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f/\\:?#]/;
 const encoder = new TextEncoder();
 
+/** Whether `text` is longer than `bytes` in UTF-8; encoded only when it may be (a UTF-16 unit is at most 3 bytes). */
+function utf8Longer(text: string, bytes: number): boolean {
+  return text.length * 3 > bytes && encoder.encode(text).length > bytes;
+}
+
 /** Checks one decoded key segment; `what` names it in the 400. */
 export function checkSegment(segment: string, what = "key segment"): string {
   if (segment === "") throw ServiceError.validation(`${what} is empty`);
@@ -34,7 +39,7 @@ export function checkSegment(segment: string, what = "key segment"): string {
       : `"${char}"`;
     throw ServiceError.validation(`${what} contains a forbidden character ${shown}`, { [what]: segment });
   }
-  if (encoder.encode(segment).length > MAX_SEGMENT_BYTES) {
+  if (utf8Longer(segment, MAX_SEGMENT_BYTES)) {
     throw ServiceError.validation(`${what} is longer than ${MAX_SEGMENT_BYTES} bytes`);
   }
   return segment;
@@ -58,7 +63,7 @@ export function decodeSegment(raw: string, what = "key segment"): string {
 export function keyFromRawPath(rawPath: string): string {
   if (rawPath === "") throw ServiceError.validation("Storage key is missing");
   const key = rawPath.split("/").map((raw) => decodeSegment(raw)).join("/");
-  if (encoder.encode(key).length > MAX_KEY_BYTES) {
+  if (utf8Longer(key, MAX_KEY_BYTES)) {
     throw ServiceError.validation(
       `Storage key is longer than ${MAX_KEY_BYTES} bytes (object stores hold keys of 1024 bytes, their folder prefix included)`,
     );

@@ -12,6 +12,7 @@
  *
  * Key segments never contain `#` (storage/keys.ts), so these names never meet a real one.
  */
+import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 
 /** The longest file name ext4, XFS, APFS and NTFS hold, in bytes. */
@@ -24,11 +25,13 @@ const MARK = "#";
 const RECORD_SUFFIX = `${MARK}key`;
 const HASHED = /#[0-9a-f]{32}$/;
 
-const encoder = new TextEncoder();
-const byteLength = (text: string): number => encoder.encode(text).length;
+// Counted without encoding a copy (a lone surrogate counts 3, as its encoding U+FFFD).
+const byteLength = (text: string): number => Buffer.byteLength(text, "utf8");
 
 /** The longest prefix of `text` of at most `maxBytes` UTF-8 bytes, never splitting a character. */
 export function utf8Prefix(text: string, maxBytes: number): string {
+  // A UTF-16 unit is at most 3 bytes: a short text fits whole.
+  if (text.length * 3 <= maxBytes) return text;
   let bytes = 0;
   let end = 0;
   for (const char of text) {
