@@ -98,7 +98,7 @@ function start(name, argv, env) {
     const timer = setTimeout(() => reject(new Error(`${name} not ready in 120 s\n${log}`)), 120_000);
     child.stdout.on("data", (chunk) => {
       keep(chunk);
-      const match = /^ready\s+(http:\/\/\S+)(?:\s+(http:\/\/\S+))?/m.exec(log);
+      const match = /^ready\s+(http:\/\/\S+)(?:\s+(http:\/\/\S+))?(?:\s+(http:\/\/\S+))?/m.exec(log);
       if (match) {
         clearTimeout(timer);
         resolve(match.slice(1).filter(Boolean).map((url) => url.replace(/\/$/, "")));
@@ -208,11 +208,12 @@ function scenarios(image) {
   const user = { "X-Custom-Auth-Key": KEYS.USER_DB_AUTH };
   return [
     { name: "health", label: "/health", path: "/health", headers: {}, answer: ['{"ok":true}', "application/json"] },
-    { name: "data-get", label: "data GET 2 KB", path: "/data/bench-user/BENCH-GET/data.json", headers: data, answer: [DOC, "application/json; charset=utf-8"] },
-    { name: "data-missing", label: "data GET missing", path: "/data/bench-user/BENCH-NONE/data.json", headers: data, answer: ["[]", "application/json; charset=utf-8"] },
+    { name: "data-get", label: "data GET 2 KB", floor: "R2 get", path: "/data/bench-user/BENCH-GET/data.json", headers: data, answer: [DOC, "application/json; charset=utf-8"] },
+    { name: "data-missing", label: "data GET missing", floor: "R2 get", path: "/data/bench-user/BENCH-NONE/data.json", headers: data, answer: ["[]", "application/json; charset=utf-8"] },
     {
       name: "data-put",
       label: "data PUT 2 KB, 1,000 keys",
+      floor: "R2 put",
       method: "PUT",
       // Each request a case of 1,000 in turn: `{uid}/BENCH-PUT-{n}/data.json`.
       paths: (n) => `/data/bench-user/BENCH-PUT-${n}/data.json`,
@@ -221,10 +222,11 @@ function scenarios(image) {
       headers: { ...data, "Content-Type": "application/json" },
       answer: ['{"success":true}', "application/json"],
     },
-    { name: "user-get", label: "user GET", path: "/user/bench-user", headers: user, answer: [null, "application/json"] },
+    { name: "user-get", label: "user GET", floor: "KV get", path: "/user/bench-user", headers: user, answer: [null, "application/json"] },
     {
       name: "user-put",
       label: "user PUT",
+      floor: "KV get + put",
       method: "PUT",
       path: "/user/bench-user",
       body: userUpdate,
@@ -430,13 +432,13 @@ async function bench(runtime) {
       const list = scenarios(prepared.image);
       host = both(writeBodies(list, prepared.answers));
       servers = [host.child];
-      const [url, noop] = await host.ready;
+      const [url, noop, storeOnly] = await host.ready;
       const kept = await call(`${url}/data/bench-user/BENCH-GET/data.json`, { headers: { "X-Custom-Auth-Key": KEYS.R2_KEY_SECRET } });
       if (new TextDecoder().decode(kept.body) !== DOC) throw new Error("workerd lost the stored document across its restart");
       const pids = treeOf(host.child.pid);
       service = { url, pids };
       ceiling = { url: noop, pids };
-      return await report(runtime, version, list, service, ceiling);
+      return await report(runtime, version, list, service, ceiling, { url: storeOnly, pids });
     }
     const serve = start(`${runtime} serve`, onCore(0, [...serveCommand[runtime](), "--port", "0", "--data", join(dir, "data")]), env);
     servers.push(serve.child);
@@ -454,7 +456,11 @@ async function bench(runtime) {
   }
 }
 
-async function report(runtime, version, list, service, ceiling) {
+/**
+ * `floor` (workerd): a worker that only does the scenario's store operation on the same local
+ * R2/KV; its rows say how much of the gap to the no-op worker is Miniflare's store simulation.
+ */
+async function report(runtime, version, list, service, ceiling, floor) {
   const chosen = options.scenario ? list.filter((s) => options.scenario.includes(s.name)) : list;
   const rows = [];
   let failed = false;
@@ -476,6 +482,25 @@ async function report(runtime, version, list, service, ceiling) {
       if (result[side].failures > 0) {
         failed = true;
         console.log(`  ERROR: ${scenario.label} (${side}): ${result[side].failures} failed request(s)\n${result[side].sample ?? ""}`);
+      }
+    }
+  }
+  if (floor !== undefined) {
+    for (const scenario of chosen.filter((s) => s.floor !== undefined)) {
+      const result = await measure(scenario, floor, ceiling);
+      rows.push([
+        `  floor: ${scenario.floor} only (${scenario.name})`,
+        fmt(result.service.rps),
+        fmt(result.ceiling.rps),
+        fmt(result.service.rps / result.ceiling.rps, 2),
+        fmt(result.service.p99, 2),
+        fmt(result.ceiling.p99, 2),
+        fmt(result.service.cpuUs),
+        fmt(result.ceiling.cpuUs),
+      ]);
+      if (result.service.failures > 0) {
+        failed = true;
+        console.log(`  ERROR: floor ${scenario.label}: ${result.service.failures} failed request(s)\n${result.service.sample ?? ""}`);
       }
     }
   }

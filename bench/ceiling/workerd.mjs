@@ -1,7 +1,7 @@
 // The service and its ceiling in one workerd (Miniflare): the whole-service module worker
 // (bundled as wrangler bundles it, local KV and R2 under --data) and a no-op worker that
 // answers each scenario's body, each on a socket of its own so neither routes through the
-// other. Prints `ready <service URL> <no-op URL>`. Run it under taskset: workerd inherits it.
+// other. Prints `ready <service URL> <no-op URL> <floor URL>`. Run it under taskset: workerd inherits it.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Miniflare } from "miniflare";
@@ -20,6 +20,38 @@ export default {
     const end = pathname.indexOf("/", 1);
     const body = bodies[end === -1 ? pathname.slice(1) : pathname.slice(1, end)] ?? bodies.default;
     return new Response(body.bytes, { headers: { "content-type": body.type } });
+  },
+};`;
+// The floor: only the store operation a route cannot do without (R2 get or put of the key,
+// KV get, KV get then put of the record), answered as it comes, with no checks at all. The
+// service's figure over this one is what our code costs; the rest is Miniflare's local
+// R2/KV simulation, which any worker on these bindings pays.
+const floor = `
+export default {
+  async fetch(request, env) {
+    const path = new URL(request.url).pathname;
+    const type = { "content-type": "application/json" };
+    if (path.startsWith("/data/")) {
+      const key = decodeURIComponent(path.slice(6));
+      if (request.method === "PUT") {
+        await env.STRIAE_DATA.put(key, await request.arrayBuffer());
+        return new Response('{"success":true}', { headers: type });
+      }
+      const object = await env.STRIAE_DATA.get(key);
+      return new Response(object === null ? "[]" : object.body, { headers: type });
+    }
+    if (path.startsWith("/user/")) {
+      const key = decodeURIComponent(path.slice(6));
+      const stored = await env.USER_DB.get(key, "text");
+      if (request.method === "PUT") {
+        const record = { ...JSON.parse(stored ?? "{}"), ...(await request.json()) };
+        const text = JSON.stringify(record);
+        await env.USER_DB.put(key, text);
+        return new Response(text, { headers: type });
+      }
+      return new Response(stored, { headers: type });
+    }
+    return new Response("not found", { status: 404 });
   },
 };`;
 const secrets = JSON.parse(process.env.BENCH_SECRETS);
@@ -48,10 +80,20 @@ const mf = new Miniflare({
       compatibilityDate: "2026-04-01",
       unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
     },
+    {
+      name: "floor",
+      modules: true,
+      script: floor,
+      compatibilityDate: "2026-04-01",
+      kvNamespaces: ["USER_DB"],
+      r2Buckets: ["STRIAE_DATA"],
+      unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
+    },
   ],
 });
 await mf.ready;
 const service = await mf.unsafeGetDirectURL("service");
 const ceiling = await mf.unsafeGetDirectURL("noop");
-console.log(`ready ${service.origin} ${ceiling.origin}`);
+const storeOnly = await mf.unsafeGetDirectURL("floor");
+console.log(`ready ${service.origin} ${ceiling.origin} ${storeOnly.origin}`);
 process.on("SIGTERM", () => mf.dispose().finally(() => process.exit(0)));

@@ -18,6 +18,7 @@ import type { PdfAnnotationData, PdfRequest } from "../schemas/pdf.ts";
 import { isDark, parseColour, pdfColour, type Rgb } from "./layout/colour.ts";
 import { assertPrintable, embedReportFonts, printableText, type ReportFonts } from "./layout/fonts.ts";
 import { parseHostList } from "./image/host-policy.ts";
+import { saveWithNativeFlate } from "./native-flate.ts";
 import { loadReportImage } from "./image/image-source.ts";
 import { type EmbeddedImage, embedReportImage } from "./image/image-embed.ts";
 import { boxRect, fitImage, type Rect } from "./layout/page-layout.ts";
@@ -347,6 +348,5 @@ export async function renderValidatedReport(request: ReportRequest, options: Rep
   }
 
   pages.forEach((p, i) => drawFooter(p, footer, fonts, i + 1, pages.length));
-  // All objects in one go: pdf-lib otherwise yields to the event loop every 50 objects.
-  return (await doc.save({ objectsPerTick: Number.POSITIVE_INFINITY })) as Bytes;
+  return await saveWithNativeFlate(doc);
 }

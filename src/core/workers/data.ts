@@ -10,6 +10,7 @@ import type { JSONValue } from "hono/utils/types";
 import { createRoute } from "../http/openapi-app.ts";
 import type { BlobStore, Clock, KvStore } from "../ports.ts";
 import { type UserRecords, userRecords } from "../users/user-records.ts";
+import type { UserData } from "../schemas/user.ts";
 import { limitsFor } from "../users/limits.ts";
 import { storedCaseNumbers } from "../cases/stored-cases.ts";
 import { KeyedMutex } from "../storage/keyed-mutex.ts";
@@ -179,24 +180,36 @@ function dataWorker(deps: DataWorkerDeps) {
   // record once: the files a document lists, and for a new `data.json` the cases the account
   // holds (the record's and the folders already stored, not read-only ones).
   const caseWrites = new KeyedMutex();
-  const checkCaseLimits = async (records: UserRecords, key: string, value: unknown) => {
-    const [uid, caseNumber, name] = key.split("/") as [string, string, string];
-    const owner = await records.get(uid);
-    if (owner === null) return;
-    const { maxCases, maxFilesPerCase } = limitsFor(owner, config);
+  const checkFileLimit = (key: string, value: unknown, maxFilesPerCase: number) => {
     const files = value !== null && typeof value === "object" && "files" in value && Array.isArray(value.files) ? value.files.length : 0;
     if (files > maxFilesPerCase) {
       throw ServiceError.forbidden(`File limit reached: a case of this account may hold ${maxFilesPerCase} file(s)`, { key, limit: maxFilesPerCase });
     }
-    if (name !== "data.json") return;
+  };
+  const checkCaseLimit = async (owner: UserData, key: string, maxCases: number) => {
+    const [uid, caseNumber] = key.split("/") as [string, string];
     const readOnly = new Set((owner.readOnlyCases ?? []).map((entry) => entry.caseNumber));
     const own = new Set(owner.cases.map((assignment) => assignment.caseNumber));
-    if (maxCases >= Number.MAX_SAFE_INTEGER || readOnly.has(caseNumber) || own.has(caseNumber) || (await blobs.has(key))) return;
+    if (readOnly.has(caseNumber) || own.has(caseNumber) || (await blobs.has(key))) return;
     for (const stored of await storedCaseNumbers(blobs, uid)) if (!readOnly.has(stored)) own.add(stored);
     if (own.has(caseNumber)) return;
     if (own.size + 1 > maxCases) {
       throw ServiceError.forbidden(`Case limit reached: this account may hold ${maxCases} case(s)`, { key, limit: maxCases });
     }
+  };
+  const storeWithinLimits = async (records: UserRecords, key: string, value: unknown, write: () => Promise<void>) => {
+    const uid = key.split("/")[0]!;
+    const owner = await records.get(uid);
+    if (owner === null) return await write();
+    const { maxCases, maxFilesPerCase } = limitsFor(owner, config);
+    checkFileLimit(key, value, maxFilesPerCase);
+    // Only a new data.json under a finite case limit counts the cases; no count, no lock.
+    if (!key.endsWith("/data.json") || maxCases >= Number.MAX_SAFE_INTEGER) return await write();
+    // One user's new cases one at a time, so two at once cannot both pass the count.
+    await caseWrites.run(uid, async () => {
+      await checkCaseLimit(owner, key, maxCases);
+      await write();
+    });
   };
 
   const read = async (c: Context<WorkerEnv>) => {
@@ -212,11 +225,7 @@ function dataWorker(deps: DataWorkerDeps) {
     // (a review account, permitted: false, imports cases of any size).
     const write = () => blobs.put(key, encoder.encode(text));
     if (records === undefined || isReadOnlyCase(value) || key.split("/").length !== 3) await write();
-    // One user's case writes one at a time, so two new cases at once cannot both pass the count.
-    else await caseWrites.run(key.split("/")[0]!, async () => {
-      await checkCaseLimits(records, key, value);
-      await write();
-    });
+    else await storeWithinLimits(records, key, value, write);
     return answerWith(c, STORED, 200, "application/json") as unknown as TypedResponse<{ success: true }, 200, "json">;
   };
   const remove = async (c: Context<WorkerEnv>) => {
