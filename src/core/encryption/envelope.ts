@@ -18,6 +18,7 @@ import type { Bytes } from "../ports.ts";
 import { ServiceError } from "../errors.ts";
 import { DATA_KEY_CACHE_SIZE, type Keyring } from "./keyring.ts";
 import { encodeBase64Url } from "../encoding/base64url.ts";
+import { chunksOf } from "../storage/byte-stream.ts";
 
 /** What an envelope holds; part of the additional data, so one kind never passes for another. */
 export type EnvelopeKind = "object" | "item" | "record";
@@ -114,6 +115,23 @@ function chunkParams(base: Bytes, iv: Bytes, index: number, last: boolean): { iv
 
 const asBytes = (value: Uint8Array): Bytes => value.buffer instanceof ArrayBuffer ? (value as Bytes) : new Uint8Array(value);
 
+/** Writes a new envelope's header at the start of `out`; returns where the first chunk goes. */
+function writeHeader(out: Uint8Array, kidBytes: Uint8Array, wrapped: Uint8Array, iv: Uint8Array, chunkSize: number, plaintextLength: number): number {
+  let at = writeKeyHeader(out, kidBytes, wrapped);
+  out.set(iv, at);
+  at += IV_BYTES;
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
+  view.setUint32(at, chunkSize);
+  view.setUint32(at + 4, Math.floor(plaintextLength / 2 ** 32));
+  view.setUint32(at + 8, plaintextLength >>> 0);
+  return at + 12;
+}
+
+const headerLength = (kidBytes: Uint8Array, wrapped: Uint8Array): number => MAGIC.length + 1 + kidBytes.length + 1 + wrapped.length + IV_BYTES + 12;
+
+/** The length of the envelope of a plaintext of `length` bytes (chunks of `chunkSize`), less its header. */
+const bodyLength = (length: number, chunkSize: number): number => length + chunkCount(length, chunkSize) * TAG_BYTES;
+
 /** Seals `plaintext` stored under `key`, with a fresh data key wrapped by the keyring's current key. */
 export async function seal(keyring: Keyring, kind: EnvelopeKind, key: string, plaintext: Uint8Array, chunkSize = CHUNK_BYTES): Promise<Bytes> {
   const kid = keyring.currentKid;
@@ -121,16 +139,8 @@ export async function seal(keyring: Keyring, kind: EnvelopeKind, key: string, pl
   const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
   const kidBytes = encoder.encode(kid);
   const chunks = chunkCount(plaintext.length, chunkSize);
-  const headerLength = MAGIC.length + 1 + kidBytes.length + 1 + wrapped.length + IV_BYTES + 12;
-  const out = new Uint8Array(headerLength + plaintext.length + chunks * TAG_BYTES);
-  let at = writeKeyHeader(out, kidBytes, wrapped);
-  out.set(iv, at);
-  at += IV_BYTES;
-  const view = new DataView(out.buffer);
-  view.setUint32(at, chunkSize);
-  view.setUint32(at + 4, Math.floor(plaintext.length / 2 ** 32));
-  view.setUint32(at + 8, plaintext.length >>> 0);
-  at += 12;
+  const out = new Uint8Array(headerLength(kidBytes, wrapped) + bodyLength(plaintext.length, chunkSize));
+  let at = writeHeader(out, kidBytes, wrapped, iv, chunkSize, plaintext.length);
   const aad = baseAad(kind, key, chunkSize, plaintext.length);
   const source = asBytes(plaintext);
   // One chunk at a time: web crypto copies its input, so a chunk is all it holds beyond the output.
@@ -143,6 +153,51 @@ export async function seal(keyring: Keyring, kind: EnvelopeKind, key: string, pl
     at += sealed.byteLength;
   }
   return out;
+}
+
+/**
+ * Seals a plaintext of `size` bytes as a stream: the same envelope {@link seal} makes, yielded
+ * as its header then one sealed chunk per read, each sealed only when the reader asks for it,
+ * so sealing holds one chunk beyond what the source holds. The data key is made before this
+ * resolves; the stream fails when `source` does not hold `size` bytes.
+ */
+export async function sealStream(
+  keyring: Keyring,
+  kind: EnvelopeKind,
+  key: string,
+  size: number,
+  source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  chunkSize = CHUNK_BYTES,
+): Promise<{ size: number; body: ReadableStream<Uint8Array> }> {
+  const kid = keyring.currentKid;
+  const { key: dataKey, wrapped } = await keyring.suite.newDataKey(keyring.kek(kid, key));
+  const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
+  const kidBytes = encoder.encode(kid);
+  const header = new Uint8Array(headerLength(kidBytes, wrapped));
+  writeHeader(header, kidBytes, wrapped, iv, chunkSize, size);
+  const aad = baseAad(kind, key, chunkSize, size);
+  const chunks = chunkCount(size, chunkSize);
+  const plaintext = chunksOf(source, size, chunkSize);
+  let index = -1;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (index < 0) {
+        controller.enqueue(header);
+      } else {
+        const next = await plaintext.next();
+        if (next.done) throw new Error(`the plaintext of ${key} ended before its last chunk`);
+        const params = chunkParams(aad, iv, index, index === chunks - 1);
+        controller.enqueue(await keyring.suite.encrypt(dataKey, params.iv, params.aad, asBytes(next.value)));
+        // Past the last chunk the source must be done: this runs its length check.
+        if (index === chunks - 1 && !(await plaintext.next()).done) throw new Error(`the plaintext of ${key} holds more than its last chunk`);
+      }
+      if (++index === chunks) controller.close();
+    },
+    async cancel() {
+      await plaintext.return(undefined);
+    },
+  }, { highWaterMark: 0 });
+  return { size: header.length + bodyLength(size, chunkSize), body };
 }
 
 const wrongKey = (key: string, kid: string): ServiceError =>

@@ -32,8 +32,8 @@ function isSealedItem(item: unknown): item is SealedItem {
 
 const itemText = (item: unknown): string => (item instanceof UnreadableJsonItem ? item.raw : JSON.stringify(item));
 
-/** Whether the bytes' first non-blank character is `[`. */
-function startsArray(bytes: Uint8Array): boolean {
+/** Whether the bytes' first non-blank character is `[` (a JSON array, which may be sealed item by item). */
+export function startsArray(bytes: Uint8Array): boolean {
   for (const byte of bytes) {
     if (byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09) continue;
     return byte === 0x5b;

@@ -8,6 +8,7 @@
 import type { BlobStore, Bytes, KvStore } from "../ports.ts";
 import { KeyedMutex } from "./keyed-mutex.ts";
 import { encodeJsonArray, parseJsonArray } from "./json-array.ts";
+import { joinStream } from "./byte-stream.ts";
 
 /**
  * What these stores use of unstorage's `Storage` (from `createStorage()`, any driver). Our
@@ -57,6 +58,11 @@ export interface BlobStoreOptions {
    * lossless within one process.
    */
   appendToJsonArray?: (key: string, item: unknown, atIndex?: number) => Promise<number>;
+  /**
+   * A backend's own streaming write (files: a temporary file renamed into place), called
+   * under the per-key lock. Without it, `putStream` joins the stream and writes it whole.
+   */
+  putStream?: (key: string, size: number, body: ReadableStream<Uint8Array>) => Promise<void>;
 }
 
 /** A `BlobStore` over an unstorage `Storage`. */
@@ -72,6 +78,8 @@ export function createBlobStore(storage: Storage, options: BlobStoreOptions = {}
   const store: BlobStore = {
     get,
     put: (key, value) => mutex.run(key, () => put(key, value)),
+    putStream: (key, size, body) =>
+      mutex.run(key, async () => (options.putStream ? options.putStream(key, size, body) : put(key, await joinStream(body, size)))),
     has,
     delete: (key) =>
       mutex.run(key, async () => {
