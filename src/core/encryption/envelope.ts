@@ -17,7 +17,6 @@
 import type { Bytes } from "../ports.ts";
 import { ServiceError } from "../errors.ts";
 import { DATA_KEY_CACHE_SIZE, type Keyring } from "./keyring.ts";
-import { encodeBase64Url } from "../encoding/base64url.ts";
 import { chunksOf } from "../storage/byte-stream.ts";
 
 /** What an envelope holds; part of the additional data, so one kind never passes for another. */
@@ -64,7 +63,7 @@ const damaged = (key: string, why: string): ServiceError =>
   ServiceError.integrity(`Stored object ${key} failed its integrity check: ${why}`, { key });
 
 /** Reads an envelope's header; an integrity failure when it is cut short or inconsistent. */
-export function readHeader(bytes: Uint8Array, key: string): EnvelopeHeader {
+export function readHeader(bytes: Bytes, key: string): EnvelopeHeader {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = MAGIC.length;
   const need = (count: number) => {
@@ -77,9 +76,10 @@ export function readHeader(bytes: Uint8Array, key: string): EnvelopeHeader {
   at += kidLength;
   const wrappedLength = bytes[at++]!;
   need(wrappedLength + IV_BYTES + 12);
-  const wrapped = bytes.slice(at, at + wrappedLength);
+  // Views, not copies: the header is read on every read of an object.
+  const wrapped = bytes.subarray(at, at + wrappedLength);
   at += wrappedLength;
-  const iv = bytes.slice(at, at + IV_BYTES);
+  const iv = bytes.subarray(at, at + IV_BYTES);
   at += IV_BYTES;
   const chunkSize = view.getUint32(at);
   const plaintextLength = view.getUint32(at + 4) * 2 ** 32 + view.getUint32(at + 8);
@@ -92,13 +92,15 @@ export function readHeader(bytes: Uint8Array, key: string): EnvelopeHeader {
 
 /** The additional data of every chunk of one envelope, less the chunk's index and last flag. */
 function baseAad(kind: EnvelopeKind, key: string, chunkSize: number, plaintextLength: number): Bytes {
-  const label = encoder.encode(`fa-enc/1/${kind}/${key}\0`);
-  const out = new Uint8Array(label.length + 17);
-  out.set(label);
+  const label = `fa-enc/1/${kind}/${key}\0`;
+  // Encoded in place: UTF-8 takes at most three bytes per UTF-16 unit.
+  const room = new Uint8Array(label.length * 3 + 17);
+  const length = encoder.encodeInto(label, room).written;
+  const out = room.subarray(0, length + 17);
   const view = new DataView(out.buffer);
-  view.setUint32(label.length, chunkSize);
-  view.setUint32(label.length + 4, Math.floor(plaintextLength / 2 ** 32));
-  view.setUint32(label.length + 8, plaintextLength >>> 0);
+  view.setUint32(length, chunkSize);
+  view.setUint32(length + 4, Math.floor(plaintextLength / 2 ** 32));
+  view.setUint32(length + 8, plaintextLength >>> 0);
   return out;
 }
 
@@ -107,7 +109,7 @@ function chunkParams(base: Bytes, iv: Bytes, index: number, last: boolean): { iv
   const chunkIv = iv.slice();
   const ivView = new DataView(chunkIv.buffer);
   ivView.setUint32(IV_BYTES - 4, ivView.getUint32(IV_BYTES - 4) ^ index);
-  const view = new DataView(base.buffer);
+  const view = new DataView(base.buffer, base.byteOffset, base.byteLength);
   view.setUint32(base.length - 5, index);
   base[base.length - 1] = last ? 1 : 0;
   return { iv: chunkIv, aad: base };
@@ -206,7 +208,8 @@ const wrongKey = (key: string, kid: string): ServiceError =>
 /** The data key of an envelope, unwrapped with the keyring (or found among those it unwrapped before). */
 async function dataKeyOf(keyring: Keyring, header: EnvelopeHeader, key: string): Promise<unknown> {
   const kek = keyring.kek(header.kid, key);
-  const id = `${header.kid}\0${encodeBase64Url(header.wrapped)}`;
+  // The wrapping's bytes as one-byte characters: a cheaper map key than its base64.
+  const id = `${header.kid}\0${String.fromCharCode.apply(null, header.wrapped as unknown as number[])}`;
   let unwrapped = keyring.dataKeys.get(id);
   if (unwrapped === undefined) {
     unwrapped = keyring.suite.unwrap(kek, header.wrapped);
@@ -240,6 +243,12 @@ export async function open(keyring: Keyring, kind: EnvelopeKind, key: string, st
   const header = readHeader(bytes, key);
   const dataKey = await dataKeyOf(keyring, header, key);
   const aad = baseAad(kind, key, header.chunkSize, header.plaintextLength);
+  // One chunk (every document up to 64 KiB): its plaintext is the object's, no copy needed.
+  if (header.chunks === 1) {
+    const plain = await openChunk(keyring, dataKey, header, aad, bytes, 0, key);
+    // A plain view (a suite may answer a Node Buffer, whose slice() shares memory).
+    return plain.buffer instanceof ArrayBuffer ? new Uint8Array(plain.buffer, plain.byteOffset, plain.byteLength) : new Uint8Array(plain);
+  }
   const out = new Uint8Array(header.plaintextLength);
   for (let index = 0; index < header.chunks; index++) {
     out.set(await openChunk(keyring, dataKey, header, aad, bytes, index, key), index * header.chunkSize);
