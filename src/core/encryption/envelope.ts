@@ -16,7 +16,7 @@
  */
 import type { Bytes } from "../ports.ts";
 import { ServiceError } from "../errors.ts";
-import { DATA_KEY_CACHE_SIZE, type Keyring } from "./keyring.ts";
+import { type CachedDataKey, DATA_KEY_CACHE_SIZE, type Keyring } from "./keyring.ts";
 import { chunksOf } from "../storage/byte-stream.ts";
 
 /** What an envelope holds; part of the additional data, so one kind never passes for another. */
@@ -106,12 +106,18 @@ function baseAad(kind: EnvelopeKind, key: string, chunkSize: number, plaintextLe
 
 /** Chunk `index`'s IV and additional data (the additional data's buffer is reused for every chunk). */
 function chunkParams(base: Bytes, iv: Bytes, index: number, last: boolean): { iv: Bytes; aad: Bytes } {
-  const chunkIv = iv.slice();
-  const ivView = new DataView(chunkIv.buffer);
-  ivView.setUint32(IV_BYTES - 4, ivView.getUint32(IV_BYTES - 4) ^ index);
-  const view = new DataView(base.buffer, base.byteOffset, base.byteLength);
-  view.setUint32(base.length - 5, index);
-  base[base.length - 1] = last ? 1 : 0;
+  // Byte by byte, big-endian: no views made per chunk; chunk 0's IV is the base IV itself.
+  let chunkIv = iv;
+  if (index !== 0) {
+    chunkIv = iv.slice();
+    for (let i = 0; i < 4; i++) chunkIv[IV_BYTES - 1 - i]! ^= (index >>> (8 * i)) & 0xff;
+  }
+  const at = base.length - 5;
+  base[at] = index >>> 24;
+  base[at + 1] = (index >>> 16) & 0xff;
+  base[at + 2] = (index >>> 8) & 0xff;
+  base[at + 3] = index & 0xff;
+  base[at + 4] = last ? 1 : 0;
   return { iv: chunkIv, aad: base };
 }
 
@@ -205,24 +211,35 @@ export async function sealStream(
 const wrongKey = (key: string, kid: string): ServiceError =>
   ServiceError.integrity(`Stored object ${key} cannot be decrypted: key "${kid}" of DATA_ENCRYPTION_KEYS is not the key it was encrypted with`, { key, kid });
 
-/** The data key of an envelope, unwrapped with the keyring (or found among those it unwrapped before). */
-async function dataKeyOf(keyring: Keyring, header: EnvelopeHeader, key: string): Promise<unknown> {
+/**
+ * The data key of an envelope, unwrapped with the keyring or found among those it unwrapped
+ * before: the key itself once its unwrapping has finished (no await on a read of a known
+ * object), a promise until then.
+ */
+function dataKeyOf(keyring: Keyring, header: EnvelopeHeader, key: string): unknown {
   const kek = keyring.kek(header.kid, key);
   // The wrapping's bytes as one-byte characters: a cheaper map key than its base64.
   const id = `${header.kid}\0${String.fromCharCode.apply(null, header.wrapped as unknown as number[])}`;
-  let unwrapped = keyring.dataKeys.get(id);
-  if (unwrapped === undefined) {
-    unwrapped = keyring.suite.unwrap(kek, header.wrapped);
-    // Only successes stay: a failed unwrap is tried again on the next read.
-    unwrapped.catch(() => keyring.dataKeys.delete(id));
+  let cached = keyring.dataKeys.get(id);
+  if (cached === undefined) {
+    const entry: CachedDataKey = { unwrapping: keyring.suite.unwrap(kek, header.wrapped) };
+    entry.unwrapping.then(
+      (unwrapped) => {
+        entry.key = unwrapped;
+      },
+      // Only successes stay: a failed unwrap is tried again on the next read.
+      () => {
+        if (keyring.dataKeys.get(id) === entry) keyring.dataKeys.delete(id);
+      },
+    );
     if (keyring.dataKeys.size >= DATA_KEY_CACHE_SIZE) keyring.dataKeys.delete(keyring.dataKeys.keys().next().value!);
-    keyring.dataKeys.set(id, unwrapped);
+    keyring.dataKeys.set(id, entry);
+    cached = entry;
   }
-  try {
-    return await unwrapped;
-  } catch {
+  if (cached.key !== undefined) return cached.key;
+  return cached.unwrapping.catch(() => {
     throw wrongKey(key, header.kid);
-  }
+  });
 }
 
 /** Opens chunk `index` of an envelope. */
@@ -241,7 +258,8 @@ async function openChunk(keyring: Keyring, dataKey: unknown, header: EnvelopeHea
 export async function open(keyring: Keyring, kind: EnvelopeKind, key: string, stored: Uint8Array): Promise<Bytes> {
   const bytes = asBytes(stored);
   const header = readHeader(bytes, key);
-  const dataKey = await dataKeyOf(keyring, header, key);
+  let dataKey = dataKeyOf(keyring, header, key);
+  if (dataKey instanceof Promise) dataKey = await dataKey;
   const aad = baseAad(kind, key, header.chunkSize, header.plaintextLength);
   // One chunk (every document up to 64 KiB): its plaintext is the object's, no copy needed.
   if (header.chunks === 1) {
@@ -264,7 +282,8 @@ export async function open(keyring: Keyring, kind: EnvelopeKind, key: string, st
 export async function openStream(keyring: Keyring, kind: EnvelopeKind, key: string, stored: Uint8Array): Promise<{ size: number; body: ReadableStream<Uint8Array> }> {
   const bytes = asBytes(stored);
   const header = readHeader(bytes, key);
-  const dataKey = await dataKeyOf(keyring, header, key);
+  let dataKey = dataKeyOf(keyring, header, key);
+  if (dataKey instanceof Promise) dataKey = await dataKey;
   const aad = baseAad(kind, key, header.chunkSize, header.plaintextLength);
   let first: Uint8Array | undefined = await openChunk(keyring, dataKey, header, aad, bytes, 0, key);
   let next = 1;
