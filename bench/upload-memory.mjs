@@ -2,7 +2,9 @@
 // How much memory `serve` holds while it receives an image upload: in a fresh server
 // process (warmed up with a 1 MB upload so code is compiled), the peak resident set size
 // during one upload of the big image, above its size just before, in copies of the image.
-// A fresh process per run, so memory freed by an earlier upload cannot hide a copy.
+// A fresh process per run, so memory freed by an earlier upload cannot hide a copy. Each
+// run is made without and with DATA_ENCRYPTION_KEYS (encryption at rest), so the copies an
+// encrypted upload adds are the difference of the two medians.
 // Linux only (reads /proc/<pid>/status; resets the peak with clear_refs). Figures only.
 // Run: npm run build && node bench/upload-memory.mjs [--mb 20] [--runs 3]
 import { spawn } from "node:child_process";
@@ -10,6 +12,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
+import { randomBytes } from "node:crypto";
+import { deflateSync } from "node:zlib";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const arg = (name, fallback) => {
@@ -22,19 +26,40 @@ const token = "bench-images-token";
 
 const kib = (pid, field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]);
 
-/** A JPEG by its first bytes (what the worker checks), then noise that does not compress. */
-function jpeg(size) {
-  const image = new Uint8Array(size);
-  crypto.getRandomValues(image.subarray(0, 65536));
-  for (let i = 65536; i < image.length; i += 65536) image.copyWithin(i, 0, Math.min(65536, image.length - i));
-  image.set([0xff, 0xd8, 0xff, 0xe0]);
-  return image;
+const CRC = Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+function pngChunk(type, body) {
+  const out = Buffer.alloc(12 + body.length);
+  out.writeUInt32BE(body.length, 0);
+  out.write(type, 4, "latin1");
+  body.copy(out, 8);
+  let c = 0xffffffff;
+  for (const byte of out.subarray(4, 8 + body.length)) c = CRC[(c ^ byte) & 0xff] ^ (c >>> 8);
+  out.writeUInt32BE((c ^ 0xffffffff) >>> 0, 8 + body.length);
+  return out;
+}
+/** A valid RGBA PNG of noise (which does not compress), about `size` bytes: what the worker's structure check accepts. */
+function png(size) {
+  const side = Math.ceil(Math.sqrt(size / 4));
+  const raw = Buffer.alloc(side * (side * 4 + 1));
+  for (let y = 0; y < side; y++) randomBytes(side * 4).copy(raw, y * (side * 4 + 1) + 1);
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(side, 0);
+  header.writeUInt32BE(side, 4);
+  header.set([8, 6, 0, 0, 0], 8);
+  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  return new Uint8Array(Buffer.concat([signature, pngChunk("IHDR", header), pngChunk("IDAT", deflateSync(raw, { level: 0 })), pngChunk("IEND", Buffer.alloc(0))]));
 }
 
-async function startServer(dir) {
+const KEYS = JSON.stringify({ keys: [{ kty: "oct", kid: "bench", k: randomBytes(32).toString("base64url") }] });
+
+async function startServer(dir, encrypted) {
   const server = spawn(process.execPath, [join(root, "dist/src/adapters/node/cli.js"), "serve", "--port", "0", "--data", join(dir, "data")], {
     cwd: dir,
-    env: { PATH: process.env.PATH, RATE_LIMITS: "off", IMAGES_API_TOKEN: token, PUBLIC_URL: "http://127.0.0.1", MAX_IMAGE_BYTES: String((mb + 5) * 1024 * 1024) },
+    env: { PATH: process.env.PATH, RATE_LIMITS: "off", IMAGES_API_TOKEN: token, PUBLIC_URL: "http://127.0.0.1", MAX_IMAGE_BYTES: String((mb + 5) * 1024 * 1024), ...(encrypted ? { DATA_ENCRYPTION_KEYS: KEYS } : {}) },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const url = await new Promise((resolve, reject) => {
@@ -52,34 +77,38 @@ async function startServer(dir) {
 
 async function upload(url, image) {
   const form = new FormData();
-  form.set("file", new Blob([image], { type: "image/jpeg" }), "big.jpg");
+  form.set("file", new Blob([image], { type: "image/png" }), "big.png");
   const response = await fetch(`${url}/image/`, { method: "POST", body: form, headers: { Authorization: `Bearer ${token}` } });
   if (response.status !== 200) throw new Error(`upload answered ${response.status}: ${await response.text()}`);
   await response.json();
 }
 
-const big = jpeg(mb * 1024 * 1024);
-const small = jpeg(1024 * 1024);
+const big = png(mb * 1024 * 1024);
+const small = png(1024 * 1024);
 console.log(`Upload of a ${mb} MB image to serve (Node ${process.version}): peak RSS of a fresh server during the upload, above its RSS before\n`);
-const copies = [];
-for (let run = 1; run <= runs; run++) {
-  const dir = mkdtempSync(join(tmpdir(), "fa-upload-"));
-  const { server, url } = await startServer(dir);
-  try {
-    await upload(url, small); // warm-up: code paths compiled
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    writeFileSync(`/proc/${server.pid}/clear_refs`, "5"); // reset the peak to the current RSS
-    const before = kib(server.pid, "VmRSS");
-    await upload(url, big);
-    const peak = kib(server.pid, "VmHWM");
-    const extra = (peak - before) / 1024;
-    copies.push(extra / mb);
-    console.log(`run ${run}: before ${(before / 1024).toFixed(1)} MiB, peak ${(peak / 1024).toFixed(1)} MiB, extra ${extra.toFixed(1)} MiB = ${(extra / mb).toFixed(2)} copies of the image`);
-  } finally {
-    server.kill("SIGTERM");
-    await new Promise((resolve) => server.once("exit", resolve));
-    rmSync(dir, { recursive: true, force: true });
+const medians = {};
+for (const mode of ["plain", "encrypted"]) {
+  const copies = [];
+  for (let run = 1; run <= runs; run++) {
+    const dir = mkdtempSync(join(tmpdir(), "fa-upload-"));
+    const { server, url } = await startServer(dir, mode === "encrypted");
+    try {
+      await upload(url, small); // warm-up: code paths compiled
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      writeFileSync(`/proc/${server.pid}/clear_refs`, "5"); // reset the peak to the current RSS
+      const before = kib(server.pid, "VmRSS");
+      await upload(url, big);
+      const peak = kib(server.pid, "VmHWM");
+      const extra = (peak - before) / 1024;
+      copies.push(extra / mb);
+      console.log(`${mode} run ${run}: before ${(before / 1024).toFixed(1)} MiB, peak ${(peak / 1024).toFixed(1)} MiB, extra ${extra.toFixed(1)} MiB = ${(extra / mb).toFixed(2)} copies of the image`);
+    } finally {
+      server.kill("SIGTERM");
+      await new Promise((resolve) => server.once("exit", resolve));
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
+  copies.sort((a, b) => a - b);
+  medians[mode] = copies[Math.floor(copies.length / 2)];
 }
-copies.sort((a, b) => a - b);
-console.log(`\nmedian: ${copies[Math.floor(copies.length / 2)].toFixed(2)} copies of the image`);
+console.log(`\nmedian: ${medians.plain.toFixed(2)} copies of the image without encryption, ${medians.encrypted.toFixed(2)} with DATA_ENCRYPTION_KEYS (${(medians.encrypted - medians.plain).toFixed(2)} more; one 64 KiB chunk is ${(0.0625 / mb).toFixed(3)} of a copy)`);

@@ -39,6 +39,14 @@ export interface BlobStore {
    * readers use {@link BlobStore.get}.
    */
   getStream?(key: string): Promise<{ size: number; body: ReadableStream<Uint8Array> } | null>;
+  /**
+   * Stores the `size` bytes `body` yields, as {@link BlobStore.put} does (readers see the old
+   * or the new value), holding no more of them at once than the backend needs: a file
+   * written then renamed, an upload of known length, chunks behind a head; a backend that
+   * can only write whole values joins them first. Rejects, storing nothing, when the body
+   * fails or does not hold `size` bytes. Without it, writers use {@link BlobStore.put}.
+   */
+  putStream?(key: string, size: number, body: ReadableStream<Uint8Array>): Promise<void>;
 }
 
 /** String storage for small records (user records, keyed by user id). */

@@ -12,7 +12,9 @@ import { CanaryError, encryptAll, isSealed, Keyring, rotateKeys } from "../../sr
 import { containsBytes, dataKey } from "../helpers/encryption.ts";
 import { fixedClock, KEYS } from "../helpers/service.ts";
 import { auditEntry } from "../helpers/audit-entry.ts";
-import { fixture, uploadForm } from "../helpers/images.ts";
+import { fixture, noisePng, uploadForm } from "../helpers/images.ts";
+import { CHUNK_BYTES } from "../../src/core/encryption/envelope.ts";
+import type { BlobStore } from "../../src/core/ports.ts";
 
 /** A backend under test: fresh raw ports, and every byte the backend itself holds for them. */
 export interface EncryptionBackend {
@@ -122,6 +124,51 @@ export function encryptionSuite(name: string, backend: EncryptionBackend, timeou
     const moved = await app.request("/data/audit/?userId=u2", { headers: data });
     expect(moved.status).toBe(500);
     expect(((await moved.json()) as { message: string }).message).toMatch(/failed its integrity check/);
+  }, timeout);
+
+  it(`[${name}] a large image is sealed into the store chunk by chunk, reads back byte for byte, and a swapped one is refused`, async () => {
+    const raw = await backend.ports();
+    const keyring = new Keyring([dataKey("k1")]);
+    // The image store as the backend's own, recording the largest value and stream piece it is handed.
+    let largestPut = 0;
+    let largestPiece = 0;
+    const measure = () => new TransformStream<Uint8Array, Uint8Array>({
+      transform(piece, controller) {
+        largestPiece = Math.max(largestPiece, piece.length);
+        controller.enqueue(piece);
+      },
+    });
+    const images: BlobStore = {
+      ...raw.images,
+      put: (key, value) => {
+        largestPut = Math.max(largestPut, value.length);
+        return raw.images.put(key, value);
+      },
+      putStream: (key, size, body) => raw.images.putStream!(key, size, body.pipeThrough(measure())),
+    };
+    const app = serviceOver({ ...raw, images }, keyring);
+    const big = noisePng(5 * CHUNK_BYTES + 1000);
+    const uploaded = await app.request("/image/", { method: "POST", body: uploadForm(big, "big.png"), headers: bearer });
+    expect(uploaded.status).toBe(200);
+    const { result } = (await uploaded.json()) as { result: { id: string; variants: string[] } };
+    // No sealed copy of the image was made whole: one sealed chunk (and its tag) at most per step.
+    expect(largestPiece).toBeGreaterThan(0);
+    expect(largestPiece).toBeLessThanOrEqual(CHUNK_BYTES + 16);
+    expect(largestPut).toBeLessThan(CHUNK_BYTES);
+    const signed = new URL(await (await app.request(`/image/${encodeURIComponent(result.variants[0]!)}`, { headers: bearer })).text());
+    const delivered = await app.request(`${signed.pathname}${signed.search}`);
+    expect(delivered.status).toBe(200);
+    expect(new Uint8Array(await delivered.arrayBuffer())).toEqual(big);
+    const stored = (await raw.images.get(`images/${result.id}`))!;
+    expect(stored.length).toBeGreaterThan(big.length);
+    expect(containsBytes(stored, big.subarray(80_000, 80_032))).toBe(false);
+    // Another image's sealed bytes put under this one's key: refused, not served.
+    const other = noisePng(2 * CHUNK_BYTES);
+    const second = (await (await app.request("/image/", { method: "POST", body: uploadForm(other, "other.png"), headers: bearer })).json()) as { result: { id: string } };
+    await raw.images.put(`images/${result.id}`, (await raw.images.get(`images/${second.result.id}`))!);
+    const swapped = await app.request(`${signed.pathname}${signed.search}`);
+    expect(swapped.status).toBe(500);
+    expect(((await swapped.json()) as { message: string }).message).toMatch(new RegExp(`images/${result.id} failed its integrity check`));
   }, timeout);
 
   it(`[${name}] rotation: a new first key writes, the old key still reads, keys rotate re-wraps everything`, async () => {

@@ -9,6 +9,12 @@ import { keyFromRawPath, MAX_KEY_BYTES, MAX_SEGMENT_BYTES, storageKeys } from ".
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (value: Uint8Array | null) => (value === null ? null : new TextDecoder().decode(value));
 const byteLength = (value: string) => new TextEncoder().encode(value).length;
+/** Random bytes (getRandomValues fills at most 64 KiB a call). */
+const randomBytes = (length: number): Uint8Array => {
+  const out = new Uint8Array(length);
+  for (let at = 0; at < length; at += 65_536) crypto.getRandomValues(out.subarray(at, Math.min(at + 65_536, length)));
+  return out;
+};
 /** A data key as a request path brings it: each segment percent-encoded, then checked by the key rules. */
 const dataKey = (...segments: string[]) => keyFromRawPath(segments.map(encodeURIComponent).join("/"));
 
@@ -16,6 +22,25 @@ const dataKey = (...segments: string[]) => keyFromRawPath(segments.map(encodeURI
 const SEGMENT = `${"é".repeat(127)}x`; // 255 bytes
 const LEAF = `${"é".repeat(125)}.json`; // 255 bytes, a document name
 const DAY = "2026-11-22";
+
+/** A stream of `value` cut into pieces of the given sizes (the rest in one last piece). */
+function streamOf(value: Uint8Array, sizes: number[]): ReadableStream<Uint8Array> {
+  const pieces: Uint8Array[] = [];
+  let at = 0;
+  for (const size of sizes) {
+    if (at >= value.length) break;
+    pieces.push(value.slice(at, at + size));
+    at += size;
+  }
+  if (at < value.length) pieces.push(value.slice(at));
+  return new ReadableStream({
+    pull(controller) {
+      const piece = pieces.shift();
+      if (piece === undefined) controller.close();
+      else controller.enqueue(piece);
+    },
+  });
+}
 
 /** Keys at the limits of the key rules (storage/keys.ts), each built by them. */
 export function longestKeys(): Record<string, string> {
@@ -65,6 +90,38 @@ export function blobStoreSuite(
       const all = Uint8Array.from({ length: 256 }, (_, i) => i);
       await store.put("images/bin", all);
       expect(Array.from((await store.get("images/bin"))!)).toEqual(Array.from(all));
+    });
+
+    it(`[${name}] putStream stores what the stream holds, whatever its pieces, and replaces the value whole`, async () => {
+      const store = await make();
+      const image = randomBytes(200_000);
+      await store.put("images/streamed", bytes("old"));
+      await store.putStream!("images/streamed", image.length, streamOf(image, [1, 70_000, 3, 65_536, 64_460]));
+      expect(await store.get("images/streamed")).toEqual(image);
+      // A document name that is a folder too (files store it under another name).
+      await store.put("images/streamed/inner", bytes("x"));
+      await store.putStream!("images/streamed", 3, streamOf(bytes("new"), [3]));
+      expect(text(await store.get("images/streamed"))).toBe("new");
+      expect(await store.list("images/")).toEqual(["images/streamed", "images/streamed/inner"]);
+    });
+
+    it(`[${name}] a putStream whose body fails or holds another length than announced stores nothing`, async () => {
+      const store = await make();
+      await store.put("images/kept", bytes("old"));
+      const image = randomBytes(100_000);
+      await expect(store.putStream!("images/kept", image.length + 10, streamOf(image, [50_000, 50_000]))).rejects.toThrow();
+      await expect(store.putStream!("images/kept", image.length - 10, streamOf(image, [50_000, 50_000]))).rejects.toThrow();
+      const failing = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(image.subarray(0, 50_000));
+          controller.error(new Error("the client went away"));
+        },
+      });
+      await expect(store.putStream!("images/kept", image.length, failing)).rejects.toThrow();
+      await expect(store.putStream!("images/new", image.length, streamOf(image.subarray(0, 10), [10]))).rejects.toThrow();
+      expect(text(await store.get("images/kept"))).toBe("old");
+      expect(await store.has("images/new")).toBe(false);
+      expect(await store.list("images/")).toEqual(["images/kept"]);
     });
 
     it(`[${name}] lists keys under a folder`, async () => {

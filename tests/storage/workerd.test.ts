@@ -8,7 +8,7 @@ import { blobStoreSuite, kvStoreSuite } from "./suite.ts";
 // The real workerd's R2 and KV (through Miniflare's bindings), one bucket per test.
 let mf: Miniflare;
 let next = 0;
-const BUCKETS = Array.from({ length: 8 }, (_, i) => `BUCKET_${i}`);
+const BUCKETS = Array.from({ length: 12 }, (_, i) => `BUCKET_${i}`);
 const NAMESPACES = Array.from({ length: 2 }, (_, i) => `KV_${i}`);
 beforeAll(async () => {
   mf = new Miniflare({

@@ -7,6 +7,7 @@
 import type { BlobStore } from "../../core/ports.ts";
 import { createVersionedBlobStore, type VersionedBackend } from "../../core/storage/versioned-store.ts";
 import type { R2BucketLike } from "./bindings.ts";
+import { joinStream } from "../../core/storage/byte-stream.ts";
 
 /** The compare-and-swap backend over one bucket. */
 export function r2Backend(bucket: R2BucketLike): VersionedBackend {
@@ -17,6 +18,13 @@ export function r2Backend(bucket: R2BucketLike): VersionedBackend {
     },
     async put(key, value) {
       await bucket.put(key, value);
+    },
+    async putStream(key, size, body) {
+      // R2 takes a stream only of known length; outside workerd there is no such stream, so it is joined.
+      const Fixed = (globalThis as { FixedLengthStream?: new (length: number) => TransformStream<Uint8Array, Uint8Array> }).FixedLengthStream;
+      if (Fixed === undefined) return void (await bucket.put(key, await joinStream(body, size)));
+      const { readable, writable } = new Fixed(size);
+      await Promise.all([bucket.put(key, readable), body.pipeTo(writable)]);
     },
     async putIf(key, value, expected) {
       // `etagDoesNotMatch: "*"` is If-None-Match: * (create only when absent).

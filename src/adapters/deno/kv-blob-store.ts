@@ -9,6 +9,7 @@
  */
 import type { BlobStore, KvStore } from "../../core/ports.ts";
 import { createVersionedBlobStore, createVersionedKvStore, type VersionedBackend } from "../../core/storage/versioned-store.ts";
+import { chunksOf, piecesOf } from "../../core/storage/byte-stream.ts";
 
 /** The parts of `Deno.Kv` used here (so this type-checks without Deno's types). */
 export interface DenoKvLike {
@@ -58,6 +59,21 @@ export function denoKvBackend(kv: DenoKvLike, store: string): VersionedBackend {
     return { generation, chunks, size: value.length };
   }
 
+  /** Writes the chunks of a stream of `size` bytes as they come; on failure removes those written. */
+  async function writeStreamChunks(key: string, size: number, body: ReadableStream<Uint8Array>): Promise<Head> {
+    const head: Head = { generation: crypto.randomUUID(), chunks: 0, size };
+    try {
+      for await (const chunk of chunksOf(piecesOf(body, size), size, CHUNK_BYTES)) {
+        await kv.set(chunkKey(key, head.generation, head.chunks), chunk.slice());
+        head.chunks++;
+      }
+    } catch (err) {
+      await removeChunks(key, head);
+      throw err;
+    }
+    return head;
+  }
+
   async function removeChunks(key: string, head: Head): Promise<void> {
     for (let i = 0; i < head.chunks; i++) await kv.delete(chunkKey(key, head.generation, i));
   }
@@ -94,6 +110,17 @@ export function denoKvBackend(kv: DenoKvLike, store: string): VersionedBackend {
     },
     async put(key, value) {
       await swap(key, value, undefined);
+    },
+    async putStream(key, size, body) {
+      const head = await writeStreamChunks(key, size, body);
+      // The chunks are written once; only the head's swap is tried again on a conflict.
+      for (;;) {
+        const previous = await kv.get<Head>(headKey(key));
+        const result = await kv.atomic().check({ key: headKey(key), versionstamp: previous.versionstamp }).set(headKey(key), head).commit();
+        if (!result.ok) continue;
+        if (previous.value) await removeChunks(key, previous.value);
+        return;
+      }
     },
     putIf: (key, value, expected) => swap(key, value, expected),
     async delete(key) {

@@ -70,6 +70,13 @@ export function s3Backend(location: S3Location): VersionedBackend {
     async put(key, value) {
       await send(objectUrl(key), { method: "PUT", body: new Uint8Array(value) }, "PUT", [200]);
     },
+    async putStream(key, size, body) {
+      // A stream's hash is not known before it is sent: the payload goes unsigned, its length
+      // and every header signed (S3 refuses a body that does not match Content-Length).
+      const headers = { "Content-Length": String(size), "X-Amz-Content-Sha256": "UNSIGNED-PAYLOAD" };
+      const response = await send(objectUrl(key), { method: "PUT", body, headers, duplex: "half" } as RequestInit, "PUT", [200]);
+      await response.body?.cancel();
+    },
     async putIf(key, value, expected) {
       const headers: Record<string, string> = expected === null ? { "If-None-Match": "*" } : { "If-Match": expected };
       const response = await send(objectUrl(key), { method: "PUT", body: new Uint8Array(value), headers }, "PUT", [200, 409, 412]);

@@ -115,7 +115,8 @@ export function nodeCipherSuite(): CipherSuite<Buffer> {
         decipher.setAAD(aad);
         decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
         const head = decipher.update(sealed.subarray(0, sealed.length - TAG_BYTES));
-        return Promise.resolve(Buffer.concat([head, decipher.final()]));
+        const tail = decipher.final(); // checks the tag; empty for GCM, so no copy is made
+        return Promise.resolve(tail.length === 0 ? head : Buffer.concat([head, tail]));
       } catch (err) {
         return Promise.reject(err);
       }

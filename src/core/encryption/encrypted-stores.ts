@@ -10,24 +10,36 @@
  * through as they are.
  */
 import type { BlobStore, Bytes, KvStore } from "../ports.ts";
-import { isEnvelope, openStream } from "./envelope.ts";
+import { CHUNK_BYTES, isEnvelope, openStream, sealStream } from "./envelope.ts";
 import type { Keyring } from "./keyring.ts";
-import { openRecord, openValue, type SealOptions, sealItem, sealRecord, sealValue } from "./stored-value.ts";
+import { openRecord, openValue, type SealOptions, sealItem, sealRecord, sealValue, startsArray } from "./stored-value.ts";
+import { joinStream, piecesOf } from "../storage/byte-stream.ts";
 
 /** The key of a blob store's canary: one segment, which no case, audit or image key is. */
 export const BLOB_CANARY_KEY = "encryption-canary";
 /** The key of a KV store's canary: two segments, which no user id is. */
 export const KV_CANARY_KEY = "encryption/canary";
 
-/** A blob store that seals what it writes, and can hand an object out chunk by chunk. */
+/** A blob store that seals what it writes, and can hand an object out or take it in chunk by chunk. */
 export interface EncryptedBlobStore extends BlobStore {
   /** The stored object's plaintext as a stream and its length, opened one chunk at a time; null when absent. */
   getStream(key: string): Promise<{ size: number; body: ReadableStream<Uint8Array> } | null>;
+  /** Seals a plaintext of `size` bytes one chunk at a time into the wrapped store's own streaming write. */
+  putStream(key: string, size: number, body: ReadableStream<Uint8Array>): Promise<void>;
 }
 
 /** Wraps `inner` so every value is sealed with `keyring` (see {@link SealOptions} for arrays). */
 export function encryptedBlobStore(inner: BlobStore, keyring: Keyring, options: SealOptions = {}): EncryptedBlobStore {
   const reveal = (key: string, stored: Bytes | null) => (stored === null ? null : openValue(keyring, key, stored));
+  const put = async (key: string, value: Uint8Array): Promise<void> => {
+    // More than a chunk, and not an array sealed item by item: sealed into the store as it
+    // is written, so a large image costs one chunk beside its plaintext, not a sealed copy.
+    if (inner.putStream !== undefined && value.length > CHUNK_BYTES && !startsArray(value)) {
+      const sealed = await sealStream(keyring, "object", key, value.length, [value]);
+      return inner.putStream(key, sealed.size, sealed.body);
+    }
+    return inner.put(key, await sealValue(keyring, key, value, options));
+  };
   return {
     get: async (key) => reveal(key, await inner.get(key)),
     async getStream(key) {
@@ -37,7 +49,13 @@ export function encryptedBlobStore(inner: BlobStore, keyring: Keyring, options: 
       const bytes = await openValue(keyring, key, stored);
       return { size: bytes.length, body: new Response(bytes).body! };
     },
-    put: async (key, value) => inner.put(key, await sealValue(keyring, key, value, options)),
+    put,
+    async putStream(key, size, body) {
+      // An append-only log is sealed item by item, which needs the whole array.
+      if (options.appendLog || inner.putStream === undefined) return put(key, await joinStream(body, size));
+      const sealed = await sealStream(keyring, "object", key, size, piecesOf(body, size));
+      return inner.putStream(key, sealed.size, sealed.body);
+    },
     delete: (key) => inner.delete(key),
     has: (key) => inner.has(key),
     list: async (prefix) => (await inner.list(prefix)).filter((key) => key !== BLOB_CANARY_KEY),

@@ -16,8 +16,8 @@
  */
 import type { Bytes } from "../ports.ts";
 import { ServiceError } from "../errors.ts";
-import { DATA_KEY_CACHE_SIZE, type Keyring } from "./keyring.ts";
-import { encodeBase64Url } from "../encoding/base64url.ts";
+import { type CachedDataKey, DATA_KEY_CACHE_SIZE, type Keyring } from "./keyring.ts";
+import { chunksOf } from "../storage/byte-stream.ts";
 
 /** What an envelope holds; part of the additional data, so one kind never passes for another. */
 export type EnvelopeKind = "object" | "item" | "record";
@@ -63,7 +63,7 @@ const damaged = (key: string, why: string): ServiceError =>
   ServiceError.integrity(`Stored object ${key} failed its integrity check: ${why}`, { key });
 
 /** Reads an envelope's header; an integrity failure when it is cut short or inconsistent. */
-export function readHeader(bytes: Uint8Array, key: string): EnvelopeHeader {
+export function readHeader(bytes: Bytes, key: string): EnvelopeHeader {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = MAGIC.length;
   const need = (count: number) => {
@@ -76,9 +76,10 @@ export function readHeader(bytes: Uint8Array, key: string): EnvelopeHeader {
   at += kidLength;
   const wrappedLength = bytes[at++]!;
   need(wrappedLength + IV_BYTES + 12);
-  const wrapped = bytes.slice(at, at + wrappedLength);
+  // Views, not copies: the header is read on every read of an object.
+  const wrapped = bytes.subarray(at, at + wrappedLength);
   at += wrappedLength;
-  const iv = bytes.slice(at, at + IV_BYTES);
+  const iv = bytes.subarray(at, at + IV_BYTES);
   at += IV_BYTES;
   const chunkSize = view.getUint32(at);
   const plaintextLength = view.getUint32(at + 4) * 2 ** 32 + view.getUint32(at + 8);
@@ -91,28 +92,53 @@ export function readHeader(bytes: Uint8Array, key: string): EnvelopeHeader {
 
 /** The additional data of every chunk of one envelope, less the chunk's index and last flag. */
 function baseAad(kind: EnvelopeKind, key: string, chunkSize: number, plaintextLength: number): Bytes {
-  const label = encoder.encode(`fa-enc/1/${kind}/${key}\0`);
-  const out = new Uint8Array(label.length + 17);
-  out.set(label);
+  const label = `fa-enc/1/${kind}/${key}\0`;
+  // Encoded in place: UTF-8 takes at most three bytes per UTF-16 unit.
+  const room = new Uint8Array(label.length * 3 + 17);
+  const length = encoder.encodeInto(label, room).written;
+  const out = room.subarray(0, length + 17);
   const view = new DataView(out.buffer);
-  view.setUint32(label.length, chunkSize);
-  view.setUint32(label.length + 4, Math.floor(plaintextLength / 2 ** 32));
-  view.setUint32(label.length + 8, plaintextLength >>> 0);
+  view.setUint32(length, chunkSize);
+  view.setUint32(length + 4, Math.floor(plaintextLength / 2 ** 32));
+  view.setUint32(length + 8, plaintextLength >>> 0);
   return out;
 }
 
 /** Chunk `index`'s IV and additional data (the additional data's buffer is reused for every chunk). */
 function chunkParams(base: Bytes, iv: Bytes, index: number, last: boolean): { iv: Bytes; aad: Bytes } {
-  const chunkIv = iv.slice();
-  const ivView = new DataView(chunkIv.buffer);
-  ivView.setUint32(IV_BYTES - 4, ivView.getUint32(IV_BYTES - 4) ^ index);
-  const view = new DataView(base.buffer);
-  view.setUint32(base.length - 5, index);
-  base[base.length - 1] = last ? 1 : 0;
+  // Byte by byte, big-endian: no views made per chunk; chunk 0's IV is the base IV itself.
+  let chunkIv = iv;
+  if (index !== 0) {
+    chunkIv = iv.slice();
+    for (let i = 0; i < 4; i++) chunkIv[IV_BYTES - 1 - i]! ^= (index >>> (8 * i)) & 0xff;
+  }
+  const at = base.length - 5;
+  base[at] = index >>> 24;
+  base[at + 1] = (index >>> 16) & 0xff;
+  base[at + 2] = (index >>> 8) & 0xff;
+  base[at + 3] = index & 0xff;
+  base[at + 4] = last ? 1 : 0;
   return { iv: chunkIv, aad: base };
 }
 
 const asBytes = (value: Uint8Array): Bytes => value.buffer instanceof ArrayBuffer ? (value as Bytes) : new Uint8Array(value);
+
+/** Writes a new envelope's header at the start of `out`; returns where the first chunk goes. */
+function writeHeader(out: Uint8Array, kidBytes: Uint8Array, wrapped: Uint8Array, iv: Uint8Array, chunkSize: number, plaintextLength: number): number {
+  let at = writeKeyHeader(out, kidBytes, wrapped);
+  out.set(iv, at);
+  at += IV_BYTES;
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
+  view.setUint32(at, chunkSize);
+  view.setUint32(at + 4, Math.floor(plaintextLength / 2 ** 32));
+  view.setUint32(at + 8, plaintextLength >>> 0);
+  return at + 12;
+}
+
+const headerLength = (kidBytes: Uint8Array, wrapped: Uint8Array): number => MAGIC.length + 1 + kidBytes.length + 1 + wrapped.length + IV_BYTES + 12;
+
+/** The length of the envelope of a plaintext of `length` bytes (chunks of `chunkSize`), less its header. */
+const bodyLength = (length: number, chunkSize: number): number => length + chunkCount(length, chunkSize) * TAG_BYTES;
 
 /** Seals `plaintext` stored under `key`, with a fresh data key wrapped by the keyring's current key. */
 export async function seal(keyring: Keyring, kind: EnvelopeKind, key: string, plaintext: Uint8Array, chunkSize = CHUNK_BYTES): Promise<Bytes> {
@@ -121,16 +147,8 @@ export async function seal(keyring: Keyring, kind: EnvelopeKind, key: string, pl
   const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
   const kidBytes = encoder.encode(kid);
   const chunks = chunkCount(plaintext.length, chunkSize);
-  const headerLength = MAGIC.length + 1 + kidBytes.length + 1 + wrapped.length + IV_BYTES + 12;
-  const out = new Uint8Array(headerLength + plaintext.length + chunks * TAG_BYTES);
-  let at = writeKeyHeader(out, kidBytes, wrapped);
-  out.set(iv, at);
-  at += IV_BYTES;
-  const view = new DataView(out.buffer);
-  view.setUint32(at, chunkSize);
-  view.setUint32(at + 4, Math.floor(plaintext.length / 2 ** 32));
-  view.setUint32(at + 8, plaintext.length >>> 0);
-  at += 12;
+  const out = new Uint8Array(headerLength(kidBytes, wrapped) + bodyLength(plaintext.length, chunkSize));
+  let at = writeHeader(out, kidBytes, wrapped, iv, chunkSize, plaintext.length);
   const aad = baseAad(kind, key, chunkSize, plaintext.length);
   const source = asBytes(plaintext);
   // One chunk at a time: web crypto copies its input, so a chunk is all it holds beyond the output.
@@ -145,26 +163,83 @@ export async function seal(keyring: Keyring, kind: EnvelopeKind, key: string, pl
   return out;
 }
 
+/**
+ * Seals a plaintext of `size` bytes as a stream: the same envelope {@link seal} makes, yielded
+ * as its header then one sealed chunk per read, each sealed only when the reader asks for it,
+ * so sealing holds one chunk beyond what the source holds. The data key is made before this
+ * resolves; the stream fails when `source` does not hold `size` bytes.
+ */
+export async function sealStream(
+  keyring: Keyring,
+  kind: EnvelopeKind,
+  key: string,
+  size: number,
+  source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  chunkSize = CHUNK_BYTES,
+): Promise<{ size: number; body: ReadableStream<Uint8Array> }> {
+  const kid = keyring.currentKid;
+  const { key: dataKey, wrapped } = await keyring.suite.newDataKey(keyring.kek(kid, key));
+  const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
+  const kidBytes = encoder.encode(kid);
+  const header = new Uint8Array(headerLength(kidBytes, wrapped));
+  writeHeader(header, kidBytes, wrapped, iv, chunkSize, size);
+  const aad = baseAad(kind, key, chunkSize, size);
+  const chunks = chunkCount(size, chunkSize);
+  const plaintext = chunksOf(source, size, chunkSize);
+  let index = -1;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (index < 0) {
+        controller.enqueue(header);
+      } else {
+        const next = await plaintext.next();
+        if (next.done) throw new Error(`the plaintext of ${key} ended before its last chunk`);
+        const params = chunkParams(aad, iv, index, index === chunks - 1);
+        controller.enqueue(await keyring.suite.encrypt(dataKey, params.iv, params.aad, asBytes(next.value)));
+        // Past the last chunk the source must be done: this runs its length check.
+        if (index === chunks - 1 && !(await plaintext.next()).done) throw new Error(`the plaintext of ${key} holds more than its last chunk`);
+      }
+      if (++index === chunks) controller.close();
+    },
+    async cancel() {
+      await plaintext.return(undefined);
+    },
+  }, { highWaterMark: 0 });
+  return { size: header.length + bodyLength(size, chunkSize), body };
+}
+
 const wrongKey = (key: string, kid: string): ServiceError =>
   ServiceError.integrity(`Stored object ${key} cannot be decrypted: key "${kid}" of DATA_ENCRYPTION_KEYS is not the key it was encrypted with`, { key, kid });
 
-/** The data key of an envelope, unwrapped with the keyring (or found among those it unwrapped before). */
-async function dataKeyOf(keyring: Keyring, header: EnvelopeHeader, key: string): Promise<unknown> {
+/**
+ * The data key of an envelope, unwrapped with the keyring or found among those it unwrapped
+ * before: the key itself once its unwrapping has finished (no await on a read of a known
+ * object), a promise until then.
+ */
+function dataKeyOf(keyring: Keyring, header: EnvelopeHeader, key: string): unknown {
   const kek = keyring.kek(header.kid, key);
-  const id = `${header.kid}\0${encodeBase64Url(header.wrapped)}`;
-  let unwrapped = keyring.dataKeys.get(id);
-  if (unwrapped === undefined) {
-    unwrapped = keyring.suite.unwrap(kek, header.wrapped);
-    // Only successes stay: a failed unwrap is tried again on the next read.
-    unwrapped.catch(() => keyring.dataKeys.delete(id));
+  // The wrapping's bytes as one-byte characters: a cheaper map key than its base64.
+  const id = `${header.kid}\0${String.fromCharCode.apply(null, header.wrapped as unknown as number[])}`;
+  let cached = keyring.dataKeys.get(id);
+  if (cached === undefined) {
+    const entry: CachedDataKey = { unwrapping: keyring.suite.unwrap(kek, header.wrapped) };
+    entry.unwrapping.then(
+      (unwrapped) => {
+        entry.key = unwrapped;
+      },
+      // Only successes stay: a failed unwrap is tried again on the next read.
+      () => {
+        if (keyring.dataKeys.get(id) === entry) keyring.dataKeys.delete(id);
+      },
+    );
     if (keyring.dataKeys.size >= DATA_KEY_CACHE_SIZE) keyring.dataKeys.delete(keyring.dataKeys.keys().next().value!);
-    keyring.dataKeys.set(id, unwrapped);
+    keyring.dataKeys.set(id, entry);
+    cached = entry;
   }
-  try {
-    return await unwrapped;
-  } catch {
+  if (cached.key !== undefined) return cached.key;
+  return cached.unwrapping.catch(() => {
     throw wrongKey(key, header.kid);
-  }
+  });
 }
 
 /** Opens chunk `index` of an envelope. */
@@ -183,8 +258,15 @@ async function openChunk(keyring: Keyring, dataKey: unknown, header: EnvelopeHea
 export async function open(keyring: Keyring, kind: EnvelopeKind, key: string, stored: Uint8Array): Promise<Bytes> {
   const bytes = asBytes(stored);
   const header = readHeader(bytes, key);
-  const dataKey = await dataKeyOf(keyring, header, key);
+  let dataKey = dataKeyOf(keyring, header, key);
+  if (dataKey instanceof Promise) dataKey = await dataKey;
   const aad = baseAad(kind, key, header.chunkSize, header.plaintextLength);
+  // One chunk (every document up to 64 KiB): its plaintext is the object's, no copy needed.
+  if (header.chunks === 1) {
+    const plain = await openChunk(keyring, dataKey, header, aad, bytes, 0, key);
+    // A plain view (a suite may answer a Node Buffer, whose slice() shares memory).
+    return plain.buffer instanceof ArrayBuffer ? new Uint8Array(plain.buffer, plain.byteOffset, plain.byteLength) : new Uint8Array(plain);
+  }
   const out = new Uint8Array(header.plaintextLength);
   for (let index = 0; index < header.chunks; index++) {
     out.set(await openChunk(keyring, dataKey, header, aad, bytes, index, key), index * header.chunkSize);
@@ -200,7 +282,8 @@ export async function open(keyring: Keyring, kind: EnvelopeKind, key: string, st
 export async function openStream(keyring: Keyring, kind: EnvelopeKind, key: string, stored: Uint8Array): Promise<{ size: number; body: ReadableStream<Uint8Array> }> {
   const bytes = asBytes(stored);
   const header = readHeader(bytes, key);
-  const dataKey = await dataKeyOf(keyring, header, key);
+  let dataKey = dataKeyOf(keyring, header, key);
+  if (dataKey instanceof Promise) dataKey = await dataKey;
   const aad = baseAad(kind, key, header.chunkSize, header.plaintextLength);
   let first: Uint8Array | undefined = await openChunk(keyring, dataKey, header, aad, bytes, 0, key);
   let next = 1;

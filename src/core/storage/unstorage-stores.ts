@@ -9,6 +9,7 @@ import type { BlobStore, Bytes, KvStore } from "../ports.ts";
 import { KeyedMutex } from "./keyed-mutex.ts";
 import { encodeJsonArray, parseJsonArray } from "./json-array.ts";
 import { GrowingJsonArray } from "./growing-array.ts";
+import { joinStream } from "./byte-stream.ts";
 
 /**
  * What these stores use of unstorage's `Storage` (from `createStorage()`, any driver). Our
@@ -60,6 +61,11 @@ export interface BlobStoreOptions {
    * instead, so an append costs the same however long the array is.
    */
   appendToJsonArray?: (key: string, item: unknown, atIndex?: number) => Promise<number>;
+  /**
+   * A backend's own streaming write (files: a temporary file renamed into place), called
+   * under the per-key lock. Without it, `putStream` joins the stream and writes it whole.
+   */
+  putStream?: (key: string, size: number, body: ReadableStream<Uint8Array>) => Promise<void>;
 }
 
 // Arrays this process grows in place, per store; past this many keys the oldest is dropped (and reread once).
@@ -121,6 +127,8 @@ export function createBlobStore(storage: Storage, options: BlobStoreOptions = {}
   const store: BlobStore = {
     get,
     put: (key, value) => mutex.run(key, () => put(key, value)),
+    putStream: (key, size, body) =>
+      mutex.run(key, async () => (options.putStream ? options.putStream(key, size, body) : put(key, await joinStream(body, size)))),
     has,
     delete: (key) =>
       mutex.run(key, async () => {

@@ -8,6 +8,7 @@
 import type { BlobStore, Bytes, KvStore } from "../ports.ts";
 import { KeyedMutex } from "./keyed-mutex.ts";
 import { encodeJsonArray, parseJsonArray } from "./json-array.ts";
+import { joinStream } from "./byte-stream.ts";
 
 /** A stored value and the version a conditional write must name. */
 export interface Versioned {
@@ -23,6 +24,12 @@ export interface VersionedBackend {
   get(key: string): Promise<Versioned | null>;
   /** Writes unconditionally. */
   put(key: string, value: Uint8Array): Promise<void>;
+  /**
+   * Writes unconditionally the `size` bytes of `body` without holding them all (an upload of
+   * known length, chunks behind a head); rejects, writing nothing, when the body fails or
+   * holds another length. Without it, the store joins the body and calls `put`.
+   */
+  putStream?(key: string, size: number, body: ReadableStream<Uint8Array>): Promise<void>;
   /** Writes only if the current version is `expected` (null: only if absent); false on conflict. */
   putIf(key: string, value: Uint8Array, expected: string | null): Promise<boolean>;
   /** Removes a key; true when it existed. */
@@ -69,6 +76,8 @@ export function createVersionedBlobStore(backend: VersionedBackend, options: Ver
   return {
     get: async (key) => (await backend.get(key))?.bytes ?? null,
     put: (key, value) => mutex.run(key, () => backend.put(key, value)),
+    putStream: (key, size, body) =>
+      mutex.run(key, async () => (backend.putStream ? backend.putStream(key, size, body) : backend.put(key, await joinStream(body, size)))),
     delete: (key) => mutex.run(key, () => backend.delete(key)),
     has: (key) => backend.has(key),
     list: (prefix) => backend.list(prefix).then((keys) => keys.filter((key) => key.startsWith(prefix)).sort()),

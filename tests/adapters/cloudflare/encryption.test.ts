@@ -12,7 +12,7 @@ import { Miniflare } from "miniflare";
 import { bundleWorker } from "../../../scripts/start-workerd.mjs";
 import { auditEntry } from "../../helpers/audit-entry.ts";
 import { containsBytes, dataKey, keySetText } from "../../helpers/encryption.ts";
-import { fixture, uploadForm } from "../../helpers/images.ts";
+import { fixture, noisePng, uploadForm } from "../../helpers/images.ts";
 import type { KVNamespaceLike, R2BucketLike } from "../../../src/adapters/cloudflare/bindings.ts";
 
 const SECRETS = { R2_KEY_SECRET: "r2-key", USER_DB_AUTH: "user-key", IMAGES_API_TOKEN: "image-token", HMAC_KEY: "hmac-key-0123", PUBLIC_URL: "http://w" };
@@ -60,7 +60,40 @@ async function dump(mf: Miniflare): Promise<Uint8Array[]> {
   return values;
 }
 
+/** Uploads an image through the worker; its id and a signed delivery URL. */
+async function uploadImage(mf: Miniflare, bytes: Uint8Array, name: string): Promise<{ id: string; signed: string }> {
+  const bearer = { Authorization: `Bearer ${SECRETS.IMAGES_API_TOKEN}` };
+  // The multipart body as bytes: Miniflare's fetch takes its own FormData class only.
+  const form = new Request("http://w/", { method: "POST", body: uploadForm(bytes, name) });
+  const multipart = { ...bearer, "Content-Type": form.headers.get("Content-Type")! };
+  const uploaded = await mf.dispatchFetch("http://w/image/", { method: "POST", body: new Uint8Array(await form.arrayBuffer()), headers: multipart });
+  expect(uploaded.status).toBe(200);
+  const { result } = (await uploaded.json()) as { result: { id: string; variants: string[] } };
+  const signed = await (await mf.dispatchFetch(`http://w/image/${encodeURIComponent(result.variants[0]!)}`, { headers: bearer })).text();
+  return { id: result.id, signed };
+}
+
 describe("encryption at rest in workerd", () => {
+  it("[workerd] a large image is sealed into R2 as a stream, reads back byte for byte, and a swapped one is refused", async () => {
+    const mf = await start(keySetText(dataKey("k1")), join(dir, "large"));
+    const big = noisePng(5 * 64 * 1024 + 1000);
+    const first = await uploadImage(mf, big, "big.png");
+    const bucket = (await mf.getR2Bucket("STRIAE_IMAGES")) as unknown as R2BucketLike;
+    const stored = new Uint8Array(await (await bucket.get(`images/${first.id}`))!.arrayBuffer());
+    expect(stored.length).toBeGreaterThan(big.length);
+    expect(containsBytes(stored, big.subarray(80_000, 80_032))).toBe(false);
+    const delivered = await mf.dispatchFetch(first.signed);
+    expect(delivered.status).toBe(200);
+    expect(new Uint8Array(await delivered.arrayBuffer())).toEqual(big);
+    const second = await uploadImage(mf, noisePng(2 * 64 * 1024), "other.png");
+    await bucket.put(`images/${first.id}`, new Uint8Array(await (await bucket.get(`images/${second.id}`))!.arrayBuffer()));
+    const swapped = await mf.dispatchFetch(first.signed);
+    expect(swapped.status).toBe(500);
+    expect(((await swapped.json()) as { message: string }).message).toContain(`images/${first.id} failed its integrity check`);
+    await mf.dispose();
+    running.splice(running.indexOf(mf), 1);
+  }, 120_000);
+
   it("[workerd] R2 and KV hold no plaintext, everything reads back equal, a swapped object is refused, a wrong key stops the isolate", async () => {
     const persist = join(dir, "store");
     const keys = keySetText(dataKey("k1"));

@@ -51,6 +51,35 @@ describe("envelopes", () => {
     expect(joined).toEqual(body);
   });
 
+  it("a plaintext stream in pieces of any size is sealed as put seals it, and one of another length than announced fails", async () => {
+    const { raw, sealed } = stores();
+    const image = random(3 * CHUNK_BYTES + 123);
+    const sizes = [1, CHUNK_BYTES, 5, CHUNK_BYTES - 6, 2 * CHUNK_BYTES];
+    const pieces = (value: Uint8Array) => {
+      const out: Uint8Array[] = [];
+      let at = 0;
+      for (const size of sizes) {
+        if (at < value.length) out.push(value.slice(at, at + size));
+        at += size;
+      }
+      return new ReadableStream<Uint8Array>({
+        pull(controller) {
+          const next = out.shift();
+          if (next === undefined) controller.close();
+          else controller.enqueue(next);
+        },
+      });
+    };
+    await sealed.putStream("images/a", image.length, pieces(image));
+    expect(await sealed.get("images/a")).toEqual(image);
+    // The envelope a chunk-by-chunk put makes is the one a whole seal makes: same length, opened alike.
+    await sealed.put("images/b", image);
+    expect((await raw.get("images/a"))!.length).toBe((await raw.get("images/b"))!.length);
+    await expect(sealed.putStream("images/c", image.length + 1, pieces(image))).rejects.toThrow(/ended after/);
+    await expect(sealed.putStream("images/c", image.length - 1, pieces(image))).rejects.toThrow(/more than/);
+    expect(await raw.has("images/c")).toBe(false);
+  });
+
   it("refuses an altered byte, a cut or extended object, reordered chunks and hostile headers, never answering garbage", async () => {
     const { raw, sealed } = stores();
     const body = random(2 * CHUNK_BYTES + 10);

@@ -79,8 +79,23 @@ async function syncDirectory(dir: string): Promise<void> {
  */
 const SMALL_FILE_BYTES = 256 * 1024;
 
-/** Writes `name` in `dir` through a temporary file renamed over it. */
-async function replaceFile(dir: string, name: string, data: Uint8Array | string, mode: number, sync: boolean): Promise<void> {
+/** A document's bytes already written in full to a temporary file, to be renamed into place. */
+interface StagedFile {
+  /** The temporary file's path (in the document's folder). */
+  readonly staged: string;
+}
+
+/** What a document is replaced with: bytes, text, or a staged file. */
+type Content = Uint8Array | string | StagedFile;
+
+/** Writes `name` in `dir` through a temporary file renamed over it (a staged file is renamed itself). */
+async function replaceFile(dir: string, name: string, data: Content, mode: number, sync: boolean): Promise<void> {
+  if (typeof data !== "string" && !(data instanceof Uint8Array)) {
+    // Left in place on failure: the caller may rename it under another name, then removes it.
+    await rename(data.staged, join(dir, name));
+    if (sync) await syncDirectory(dir);
+    return;
+  }
   const temporary = join(dir, temporaryName(name));
   try {
     if (!sync && data.length <= SMALL_FILE_BYTES) {
@@ -235,6 +250,11 @@ export interface DocumentFiles {
   has(key: string): Promise<boolean>;
   /** Replaces (or creates) a key's document atomically. */
   write(key: string, data: Uint8Array | string): Promise<void>;
+  /**
+   * Replaces (or creates) a key's document atomically with the `size` bytes of `pieces`,
+   * written to a temporary file as they come, then renamed into place.
+   */
+  writeStream(key: string, size: number, pieces: AsyncIterable<Uint8Array>): Promise<void>;
   /** Removes a key's document; absent is fine. */
   remove(key: string): Promise<void>;
   /** The keys (`:`-separated) under a `:`-separated prefix of folders. */
@@ -301,7 +321,7 @@ export function documentFiles(base: string, sync = false): DocumentFiles {
   }
 
   /** Writes one file of the document's folder, creating the folders on the way when missing. */
-  async function writeInFolder(place: DocumentPlace, name: string, data: Uint8Array | string): Promise<void> {
+  async function writeInFolder(place: DocumentPlace, name: string, data: Content): Promise<void> {
     try {
       await replaceFile(place.dir, name, data, 0o644, sync);
     } catch (err) {
@@ -312,13 +332,13 @@ export function documentFiles(base: string, sync = false): DocumentFiles {
   }
 
   /** Writes the document under its escaped name; a hashed name gets its side record first. */
-  async function writeEscaped(place: DocumentPlace, data: Uint8Array | string): Promise<void> {
+  async function writeEscaped(place: DocumentPlace, data: Content): Promise<void> {
     if (place.names.record !== undefined) await writeInFolder(place, place.names.record, encoder.encode(place.segment));
     await writeInFolder(place, place.names.escaped, data);
   }
 
   /** Writes under the plain name unless a folder has it or it does not fit. Caller holds the lock. */
-  async function writeUnlocked(place: DocumentPlace, data: Uint8Array | string): Promise<void> {
+  async function writeUnlocked(place: DocumentPlace, data: Content): Promise<void> {
     if (place.names.plain === undefined) return writeEscaped(place, data);
     try {
       await writeInFolder(place, place.names.plain, data);
@@ -327,6 +347,31 @@ export function documentFiles(base: string, sync = false): DocumentFiles {
       if (!(await isFolder(join(place.dir, place.names.plain)))) throw err;
       await writeEscaped(place, data);
     }
+  }
+
+  /** Writes `pieces` to a new temporary file in the document's folder; its path. */
+  async function stage(place: DocumentPlace, size: number, pieces: AsyncIterable<Uint8Array>): Promise<StagedFile> {
+    await ensureFolders(place);
+    const staged = join(place.dir, temporaryName(place.segment));
+    try {
+      const handle = await open(staged, "wx", 0o644);
+      try {
+        let written = 0;
+        for await (const piece of pieces) {
+          written += piece.length;
+          if (written > size) throw new Error(`the stream holds more than the ${size} bytes announced`);
+          await handle.writeFile(piece);
+        }
+        if (written !== size) throw new Error(`the stream ended after ${written} of the ${size} bytes announced`);
+        if (sync) await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    } catch (err) {
+      await unlink(staged).catch(() => undefined);
+      throw err;
+    }
+    return { staged };
   }
 
   /** The candidate paths of a document, plain first. */
@@ -390,6 +435,16 @@ export function documentFiles(base: string, sync = false): DocumentFiles {
     write(key, data) {
       const place = placeOf(key);
       return documentLocks.run(place.path, () => writeUnlocked(place, data));
+    },
+    async writeStream(key, size, pieces) {
+      const place = placeOf(key);
+      // Staged outside the lock: only the rename into place must not cross another write.
+      const staged = await stage(place, size, pieces);
+      try {
+        await documentLocks.run(place.path, () => writeUnlocked(place, staged));
+      } finally {
+        await unlink(staged.staged).catch(() => undefined);
+      }
     },
     remove(key) {
       const place = placeOf(key);

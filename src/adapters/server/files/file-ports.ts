@@ -10,17 +10,21 @@ import { systemClock } from "../../../core/ports.ts";
 import type { BlobStore } from "../../../core/ports.ts";
 import type { ServicePorts } from "../../../core/service/service.ts";
 import type { ServiceConfig } from "../../../core/config/mod.ts";
-import { atomicFileDriver } from "./file-driver.ts";
+import { atomicFileDriver, documentFiles } from "./file-driver.ts";
+import { piecesOf } from "../../../core/storage/byte-stream.ts";
 import { createFileJsonArrayAppend } from "./file-append.ts";
 
 /**
- * A blob store of files under `dir`, with in-place appends for JSON arrays. With
- * `options.sync`, every write and append (file and folder) is fsynced before it resolves.
+ * A blob store of files under `dir`, with in-place appends for JSON arrays and streamed
+ * writes (a temporary file renamed into place). With `options.sync`, every write and
+ * append (file and folder) is fsynced before it resolves.
  */
 export function createFileBlobStore(dir: string, options: { sync?: boolean } = {}): BlobStore {
   const sync = options.sync ?? false;
+  const files = documentFiles(dir, sync);
   return createBlobStore(createStorage({ driver: atomicFileDriver({ base: dir, sync }) }), {
     appendToJsonArray: createFileJsonArrayAppend(dir, { sync }),
+    putStream: (key, size, body) => files.writeStream(key, size, piecesOf(body, size)),
   });
 }
 

@@ -1,0 +1,70 @@
+/**
+ * @module
+ * Reading a stream of bytes whose length is announced: piece by piece or in chunks of a
+ * fixed size with the length checked, or joined into one buffer for a store that can only
+ * write whole values.
+ */
+import type { Bytes } from "../ports.ts";
+
+/** The pieces of `body`, as they come; rejects when they do not add up to `size` bytes. */
+export async function* piecesOf(body: ReadableStream<Uint8Array>, size: number): AsyncGenerator<Uint8Array> {
+  const reader = body.getReader();
+  let received = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      received += value.length;
+      if (received > size) throw new Error(`the stream holds more than the ${size} bytes it announced`);
+      yield value;
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  if (received !== size) throw new Error(`the stream ended after ${received} of the ${size} bytes it announced`);
+}
+
+/** The whole of `body` in one buffer of `size` bytes (for a store that writes whole values). */
+export async function joinStream(body: ReadableStream<Uint8Array>, size: number): Promise<Bytes> {
+  const out = new Uint8Array(size);
+  let at = 0;
+  for await (const piece of piecesOf(body, size)) {
+    out.set(piece, at);
+    at += piece.length;
+  }
+  return out;
+}
+
+/**
+ * The `size` bytes of `source` cut into chunks of `chunkSize` (the last shorter; one empty
+ * chunk for nothing): pieces of the source where they line up, else copied into one
+ * buffer, reused once the consumer asks for the next chunk. Rejects when `source` is not `size` bytes.
+ */
+export async function* chunksOf(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, size: number, chunkSize: number): AsyncGenerator<Uint8Array> {
+  let buffer: Uint8Array | undefined;
+  let filled = 0;
+  let total = 0;
+  for await (const piece of source) {
+    total += piece.length;
+    if (total > size) throw new Error(`the stream holds more than the ${size} bytes announced`);
+    let at = 0;
+    while (at < piece.length) {
+      if (filled === 0 && piece.length - at >= chunkSize) {
+        yield piece.subarray(at, at + chunkSize);
+        at += chunkSize;
+        continue;
+      }
+      buffer ??= new Uint8Array(chunkSize);
+      const take = Math.min(chunkSize - filled, piece.length - at);
+      buffer.set(piece.subarray(at, at + take), filled);
+      filled += take;
+      at += take;
+      if (filled === chunkSize) {
+        yield buffer;
+        filled = 0;
+      }
+    }
+  }
+  if (total !== size) throw new Error(`the stream ended after ${total} of the ${size} bytes announced`);
+  if (filled > 0 || size === 0) yield (buffer ?? new Uint8Array(0)).subarray(0, filled);
+}
