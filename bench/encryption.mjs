@@ -12,7 +12,7 @@ import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { deflateSync } from "node:zlib";
+import { noisePng } from "./noise-png.mjs";
 import { randomBytes } from "node:crypto";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -65,33 +65,7 @@ function makeDocument(bytes) {
 }
 const DOC = makeDocument(2048);
 
-const CRC = Array.from({ length: 256 }, (_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c >>> 0;
-});
-function pngChunk(type, body) {
-  const out = Buffer.alloc(12 + body.length);
-  out.writeUInt32BE(body.length, 0);
-  out.write(type, 4, "latin1");
-  body.copy(out, 8);
-  let c = 0xffffffff;
-  for (const byte of out.subarray(4, 8 + body.length)) c = CRC[(c ^ byte) & 0xff] ^ (c >>> 8);
-  out.writeUInt32BE((c ^ 0xffffffff) >>> 0, 8 + body.length);
-  return out;
-}
-/** An RGBA PNG of noise, about `kb` KB (noise does not compress). */
-function noisePng(kb) {
-  const side = Math.ceil(Math.sqrt((kb * 1024) / 4));
-  const raw = Buffer.alloc(side * (side * 4 + 1));
-  for (let y = 0; y < side; y++) randomBytes(side * 4).copy(raw, y * (side * 4 + 1) + 1);
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(side, 0);
-  header.writeUInt32BE(side, 4);
-  header.set([8, 6, 0, 0, 0], 8);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), pngChunk("IHDR", header), pngChunk("IDAT", deflateSync(raw)), pngChunk("IEND", Buffer.alloc(0))]);
-}
-const IMAGE = noisePng(imageKb);
+const IMAGE = noisePng(imageKb * 1024);
 const BOUNDARY = "----fa-bench-boundary";
 const MULTIPART = Buffer.concat([
   Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="bench.png"\r\nContent-Type: image/png\r\n\r\n`),

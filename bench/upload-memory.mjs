@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { randomBytes } from "node:crypto";
-import { deflateSync } from "node:zlib";
+import { noisePng } from "./noise-png.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const arg = (name, fallback) => {
@@ -25,34 +25,6 @@ const runs = arg("runs", 3);
 const token = "bench-images-token";
 
 const kib = (pid, field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]);
-
-const CRC = Array.from({ length: 256 }, (_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c >>> 0;
-});
-function pngChunk(type, body) {
-  const out = Buffer.alloc(12 + body.length);
-  out.writeUInt32BE(body.length, 0);
-  out.write(type, 4, "latin1");
-  body.copy(out, 8);
-  let c = 0xffffffff;
-  for (const byte of out.subarray(4, 8 + body.length)) c = CRC[(c ^ byte) & 0xff] ^ (c >>> 8);
-  out.writeUInt32BE((c ^ 0xffffffff) >>> 0, 8 + body.length);
-  return out;
-}
-/** A valid RGBA PNG of noise (which does not compress), about `size` bytes: what the worker's structure check accepts. */
-function png(size) {
-  const side = Math.ceil(Math.sqrt(size / 4));
-  const raw = Buffer.alloc(side * (side * 4 + 1));
-  for (let y = 0; y < side; y++) randomBytes(side * 4).copy(raw, y * (side * 4 + 1) + 1);
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(side, 0);
-  header.writeUInt32BE(side, 4);
-  header.set([8, 6, 0, 0, 0], 8);
-  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  return new Uint8Array(Buffer.concat([signature, pngChunk("IHDR", header), pngChunk("IDAT", deflateSync(raw, { level: 0 })), pngChunk("IEND", Buffer.alloc(0))]));
-}
 
 const KEYS = JSON.stringify({ keys: [{ kty: "oct", kid: "bench", k: randomBytes(32).toString("base64url") }] });
 
@@ -83,8 +55,8 @@ async function upload(url, image) {
   await response.json();
 }
 
-const big = png(mb * 1024 * 1024);
-const small = png(1024 * 1024);
+const big = new Uint8Array(noisePng(mb * 1024 * 1024));
+const small = new Uint8Array(noisePng(1024 * 1024));
 console.log(`Upload of a ${mb} MB image to serve (Node ${process.version}): peak RSS of a fresh server during the upload, above its RSS before\n`);
 const medians = {};
 for (const mode of ["plain", "encrypted"]) {
