@@ -16,7 +16,7 @@
  */
 import type { Bytes } from "../ports.ts";
 import { ServiceError } from "../errors.ts";
-import { type CachedDataKey, DATA_KEY_CACHE_SIZE, type Keyring } from "./keyring.ts";
+import type { Keyring } from "./keyring.ts";
 import { chunksOf } from "../storage/byte-stream.ts";
 
 /** What an envelope holds; part of the additional data, so one kind never passes for another. */
@@ -211,6 +211,30 @@ export async function sealStream(
 const wrongKey = (key: string, kid: string): ServiceError =>
   ServiceError.integrity(`Stored object ${key} cannot be decrypted: key "${kid}" of DATA_ENCRYPTION_KEYS is not the key it was encrypted with`, { key, kid });
 
+/** How many unwrapped data keys a keyring keeps (about 100 bytes each). */
+const DATA_KEY_CACHE_SIZE = 4096;
+
+/** A data key in a keyring's cache: its unwrapping, and the key once that has finished. */
+interface CachedDataKey {
+  /** The unwrapping (rejects when the key-encryption key did not wrap it). */
+  unwrapping: Promise<unknown>;
+  /** The unwrapped key, set when the unwrapping succeeded. */
+  key?: unknown;
+}
+
+/**
+ * Data keys already unwrapped, per keyring, by kid and wrapping, so an object read again costs
+ * one decryption instead of two (the oldest go first past {@link DATA_KEY_CACHE_SIZE}). Safe to
+ * keep: the key-encryption keys that unwrap them are in this process's memory anyway.
+ */
+const unwrappedKeys = new WeakMap<Keyring, Map<string, CachedDataKey>>();
+
+function dataKeysOf(keyring: Keyring): Map<string, CachedDataKey> {
+  let keys = unwrappedKeys.get(keyring);
+  if (keys === undefined) unwrappedKeys.set(keyring, keys = new Map());
+  return keys;
+}
+
 /**
  * The data key of an envelope, unwrapped with the keyring or found among those it unwrapped
  * before: the key itself once its unwrapping has finished (no await on a read of a known
@@ -220,7 +244,8 @@ function dataKeyOf(keyring: Keyring, header: EnvelopeHeader, key: string): unkno
   const kek = keyring.kek(header.kid, key);
   // The wrapping's bytes as one-byte characters: a cheaper map key than its base64.
   const id = `${header.kid}\0${String.fromCharCode.apply(null, header.wrapped as unknown as number[])}`;
-  let cached = keyring.dataKeys.get(id);
+  const dataKeys = dataKeysOf(keyring);
+  let cached = dataKeys.get(id);
   if (cached === undefined) {
     const entry: CachedDataKey = { unwrapping: keyring.suite.unwrap(kek, header.wrapped) };
     entry.unwrapping.then(
@@ -229,11 +254,11 @@ function dataKeyOf(keyring: Keyring, header: EnvelopeHeader, key: string): unkno
       },
       // Only successes stay: a failed unwrap is tried again on the next read.
       () => {
-        if (keyring.dataKeys.get(id) === entry) keyring.dataKeys.delete(id);
+        if (dataKeys.get(id) === entry) dataKeys.delete(id);
       },
     );
-    if (keyring.dataKeys.size >= DATA_KEY_CACHE_SIZE) keyring.dataKeys.delete(keyring.dataKeys.keys().next().value!);
-    keyring.dataKeys.set(id, entry);
+    if (dataKeys.size >= DATA_KEY_CACHE_SIZE) dataKeys.delete(dataKeys.keys().next().value!);
+    dataKeys.set(id, entry);
     cached = entry;
   }
   if (cached.key !== undefined) return cached.key;

@@ -31,17 +31,6 @@ export const DataKeySetSchema: z.ZodType<readonly DataKeyJwk[], unknown> = z.obj
   .refine((set) => new Set(set.keys.map((key) => key.kid)).size === set.keys.length, "two keys share a kid")
   .transform((set): readonly DataKeyJwk[] => set.keys.map(({ kty, kid, k }) => ({ kty, kid, k })));
 
-/** How many unwrapped data keys a keyring keeps (about 100 bytes each). */
-export const DATA_KEY_CACHE_SIZE = 4096;
-
-/** A data key in a keyring's cache: its unwrapping, and the key once that has finished. */
-export interface CachedDataKey {
-  /** The unwrapping (rejects when the key-encryption key did not wrap it). */
-  unwrapping: Promise<unknown>;
-  /** The unwrapped key, set when the unwrapping succeeded. */
-  key?: unknown;
-}
-
 /** The key-encryption keys by id, and the cipher suite envelopes are sealed and opened with. */
 export class Keyring {
   /** The id of the key new writes are wrapped with (the set's first). */
@@ -57,13 +46,6 @@ export class Keyring {
     this.suite = suite;
     this.#keys = new Map(keys.map((key) => [key.kid, { kid: key.kid, bytes: decodeBase64Url(key.k)! }]));
   }
-
-  /**
-   * Data keys already unwrapped, by kid and wrapping, so an object read again costs one
-   * decryption instead of two (the oldest go first past {@link DATA_KEY_CACHE_SIZE}). Safe to
-   * keep: the key-encryption keys that unwrap them are in this process's memory anyway.
-   */
-  readonly dataKeys: Map<string, CachedDataKey> = new Map();
 
   /** The key with this id; an integrity failure naming the object when the set lacks it. */
   kek(kid: string, objectKey: string): KeyEncryptionKey {

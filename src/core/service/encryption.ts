@@ -19,7 +19,6 @@ export {
   CanaryError,
   type CipherSuite,
   type DataKeyJwk,
-  DataKeySetSchema,
   type EncryptedBlobStore,
   encryptAll,
   encryptedBlobStore,
