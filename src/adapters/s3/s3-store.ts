@@ -9,6 +9,7 @@
  */
 import { AwsClient } from "aws4fetch";
 import type { BlobStore, KvStore } from "../../core/ports.ts";
+import { exactLength } from "../../core/storage/byte-stream.ts";
 import { createVersionedBlobStore, createVersionedKvStore, type VersionedBackend } from "../../core/storage/versioned-store.ts";
 
 /** Where the objects live. */
@@ -72,9 +73,10 @@ export function s3Backend(location: S3Location): VersionedBackend {
     },
     async putStream(key, size, body) {
       // A stream's hash is not known before it is sent: the payload goes unsigned, its length
-      // and every header signed (S3 refuses a body that does not match Content-Length).
+      // and every header signed. The body is cut off with an error when it does not hold `size`
+      // bytes, since not every runtime's fetch holds a streamed body to its Content-Length.
       const headers = { "Content-Length": String(size), "X-Amz-Content-Sha256": "UNSIGNED-PAYLOAD" };
-      const response = await send(objectUrl(key), { method: "PUT", body, headers, duplex: "half" } as RequestInit, "PUT", [200]);
+      const response = await send(objectUrl(key), { method: "PUT", body: exactLength(body, size), headers, duplex: "half" } as RequestInit, "PUT", [200]);
       await response.body?.cancel();
     },
     async putIf(key, value, expected) {

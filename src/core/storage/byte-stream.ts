@@ -68,3 +68,21 @@ export async function* chunksOf(source: AsyncIterable<Uint8Array> | Iterable<Uin
   if (total !== size) throw new Error(`the stream ended after ${total} of the ${size} bytes announced`);
   if (filled > 0 || size === 0) yield (buffer ?? new Uint8Array(0)).subarray(0, filled);
 }
+
+/**
+ * `body` as a stream that errors, instead of ending, when it does not hold exactly `size`
+ * bytes: a runtime's `fetch` may send a streamed body whatever its Content-Length says.
+ */
+export function exactLength(body: ReadableStream<Uint8Array>, size: number): ReadableStream<Uint8Array> {
+  const pieces = piecesOf(body, size);
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await pieces.next();
+      if (next.done) controller.close();
+      else controller.enqueue(next.value);
+    },
+    async cancel() {
+      await pieces.return(undefined);
+    },
+  });
+}
