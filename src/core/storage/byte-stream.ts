@@ -74,7 +74,11 @@ export async function* chunksOf(source: AsyncIterable<Uint8Array> | Iterable<Uin
  * bytes: a runtime's `fetch` may send a streamed body whatever its Content-Length says.
  */
 export function exactLength(body: ReadableStream<Uint8Array>, size: number): ReadableStream<Uint8Array> {
-  const pieces = piecesOf(body, size);
+  return streamOf(piecesOf(body, size));
+}
+
+/** A stream that pulls `pieces` one at a time (nothing runs before it is read) and stops them when cancelled; their error errors it. */
+export function streamOf(pieces: AsyncGenerator<Uint8Array>): ReadableStream<Uint8Array> {
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       const next = await pieces.next();

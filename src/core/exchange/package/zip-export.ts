@@ -9,6 +9,7 @@
  */
 import { type AsyncFlateStreamHandler, strToU8, Zip, ZipDeflate, type ZipInputFile } from "fflate";
 import { crc32 } from "../../encoding/crc32.ts";
+import { streamOf } from "../../storage/byte-stream.ts";
 import { collectCaseExport, type CaseExportOptions, formatExportJson } from "../case-export.ts";
 import { readmeText, readOnlyInstructionsText } from "./archive-texts.ts";
 import { sha256Hex } from "../../encoding/digest.ts";
@@ -212,17 +213,7 @@ const emptySummary = (caseNumber: string): CaseZipSummary => ({
  * ```
  */
 export function exportCaseZip(store: ExchangeStore, userUid: string, caseNumber: string, options: CaseZipOptions = {}): ReadableStream<Uint8Array> {
-  const chunks = auditedArchive(store, userUid, caseNumber, options, emptySummary(caseNumber));
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const next = await chunks.next();
-      if (next.done) controller.close();
-      else controller.enqueue(next.value);
-    },
-    async cancel() {
-      await chunks.return(undefined);
-    },
-  });
+  return streamOf(auditedArchive(store, userUid, caseNumber, options, emptySummary(caseNumber)));
 }
 
 /**
