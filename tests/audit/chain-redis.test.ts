@@ -4,8 +4,9 @@ import { auditChainSuite } from "./chain-suite.ts";
 
 const { client, prefix: fresh } = redisForSuite();
 
-// Tampering writes the blob's bytes in Redis directly (the hash field `d`), as someone with
-// access to the Redis server would; the second store is another connection, as another process.
+// Tampering writes the blob's bytes in Redis directly, where they are (the hash field `d`, or
+// for a day that took appends the string `{key}#d` beside it), as someone with access to the
+// Redis server would; the second store is another connection, as another process.
 auditChainSuite("Redis", () => {
   const prefix = fresh("chain");
   const raw = client();
@@ -14,14 +15,15 @@ auditChainSuite("Redis", () => {
     other: createRedisBlobStore({ client: client(), prefix }),
     raw: {
       read: async (key) => {
-        const data = await raw.hgetBuffer(`${prefix}${key}`, "d");
+        const data = (await raw.hgetBuffer(`${prefix}${key}`, "d")) ?? (await raw.getBuffer(`${prefix}${key}#d`));
         return data === null ? null : new Uint8Array(data);
       },
       write: async (key, bytes) => {
-        await raw.hset(`${prefix}${key}`, "d", Buffer.from(bytes));
+        if (await raw.exists(`${prefix}${key}#d`)) await raw.set(`${prefix}${key}#d`, Buffer.from(bytes));
+        else await raw.hset(`${prefix}${key}`, "d", Buffer.from(bytes));
       },
       remove: async (key) => {
-        await raw.del(`${prefix}${key}`);
+        await raw.del(`${prefix}${key}`, `${prefix}${key}#d`);
       },
     },
   };

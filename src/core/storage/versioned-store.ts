@@ -38,6 +38,13 @@ export interface VersionedBackend {
   has(key: string): Promise<boolean>;
   /** Keys that start with `prefix` (the store filters and sorts them again). */
   list(prefix: string): Promise<string[]>;
+  /**
+   * Appends one item to the JSON array at `key` as `BlobStore.appendToJsonArray` does (with
+   * `atIndex`, nothing is written when the array holds more items), touching only the array's
+   * end when the backend can; null when a concurrent write won (the store tries again).
+   * Without it, the store reads, parses and rewrites the array under `putIf`.
+   */
+  appendToJsonArray?(key: string, item: unknown, atIndex: number | undefined): Promise<number | null>;
 }
 
 /** Thrown when a key stays contended after every retry: an internal failure, answered as a 500. */
@@ -73,6 +80,16 @@ export function createVersionedBlobStore(backend: VersionedBackend, options: Ver
     throw new ContentionError(key, maxAttempts);
   }
 
+  /** One try of an append that rewrites the whole array: its count, or null when another write won. */
+  async function rewriteAppend(key: string, item: unknown, atIndex: number | undefined): Promise<number | null> {
+    const current = await backend.get(key);
+    const items = current === null ? [] : parseJsonArray(current.bytes).items;
+    // Appended before (by this writer or another one finishing its work): nothing to write.
+    if (atIndex !== undefined && items.length > atIndex) return items.length;
+    items.push(item);
+    return (await backend.putIf(key, encodeJsonArray(items), current?.version ?? null)) ? items.length : null;
+  }
+
   return {
     get: async (key) => (await backend.get(key))?.bytes ?? null,
     put: (key, value) => mutex.run(key, () => backend.put(key, value)),
@@ -85,12 +102,8 @@ export function createVersionedBlobStore(backend: VersionedBackend, options: Ver
     appendToJsonArray: (key, item, atIndex) =>
       mutex.run(key, async () => {
         for (let attempt = 0; attempt < maxAttempts; attempt++) {
-          const current = await backend.get(key);
-          const items = current === null ? [] : parseJsonArray(current.bytes).items;
-          // Appended before (by this writer or another one finishing its work): nothing to write.
-          if (atIndex !== undefined && items.length > atIndex) return items.length;
-          items.push(item);
-          if (await backend.putIf(key, encodeJsonArray(items), current?.version ?? null)) return items.length;
+          const count = backend.appendToJsonArray ? await backend.appendToJsonArray(key, item, atIndex) : await rewriteAppend(key, item, atIndex);
+          if (count !== null) return count;
           await pause(attempt);
         }
         throw new ContentionError(key, maxAttempts);

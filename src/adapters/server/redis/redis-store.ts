@@ -6,32 +6,81 @@
  * that checks the version and writes atomically, so any number of server processes can
  * append to one audit day without losing an entry. A streamed write is appended to a staged
  * key piece by piece, then moved into the blob by one script.
+ *
+ * A JSON array that takes appends (an audit day) keeps its bytes in a string beside the hash,
+ * `{key}#d` (`#` never occurs in a key), and the hash holds its item count `n` and length
+ * `l` instead of `d`: an append is one script that writes the new item over the closing `\n]`
+ * with `SETRANGE`, so it moves the item's bytes, not the day's.
  */
 import type { Redis } from "ioredis";
 import type { BlobStore, KvStore } from "../../../core/ports.ts";
 import { createVersionedBlobStore, type VersionedBackend } from "../../../core/storage/versioned-store.ts";
 import { piecesOf } from "../../../core/storage/byte-stream.ts";
+import { encodeAppendedItem, encodeJsonArray, parseJsonArray } from "../../../core/storage/json-array.ts";
 
-// KEYS[1] the blob; ARGV[1] expected version ("" = must be absent); ARGV[2] the bytes.
-const PUT_IF = `
-local current = redis.call('HGET', KEYS[1], 'v')
-if (ARGV[1] == '' and current) or (ARGV[1] ~= '' and current ~= ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], 'd', ARGV[2])
-redis.call('HINCRBY', KEYS[1], 'v', 1)
-return 1`;
-
-const PUT = `
-redis.call('HSET', KEYS[1], 'd', ARGV[1])
-redis.call('HINCRBY', KEYS[1], 'v', 1)
-return 1`;
-
-// KEYS[1] the blob; KEYS[2] a staged upload, whose bytes become the blob's in one step.
-const PUT_STAGED = `
-local data = redis.call('GET', KEYS[2])
-if not data then return redis.error_reply('the staged upload expired before it was stored') end
-redis.call('HSET', KEYS[1], 'd', data)
-redis.call('HINCRBY', KEYS[1], 'v', 1)
+// Every whole-value write: the bytes into the hash, any appendable form beside it dropped.
+// KEYS[1] the blob, KEYS[2] its appendable bytes; `bytes` names the value written.
+const writeInline = (bytes: string): string => `
+redis.call('HSET', KEYS[1], 'd', ${bytes})
+redis.call('HDEL', KEYS[1], 'n', 'l')
 redis.call('DEL', KEYS[2])
+redis.call('HINCRBY', KEYS[1], 'v', 1)
+return 1`;
+
+// ARGV[1] expected version ("" = must be absent).
+const VERSION_CHECK = `
+local current = redis.call('HGET', KEYS[1], 'v')
+if (ARGV[1] == '' and current) or (ARGV[1] ~= '' and current ~= ARGV[1]) then return 0 end`;
+
+// KEYS[1] the blob, KEYS[2] its appendable bytes: the bytes wherever they are, and the version.
+const GET = `
+local d, v = unpack(redis.call('HMGET', KEYS[1], 'd', 'v'))
+if not v then return nil end
+if not d then d = redis.call('GET', KEYS[2]) end
+if not d then return nil end
+return {d, v}`;
+
+// ARGV[1] expected version; ARGV[2] the bytes.
+const PUT_IF = `${VERSION_CHECK}${writeInline("ARGV[2]")}`;
+
+// ARGV[1] the bytes.
+const PUT = writeInline("ARGV[1]");
+
+// KEYS[3] a staged upload, whose bytes become the blob's in one step.
+const PUT_STAGED = `
+local data = redis.call('GET', KEYS[3])
+if not data then return redis.error_reply('the staged upload expired before it was stored') end
+redis.call('DEL', KEYS[3])${writeInline("data")}`;
+
+// ARGV[1] the array with the item alone, ARGV[2] the item as appended over "\n]", ARGV[3] the
+// index it is meant for ("" = any). Answers the new count, the count when the array already
+// holds more items than ARGV[3], or -1 when the value is not in the appendable form (written
+// whole, or its bytes changed behind the count's back): the caller then converts it.
+const APPEND = `
+local n, l, d = unpack(redis.call('HMGET', KEYS[1], 'n', 'l', 'd'))
+if not n then
+  if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
+  redis.call('SET', KEYS[2], ARGV[1])
+  redis.call('HSET', KEYS[1], 'n', 1, 'l', #ARGV[1])
+  redis.call('HINCRBY', KEYS[1], 'v', 1)
+  return 1
+end
+if d then return -1 end
+n = tonumber(n)
+local len = redis.call('STRLEN', KEYS[2])
+if len ~= tonumber(l) or len < 2 or redis.call('GETRANGE', KEYS[2], len - 2, len - 1) ~= '\\n]' then return -1 end
+if ARGV[3] ~= '' and n > tonumber(ARGV[3]) then return n end
+redis.call('SETRANGE', KEYS[2], len - 2, ARGV[2])
+redis.call('HSET', KEYS[1], 'n', n + 1, 'l', len - 2 + #ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'v', 1)
+return n + 1`;
+
+// ARGV[1] expected version; ARGV[2] the whole array, ARGV[3] its count: stored in the appendable form.
+const CONVERT_IF = `${VERSION_CHECK}
+redis.call('SET', KEYS[2], ARGV[2])
+redis.call('HDEL', KEYS[1], 'd')
+redis.call('HSET', KEYS[1], 'n', ARGV[3], 'l', #ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'v', 1)
 return 1`;
 
 /** How long a staged upload may wait for its last piece before Redis drops it (a crashed writer's). */
@@ -61,14 +110,16 @@ const escapeGlob = (text: string): string => text.replace(/[*?[\]\\]/g, "\\$&");
 /** The compare-and-swap backend over Redis hashes. */
 export function redisBackend({ client, prefix }: RedisStoreOptions): VersionedBackend {
   const full = (key: string) => `${prefix}${key}`;
-  return {
+  const appendable = (key: string) => `${prefix}${key}#d`;
+  const bytesOf = (value: Uint8Array) => Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  const backend: VersionedBackend = {
     async get(key) {
-      const [data, version] = await client.hmgetBuffer(full(key), "d", "v");
-      if (!data || !version) return null;
-      return { bytes: new Uint8Array(data), version: version.toString() };
+      const reply = (await client.callBuffer("EVAL", [GET, 2, full(key), appendable(key)])) as [Buffer, Buffer] | null;
+      if (reply === null) return null;
+      return { bytes: new Uint8Array(reply[0]), version: reply[1].toString() };
     },
     async put(key, value) {
-      await client.eval(PUT, 1, full(key), Buffer.from(value));
+      await client.eval(PUT, 2, full(key), appendable(key), bytesOf(value));
     },
     async putStream(key, size, body) {
       // Appended piece by piece to a staged key outside every store's prefix (never listed),
@@ -76,26 +127,44 @@ export function redisBackend({ client, prefix }: RedisStoreOptions): VersionedBa
       const staged = `fa-staged-upload:${crypto.randomUUID()}`;
       try {
         await client.set(staged, "", "EX", STAGED_SECONDS);
-        for await (const piece of piecesOf(body, size)) await client.append(staged, Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength));
-        await client.eval(PUT_STAGED, 2, full(key), staged);
+        for await (const piece of piecesOf(body, size)) await client.append(staged, bytesOf(piece));
+        await client.eval(PUT_STAGED, 3, full(key), appendable(key), staged);
       } finally {
         await client.del(staged);
       }
     },
     async putIf(key, value, expected) {
-      return (await client.eval(PUT_IF, 1, full(key), expected ?? "", Buffer.from(value))) === 1;
+      return (await client.eval(PUT_IF, 2, full(key), appendable(key), expected ?? "", bytesOf(value))) === 1;
+    },
+    async appendToJsonArray(key, item, atIndex) {
+      const count = await client.eval(
+        APPEND, 2, full(key), appendable(key),
+        bytesOf(encodeJsonArray([item])), bytesOf(encodeAppendedItem(item)), atIndex === undefined ? "" : String(atIndex),
+      ) as number;
+      if (count >= 0) return count;
+      // Written whole or changed behind the count's back: parsed and stored in the appendable form once.
+      const current = await backend.get(key);
+      const items = current === null ? [] : parseJsonArray(current.bytes).items;
+      if (atIndex !== undefined && items.length > atIndex) return items.length;
+      items.push(item);
+      const converted = await client.eval(
+        CONVERT_IF, 2, full(key), appendable(key), current?.version ?? "", bytesOf(encodeJsonArray(items)), String(items.length),
+      );
+      return converted === 1 ? items.length : null;
     },
     async delete(key) {
-      return (await client.del(full(key))) > 0;
+      return (await client.del(full(key), appendable(key))) > 0;
     },
     async has(key) {
       return (await client.exists(full(key))) > 0;
     },
     async list(keyPrefix) {
       const keys = await scanKeys(client, `${escapeGlob(full(keyPrefix))}*`);
-      return keys.map((key) => key.slice(prefix.length));
+      // The appendable bytes beside a blob are not a key of their own.
+      return keys.filter((key) => !key.endsWith("#d")).map((key) => key.slice(prefix.length));
     },
   };
+  return backend;
 }
 
 /** A lossless `BlobStore` on Redis. */
