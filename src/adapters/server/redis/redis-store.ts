@@ -12,6 +12,7 @@
  * `l` instead of `d`: an append is one script that writes the new item over the closing `\n]`
  * with `SETRANGE`, so it moves the item's bytes, not the day's.
  */
+import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { BlobStore, KvStore } from "../../../core/ports.ts";
 import { createVersionedBlobStore, type VersionedBackend } from "../../../core/storage/versioned-store.ts";
@@ -83,6 +84,21 @@ redis.call('HSET', KEYS[1], 'n', ARGV[3], 'l', #ARGV[2])
 redis.call('HINCRBY', KEYS[1], 'v', 1)
 return 1`;
 
+const scriptShas = new Map<string, string>();
+
+/** Runs a script by its SHA-1 (EVALSHA), sending its text only when Redis does not hold it yet. */
+async function runScript(client: Redis, script: string, keys: string[], args: (string | Buffer)[] = []): Promise<unknown> {
+  let sha = scriptShas.get(script);
+  if (sha === undefined) scriptShas.set(script, sha = createHash("sha1").update(script).digest("hex"));
+  try {
+    return await client.callBuffer("EVALSHA", [sha, keys.length, ...keys, ...args]);
+  } catch (err) {
+    // NOSCRIPT: the script did not run (a new or flushed server), so sending it whole is safe.
+    if (!(err instanceof Error) || !err.message.startsWith("NOSCRIPT")) throw err;
+    return client.callBuffer("EVAL", [script, keys.length, ...keys, ...args]);
+  }
+}
+
 /** How long a staged upload may wait for its last piece before Redis drops it (a crashed writer's). */
 const STAGED_SECONDS = 3600;
 
@@ -114,12 +130,12 @@ export function redisBackend({ client, prefix }: RedisStoreOptions): VersionedBa
   const bytesOf = (value: Uint8Array) => Buffer.from(value.buffer, value.byteOffset, value.byteLength);
   const backend: VersionedBackend = {
     async get(key) {
-      const reply = (await client.callBuffer("EVAL", [GET, 2, full(key), appendable(key)])) as [Buffer, Buffer] | null;
+      const reply = (await runScript(client, GET, [full(key), appendable(key)])) as [Buffer, Buffer] | null;
       if (reply === null) return null;
       return { bytes: new Uint8Array(reply[0]), version: reply[1].toString() };
     },
     async put(key, value) {
-      await client.eval(PUT, 2, full(key), appendable(key), bytesOf(value));
+      await runScript(client, PUT, [full(key), appendable(key)], [bytesOf(value)]);
     },
     async putStream(key, size, body) {
       // Appended piece by piece to a staged key outside every store's prefix (never listed),
@@ -128,28 +144,27 @@ export function redisBackend({ client, prefix }: RedisStoreOptions): VersionedBa
       try {
         await client.set(staged, "", "EX", STAGED_SECONDS);
         for await (const piece of piecesOf(body, size)) await client.append(staged, bytesOf(piece));
-        await client.eval(PUT_STAGED, 3, full(key), appendable(key), staged);
+        await runScript(client, PUT_STAGED, [full(key), appendable(key), staged]);
       } finally {
         await client.del(staged);
       }
     },
     async putIf(key, value, expected) {
-      return (await client.eval(PUT_IF, 2, full(key), appendable(key), expected ?? "", bytesOf(value))) === 1;
+      return (await runScript(client, PUT_IF, [full(key), appendable(key)], [expected ?? "", bytesOf(value)])) === 1;
     },
     async appendToJsonArray(key, item, atIndex) {
-      const count = await client.eval(
-        APPEND, 2, full(key), appendable(key),
+      const count = await runScript(client, APPEND, [full(key), appendable(key)], [
         bytesOf(encodeJsonArray([item])), bytesOf(encodeAppendedItem(item)), atIndex === undefined ? "" : String(atIndex),
-      ) as number;
+      ]) as number;
       if (count >= 0) return count;
       // Written whole or changed behind the count's back: parsed and stored in the appendable form once.
       const current = await backend.get(key);
       const items = current === null ? [] : parseJsonArray(current.bytes).items;
       if (atIndex !== undefined && items.length > atIndex) return items.length;
       items.push(item);
-      const converted = await client.eval(
-        CONVERT_IF, 2, full(key), appendable(key), current?.version ?? "", bytesOf(encodeJsonArray(items)), String(items.length),
-      );
+      const converted = await runScript(client, CONVERT_IF, [full(key), appendable(key)], [
+        current?.version ?? "", bytesOf(encodeJsonArray(items)), String(items.length),
+      ]);
       return converted === 1 ? items.length : null;
     },
     async delete(key) {
