@@ -10,6 +10,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { BlobStore, Clock } from "../ports.ts";
 import type { ServiceConfig } from "../config/mod.ts";
 import { type AuditKeyConfig, auditKeys } from "../audit/signing-keys.ts";
+import type { SyncSha256 } from "../audit/chain.ts";
 import { ServiceError } from "../errors.ts";
 import { checkSegment } from "../storage/keys.ts";
 import { clientIp, pathnameOf, type WorkerApp, type WorkerEnv } from "./worker-app.ts";
@@ -47,6 +48,8 @@ export interface AccessControlDeps {
   fetch?: typeof fetch;
   /** A verifier to use instead of the configured one (tests, custom providers). */
   identity?: IdentityVerifier;
+  /** SHA-256 of audit entry hashes (a runtime's native one); default the core's JavaScript one. */
+  auditHash?: SyncSha256 | undefined;
 }
 
 /** The configuration access control reads: identity-token mode, the admin key, rate limits. */
@@ -64,7 +67,7 @@ export function accessControl(config: AccessConfig, deps: AccessControlDeps): Ac
     adminKey: config.adminAuth,
     limiter: deps.limiter ?? createMemoryRateLimiter({ clock: deps.clock }),
     limits: config.rateLimits,
-    log: serviceAuditLog(deps.audit, deps.clock, { signer: auditKeys(config).signer }),
+    log: serviceAuditLog(deps.audit, deps.clock, { signer: auditKeys(config).signer, hash: deps.auditHash }),
   };
 }
 

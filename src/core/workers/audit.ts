@@ -9,6 +9,7 @@ import { requireAuthKey } from "../http/auth.ts";
 import { createWorkerApp } from "../http/worker-app.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
 import { registerAuditRoutes } from "./audit-routes.ts";
+import type { SyncSha256 } from "../audit/chain.ts";
 import { routeFor } from "../rate-limit/rules.ts";
 import { type AccessControl, accessControl, protect } from "../http/access.ts";
 
@@ -27,6 +28,8 @@ export interface AuditWorkerDeps {
    * @ignore
    */
   access?: AccessControl;
+  /** SHA-256 of audit entry hashes (a runtime's native one); default the core's JavaScript one. */
+  auditHash?: SyncSha256 | undefined;
 }
 
 /** The audit worker's app, with the types of its routes (for hono's `hc` client). */
@@ -40,7 +43,7 @@ export function createAuditWorker(deps: AuditWorkerDeps): WorkerApp {
 /** The audit worker, its type inferred from its routes. */
 function auditWorker(deps: AuditWorkerDeps) {
   const app = createWorkerApp({ allowedOrigin: deps.config.allowedOrigin, methods: ["GET", "POST"] });
-  const access = deps.access ?? accessControl(deps.config, { audit: deps.audit, clock: deps.clock });
+  const access = deps.access ?? accessControl(deps.config, { audit: deps.audit, clock: deps.clock, auditHash: deps.auditHash });
   protect(app, access, {
     status: 403,
     route: (c) => routeFor(c.req.method, "audit.read", "audit.write"),

@@ -31,6 +31,7 @@ import {
 import type { WorkerApp } from "../http/worker-app.ts";
 import { keyFromRawPath } from "../storage/keys.ts";
 import { registerAuditRoutes } from "./audit-routes.ts";
+import type { SyncSha256 } from "../audit/chain.ts";
 import { routeFor } from "../rate-limit/rules.ts";
 import { type AccessControl, accessControl, protect, requireOwner } from "../http/access.ts";
 import { keyedSecurity } from "../http/credentials-doc.ts";
@@ -54,6 +55,8 @@ export interface DataWorkerDeps {
    * @ignore
    */
   access?: AccessControl;
+  /** SHA-256 of audit entry hashes (a runtime's native one); default the core's JavaScript one. */
+  auditHash?: SyncSha256 | undefined;
 }
 
 const encoder = new TextEncoder();
@@ -160,7 +163,7 @@ export function createDataWorker(deps: DataWorkerDeps): WorkerApp {
 function dataWorker(deps: DataWorkerDeps) {
   const { blobs, config } = deps;
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["GET", "PUT", "DELETE", "POST"] });
-  const access = deps.access ?? accessControl(config, { audit: deps.audit, clock: deps.clock });
+  const access = deps.access ?? accessControl(config, { audit: deps.audit, clock: deps.clock, auditHash: deps.auditHash });
   const isAudit = (c: { req: { path: string } }) => /\/audit(?:\/verify)?\/?$/.test(c.req.path);
   protect(app, access, {
     status: 403,
