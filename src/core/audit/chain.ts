@@ -88,6 +88,8 @@ const LEASE_MS = 3_000;
 const MAX_WAIT_MS = 2 * LEASE_MS;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+// Heads are rewritten by every append: a store may write them in place (files: two slots).
+const IN_PLACE = { inPlace: true } as const;
 
 /** The hash of an entry: SHA-256 (`sha256`, default the core's own) over the canonical JSON of the entry without `hash`. */
 export function entryHash(entry: Record<string, unknown>, sha256: SyncSha256 = sha256HexSync): string {
@@ -288,7 +290,7 @@ export function appendChained(
           const signature = options.signer === undefined ? undefined : await options.signer.sign(canonicalJson(facts));
           written = { ...facts, entry: chained, until: Date.now() + LEASE_MS, ...(signature === undefined ? {} : { signature }) };
           return writtenBytes = encoder.encode(JSON.stringify(written));
-        });
+        }, IN_PLACE);
         break;
       } catch (err) {
         if (!(err instanceof HeadBusy)) throw err;
@@ -313,8 +315,8 @@ export function appendChained(
 
 /**
  * After a failed append, puts the previous head back while no other writer may have stored the
- * entry (its lease runs), so a failed request leaves nothing behind; past the lease the entry
- * stays, and the next append stores it.
+ * entry (its lease runs), so a failed request leaves nothing behind (not in place: no slot keeps
+ * the failed head); past the lease the entry stays, and the next append stores it.
  */
 async function rollBack(store: BlobStore, headKey: string, head: AuditHead, previous: Uint8Array | null): Promise<void> {
   // A first entry had no head before it: an empty head (seq 0) says so.
