@@ -19,7 +19,6 @@
  */
 // The service and its configuration.
 export { createService, type ServicePorts } from "./src/core/service/service.ts";
-export type { SyncSha256 } from "./src/core/audit/chain.ts";
 export { ConfigError, type IdentityConfig, parseConfig, type ServiceConfig } from "./src/core/config/mod.ts";
 export type { ServiceBindings, WorkerApp, WorkerEnv } from "./src/core/http/worker-app.ts";
 // The ports, and the stores and services that can stand behind them.
@@ -36,7 +35,6 @@ export type {
   KvStore,
   Mailer,
   MailMessage,
-  UpdateOptions,
 } from "./src/core/ports.ts";
 export { systemClock } from "./src/core/ports.ts";
 export type { RateDecision, RateLimiter, RateRule } from "./src/core/rate-limit/limiter.ts";

@@ -10,7 +10,6 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { BlobStore, Clock } from "../ports.ts";
 import type { ServiceConfig } from "../config/mod.ts";
 import { type AuditKeyConfig, auditKeys } from "../audit/signing-keys.ts";
-import type { SyncSha256 } from "../audit/chain.ts";
 import { ServiceError } from "../errors.ts";
 import { checkSegment } from "../storage/keys.ts";
 import { clientIp, pathnameOf, type WorkerApp, type WorkerEnv } from "./worker-app.ts";
@@ -49,7 +48,7 @@ export interface AccessControlDeps {
   /** A verifier to use instead of the configured one (tests, custom providers). */
   identity?: IdentityVerifier;
   /** SHA-256 of audit entry hashes (a runtime's native one); default the core's JavaScript one. */
-  auditHash?: SyncSha256 | undefined;
+  auditHash?: ((text: string) => string) | undefined;
 }
 
 /** The configuration access control reads: identity-token mode, the admin key, rate limits. */

@@ -26,7 +26,6 @@ import { OPEN } from "../http/credentials-doc.ts";
 import { registerDocsPage } from "../http/docs-page.ts";
 import type { IdentityVerifier } from "../identity/identity-token.ts";
 import type { RateLimiter } from "../rate-limit/limiter.ts";
-import type { SyncSha256 } from "../audit/chain.ts";
 
 /** The stores and services behind the workers. */
 export interface ServicePorts {
@@ -62,7 +61,7 @@ export interface ServicePorts {
    * SHA-256 of audit entry hashes, synchronous: the server adapters pass node:crypto's; default
    * the core's JavaScript one (workerd, browsers). Both give the same hashes.
    */
-  auditHash?: SyncSha256;
+  auditHash?: (text: string) => string;
 }
 
 /** The mount point of each worker under `serve`. */

@@ -24,7 +24,7 @@ import { auditDayRange } from "../audit/days.ts";
 import { appendAuditEntry, auditVerifyDays, readAuditDays, readAuditTrail, RECEIVED_AT } from "../audit/trail.ts";
 import { type AuditKeyConfig, auditKeys } from "../audit/signing-keys.ts";
 import { verifyAuditTrail } from "../audit/verify.ts";
-import { CHAIN_FIELDS, type SyncSha256 } from "../audit/chain.ts";
+import { CHAIN_FIELDS } from "../audit/chain.ts";
 import { type AccessControl, requireOwner } from "../http/access.ts";
 import { keyedSecurity } from "../http/credentials-doc.ts";
 
@@ -36,7 +36,7 @@ export interface AuditRoutesDeps {
   /** Who may read and write which user's trail (identity mode: only their own). */
   access: AccessControl;
   /** SHA-256 of audit entry hashes (a runtime's native one); default the core's JavaScript one. */
-  auditHash?: SyncSha256 | undefined;
+  auditHash?: ((text: string) => string) | undefined;
 }
 
 type AuditEntriesResponse = z.output<typeof AuditEntriesResponseSchema>;

@@ -9,7 +9,6 @@ import { requireAuthKey } from "../http/auth.ts";
 import { createWorkerApp } from "../http/worker-app.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
 import { registerAuditRoutes } from "./audit-routes.ts";
-import type { SyncSha256 } from "../audit/chain.ts";
 import { routeFor } from "../rate-limit/rules.ts";
 import { type AccessControl, accessControl, protect } from "../http/access.ts";
 
@@ -29,7 +28,7 @@ export interface AuditWorkerDeps {
    */
   access?: AccessControl;
   /** SHA-256 of audit entry hashes (a runtime's native one); default the core's JavaScript one. */
-  auditHash?: SyncSha256 | undefined;
+  auditHash?: ((text: string) => string) | undefined;
 }
 
 /** The audit worker's app, with the types of its routes (for hono's `hc` client). */

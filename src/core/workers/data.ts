@@ -31,7 +31,6 @@ import {
 import type { WorkerApp } from "../http/worker-app.ts";
 import { keyFromRawPath } from "../storage/keys.ts";
 import { registerAuditRoutes } from "./audit-routes.ts";
-import type { SyncSha256 } from "../audit/chain.ts";
 import { routeFor } from "../rate-limit/rules.ts";
 import { type AccessControl, accessControl, protect, requireOwner } from "../http/access.ts";
 import { keyedSecurity } from "../http/credentials-doc.ts";
@@ -56,7 +55,7 @@ export interface DataWorkerDeps {
    */
   access?: AccessControl;
   /** SHA-256 of audit entry hashes (a runtime's native one); default the core's JavaScript one. */
-  auditHash?: SyncSha256 | undefined;
+  auditHash?: ((text: string) => string) | undefined;
 }
 
 const encoder = new TextEncoder();
