@@ -30,9 +30,11 @@ export interface BlobStore {
       /**
        * The value is rewritten by every append (an audit head): a backend may write it in place,
        * keeping the value before it stored beside it until the next such update (the files store
-       * writes two slots by turns). Without it, an update leaves nothing of the value it replaced.
+       * writes two slots by turns). A function says so of the stored value being replaced (a
+       * wrapping store: only when that value may stay). Without it, an update leaves nothing of
+       * the value it replaced.
        */
-      inPlace?: boolean;
+      inPlace?: boolean | ((stored: Bytes) => boolean);
     },
   ): Promise<Uint8Array>;
   /**

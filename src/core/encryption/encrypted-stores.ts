@@ -31,9 +31,9 @@ export interface EncryptedBlobStore extends BlobStore {
 /** Wraps `inner` so every value is sealed with `keyring` (see {@link SealOptions} for arrays). */
 export function encryptedBlobStore(inner: BlobStore, keyring: Keyring, options: SealOptions = {}): EncryptedBlobStore {
   const reveal = (key: string, stored: Bytes | null) => (stored === null ? null : openValue(keyring, key, stored));
-  const underCurrentKey = (key: string, stored: Bytes | null): boolean => {
+  const underCurrentKey = (key: string, stored: Bytes): boolean => {
     try {
-      return stored !== null && isEnvelope(stored) && readHeader(stored, key).kid === keyring.currentKid;
+      return isEnvelope(stored) && readHeader(stored, key).kid === keyring.currentKid;
     } catch {
       return false;
     }
@@ -69,12 +69,15 @@ export function encryptedBlobStore(inner: BlobStore, keyring: Keyring, options: 
     async update(key, change, updateOptions) {
       // In place, the value replaced may stay stored beside the new one (files: a head's other
       // slot): only when it is sealed under the current key, so no plaintext or retired key's value stays.
-      const inPlace = updateOptions?.inPlace === true && underCurrentKey(key, await inner.get(key));
+      const asked = updateOptions?.inPlace;
+      const inPlace = asked === undefined || asked === false
+        ? undefined
+        : { inPlace: (stored: Bytes) => underCurrentKey(key, stored) && (asked === true || asked(stored)) };
       let next: Uint8Array | undefined;
       await inner.update(key, async (current) => {
         next = await change(await reveal(key, current));
         return sealValue(keyring, key, next, options);
-      }, inPlace ? updateOptions : undefined);
+      }, inPlace);
       return next!;
     },
     appendToJsonArray: async (key, item, atIndex) => inner.appendToJsonArray(key, await sealItem(keyring, key, item), atIndex),

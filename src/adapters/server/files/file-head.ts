@@ -191,7 +191,8 @@ export function headFiles(files: DocumentFiles, sync: boolean) {
           const current = file === null ? null : slots?.value ?? file.bytes;
           const next = await change(current);
           if (current !== null && sameBytes(current, next)) return next;
-          if (options?.inPlace === true && file !== null && slots?.active !== undefined && SLOT_HEADER_BYTES + next.length <= slots.slotBytes) {
+          const inPlace = options?.inPlace === true || (typeof options?.inPlace === "function" && current !== null && options.inPlace(current));
+          if (inPlace && file !== null && slots?.active !== undefined && SLOT_HEADER_BYTES + next.length <= slots.slotBytes) {
             await file.writeAt(encodeSlot(slots.generation + 1, next), slots.active === 0 ? slots.slotBytes : 0);
             return next;
           }

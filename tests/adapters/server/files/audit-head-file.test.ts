@@ -14,6 +14,9 @@ import { verifyAuditTrail } from "../../../../src/core/audit/verify.ts";
 import type { ValidationAuditEntry } from "../../../../src/core/schemas/audit.ts";
 import { auditEntry } from "../../../helpers/audit-entry.ts";
 import { headSlot, headText } from "../../../helpers/head-file.ts";
+import { encryptedBlobStore } from "../../../../src/core/encryption/encrypted-stores.ts";
+import { Keyring } from "../../../../src/core/encryption/keyring.ts";
+import { dataKey } from "../../../helpers/encryption.ts";
 
 const DAY = "2026-11-22";
 const clock = { now: () => new Date(`${DAY}T12:00:00Z`) };
@@ -46,6 +49,22 @@ describe("audit heads on disk", () => {
     expect(headText(file)).toBe(new TextDecoder().decode((await store().get("audit-heads/u1.json"))!));
     expect(JSON.parse(headText(file))).toMatchObject({ seq: 3, index: 2 });
     expect(await verify()).toMatchObject({ valid: true, entries: 3 });
+  });
+
+  it("encrypted at rest, heads sealed under the current key are written in place too; a plaintext head is replaced whole", async () => {
+    for (let n = 1; n <= 2; n++) await append(undefined, n);
+    const keyring = new Keyring([dataKey("k1")]);
+    const sealed = () => encryptedBlobStore(store(), keyring, { appendLog: true });
+    await append(sealed(), 3);
+    // The plaintext head before is not kept in the other slot: the file was made anew.
+    let file = await headFile();
+    expect([headSlot(file, 0)?.generation, headSlot(file, 1)]).toEqual([3, undefined]);
+    await append(sealed(), 4);
+    await append(sealed(), 5);
+    file = await headFile();
+    expect([headSlot(file, 0)?.generation, headSlot(file, 1)?.generation]).toEqual([5, 4]);
+    const result = await verifyAuditTrail(await readAuditTrail(sealed(), "u1", [DAY]));
+    expect(result).toMatchObject({ valid: true, entries: 5 });
   });
 
   it("a head write torn by a crash before its day append: the slot before is read, nothing acknowledged is lost, the chain goes on", async () => {
