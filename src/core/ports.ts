@@ -23,7 +23,20 @@ export interface BlobStore {
    * Replaces a key's value with `change(current)` so that concurrent updates of one key
    * never lose each other's work (serialized or compare-and-swap, per backend).
    */
-  update(key: string, change: (current: Bytes | null) => Uint8Array | Promise<Uint8Array>): Promise<Uint8Array>;
+  update(
+    key: string,
+    change: (current: Bytes | null) => Uint8Array | Promise<Uint8Array>,
+    options?: {
+      /**
+       * The value is rewritten by every append (an audit head): a backend may write it in place,
+       * keeping the value before it stored beside it until the next such update (the files store
+       * writes two slots by turns). A function says so of the stored value being replaced (a
+       * wrapping store: only when that value may stay). Without it, an update leaves nothing of
+       * the value it replaced.
+       */
+      inPlace?: boolean | ((stored: Bytes) => boolean);
+    },
+  ): Promise<Uint8Array>;
   /**
    * Appends one item to the JSON array stored at `key` (created when absent) and returns
    * the number of items after the append. Concurrent appends never lose an item.
@@ -48,6 +61,9 @@ export interface BlobStore {
    */
   putStream?(key: string, size: number, body: ReadableStream<Uint8Array>): Promise<void>;
 }
+
+/** Options of {@link BlobStore.update}. */
+export type UpdateOptions = NonNullable<Parameters<BlobStore["update"]>[2]>;
 
 /** String storage for small records (user records, keyed by user id). */
 export interface KvStore {

@@ -15,6 +15,7 @@ import { verifyAuditTrail } from "../../src/core/audit/verify.ts";
 import { publicAuditJwk } from "../../src/core/audit/head-signature.ts";
 import type { ValidationAuditEntry } from "../../src/core/schemas/audit.ts";
 import { auditEntry } from "../helpers/audit-entry.ts";
+import { headText } from "../helpers/head-file.ts";
 import { pdfPages } from "../core/pdf/poppler.ts";
 
 const dirs: string[] = [];
@@ -121,7 +122,7 @@ describe("forensic-annotation audit", () => {
     expect(exported.code, exported.err).toBe(0);
     const pages = pdfPages(new Uint8Array(await readFile(pdfPath)));
     expect(pages.length).toBeGreaterThan(1);
-    const head = JSON.parse(await readFile(join(dir, "audit", "audit-heads", "u1.json"), "utf8")) as { hash: string };
+    const head = JSON.parse(headText(new Uint8Array(await readFile(join(dir, "audit", "audit-heads", "u1.json"))))) as { hash: string };
     for (const page of pages) {
       expect(page).toContain("Verification: INTACT");
       expect(page).toContain(`Head: seq 126, hash ${head.hash}`);

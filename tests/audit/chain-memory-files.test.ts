@@ -6,6 +6,7 @@ import { createStorage } from "unstorage";
 import { createBlobStore } from "../../src/core/storage/unstorage-stores.ts";
 import { createFileBlobStore } from "../../src/adapters/server/files/file-ports.ts";
 import { auditChainSuite } from "./chain-suite.ts";
+import { headText } from "../helpers/head-file.ts";
 import { encryptedBlobStore } from "../../src/core/encryption/encrypted-stores.ts";
 import { Keyring } from "../../src/core/encryption/keyring.ts";
 import { dataKey } from "../helpers/encryption.ts";
@@ -25,7 +26,11 @@ auditChainSuite("files", async () => {
   return {
     store: createFileBlobStore(dir, { sync: false }),
     raw: {
-      read: async (key) => new Uint8Array(await readFile(path(key))),
+      // A head file is two slots (docs/storage.md#audit-heads-on-disk): tampering starts from its current JSON.
+      read: async (key) => {
+        const bytes = new Uint8Array(await readFile(path(key)));
+        return key.startsWith("audit-heads/") ? new TextEncoder().encode(headText(bytes)) : bytes;
+      },
       write: (key, bytes) => writeFile(path(key), bytes),
       remove: (key) => unlink(path(key)),
     },

@@ -19,6 +19,7 @@ import * as zlib from "node:zlib";
 import { ConfigError, parseConfig, type ServiceConfig } from "../../core/config/mod.ts";
 import { hostForDirectUse, imageHostOf } from "../../core/service/service.ts";
 import type { ImageHost } from "../../core/ports.ts";
+import { nodeSha256Hex } from "./node-sha256.ts";
 import {
   type CaseImportOptions,
   type CaseZipSummary,
@@ -346,7 +347,7 @@ export async function runExchangeCommand(argv: readonly string[], options: Excha
     close = storage.close;
     const ports = storage.ports;
     const host = hostForDirectUse(ports.imageHost ?? imageHostOf(config, ports.clock, () => ports.images), config);
-    const store = portsExchangeStore({ ...ports, imageHost: host, readImage: imageReader(config, host), auditChain: { signer: auditKeys(config).signer } });
+    const store = portsExchangeStore({ ...ports, imageHost: host, readImage: imageReader(config, host), auditChain: { signer: auditKeys(config).signer, hash: nodeSha256Hex } });
     return command === "export" ? await runExport(flags, store, io, signatures.signer) : await runImport(flags, positionals, store, io, signatures.verification);
   } catch (err) {
     if (err instanceof UsageError) {

@@ -18,6 +18,7 @@ import type { Mailer } from "../../core/ports.ts";
 import { checkCanaries, encryptPorts, keyringOf } from "../../core/service/encrypted-ports.ts";
 import { CanaryError } from "../../core/encryption/mod.ts";
 import { serverCipherSuite } from "./node-cipher.ts";
+import { nodeSha256Hex } from "./node-sha256.ts";
 
 /** nodemailer is loaded only when SMTP is configured. */
 async function smtpMailer(config: ServiceConfig): Promise<Mailer> {
@@ -132,6 +133,7 @@ export async function startService(options: ServeOptions, listen: Listen, runtim
   const app = createService(
     {
       ...storage.ports,
+      auditHash: nodeSha256Hex,
       // The outbox is files under --data whatever STORAGE is (docs/storage.md).
       outbox: createFileBlobStore(join(options.dataDir, "outbox"), { sync: config.fsync === "all" }),
       ...(config.mailTransport === "smtp" ? { mailer: await smtpMailer(config) } : {}),

@@ -21,6 +21,6 @@ export {
   verifyAuditTrail,
   type VerifyAuditOptions,
 } from "./verify.ts";
-export type { AuditChainOptions, HeadSigner } from "./chain.ts";
+export type { AuditChainOptions, HeadSigner, SyncSha256 } from "./chain.ts";
 export type { AuditJwk, HeadSignatureStatus } from "./head-signature.ts";
 export { AUDIT_EXPORT_FORMAT, type AuditExport } from "./export.ts";

@@ -10,7 +10,7 @@
  * through as they are.
  */
 import type { BlobStore, Bytes, KvStore } from "../ports.ts";
-import { CHUNK_BYTES, isEnvelope, openStream, sealStream } from "./envelope.ts";
+import { CHUNK_BYTES, isEnvelope, openStream, readHeader, sealStream } from "./envelope.ts";
 import type { Keyring } from "./keyring.ts";
 import { openRecord, openValue, type SealOptions, sealItem, sealRecord, sealValue, startsArray } from "./stored-value.ts";
 import { joinStream, piecesOf } from "../storage/byte-stream.ts";
@@ -31,6 +31,13 @@ export interface EncryptedBlobStore extends BlobStore {
 /** Wraps `inner` so every value is sealed with `keyring` (see {@link SealOptions} for arrays). */
 export function encryptedBlobStore(inner: BlobStore, keyring: Keyring, options: SealOptions = {}): EncryptedBlobStore {
   const reveal = (key: string, stored: Bytes | null) => (stored === null ? null : openValue(keyring, key, stored));
+  const underCurrentKey = (key: string, stored: Bytes): boolean => {
+    try {
+      return isEnvelope(stored) && readHeader(stored, key).kid === keyring.currentKid;
+    } catch {
+      return false;
+    }
+  };
   const put = async (key: string, value: Uint8Array): Promise<void> => {
     // More than a chunk, and not an array sealed item by item: sealed into the store as it
     // is written, so a large image costs one chunk beside its plaintext, not a sealed copy.
@@ -59,12 +66,18 @@ export function encryptedBlobStore(inner: BlobStore, keyring: Keyring, options: 
     delete: (key) => inner.delete(key),
     has: (key) => inner.has(key),
     list: async (prefix) => (await inner.list(prefix)).filter((key) => key !== BLOB_CANARY_KEY),
-    async update(key, change) {
+    async update(key, change, updateOptions) {
+      // In place, the value replaced may stay stored beside the new one (files: a head's other
+      // slot): only when it is sealed under the current key, so no plaintext or retired key's value stays.
+      const asked = updateOptions?.inPlace;
+      const inPlace = asked === undefined || asked === false
+        ? undefined
+        : { inPlace: (stored: Bytes) => underCurrentKey(key, stored) && (asked === true || asked(stored)) };
       let next: Uint8Array | undefined;
       await inner.update(key, async (current) => {
         next = await change(await reveal(key, current));
         return sealValue(keyring, key, next, options);
-      });
+      }, inPlace);
       return next!;
     },
     appendToJsonArray: async (key, item, atIndex) => inner.appendToJsonArray(key, await sealItem(keyring, key, item), atIndex),

@@ -47,6 +47,8 @@ export interface AccessControlDeps {
   fetch?: typeof fetch;
   /** A verifier to use instead of the configured one (tests, custom providers). */
   identity?: IdentityVerifier;
+  /** SHA-256 of audit entry hashes (a runtime's native one); default the core's JavaScript one. */
+  auditHash?: ((text: string) => string) | undefined;
 }
 
 /** The configuration access control reads: identity-token mode, the admin key, rate limits. */
@@ -64,7 +66,7 @@ export function accessControl(config: AccessConfig, deps: AccessControlDeps): Ac
     adminKey: config.adminAuth,
     limiter: deps.limiter ?? createMemoryRateLimiter({ clock: deps.clock }),
     limits: config.rateLimits,
-    log: serviceAuditLog(deps.audit, deps.clock, { signer: auditKeys(config).signer }),
+    log: serviceAuditLog(deps.audit, deps.clock, { signer: auditKeys(config).signer, hash: deps.auditHash }),
   };
 }
 

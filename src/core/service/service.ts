@@ -57,6 +57,11 @@ export interface ServicePorts {
   identity?: IdentityVerifier;
   /** The fetch used for the identity provider's key set. */
   fetch?: typeof fetch;
+  /**
+   * SHA-256 of audit entry hashes, synchronous: the server adapters pass node:crypto's; default
+   * the core's JavaScript one (workerd, browsers). Both give the same hashes.
+   */
+  auditHash?: (text: string) => string;
 }
 
 /** The mount point of each worker under `serve`. */
@@ -121,11 +126,12 @@ export function createService(ports: ServicePorts, config: ServiceConfig): Worke
     limiter: ports.rateLimiter,
     identity: ports.identity,
     fetch: ports.fetch,
+    auditHash: ports.auditHash,
   });
-  mountWorker(app, WORKER_MOUNTS.data, createDataWorker({ blobs: ports.data, audit: ports.audit, clock: ports.clock, config, users: ports.users, access }));
+  mountWorker(app, WORKER_MOUNTS.data, createDataWorker({ blobs: ports.data, audit: ports.audit, clock: ports.clock, config, users: ports.users, access, auditHash: ports.auditHash }));
   mountWorker(app, WORKER_MOUNTS.keys, createKeysWorker({ config, access }));
   mountWorker(app, WORKER_MOUNTS.captcha, createCaptchaWorker({ verifier: captcha, config, access }));
-  mountWorker(app, WORKER_MOUNTS.audit, createAuditWorker({ audit: ports.audit, clock: ports.clock, config, access }));
+  mountWorker(app, WORKER_MOUNTS.audit, createAuditWorker({ audit: ports.audit, clock: ports.clock, config, access, auditHash: ports.auditHash }));
   const images = ports.imageHost ?? imageHostOf(config, ports.clock, () => ports.images);
   mountWorker(app, WORKER_MOUNTS.image, createImageWorker({ host: images, config, access }));
   const ownImages = typeof images === "function" ? ownDeliveryReader(images, config.publicUrl) : undefined;

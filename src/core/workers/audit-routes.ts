@@ -35,6 +35,8 @@ export interface AuditRoutesDeps {
   config: Pick<ServiceConfig, "maxAuditEntryBytes"> & AuditKeyConfig;
   /** Who may read and write which user's trail (identity mode: only their own). */
   access: AccessControl;
+  /** SHA-256 of audit entry hashes (a runtime's native one); default the core's JavaScript one. */
+  auditHash?: ((text: string) => string) | undefined;
 }
 
 type AuditEntriesResponse = z.output<typeof AuditEntriesResponseSchema>;
@@ -97,7 +99,7 @@ export function registerAuditRoutes<A extends WorkerApp>(app: A, deps: AuditRout
   const { audit, clock, config, access } = deps;
   const via = served === "audit" ? "" : "ViaData";
   const keys = auditKeys(config);
-  const chain = { signer: keys.signer };
+  const chain = { signer: keys.signer, hash: deps.auditHash };
   const routed = app
     .openapi({ ...appendEntryRoute, operationId: `appendAuditEntry${via}`, middleware: limitBody(config.maxAuditEntryBytes) }, async (c) => {
       const { userId } = readQuery(c, AuditPostQuerySchema);

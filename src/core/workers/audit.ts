@@ -27,6 +27,8 @@ export interface AuditWorkerDeps {
    * @ignore
    */
   access?: AccessControl;
+  /** SHA-256 of audit entry hashes (a runtime's native one); default the core's JavaScript one. */
+  auditHash?: ((text: string) => string) | undefined;
 }
 
 /** The audit worker's app, with the types of its routes (for hono's `hc` client). */
@@ -40,7 +42,7 @@ export function createAuditWorker(deps: AuditWorkerDeps): WorkerApp {
 /** The audit worker, its type inferred from its routes. */
 function auditWorker(deps: AuditWorkerDeps) {
   const app = createWorkerApp({ allowedOrigin: deps.config.allowedOrigin, methods: ["GET", "POST"] });
-  const access = deps.access ?? accessControl(deps.config, { audit: deps.audit, clock: deps.clock });
+  const access = deps.access ?? accessControl(deps.config, { audit: deps.audit, clock: deps.clock, auditHash: deps.auditHash });
   protect(app, access, {
     status: 403,
     route: (c) => routeFor(c.req.method, "audit.read", "audit.write"),

@@ -54,6 +54,8 @@ export interface DataWorkerDeps {
    * @ignore
    */
   access?: AccessControl;
+  /** SHA-256 of audit entry hashes (a runtime's native one); default the core's JavaScript one. */
+  auditHash?: ((text: string) => string) | undefined;
 }
 
 const encoder = new TextEncoder();
@@ -160,7 +162,7 @@ export function createDataWorker(deps: DataWorkerDeps): WorkerApp {
 function dataWorker(deps: DataWorkerDeps) {
   const { blobs, config } = deps;
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["GET", "PUT", "DELETE", "POST"] });
-  const access = deps.access ?? accessControl(config, { audit: deps.audit, clock: deps.clock });
+  const access = deps.access ?? accessControl(config, { audit: deps.audit, clock: deps.clock, auditHash: deps.auditHash });
   const isAudit = (c: { req: { path: string } }) => /\/audit(?:\/verify)?\/?$/.test(c.req.path);
   protect(app, access, {
     status: 403,

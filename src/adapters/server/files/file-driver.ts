@@ -236,6 +236,8 @@ export interface OpenDocument {
 export interface LockedDocument {
   /** The path its plain name would have (stable per key). */
   readonly path: string;
+  /** The paths the document may be at, its plain name first (file-names.ts). */
+  readonly paths: readonly string[];
   /** Opens the existing document for reading and writing; null when there is none. */
   open(): Promise<OpenDocument | null>;
   /** Replaces (or creates) the document atomically. */
@@ -464,6 +466,7 @@ export function documentFiles(base: string, sync = false): DocumentFiles {
       return documentLocks.run(place.path, () =>
         task({
           path: place.path,
+          paths: candidates(place),
           open: () => openExisting(place),
           replace: (data) => writeUnlocked(place, data),
         })

@@ -13,6 +13,7 @@ import type { ServiceConfig } from "../../../core/config/mod.ts";
 import { atomicFileDriver, documentFiles } from "./file-driver.ts";
 import { piecesOf } from "../../../core/storage/byte-stream.ts";
 import { createFileJsonArrayAppend } from "./file-append.ts";
+import { headFiles, isHeadKey } from "./file-head.ts";
 
 /**
  * A blob store of files under `dir`, with in-place appends for JSON arrays and streamed
@@ -22,10 +23,17 @@ import { createFileJsonArrayAppend } from "./file-append.ts";
 export function createFileBlobStore(dir: string, options: { sync?: boolean } = {}): BlobStore {
   const sync = options.sync ?? false;
   const files = documentFiles(dir, sync);
-  return createBlobStore(createStorage({ driver: atomicFileDriver({ base: dir, sync }) }), {
+  const store = createBlobStore(createStorage({ driver: atomicFileDriver({ base: dir, sync }) }), {
     appendToJsonArray: createFileJsonArrayAppend(dir, { sync }),
     putStream: (key, size, body) => files.writeStream(key, size, piecesOf(body, size)),
   });
+  // Audit heads are rewritten by every append: two slots written in place by turns (file-head.ts).
+  const heads = headFiles(files, sync);
+  return {
+    ...store,
+    get: (key) => (isHeadKey(key) ? heads.read(key) : store.get(key)),
+    update: (key, change, options) => (isHeadKey(key) ? heads.update(key, change, options) : store.update(key, change)),
+  };
 }
 
 /**

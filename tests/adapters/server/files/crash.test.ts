@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { spawnServe, type Served } from "../../../helpers/spawn-serve.ts";
 import { auditEntry } from "../../../helpers/audit-entry.ts";
+import { headText } from "../../../helpers/head-file.ts";
 
 let dir: string | undefined;
 let served: Served | undefined;
@@ -54,7 +55,8 @@ describe("crash safety of the embedded default", () => {
     const files = await jsonFiles(dataDir);
     expect(files.length).toBeGreaterThan(5);
     for (const file of files) {
-      const text = await readFile(file, "utf8");
+      // An audit head is two slots holding JSON (docs/storage.md#audit-heads-on-disk): its current one parses.
+      const text = headText(new Uint8Array(await readFile(file)));
       expect(() => JSON.parse(text), file).not.toThrow();
     }
     // No acknowledged audit entry was lost.
@@ -71,7 +73,7 @@ describe("crash safety of the embedded default", () => {
     expect(onDisk).toBeGreaterThanOrEqual(count);
     const userId = /audit-trails\/(.+)-\d{4}-\d{2}-\d{2}\.json/.exec(filename)![1]!;
     // A head naming an entry its writer was killed before storing: the restarted server stores that entry first, so the chain stays whole.
-    const head = JSON.parse(await readFile(join(dataDir, "audit", "audit-heads", `${userId}.json`), "utf8")) as { day: string; index: number };
+    const head = JSON.parse(headText(new Uint8Array(await readFile(join(dataDir, "audit", "audit-heads", `${userId}.json`))))) as { day: string; index: number };
     const pending = filename.endsWith(`-${head.day}.json`) && head.index >= onDisk ? 1 : 0;
     const response = await fetch(`${served.url}/data/audit/?userId=${userId}`, { method: "POST", headers, body: JSON.stringify(auditEntry({ userId })) });
     expect(((await response.json()) as { entryCount: number }).entryCount).toBe(onDisk + pending + 1);

@@ -9,6 +9,9 @@ import { tmpdir } from "node:os";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createFileBlobStore, createFilePorts } from "../../../../src/adapters/server/files/file-ports.ts";
 import { ConfigError, parseConfig } from "../../../../src/core/config/mod.ts";
+import { appendAuditEntry } from "../../../../src/core/audit/trail.ts";
+import type { ValidationAuditEntry } from "../../../../src/core/schemas/audit.ts";
+import { auditEntry } from "../../../helpers/audit-entry.ts";
 
 let dir: string;
 let counts: { sync: number; datasync: number };
@@ -50,6 +53,17 @@ describe("fsync of the file stores", () => {
     await store.appendToJsonArray(day, { n: 3 });
     expect(counts.datasync).toBe(2);
     expect(JSON.parse(new TextDecoder().decode((await store.get(day))!))).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+  });
+
+  it("with sync, a chained audit append flushes twice: the head's slot, then the day (data syncs; no temporary file, no folder)", async () => {
+    const store = createFileBlobStore(join(dir, "audit"), { sync: true });
+    const clock = { now: () => new Date("2026-11-22T12:00:00Z") };
+    for (let n = 1; n <= 2; n++) await appendAuditEntry(store, clock, "u1", auditEntry({ details: { validationErrors: [], n } }) as ValidationAuditEntry);
+    for (let n = 3; n <= 5; n++) {
+      counts = { sync: 0, datasync: 0 };
+      await appendAuditEntry(store, clock, "u1", auditEntry({ details: { validationErrors: [], n } }) as ValidationAuditEntry);
+      expect(counts).toEqual({ sync: 0, datasync: 2 });
+    }
   });
 
   it("without sync, nothing is fsynced", async () => {
