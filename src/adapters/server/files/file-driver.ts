@@ -9,7 +9,7 @@
  * whose name is longer than a file name may be, gets an escaped name (file-names.ts).
  * With `sync`, a write is on the disk (file and folder entry fsynced) before it resolves.
  */
-import { closeSync, fstatSync, openSync, readFile as readFileCallback, readSync, renameSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, readFile as readFileCallback, readSync, renameSync, writeFileSync } from "node:fs";
 import { type FileHandle, mkdir, open, readdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { KeyedMutex } from "../../../core/storage/keyed-mutex.ts";
@@ -140,19 +140,18 @@ export async function writeFileAtomic(
 const readFileOnce = (path: string) =>
   new Promise<Buffer>((resolve, reject) => readFileCallback(path, (err, data) => (err ? reject(err) : resolve(data))));
 
-/** Reads the `size` bytes fstat gave, as readFileSync(fd) does, without its second fstat. */
-function readKnownSize(fd: number, size: number): Buffer {
-  const buffer = Buffer.allocUnsafe(size);
-  let filled = 0;
-  while (filled < size) {
-    const read = readSync(fd, buffer, filled, size - filled, filled);
-    if (read === 0) return buffer.subarray(0, filled);
-    filled += read;
-  }
-  return buffer;
-}
+/**
+ * Where small reads land before they are copied out: one buffer for the process (reads into
+ * it are synchronous, so none overlap), one byte longer than a small file may be.
+ */
+const probe = Buffer.allocUnsafeSlow(SMALL_FILE_BYTES + 1);
 
-/** The bytes of a small file, null when it is absent or a folder, undefined when it is large. */
+/**
+ * The bytes of a small file, null when it is absent or a folder, undefined when it is large.
+ * Three system calls (open, read, close) and no fstat: a read of a regular file returns fewer
+ * bytes than asked only at its end, so a read that does not fill {@link probe} has it all
+ * (reading a folder fails with EISDIR; a file longer than a small one fills the probe).
+ */
 function readSmallOrNull(path: string): Buffer | null | undefined {
   let fd: number;
   try {
@@ -162,9 +161,17 @@ function readSmallOrNull(path: string): Buffer | null | undefined {
     throw err;
   }
   try {
-    const stats = fstatSync(fd);
-    if (stats.isDirectory()) return null;
-    return stats.size <= SMALL_FILE_BYTES ? readKnownSize(fd, stats.size) : undefined;
+    let filled: number;
+    try {
+      filled = readSync(fd, probe, 0, probe.length, 0);
+    } catch (err) {
+      if (codeOf(err) === "EISDIR") return null;
+      throw err;
+    }
+    if (filled > SMALL_FILE_BYTES) return undefined;
+    const bytes = Buffer.allocUnsafe(filled);
+    probe.copy(bytes, 0, 0, filled);
+    return bytes;
   } finally {
     closeSync(fd);
   }
