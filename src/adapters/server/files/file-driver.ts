@@ -217,18 +217,23 @@ async function unlinkIfPresent(path: string): Promise<void> {
   }
 }
 
+/** How many keys' places a store remembers (a few hundred KB at most). */
+const MAX_REMEMBERED_PLACES = 4096;
+
 /** Where one key's document lives. */
 interface DocumentPlace {
   /** Its folder. */
   dir: string;
   /** Its key's folders, from the store's folder down. */
-  folders: string[];
+  folders: readonly string[];
   /** Its last key segment. */
   segment: string;
   /** Its possible file names. */
   names: DocumentNames;
   /** The path its plain name would have: the key of its lock. */
   path: string;
+  /** The paths it may be read from, plain name first. */
+  candidates: readonly string[];
 }
 
 /** A document file opened for reading and writing, and where it is. */
@@ -274,7 +279,7 @@ export interface DocumentFiles {
 export function documentFiles(base: string, sync = false): DocumentFiles {
   const root = resolve(base);
 
-  const placeOf = (key: string): DocumentPlace => {
+  const findPlace = (key: string): DocumentPlace => {
     const parts = key.split(/[:/]/);
     const segment = parts.pop() ?? "";
     const dir = resolve(root, ...parts);
@@ -282,7 +287,21 @@ export function documentFiles(base: string, sync = false): DocumentFiles {
       throw new Error("storage key resolves outside the store");
     }
     const folders = dir === root ? [] : dir.slice(root.length + 1).split(sep);
-    return { dir, folders, segment, names: documentNames(segment), path: join(dir, segment) };
+    const names = documentNames(segment);
+    const candidates = names.plain === undefined ? [join(dir, names.escaped)] : [join(dir, names.plain), join(dir, names.escaped)];
+    return { dir, folders, segment, names, path: join(dir, segment), candidates };
+  };
+  // A key's place is a pure function of the key: the keys read and written most often skip
+  // the path arithmetic (split, resolve, join) on every request. Bounded; emptied when full.
+  const places = new Map<string, DocumentPlace>();
+  const placeOf = (key: string): DocumentPlace => {
+    let place = places.get(key);
+    if (place === undefined) {
+      place = findPlace(key);
+      if (places.size >= MAX_REMEMBERED_PLACES) places.clear();
+      places.set(key, place);
+    }
+    return place;
   };
 
   /** Moves the document at `path` to its escaped name, so that a folder can take its name. */
@@ -382,10 +401,7 @@ export function documentFiles(base: string, sync = false): DocumentFiles {
   }
 
   /** The candidate paths of a document, plain first. */
-  const candidates = (place: DocumentPlace): string[] =>
-    place.names.plain === undefined
-      ? [join(place.dir, place.names.escaped)]
-      : [join(place.dir, place.names.plain), join(place.dir, place.names.escaped)];
+  const candidates = (place: DocumentPlace): readonly string[] => place.candidates;
 
   async function openExisting(place: DocumentPlace): Promise<OpenDocument | null> {
     for (const path of candidates(place)) {
