@@ -116,7 +116,8 @@ async function replaceFile(dir: string, name: string, data: Content, mode: numbe
     }
     await rename(temporary, join(dir, name));
   } catch (err) {
-    await unlink(temporary).catch(() => undefined);
+    // A missing folder (the first write under a new one) means no temporary file was made.
+    if (!isMissing(err)) await unlink(temporary).catch(() => undefined);
     throw err;
   }
   if (sync) await syncDirectory(dir);
