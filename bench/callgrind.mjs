@@ -8,10 +8,15 @@
 // threads / requests wrk completed.
 //
 //   npm run build && node bench/callgrind.mjs [--scenario health|data-get|data-missing|data-put|user-get]... [--seconds 10] [--warmup 20] [--no-ceiling] [--dist DIR]
-// (--dist: another build's dist/, e.g. of the commit before, to compare the two.)
+//     [--requests N --warmup-requests M]
+// (--dist: another build's dist/, e.g. of the commit before, to compare the two. --requests:
+// a fixed number of warm-up and counted requests from a Node client in this process, instead
+// of wrk for a fixed time: on a loaded machine a timed warm-up does less work and leaves JIT
+// compilation and collections in the counted window.)
 // Needs valgrind (callgrind_control), wrk and Linux. See bench/README.md.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,6 +32,8 @@ const { values: options } = parseArgs({
     "no-ceiling": { type: "boolean", default: false },
     "node-options": { type: "string" },
     dist: { type: "string" },
+    requests: { type: "string" },
+    "warmup-requests": { type: "string", default: "30000" },
   },
 });
 for (const tool of ["valgrind", "callgrind_control", "wrk"]) {
@@ -114,6 +121,61 @@ function dumpedInstructions(pid, out, since) {
   return total;
 }
 
+/** The raw HTTP/1.1 text of request `n` of a scenario. */
+function rawRequest(scenario, prefix, n) {
+  const path = prefix + (scenario.paths ? scenario.paths((n % 1000) + 1) : scenario.path);
+  const lines = [`${scenario.method ?? "GET"} ${path} HTTP/1.1`, "Host: 127.0.0.1"];
+  for (const [name, value] of Object.entries(scenario.headers)) lines.push(`${name}: ${value}`);
+  if (scenario.body) lines.push(`Content-Length: ${Buffer.byteLength(scenario.body)}`);
+  return `${lines.join("\r\n")}\r\n\r\n${scenario.body ?? ""}`;
+}
+
+/**
+ * `count` requests over keep-alive connections (as many as --connections), each waiting for
+ * its answer; the count answered. A connection the server closes (its keep-alive timeout can
+ * fire first when valgrind starves it) is opened again and its unanswered request resent.
+ */
+async function load(url, scenario, prefix, count) {
+  const { hostname, port } = new URL(url);
+  let next = 0;
+  const connection = (resend) =>
+    new Promise((resolve, reject) => {
+      const socket = net.connect(Number(port), hostname);
+      let pending = Buffer.alloc(0);
+      let inFlight = resend;
+      let answered = false;
+      const send = () => {
+        if (inFlight === undefined && next < count) inFlight = next++;
+        if (inFlight === undefined) socket.end(() => resolve(undefined));
+        else socket.write(rawRequest(scenario, prefix, inFlight));
+      };
+      socket.on("connect", send);
+      socket.on("error", () => undefined);
+      socket.on("close", () => (answered || inFlight === undefined ? resolve(inFlight) : reject(new Error(`the server closed the connection without answering (${url})`))));
+      socket.on("data", (chunk) => {
+        pending = Buffer.concat([pending, chunk]);
+        for (;;) {
+          const end = pending.indexOf("\r\n\r\n");
+          if (end === -1) return;
+          const head = pending.subarray(0, end).toString("latin1");
+          const length = Number(/\r\ncontent-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
+          if (pending.length < end + 4 + length) return;
+          if (!/^HTTP\/1\.1 2\d\d/.test(head)) return reject(new Error(`answered ${head.split("\r\n")[0]}`));
+          pending = pending.subarray(end + 4 + length);
+          inFlight = undefined;
+          answered = true;
+          send();
+        }
+      });
+    });
+  const worker = async () => {
+    let unanswered;
+    do unanswered = await connection(unanswered); while (unanswered !== undefined || next < count);
+  };
+  await Promise.all(Array.from({ length: Number(options.connections) }, worker));
+  return count;
+}
+
 async function measure(name, argv, env, prefix, prepare) {
   const server = start(name, argv, env);
   const url = await server.ready;
@@ -124,11 +186,15 @@ async function measure(name, argv, env, prefix, prepare) {
   const results = {};
   for (const scenarioName of chosen) {
     const file = script(SCENARIOS[scenarioName], prefix(scenarioName));
+    const counted = options.requests === undefined ? undefined : Number(options.requests);
     // Warm-up uninstrumented (several times faster under valgrind): the JIT settles first.
-    wrk(url, file, Number(options.warmup));
+    if (counted === undefined) wrk(url, file, Number(options.warmup));
+    else await load(url, SCENARIOS[scenarioName], prefix(scenarioName), Number(options["warmup-requests"]));
     control("--zero");
     control("--instr=on");
-    const requests = wrk(url, file, Number(options.seconds));
+    const requests = counted === undefined
+      ? wrk(url, file, Number(options.seconds))
+      : await load(url, SCENARIOS[scenarioName], prefix(scenarioName), counted);
     // A short pause before the dump: work the load left behind (GC, the JIT's background
     // threads) belongs to the requests too; an idle process does next to nothing meanwhile.
     await new Promise((resolve) => setTimeout(resolve, 2000));

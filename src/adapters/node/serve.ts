@@ -16,14 +16,12 @@ export const nodeListen: Listen = async (app: WorkerApp, address: { port: number
       {
         fetch: (request, env) => {
           const { incoming } = env as HttpBindings;
-          const answered = Promise.resolve(app.fetch(request, { clientIp: incoming.socket.remoteAddress }));
-          return answered.then(async (response) => {
-            // complete: the whole request arrived, nothing of it is left on the connection.
-            if (incoming.complete) return response;
-            const settled = await settleRequestBody(request, response, { incomplete: true });
-            if (settled.headers.get("Connection") === "close") lingerOnClose(incoming);
-            return settled;
-          });
+          // complete: the whole request arrived, nothing of it is left on the connection.
+          // The answer goes back as it came (no extra async step) when it is.
+          const settle = (response: Response): Response | Promise<Response> =>
+            incoming.complete ? response : settleIncomplete(request, response, incoming);
+          const answered = app.fetch(request, { clientIp: incoming.socket.remoteAddress });
+          return answered instanceof Promise ? answered.then(settle) : settle(answered);
         },
         port: address.port,
         hostname: address.hostname,
@@ -48,6 +46,13 @@ export const nodeListen: Listen = async (app: WorkerApp, address: { port: number
       }),
   };
 };
+
+/** Reads or refuses what is left of a request body the handler did not read whole; closes the connection when it must. */
+async function settleIncomplete(request: Request, response: Response, incoming: HttpBindings["incoming"]): Promise<Response> {
+  const settled = await settleRequestBody(request, response, { incomplete: true });
+  if (settled.headers.get("Connection") === "close") lingerOnClose(incoming);
+  return settled;
+}
 
 /** Starts the whole service on Node over the embedded default (files under `dataDir`). */
 export function startServer(options: ServeOptions): Promise<RunningServer> {

@@ -22,6 +22,17 @@ const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 
 /** The offset of the quote that closes the string opened at `open`: one after an even run of backslashes. */
+/**
+ * True when the text holds at most `limit` `[` and `{` in all (inside strings or not), so no
+ * nesting can go deeper: counted by `indexOf` jumps, not by a look at every character.
+ */
+function fewOpeners(text: string, limit: number): boolean {
+  let count = 0;
+  for (let i = text.indexOf("{"); i !== -1; i = text.indexOf("{", i + 1)) if (++count > limit) return false;
+  for (let i = text.indexOf("["); i !== -1; i = text.indexOf("[", i + 1)) if (++count > limit) return false;
+  return true;
+}
+
 function closingQuote(text: string, open: number): number {
   let end = open;
   for (;;) {
@@ -38,6 +49,7 @@ function closingQuote(text: string, open: number): number {
  * does. Malformed text is scanned all the same (a parser reports its other faults).
  */
 export function jsonDepthOverflow(text: string, limit: number = MAX_JSON_DEPTH): number {
+  if (fewOpeners(text, limit)) return -1;
   let depth = 0;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);

@@ -9,7 +9,7 @@
  * whose name is longer than a file name may be, gets an escaped name (file-names.ts).
  * With `sync`, a write is on the disk (file and folder entry fsynced) before it resolves.
  */
-import { closeSync, fstatSync, openSync, readFile as readFileCallback, readSync, renameSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, readFile as readFileCallback, readSync, renameSync, writeFileSync } from "node:fs";
 import { type FileHandle, mkdir, open, readdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { KeyedMutex } from "../../../core/storage/keyed-mutex.ts";
@@ -116,7 +116,8 @@ async function replaceFile(dir: string, name: string, data: Content, mode: numbe
     }
     await rename(temporary, join(dir, name));
   } catch (err) {
-    await unlink(temporary).catch(() => undefined);
+    // A missing folder (the first write under a new one) means no temporary file was made.
+    if (!isMissing(err)) await unlink(temporary).catch(() => undefined);
     throw err;
   }
   if (sync) await syncDirectory(dir);
@@ -140,19 +141,18 @@ export async function writeFileAtomic(
 const readFileOnce = (path: string) =>
   new Promise<Buffer>((resolve, reject) => readFileCallback(path, (err, data) => (err ? reject(err) : resolve(data))));
 
-/** Reads the `size` bytes fstat gave, as readFileSync(fd) does, without its second fstat. */
-function readKnownSize(fd: number, size: number): Buffer {
-  const buffer = Buffer.allocUnsafe(size);
-  let filled = 0;
-  while (filled < size) {
-    const read = readSync(fd, buffer, filled, size - filled, filled);
-    if (read === 0) return buffer.subarray(0, filled);
-    filled += read;
-  }
-  return buffer;
-}
+/**
+ * Where small reads land before they are copied out: one buffer for the process (reads into
+ * it are synchronous, so none overlap), one byte longer than a small file may be.
+ */
+const probe = Buffer.allocUnsafeSlow(SMALL_FILE_BYTES + 1);
 
-/** The bytes of a small file, null when it is absent or a folder, undefined when it is large. */
+/**
+ * The bytes of a small file, null when it is absent or a folder, undefined when it is large.
+ * Three system calls (open, read, close) and no fstat: a read of a regular file returns fewer
+ * bytes than asked only at its end, so a read that does not fill {@link probe} has it all
+ * (reading a folder fails with EISDIR; a file longer than a small one fills the probe).
+ */
 function readSmallOrNull(path: string): Buffer | null | undefined {
   let fd: number;
   try {
@@ -162,9 +162,17 @@ function readSmallOrNull(path: string): Buffer | null | undefined {
     throw err;
   }
   try {
-    const stats = fstatSync(fd);
-    if (stats.isDirectory()) return null;
-    return stats.size <= SMALL_FILE_BYTES ? readKnownSize(fd, stats.size) : undefined;
+    let filled: number;
+    try {
+      filled = readSync(fd, probe, 0, probe.length, 0);
+    } catch (err) {
+      if (codeOf(err) === "EISDIR") return null;
+      throw err;
+    }
+    if (filled > SMALL_FILE_BYTES) return undefined;
+    const bytes = Buffer.allocUnsafe(filled);
+    probe.copy(bytes, 0, 0, filled);
+    return bytes;
   } finally {
     closeSync(fd);
   }
@@ -210,18 +218,23 @@ async function unlinkIfPresent(path: string): Promise<void> {
   }
 }
 
+/** How many keys' places a store remembers (a few hundred KB at most). */
+const MAX_REMEMBERED_PLACES = 4096;
+
 /** Where one key's document lives. */
 interface DocumentPlace {
   /** Its folder. */
   dir: string;
   /** Its key's folders, from the store's folder down. */
-  folders: string[];
+  folders: readonly string[];
   /** Its last key segment. */
   segment: string;
   /** Its possible file names. */
   names: DocumentNames;
   /** The path its plain name would have: the key of its lock. */
   path: string;
+  /** The paths it may be read from, plain name first. */
+  candidates: readonly string[];
 }
 
 /** A document file opened for reading and writing, and where it is. */
@@ -269,7 +282,7 @@ export interface DocumentFiles {
 export function documentFiles(base: string, sync = false): DocumentFiles {
   const root = resolve(base);
 
-  const placeOf = (key: string): DocumentPlace => {
+  const findPlace = (key: string): DocumentPlace => {
     const parts = key.split(/[:/]/);
     const segment = parts.pop() ?? "";
     const dir = resolve(root, ...parts);
@@ -277,7 +290,21 @@ export function documentFiles(base: string, sync = false): DocumentFiles {
       throw new Error("storage key resolves outside the store");
     }
     const folders = dir === root ? [] : dir.slice(root.length + 1).split(sep);
-    return { dir, folders, segment, names: documentNames(segment), path: join(dir, segment) };
+    const names = documentNames(segment);
+    const candidates = names.plain === undefined ? [join(dir, names.escaped)] : [join(dir, names.plain), join(dir, names.escaped)];
+    return { dir, folders, segment, names, path: join(dir, segment), candidates };
+  };
+  // A key's place is a pure function of the key: the keys read and written most often skip
+  // the path arithmetic (split, resolve, join) on every request. Bounded; emptied when full.
+  const places = new Map<string, DocumentPlace>();
+  const placeOf = (key: string): DocumentPlace => {
+    let place = places.get(key);
+    if (place === undefined) {
+      place = findPlace(key);
+      if (places.size >= MAX_REMEMBERED_PLACES) places.clear();
+      places.set(key, place);
+    }
+    return place;
   };
 
   /** Moves the document at `path` to its escaped name, so that a folder can take its name. */
@@ -377,10 +404,7 @@ export function documentFiles(base: string, sync = false): DocumentFiles {
   }
 
   /** The candidate paths of a document, plain first. */
-  const candidates = (place: DocumentPlace): string[] =>
-    place.names.plain === undefined
-      ? [join(place.dir, place.names.escaped)]
-      : [join(place.dir, place.names.plain), join(place.dir, place.names.escaped)];
+  const candidates = (place: DocumentPlace): readonly string[] => place.candidates;
 
   async function openExisting(place: DocumentPlace): Promise<OpenDocument | null> {
     for (const path of candidates(place)) {

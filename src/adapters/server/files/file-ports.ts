@@ -10,10 +10,38 @@ import { systemClock } from "../../../core/ports.ts";
 import type { BlobStore } from "../../../core/ports.ts";
 import type { ServicePorts } from "../../../core/service/service.ts";
 import type { ServiceConfig } from "../../../core/config/mod.ts";
-import { atomicFileDriver, documentFiles } from "./file-driver.ts";
+import { atomicFileDriver, documentFiles, type FileDriver } from "./file-driver.ts";
 import { piecesOf } from "../../../core/storage/byte-stream.ts";
 import { createFileJsonArrayAppend } from "./file-append.ts";
 import { headFiles, isHeadKey } from "./file-head.ts";
+
+/** What the stores call of an unstorage `Storage`. */
+type Storage = ReturnType<typeof createStorage>;
+
+/**
+ * A key unstorage's `normalizeKey` leaves as it is: no empty segment, no `?`, no `/` or `\`.
+ * Any other key takes unstorage's way, so it is normalised exactly as before.
+ */
+const PLAIN_KEY = /^[^:?/\\]+(?::[^:?/\\]+)*$/;
+
+/**
+ * `storage` with reads and writes of plain keys sent straight to its one driver, as unstorage
+ * would send them (same key, root mount, no watcher), without its key normalisation and mount
+ * lookup on every request. Everything else goes through unstorage.
+ */
+function direct(storage: Storage, driver: FileDriver): Storage {
+  return Object.assign(Object.create(storage) as Storage, {
+    getItemRaw: async (key: string, options?: object) => await (PLAIN_KEY.test(key) ? driver.getItemRaw(key) : storage.getItemRaw(key, options)),
+    setItemRaw: async (key: string, value: Uint8Array, options?: object) =>
+      await (PLAIN_KEY.test(key) ? driver.setItemRaw(key, value) : storage.setItemRaw(key, value, options)),
+  });
+}
+
+/** An unstorage `Storage` over the atomic file driver, reads and writes of plain keys direct. */
+function fileStorage(base: string, sync: boolean): Storage {
+  const driver = atomicFileDriver({ base, sync });
+  return direct(createStorage({ driver }), driver);
+}
 
 /**
  * A blob store of files under `dir`, with in-place appends for JSON arrays and streamed
@@ -23,7 +51,7 @@ import { headFiles, isHeadKey } from "./file-head.ts";
 export function createFileBlobStore(dir: string, options: { sync?: boolean } = {}): BlobStore {
   const sync = options.sync ?? false;
   const files = documentFiles(dir, sync);
-  const store = createBlobStore(createStorage({ driver: atomicFileDriver({ base: dir, sync }) }), {
+  const store = createBlobStore(fileStorage(dir, sync), {
     appendToJsonArray: createFileJsonArrayAppend(dir, { sync }),
     putStream: (key, size, body) => files.writeStream(key, size, piecesOf(body, size)),
   });
@@ -46,7 +74,7 @@ export function createFilePorts(dataDir: string, options: { fsync?: ServiceConfi
   return {
     data: createFileBlobStore(join(dataDir, "data"), all),
     audit: createFileBlobStore(join(dataDir, "audit"), { sync: fsync !== "off" }),
-    users: createKvStore(createStorage({ driver: atomicFileDriver({ base: join(dataDir, "users"), ...all }) })),
+    users: createKvStore(fileStorage(join(dataDir, "users"), all.sync)),
     images: createFileBlobStore(join(dataDir, "images"), all),
     outbox: createFileBlobStore(join(dataDir, "outbox"), all),
     clock: systemClock,
