@@ -7,9 +7,10 @@
 // zeroed, one measured wrk run, 2 s for the work it left behind, a dump; instructions of all
 // threads / requests wrk completed.
 //
-//   npm run build && node bench/callgrind.mjs [--scenario health|data-get|data-missing|data-put|user-get]... [--seconds 10] [--warmup 20] [--no-ceiling] [--dist DIR]
+//   npm run build && node bench/callgrind.mjs [--scenario health|data-get|data-missing|data-put|user-get]... [--seconds 10] [--warmup 20] [--no-ceiling] [--encrypted] [--dist DIR]
 //     [--requests N --warmup-requests M]
-// (--dist: another build's dist/, e.g. of the commit before, to compare the two. --requests:
+// (--dist: another build's dist/, e.g. of the commit before, to compare the two. --encrypted:
+// `serve` with DATA_ENCRYPTION_KEYS set, so every stored object is an envelope. --requests:
 // a fixed number of warm-up and counted requests from a Node client in this process, instead
 // of wrk for a fixed time: on a loaded machine a timed warm-up does less work and leaves JIT
 // compilation and collections in the counted window.)
@@ -19,6 +20,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import net from "node:net";
 import os from "node:os";
 import { join } from "node:path";
+import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 
@@ -30,6 +32,7 @@ const { values: options } = parseArgs({
     warmup: { type: "string", default: "20" },
     connections: { type: "string", default: "8" },
     "no-ceiling": { type: "boolean", default: false },
+    encrypted: { type: "boolean", default: false },
     "node-options": { type: "string" },
     dist: { type: "string" },
     requests: { type: "string" },
@@ -46,6 +49,8 @@ const pinned = spawnSync("sh", ["-c", "command -v taskset"], { stdio: "ignore" }
 const onCore = (core, argv) => (pinned ? ["taskset", "-c", String(core), ...argv] : argv);
 
 const KEYS = { R2_KEY_SECRET: "bench-data-key-0123456789", USER_DB_AUTH: "bench-user-key-0123456789" };
+// A fresh key-encryption key per run: only the envelopes' cost is measured, not the key.
+const ENCRYPTION = options.encrypted ? { DATA_ENCRYPTION_KEYS: JSON.stringify({ keys: [{ kty: "oct", kid: "bench", k: randomBytes(32).toString("base64url") }] }) } : {};
 const doc = { caseNumber: "BENCH-0001", annotations: [], pad: "" };
 for (let i = 0; JSON.stringify(doc).length < 1848; i++) doc.annotations.push({ id: `box-${i}`, x: 12.5, y: 40.25, width: 8, height: 6.5 });
 doc.pad = "x".repeat(2048 - JSON.stringify(doc).length);
@@ -220,11 +225,11 @@ async function prepareService(url) {
   if (!created.ok) throw new Error(`prepare: user PUT ${created.status}`);
 }
 
-console.log(`callgrind instructions per request (${new Date().toISOString()}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}, node ${process.version})`);
+console.log(`callgrind instructions per request${options.encrypted ? ", serve encrypted at rest" : ""} (${new Date().toISOString()}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}, node ${process.version})`);
 const service = await measure(
   "serve",
   [...nodeFlags(join(options.dist ?? join(root, "dist"), "src/adapters/node/cli.js")), join(options.dist ?? join(root, "dist"), "src/adapters/node/cli.js"), "serve", "--port", "0", "--data", join(scratch, "data")],
-  { ...KEYS, RATE_LIMITS: "off", NODE_ENV: "production" },
+  { ...KEYS, ...ENCRYPTION, RATE_LIMITS: "off", NODE_ENV: "production" },
   () => "",
   prepareService,
 );

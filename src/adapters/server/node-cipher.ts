@@ -7,7 +7,7 @@
  * When this runtime lacks what it needs, or disagrees with the RFC's test vector, Web Crypto
  * is used instead.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, randomBytes, randomFillSync } from "node:crypto";
 import type { Bytes } from "../../core/ports.ts";
 import { type CipherSuite, type KeyEncryptionKey, webCryptoSuite } from "../../core/encryption/mod.ts";
 
@@ -81,11 +81,25 @@ function blockUnwrap(kek: Uint8Array, wrapped: Uint8Array): Buffer {
   return r;
 }
 
+/** Data keys drawn per pool: one call to OpenSSL's random source (as dear as a seal) for many keys. */
+const KEY_POOL = 128;
+let keyPool = Buffer.alloc(0);
+let keyAt = 0;
+
+/** A fresh random 32-byte data key: a view of a pool that is never refilled, so a key handed out never changes or repeats. */
+function newKeyBytes(): Buffer {
+  if (keyAt === keyPool.length) {
+    keyPool = randomFillSync(Buffer.allocUnsafeSlow(KEY_POOL * 32));
+    keyAt = 0;
+  }
+  return keyPool.subarray(keyAt, keyAt += 32);
+}
+
 /** The suite on `node:crypto`; data keys are their 32 bytes. Every call works before it returns. */
 export function nodeCipherSuite(): CipherSuite<Buffer> {
   return {
     newDataKey(kek: KeyEncryptionKey) {
-      const key = randomBytes(32);
+      const key = newKeyBytes();
       return Promise.resolve({ key, wrapped: wrap(kek.bytes, key) });
     },
     unwrap(kek, wrapped) {

@@ -32,6 +32,24 @@ const MAX_CHUNK_BYTES = 16 * 1024 * 1024;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/** IVs drawn per pool: one call to the random source for many envelopes. */
+const IV_POOL = 256;
+let ivPool: Bytes = new Uint8Array(0);
+let ivAt = 0;
+
+/**
+ * A fresh random IV, a view of a pool filled by one `getRandomValues` call (a call costs as
+ * much as the rest of a small seal in Node). A pool is never refilled, so an IV handed out
+ * stays as it was; a used one is never handed out again.
+ */
+function randomIv(): Bytes {
+  if (ivAt === ivPool.length) {
+    ivPool = crypto.getRandomValues(new Uint8Array(IV_POOL * IV_BYTES));
+    ivAt = 0;
+  }
+  return ivPool.subarray(ivAt, ivAt += IV_BYTES);
+}
+
 /** True when the bytes start like an envelope (plaintext JSON, images and mail never do). */
 export function isEnvelope(bytes: Uint8Array): boolean {
   if (bytes.length < MAGIC.length) return false;
@@ -43,8 +61,12 @@ export function isEnvelope(bytes: Uint8Array): boolean {
 export interface EnvelopeHeader {
   /** The id of the key-encryption key the data key is wrapped with. */
   kid: string;
-  /** The wrapped data key. */
-  wrapped: Bytes;
+  /** Where the key id's length byte is: the kid and the wrapped data key follow it, up to {@link EnvelopeHeader.wrappedEnd}. */
+  keyStart: number;
+  /** Where the wrapped data key starts (a view is made only to unwrap it). */
+  wrappedStart: number;
+  /** Where the wrapped data key ends. */
+  wrappedEnd: number;
   /** The IV the chunks' IVs derive from. */
   iv: Bytes;
   /** Plaintext bytes per chunk (the last may be shorter). */
@@ -64,44 +86,71 @@ const damaged = (key: string, why: string): ServiceError =>
 
 /** Reads an envelope's header; an integrity failure when it is cut short or inconsistent. */
 export function readHeader(bytes: Bytes, key: string): EnvelopeHeader {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  // Byte by byte, no DataView or TextDecoder: the header is read on every read of an object.
+  const length = bytes.length;
   let at = MAGIC.length;
-  const need = (count: number) => {
-    if (at + count > bytes.length) throw damaged(key, "its encryption header is cut short");
-  };
-  need(1);
+  if (at + 1 > length) throw damaged(key, "its encryption header is cut short");
   const kidLength = bytes[at++]!;
-  need(kidLength + 1);
-  const kid = decoder.decode(bytes.subarray(at, at + kidLength));
+  if (at + kidLength + 1 > length) throw damaged(key, "its encryption header is cut short");
+  const kid = kidOf(bytes, at, kidLength);
   at += kidLength;
   const wrappedLength = bytes[at++]!;
-  need(wrappedLength + IV_BYTES + 12);
-  // Views, not copies: the header is read on every read of an object.
-  const wrapped = bytes.subarray(at, at + wrappedLength);
+  if (at + wrappedLength + IV_BYTES + 12 > length) throw damaged(key, "its encryption header is cut short");
+  const wrappedStart = at;
   at += wrappedLength;
   const iv = bytes.subarray(at, at + IV_BYTES);
   at += IV_BYTES;
-  const chunkSize = view.getUint32(at);
-  const plaintextLength = view.getUint32(at + 4) * 2 ** 32 + view.getUint32(at + 8);
+  const chunkSize = uint32At(bytes, at);
+  const plaintextLength = uint32At(bytes, at + 4) * 2 ** 32 + uint32At(bytes, at + 8);
   at += 12;
   if (chunkSize === 0 || chunkSize > MAX_CHUNK_BYTES) throw damaged(key, "its encryption header names an impossible chunk size");
   const chunks = chunkCount(plaintextLength, chunkSize);
-  if (bytes.length - at !== plaintextLength + chunks * TAG_BYTES) throw damaged(key, "its length does not match its encryption header");
-  return { kid, wrapped, iv, chunkSize, plaintextLength, bodyOffset: at, chunks };
+  if (length - at !== plaintextLength + chunks * TAG_BYTES) throw damaged(key, "its length does not match its encryption header");
+  return { kid, keyStart: MAGIC.length, wrappedStart, wrappedEnd: wrappedStart + wrappedLength, iv, chunkSize, plaintextLength, bodyOffset: at, chunks };
+}
+
+const uint32At = (bytes: Uint8Array, at: number): number => ((bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!) >>> 0;
+
+/** The key id at `at`: ASCII (every valid kid) char by char, anything else through the UTF-8 decoder. */
+function kidOf(bytes: Uint8Array, at: number, length: number): string {
+  let kid = "";
+  for (let i = at; i < at + length; i++) {
+    const byte = bytes[i]!;
+    if (byte >= 0x80) return decoder.decode(bytes.subarray(at, at + length));
+    kid += String.fromCharCode(byte);
+  }
+  return kid;
 }
 
 /** The additional data of every chunk of one envelope, less the chunk's index and last flag. */
 function baseAad(kind: EnvelopeKind, key: string, chunkSize: number, plaintextLength: number): Bytes {
   const label = `fa-enc/1/${kind}/${key}\0`;
-  // Encoded in place: UTF-8 takes at most three bytes per UTF-16 unit.
-  const room = new Uint8Array(label.length * 3 + 17);
-  const length = encoder.encodeInto(label, room).written;
-  const out = room.subarray(0, length + 17);
-  const view = new DataView(out.buffer);
-  view.setUint32(length, chunkSize);
-  view.setUint32(length + 4, Math.floor(plaintextLength / 2 ** 32));
-  view.setUint32(length + 8, plaintextLength >>> 0);
+  // ASCII (every key the workers make) char by char into one exact array: a typed array made
+  // costs more than the encoding of a key, so TextEncoder's spare room and views are avoided.
+  let out = new Uint8Array(label.length + 17);
+  let length = label.length;
+  for (let i = 0; i < label.length; i++) {
+    const code = label.charCodeAt(i);
+    if (code >= 0x80) {
+      const encoded = encoder.encode(label);
+      out = new Uint8Array(encoded.length + 17);
+      out.set(encoded);
+      length = encoded.length;
+      break;
+    }
+    out[i] = code;
+  }
+  setUint32At(out, length, chunkSize);
+  setUint32At(out, length + 4, Math.floor(plaintextLength / 2 ** 32));
+  setUint32At(out, length + 8, plaintextLength >>> 0);
   return out;
+}
+
+function setUint32At(out: Uint8Array, at: number, value: number): void {
+  out[at] = value >>> 24;
+  out[at + 1] = (value >>> 16) & 0xff;
+  out[at + 2] = (value >>> 8) & 0xff;
+  out[at + 3] = value & 0xff;
 }
 
 /** Chunk `index`'s IV and additional data (the additional data's buffer is reused for every chunk). */
@@ -128,10 +177,9 @@ function writeHeader(out: Uint8Array, kidBytes: Uint8Array, wrapped: Uint8Array,
   let at = writeKeyHeader(out, kidBytes, wrapped);
   out.set(iv, at);
   at += IV_BYTES;
-  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
-  view.setUint32(at, chunkSize);
-  view.setUint32(at + 4, Math.floor(plaintextLength / 2 ** 32));
-  view.setUint32(at + 8, plaintextLength >>> 0);
+  setUint32At(out, at, chunkSize);
+  setUint32At(out, at + 4, Math.floor(plaintextLength / 2 ** 32));
+  setUint32At(out, at + 8, plaintextLength >>> 0);
   return at + 12;
 }
 
@@ -144,7 +192,7 @@ const bodyLength = (length: number, chunkSize: number): number => length + chunk
 export async function seal(keyring: Keyring, kind: EnvelopeKind, key: string, plaintext: Uint8Array, chunkSize = CHUNK_BYTES): Promise<Bytes> {
   const kid = keyring.currentKid;
   const { key: dataKey, wrapped } = await keyring.suite.newDataKey(keyring.kek(kid, key));
-  const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
+  const iv = randomIv();
   const kidBytes = encoder.encode(kid);
   const chunks = chunkCount(plaintext.length, chunkSize);
   const out = new Uint8Array(headerLength(kidBytes, wrapped) + bodyLength(plaintext.length, chunkSize));
@@ -179,7 +227,7 @@ export async function sealStream(
 ): Promise<{ size: number; body: ReadableStream<Uint8Array> }> {
   const kid = keyring.currentKid;
   const { key: dataKey, wrapped } = await keyring.suite.newDataKey(keyring.kek(kid, key));
-  const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
+  const iv = randomIv();
   const kidBytes = encoder.encode(kid);
   const header = new Uint8Array(headerLength(kidBytes, wrapped));
   writeHeader(header, kidBytes, wrapped, iv, chunkSize, size);
@@ -216,6 +264,8 @@ const DATA_KEY_CACHE_SIZE = 4096;
 
 /** A data key in a keyring's cache: its unwrapping, and the key once that has finished. */
 interface CachedDataKey {
+  /** The envelope's kid length byte, kid, wrapped key length byte and wrapped key, as stored. */
+  keyBytes: Uint8Array;
   /** The unwrapping (rejects when the key-encryption key did not wrap it). */
   unwrapping: Promise<unknown>;
   /** The unwrapped key, set when the unwrapping succeeded. */
@@ -223,16 +273,26 @@ interface CachedDataKey {
 }
 
 /**
- * Data keys already unwrapped, per keyring, by kid and wrapping, so an object read again costs
- * one decryption instead of two (the oldest go first past {@link DATA_KEY_CACHE_SIZE}). Safe to
- * keep: the key-encryption keys that unwrap them are in this process's memory anyway.
+ * Data keys already unwrapped, per keyring, so an object read again costs one decryption
+ * instead of two (the oldest go first past {@link DATA_KEY_CACHE_SIZE}). Safe to keep: the
+ * key-encryption keys that unwrap them are in this process's memory anyway. Keyed by the
+ * first 48 bits of the wrapping (AES-KW output: random-looking), and an entry is used only
+ * when its kid and whole wrapping equal the envelope's, byte for byte: a number key and a
+ * 40-byte compare cost less than a string made of the wrapping on every read.
  */
-const unwrappedKeys = new WeakMap<Keyring, Map<string, CachedDataKey>>();
+const unwrappedKeys = new WeakMap<Keyring, Map<number, CachedDataKey>>();
 
-function dataKeysOf(keyring: Keyring): Map<string, CachedDataKey> {
+function dataKeysOf(keyring: Keyring): Map<number, CachedDataKey> {
   let keys = unwrappedKeys.get(keyring);
   if (keys === undefined) unwrappedKeys.set(keyring, keys = new Map());
   return keys;
+}
+
+/** Whether `bytes[start, end)` equals `same`. */
+function equalAt(bytes: Uint8Array, start: number, end: number, same: Uint8Array): boolean {
+  if (end - start !== same.length) return false;
+  for (let i = 0; i < same.length; i++) if (bytes[start + i] !== same[i]) return false;
+  return true;
 }
 
 /**
@@ -240,14 +300,18 @@ function dataKeysOf(keyring: Keyring): Map<string, CachedDataKey> {
  * before: the key itself once its unwrapping has finished (no await on a read of a known
  * object), a promise until then.
  */
-function dataKeyOf(keyring: Keyring, header: EnvelopeHeader, key: string): unknown {
-  const kek = keyring.kek(header.kid, key);
-  // The wrapping's bytes as one-byte characters: a cheaper map key than its base64.
-  const id = `${header.kid}\0${String.fromCharCode.apply(null, header.wrapped as unknown as number[])}`;
+function dataKeyOf(keyring: Keyring, bytes: Bytes, header: EnvelopeHeader, key: string): unknown {
+  const at = header.wrappedStart;
+  // Short wrappings (refused by the unwrap) are read past their end as zeros: only a miss.
+  const id = header.wrappedEnd - at >= 6 ? uint32At(bytes, at) * 65536 + ((bytes[at + 4]! << 8) | bytes[at + 5]!) : -1;
   const dataKeys = dataKeysOf(keyring);
   let cached = dataKeys.get(id);
-  if (cached === undefined) {
-    const entry: CachedDataKey = { unwrapping: keyring.suite.unwrap(kek, header.wrapped) };
+  if (cached === undefined || !equalAt(bytes, header.keyStart, header.wrappedEnd, cached.keyBytes)) {
+    const kek = keyring.kek(header.kid, key);
+    const entry: CachedDataKey = {
+      keyBytes: bytes.slice(header.keyStart, header.wrappedEnd),
+      unwrapping: keyring.suite.unwrap(kek, bytes.slice(header.wrappedStart, header.wrappedEnd)),
+    };
     entry.unwrapping.then(
       (unwrapped) => {
         entry.key = unwrapped;
@@ -257,7 +321,7 @@ function dataKeyOf(keyring: Keyring, header: EnvelopeHeader, key: string): unkno
         if (dataKeys.get(id) === entry) dataKeys.delete(id);
       },
     );
-    if (dataKeys.size >= DATA_KEY_CACHE_SIZE) dataKeys.delete(dataKeys.keys().next().value!);
+    if (cached === undefined && dataKeys.size >= DATA_KEY_CACHE_SIZE) dataKeys.delete(dataKeys.keys().next().value!);
     dataKeys.set(id, entry);
     cached = entry;
   }
@@ -283,7 +347,7 @@ async function openChunk(keyring: Keyring, dataKey: unknown, header: EnvelopeHea
 export async function open(keyring: Keyring, kind: EnvelopeKind, key: string, stored: Uint8Array): Promise<Bytes> {
   const bytes = asBytes(stored);
   const header = readHeader(bytes, key);
-  let dataKey = dataKeyOf(keyring, header, key);
+  let dataKey = dataKeyOf(keyring, bytes, header, key);
   if (dataKey instanceof Promise) dataKey = await dataKey;
   const aad = baseAad(kind, key, header.chunkSize, header.plaintextLength);
   // One chunk (every document up to 64 KiB): its plaintext is the object's, no copy needed.
@@ -307,7 +371,7 @@ export async function open(keyring: Keyring, kind: EnvelopeKind, key: string, st
 export async function openStream(keyring: Keyring, kind: EnvelopeKind, key: string, stored: Uint8Array): Promise<{ size: number; body: ReadableStream<Uint8Array> }> {
   const bytes = asBytes(stored);
   const header = readHeader(bytes, key);
-  let dataKey = dataKeyOf(keyring, header, key);
+  let dataKey = dataKeyOf(keyring, bytes, header, key);
   if (dataKey instanceof Promise) dataKey = await dataKey;
   const aad = baseAad(kind, key, header.chunkSize, header.plaintextLength);
   let first: Uint8Array | undefined = await openChunk(keyring, dataKey, header, aad, bytes, 0, key);
@@ -337,7 +401,7 @@ export async function rewrap(keyring: Keyring, key: string, stored: Uint8Array):
   const from = keyring.kek(header.kid, key);
   let wrapped: Uint8Array;
   try {
-    wrapped = await keyring.suite.rewrap(from, keyring.kek(keyring.currentKid, key), header.wrapped);
+    wrapped = await keyring.suite.rewrap(from, keyring.kek(keyring.currentKid, key), bytes.subarray(header.wrappedStart, header.wrappedEnd));
   } catch {
     throw wrongKey(key, header.kid);
   }
