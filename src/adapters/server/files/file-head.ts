@@ -129,10 +129,11 @@ async function openHeadFile(paths: readonly string[], sync: boolean): Promise<Op
         for (let filled = 0, read = -1; filled < size && read !== 0; filled += read) read = readSync(fd, bytes, filled, size - filled, filled);
         return {
           bytes,
-          writeAt: async (data, position) => {
+          writeAt: (data, position) => {
             for (let done = 0; done < data.length;) done += writeSync(fd, data, done, data.length - done, position + done);
+            return Promise.resolve();
           },
-          close: async () => closeSync(fd),
+          close: () => Promise.resolve(closeSync(fd)),
         };
       } catch (err) {
         closeSync(fd);
