@@ -35,12 +35,22 @@ async function shellBlocks(): Promise<string[]> {
 
 function runBash(script: string, cwd: string, timeoutMs: number): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve) => {
-    const proc = spawn("bash", ["-c", script], { cwd, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? dir, CLI }, stdio: ["ignore", "pipe", "pipe"] });
+    // Its own process group: the script's `trap kill $(jobs -p)` stops the background job's
+    // subshell but not the node it runs (npx is a shell function here), so the group goes at the end.
+    const proc = spawn("bash", ["-c", script], { cwd, detached: true, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? dir, CLI }, stdio: ["ignore", "pipe", "pipe"] });
+    const killGroup = (signal: NodeJS.Signals): void => {
+      try {
+        process.kill(-proc.pid!, signal);
+      } catch {
+        // The group is gone already.
+      }
+    };
     let out = "";
     let err = "";
     proc.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
     proc.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
-    const timer = setTimeout(() => proc.kill("SIGKILL"), timeoutMs);
+    const timer = setTimeout(() => killGroup("SIGKILL"), timeoutMs);
+    proc.on("exit", () => killGroup("SIGTERM"));
     proc.on("close", (code) => {
       clearTimeout(timer);
       resolve({ code, out, err });
