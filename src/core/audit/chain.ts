@@ -276,14 +276,14 @@ export interface ChainedAppend {
 
 /**
  * Appends the entry of `fields` (as they will be stored, `receivedAt` included) to the chain of
- * `userId`, in the file of `today` or, when the head is on a later day (another process's
+ * `userId` at `now` (ISO 8601, UTC), in the file of `today` or, when the head is on a later day (another process's
  * clock ahead of this one), of the head's day: a chain never goes back a day.
  */
 export function appendChained(
   store: BlobStore,
   userId: string,
   today: string,
-  now: Date,
+  now: string,
   fields: Record<string, unknown>,
   options: AuditChainOptions = {},
 ): Promise<ChainedAppend> {
@@ -311,7 +311,7 @@ export function appendChained(
         day,
         index,
         firstDay: live?.firstDay ?? day,
-        updatedAt: now.toISOString(),
+        updatedAt: now,
         entry,
         until: 0,
       };
