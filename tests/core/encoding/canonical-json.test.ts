@@ -58,9 +58,11 @@ describe("RFC 8785 canonical JSON", () => {
   });
 
   it("equals the plain RFC 8785 writing for any JSON value, with and without an omitted member", () => {
-    const names = fc.oneof(fc.string({ unit: "binary" }), fc.constantFrom("hash", "a", "B", "10", "9", "", "\u00e9", "\ud83d\ude00", "\ufb33", "__proto__"));
+    // Any UTF-16 code units: lone surrogates, controls, quotes and backslashes included.
+    const text = fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((code) => String.fromCharCode(code)) });
+    const names = fc.oneof(text, fc.string({ unit: "binary" }), fc.constantFrom("hash", "a", "B", "10", "9", "", "\u00e9", "\ud83d\ude00", "\ufb33", "__proto__"));
     const value = fc.letrec((tie) => ({
-      json: fc.oneof({ depthSize: "small" }, fc.jsonValue(), fc.array(tie("json")), fc.dictionary(names, tie("json"))),
+      json: fc.oneof({ depthSize: "small" }, fc.jsonValue(), text, fc.array(tie("json")), fc.dictionary(names, tie("json"))),
     })).json;
     fc.assert(
       fc.property(value, (json) => {
@@ -69,6 +71,9 @@ describe("RFC 8785 canonical JSON", () => {
       }),
       { numRuns: 400 },
     );
+    for (const odd of ["\ud800", "a\udfffb", "\ud83d\ude00", "\u0000\u001f\u007f", '"\\/', "\u2028\u2029", "plain"]) {
+      expect(canonicalJson({ [odd]: odd, list: [odd] })).toBe(reference({ [odd]: odd, list: [odd] }));
+    }
     // Objects of many members take the runtime's sort; the same order.
     const wide = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${(i * 7919) % 40}\u00e9${i % 3 ? "" : "\ud800"}`, i]));
     expect(canonicalJson(wide)).toBe(reference(wide));
