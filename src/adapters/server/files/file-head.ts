@@ -41,17 +41,20 @@ interface Slots {
 
 const hex = (value: number, digits: number): string => value.toString(16).padStart(digits, "0");
 
-/** The CRC-32 a slot header states: over the header's generation and length, then the head's bytes. */
-function slotCrc(generation: number, length: number, value: Uint8Array): number {
-  return crc32(value, crc32(encoder.encode(`${hex(generation, 16)} ${hex(length, 8)}`)));
-}
+// Where the header's generation and length start, and their bytes ("{16 hex} {8 hex}"): what the CRC covers before the head.
+const COUNTED_AT = MAGIC.length;
+const COUNTED_BYTES = 16 + 1 + 8;
 
-/** One slot: its header then the head's bytes. */
+/**
+ * One slot: its header then the head's bytes, written into one buffer (no copies of the header
+ * text); the CRC-32 runs over the header's generation and length as written, then the head.
+ */
 export function encodeSlot(generation: number, value: Uint8Array): Uint8Array {
-  const header = `${MAGIC}${hex(generation, 16)} ${hex(value.length, 8)} ${hex(slotCrc(generation, value.length, value), 8)}\n`;
   const slot = new Uint8Array(SLOT_HEADER_BYTES + value.length);
-  slot.set(encoder.encode(header));
+  encoder.encodeInto(`${MAGIC}${hex(generation, 16)} ${hex(value.length, 8)} `, slot);
   slot.set(value, SLOT_HEADER_BYTES);
+  const crc = crc32(value, crc32(slot.subarray(COUNTED_AT, COUNTED_AT + COUNTED_BYTES)));
+  encoder.encodeInto(`${hex(crc, 8)}\n`, slot.subarray(COUNTED_AT + COUNTED_BYTES + 1));
   return slot;
 }
 
@@ -69,7 +72,9 @@ function slotHeader(bytes: Uint8Array, at: number, slotBytes: number): { at: num
 /** The head's bytes in the slot a header describes, or undefined when its CRC-32 does not match them. */
 function slotValue(bytes: Uint8Array, header: { at: number; generation: number; length: number; crc: number }): Bytes | undefined {
   const value = new Uint8Array(bytes.buffer as ArrayBuffer, bytes.byteOffset + header.at + SLOT_HEADER_BYTES, header.length);
-  return slotCrc(header.generation, header.length, value) === header.crc ? value : undefined;
+  // The header matched its pattern: its generation and length bytes are the ones encodeSlot wrote.
+  const counted = bytes.subarray(header.at + COUNTED_AT, header.at + COUNTED_AT + COUNTED_BYTES);
+  return crc32(value, crc32(counted)) === header.crc ? value : undefined;
 }
 
 /** The slots of a head file; undefined when it is in the whole form (a head's bytes as they are). */
