@@ -1,7 +1,7 @@
 /**
  * @module
  * The audit chain's entry hashes on node:crypto for `serve` and the commands (Node, Bun, Deno):
- * the same hex as the core's JavaScript SHA-256, in about a third of its time per entry.
+ * the same hex as the core's JavaScript SHA-256, in a fraction of its time per entry.
  */
 import * as crypto from "node:crypto";
 import type { SyncSha256 } from "../../core/audit/chain.ts";
