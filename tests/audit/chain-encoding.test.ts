@@ -70,4 +70,16 @@ describe("chained append: the stored bytes", () => {
     const result = await verifyAuditTrail(await readAuditTrail(store, "u1", [DAY]));
     expect(result).toMatchObject({ valid: true, entries: appended });
   });
+
+  it("a head replaced behind the process's back by one of the same length is read as stored, not as the head it wrote", async () => {
+    const store = createBlobStore(createStorage());
+    for (let n = 0; n < 2; n++) await appendAuditEntry(store, clock, "u1", { ...base, details: { n } } as ValidationAuditEntry);
+    const text = decoder.decode((await store.get("audit-heads/u1.json"))!);
+    expect(text).toContain('"index":1,');
+    // One byte changed, deep in the text: the next append must take index 7 from it.
+    await store.put("audit-heads/u1.json", new TextEncoder().encode(text.replace('"index":1,', '"index":7,')));
+    await appendAuditEntry(store, clock, "u1", { ...base, details: { n: 2 } } as ValidationAuditEntry);
+    const head = JSON.parse(decoder.decode((await store.get("audit-heads/u1.json"))!)) as AuditHead;
+    expect(head).toMatchObject({ seq: 3, index: 8 });
+  });
 });
