@@ -15,7 +15,7 @@
  */
 import type { BlobStore } from "../ports.ts";
 import { ServiceError } from "../errors.ts";
-import { canonicalJson } from "../encoding/canonical-json.ts";
+import { canonicalJson, quoted } from "../encoding/canonical-json.ts";
 import { sha256HexSync } from "../encoding/sha256.ts";
 import { KeyedMutex } from "../storage/keyed-mutex.ts";
 import { forgetJsonText, parseJsonArray, useJsonText } from "../storage/json-array.ts";
@@ -77,8 +77,8 @@ export interface AuditChainOptions {
   /** Signs every head (`AUDIT_SIGNING_KEY`); without it heads are unsigned. */
   signer?: HeadSigner | undefined;
   /**
-   * The SHA-256 of entry hashes: a runtime's native one (node:crypto under `serve`) is about
-   * three times faster than the core's JavaScript one, the default; both give the same hex.
+   * The SHA-256 of entry hashes: a runtime's native one (node:crypto under `serve`) is several
+   * times faster than the core's JavaScript one, the default; both give the same hex.
    */
   hash?: SyncSha256 | undefined;
 }
@@ -113,14 +113,19 @@ export function chainEntry(entry: Record<string, unknown>, seq: number, prevHash
 
 /**
  * The text of `JSON.stringify(head)` for a head whose members are in the stored order (its
- * facts, `entry`, `until`, then `signature` when signed), with `entryText` =
- * `JSON.stringify(head.entry)` given, so the entry is serialized once for the head and its day.
+ * facts, `entry`, `until`, then `signature` when signed), written member by member with
+ * `entryText` = `JSON.stringify(head.entry)` given, so the entry is serialized once for the
+ * head and its day.
  */
 export function headJson(head: AuditHead, entryText: string): string {
-  const facts = JSON.stringify(headFacts(head));
-  const signature = head.signature === undefined ? "" : `,"signature":${JSON.stringify(head.signature)}`;
-  return `${facts.slice(0, -1)},"entry":${entryText},"until":${JSON.stringify(head.until)}${signature}}`;
+  const signature = head.signature === undefined ? "" : `,"signature":${quoted(head.signature)}`;
+  return `{"format":${quoted(head.format)},"userId":${quoted(head.userId)},"seq":${jsonNumber(head.seq)},"hash":${quoted(head.hash)},` +
+    `"day":${quoted(head.day)},"index":${jsonNumber(head.index)},"firstDay":${quoted(head.firstDay)},"updatedAt":${quoted(head.updatedAt)},` +
+    `"entry":${entryText},"until":${jsonNumber(head.until)}${signature}}`;
 }
+
+/** A number as JSON.stringify writes it. */
+const jsonNumber = (value: number): string => (Number.isFinite(value) ? String(value) : "null");
 
 /** The facts of a head, the part a signature covers. */
 export function headFacts(head: HeadFacts): HeadFacts {

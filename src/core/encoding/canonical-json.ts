@@ -47,7 +47,7 @@ const PLAIN_STRING = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
  * call to JSON.stringify, whose cost per call (a stringifier set up each time) outweighed the
  * writing of an audit entry's short strings.
  */
-function quoted(value: string): string {
+export function quoted(value: string): string {
   return PLAIN_STRING.test(value) ? `"${value}"` : JSON.stringify(value);
 }
 
