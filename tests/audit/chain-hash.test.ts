@@ -48,7 +48,7 @@ describe("the audit chain's SHA-256", () => {
     const entries = own.input.days.flatMap((day) => day.entries) as Record<string, unknown>[];
     expect(entries).toHaveLength(20);
     for (const entry of entries) expect(nodeSha256Hex(canonicalJson(entry, "hash"))).toBe(entry.hash);
-    expect(nodeSha256Hex("")).toBe(sha256HexSync(""));
+    for (const text of ["", "ascii", "Überprüfung ✓ 🔍", "lone \ud800 surrogate", "x".repeat(10_000)]) expect(nodeSha256Hex(text)).toBe(sha256HexSync(text));
   });
 
   it("createService passes ports.auditHash to the appends of both audit addresses", async () => {

@@ -33,7 +33,27 @@ export class UnreadableJsonItem {
   ) {}
 }
 
-const itemText = (item: unknown): string => (item instanceof UnreadableJsonItem ? item.raw : JSON.stringify(item));
+// JSON texts of items their writer has already serialized (an audit entry, also written in its
+// head), so an append does not serialize the item a second time. Weak: gone with the item.
+const knownTexts = new WeakMap<object, string>();
+
+/**
+ * Declares `text` to be `JSON.stringify(item)`, for the appends of `item` until
+ * {@link forgetJsonText}; the item must not change meanwhile.
+ */
+export function useJsonText(item: object, text: string): void {
+  knownTexts.set(item, text);
+}
+
+/** Ends {@link useJsonText} for `item`. */
+export function forgetJsonText(item: object): void {
+  knownTexts.delete(item);
+}
+
+const itemText = (item: unknown): string => {
+  if (item instanceof UnreadableJsonItem) return item.raw;
+  return (item !== null && typeof item === "object" ? knownTexts.get(item) : undefined) ?? JSON.stringify(item);
+};
 
 /** Serializes items in the canonical one-per-line form; unreadable items are written back as stored. */
 export function encodeJsonArray(items: readonly unknown[]): Uint8Array {

@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
+import fc from "fast-check";
 import { canonicalJson } from "../../../src/core/encoding/canonical-json.ts";
+
+/** RFC 8785 written plainly (members sorted by Array.prototype.sort, names and leaves by JSON.stringify): what the tuned one must equal. */
+function reference(value: unknown, omit?: string): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map((item) => reference(item ?? null)).join(",")}]`;
+  const record = value as Record<string, unknown>;
+  const members = Object.keys(record).sort().filter((name) => name !== omit && record[name] !== undefined);
+  return `{${members.map((name) => `${JSON.stringify(name)}:${reference(record[name])}`).join(",")}}`;
+}
 
 // The examples of RFC 8785 (sections 3.2.2, 3.2.3 and appendix B).
 describe("RFC 8785 canonical JSON", () => {
@@ -45,5 +55,27 @@ describe("RFC 8785 canonical JSON", () => {
     expect(canonicalJson(nested(64))).toBe(`${"[".repeat(64)}${"]".repeat(64)}`);
     expect(() => canonicalJson(nested(20_000))).toThrow(RangeError);
     expect(() => canonicalJson({ x: nested(200) })).toThrow(/nested deeper than 128 levels/);
+  });
+
+  it("equals the plain RFC 8785 writing for any JSON value, with and without an omitted member", () => {
+    // Any UTF-16 code units: lone surrogates, controls, quotes and backslashes included.
+    const text = fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((code) => String.fromCharCode(code)) });
+    const names = fc.oneof(text, fc.string({ unit: "binary" }), fc.constantFrom("hash", "a", "B", "10", "9", "", "\u00e9", "\ud83d\ude00", "\ufb33", "__proto__"));
+    const value = fc.letrec((tie) => ({
+      json: fc.oneof({ depthSize: "small" }, fc.jsonValue(), text, fc.array(tie("json")), fc.dictionary(names, tie("json"))),
+    })).json;
+    fc.assert(
+      fc.property(value, (json) => {
+        expect(canonicalJson(json)).toBe(reference(json));
+        expect(canonicalJson(json, "hash")).toBe(typeof json === "object" && json !== null && !Array.isArray(json) ? reference(json, "hash") : reference(json));
+      }),
+      { numRuns: 400 },
+    );
+    for (const odd of ["\ud800", "a\udfffb", "\ud83d\ude00", "\u0000\u001f\u007f", '"\\/', "\u2028\u2029", "plain"]) {
+      expect(canonicalJson({ [odd]: odd, list: [odd] })).toBe(reference({ [odd]: odd, list: [odd] }));
+    }
+    // Objects of many members take the runtime's sort; the same order.
+    const wide = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${(i * 7919) % 40}\u00e9${i % 3 ? "" : "\ud800"}`, i]));
+    expect(canonicalJson(wide)).toBe(reference(wide));
   });
 });

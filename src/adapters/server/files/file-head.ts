@@ -41,31 +41,40 @@ interface Slots {
 
 const hex = (value: number, digits: number): string => value.toString(16).padStart(digits, "0");
 
-/** The CRC-32 a slot header states: over the header's generation and length, then the head's bytes. */
-function slotCrc(generation: number, length: number, value: Uint8Array): number {
-  return crc32(value, crc32(encoder.encode(`${hex(generation, 16)} ${hex(length, 8)}`)));
-}
+// Where the header's generation and length start, and their bytes ("{16 hex} {8 hex}"): what the CRC covers before the head.
+const COUNTED_AT = MAGIC.length;
+const COUNTED_BYTES = 16 + 1 + 8;
 
-/** One slot: its header then the head's bytes. */
+/**
+ * One slot: its header then the head's bytes, written into one buffer (no copies of the header
+ * text); the CRC-32 runs over the header's generation and length as written, then the head.
+ */
 export function encodeSlot(generation: number, value: Uint8Array): Uint8Array {
-  const header = `${MAGIC}${hex(generation, 16)} ${hex(value.length, 8)} ${hex(slotCrc(generation, value.length, value), 8)}\n`;
   const slot = new Uint8Array(SLOT_HEADER_BYTES + value.length);
-  slot.set(encoder.encode(header));
+  encoder.encodeInto(`${MAGIC}${hex(generation, 16)} ${hex(value.length, 8)} `, slot);
   slot.set(value, SLOT_HEADER_BYTES);
+  const crc = crc32(value, crc32(slot.subarray(COUNTED_AT, COUNTED_AT + COUNTED_BYTES)));
+  encoder.encodeInto(`${hex(crc, 8)}\n`, slot.subarray(COUNTED_AT + COUNTED_BYTES + 1));
   return slot;
 }
 
-/** The head in slot `at` of `bytes`, or undefined when the slot is not a whole valid one. */
-function readSlot(bytes: Uint8Array, at: number, slotBytes: number): { generation: number; value: Bytes } | undefined {
+/** The header of slot `at` of `bytes` when it is one, its CRC-32 not yet checked. */
+function slotHeader(bytes: Uint8Array, at: number, slotBytes: number): { at: number; generation: number; length: number; crc: number } | undefined {
   const header = decoder.decode(bytes.subarray(at, at + SLOT_HEADER_BYTES));
   const match = /^fa-head-slot ([0-9a-f]{16}) ([0-9a-f]{8}) ([0-9a-f]{8})\n$/.exec(header);
   if (match === null) return undefined;
   const generation = Number.parseInt(match[1]!, 16);
   const length = Number.parseInt(match[2]!, 16);
   if (!Number.isSafeInteger(generation) || SLOT_HEADER_BYTES + length > slotBytes) return undefined;
-  const start = bytes.byteOffset + at + SLOT_HEADER_BYTES;
-  const value = new Uint8Array(bytes.buffer as ArrayBuffer, start, length);
-  return slotCrc(generation, length, value) === Number.parseInt(match[3]!, 16) ? { generation, value } : undefined;
+  return { at, generation, length, crc: Number.parseInt(match[3]!, 16) };
+}
+
+/** The head's bytes in the slot a header describes, or undefined when its CRC-32 does not match them. */
+function slotValue(bytes: Uint8Array, header: { at: number; generation: number; length: number; crc: number }): Bytes | undefined {
+  const value = new Uint8Array(bytes.buffer as ArrayBuffer, bytes.byteOffset + header.at + SLOT_HEADER_BYTES, header.length);
+  // The header matched its pattern: its generation and length bytes are the ones encodeSlot wrote.
+  const counted = bytes.subarray(header.at + COUNTED_AT, header.at + COUNTED_AT + COUNTED_BYTES);
+  return crc32(value, crc32(counted)) === header.crc ? value : undefined;
 }
 
 /** The slots of a head file; undefined when it is in the whole form (a head's bytes as they are). */
@@ -74,10 +83,16 @@ export function readSlots(bytes: Uint8Array): Slots | undefined {
   if (!Number.isInteger(slotBytes) || slotBytes < SLOT_HEADER_BYTES) return undefined;
   // Slot 0 is written when the file is made, and a torn write leaves its first bytes as they were.
   if (decoder.decode(bytes.subarray(0, MAGIC.length)) !== MAGIC) return undefined;
-  const slots = [readSlot(bytes, 0, slotBytes), readSlot(bytes, slotBytes, slotBytes)];
-  const active = slots[0] === undefined ? (slots[1] === undefined ? undefined : 1) : slots[1] === undefined || slots[0].generation > slots[1].generation ? 0 : 1;
-  const current = active === undefined ? undefined : slots[active];
-  return { slotBytes, active, generation: current?.generation ?? 0, value: current?.value };
+  // The current head is the valid slot of the higher generation: that one is checked first, the
+  // other only when it is spoiled (a tie goes to slot 1, as the slot written last when both are).
+  const headers = [slotHeader(bytes, 0, slotBytes), slotHeader(bytes, slotBytes, slotBytes)];
+  const newerFirst = headers[0] !== undefined && (headers[1] === undefined || headers[0].generation > headers[1].generation);
+  for (const active of newerFirst ? ([0, 1] as const) : ([1, 0] as const)) {
+    const header = headers[active];
+    const value = header === undefined ? undefined : slotValue(bytes, header);
+    if (value !== undefined) return { slotBytes, active, generation: header!.generation, value };
+  }
+  return { slotBytes, active: undefined, generation: 0, value: undefined };
 }
 
 /** What a head file states: the current head's bytes (a slotted file whose slots are both spoiled: its bytes as they are). */
