@@ -40,6 +40,7 @@ function quotedName(name: string): string {
 }
 
 // A string JSON writes as it is between quotes: no quote, backslash, control character or surrogate.
+// deno-lint-ignore no-control-regex
 const PLAIN_STRING = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
 
 /**
