@@ -9,7 +9,7 @@
  * whose name is longer than a file name may be, gets an escaped name (file-names.ts).
  * With `sync`, a write is on the disk (file and folder entry fsynced) before it resolves.
  */
-import { closeSync, openSync, readFile as readFileCallback, readSync, renameSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, readFile as readFileCallback, readSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { type FileHandle, mkdir, open, readdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { KeyedMutex } from "../../../core/storage/keyed-mutex.ts";
@@ -154,13 +154,8 @@ const probe = Buffer.allocUnsafeSlow(SMALL_FILE_BYTES + 1);
  * (reading a folder fails with EISDIR; a file longer than a small one fills the probe).
  */
 function readSmallOrNull(path: string): Buffer | null | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch (err) {
-    if (isMissing(err) || codeOf(err) === "EISDIR") return null;
-    throw err;
-  }
+  const fd = openToRead(path);
+  if (fd === null) return null;
   try {
     let filled: number;
     try {
@@ -176,6 +171,34 @@ function readSmallOrNull(path: string): Buffer | null | undefined {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Opens `path` to read; null when it is absent or a folder. A read of a missing document is
+ * an answer like any other (`[]`, 404), and most of its cost was the error Node throws:
+ * that error is made without a stack (5.7 -> 3.5 us a miss here). Any other failure is
+ * opened again, so its error carries its stack.
+ */
+function openToRead(path: string): number | null {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return openSync(path, "r");
+  } catch (err) {
+    if (isMissing(err) || codeOf(err) === "EISDIR") return null;
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+  return openSync(path, "r");
+}
+
+/**
+ * Whether a document may be at `path`, the escaped name tried after the plain one: a stat
+ * that finds nothing returns without an error (about 1 us, where a failed open costs 3.5).
+ */
+function mayBeFile(path: string): boolean {
+  const found = statSync(path, { throwIfNoEntry: false });
+  return found === undefined ? false : !found.isDirectory();
 }
 
 /** The bytes of a file, or null when it is absent or a folder. */
@@ -446,8 +469,10 @@ export function documentFiles(base: string, sync = false): DocumentFiles {
 
   return {
     async read(key) {
-      for (const path of candidates(placeOf(key))) {
-        const found = await readOrNull(path);
+      const paths = candidates(placeOf(key));
+      for (let i = 0; i < paths.length; i++) {
+        // The plain name is opened at once; an escaped one is looked for first (it rarely exists).
+        const found = i === 0 || mayBeFile(paths[i]!) ? await readOrNull(paths[i]!) : null;
         if (found !== null) return found;
       }
       return null;
