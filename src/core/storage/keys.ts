@@ -47,6 +47,8 @@ export function checkSegment(segment: string, what = "key segment"): string {
 
 /** Decodes one percent-encoded path segment exactly once, then checks it. */
 export function decodeSegment(raw: string, what = "key segment"): string {
+  // Without a `%` there is nothing to decode (decodeURIComponent is a runtime call).
+  if (!raw.includes("%")) return checkSegment(raw, what);
   let decoded: string;
   try {
     decoded = decodeURIComponent(raw);
