@@ -17,7 +17,7 @@ import { KeyedMutex } from "../storage/keyed-mutex.ts";
 import type { ServiceConfig } from "../config/mod.ts";
 import { SuccessSchema } from "../schemas/error.ts";
 import { readJsonText } from "../http/body.ts";
-import { requireAuthKey } from "../http/auth.ts";
+import { authKeyCheck } from "../http/auth.ts";
 import { limitBody } from "../http/limits.ts";
 import { ServiceError } from "../errors.ts";
 import {
@@ -168,7 +168,7 @@ function dataWorker(deps: DataWorkerDeps) {
   protect(app, access, {
     status: 403,
     route: (c) => isAudit(c) ? routeFor(c.req.method, "audit.read", "audit.write") : routeFor(c.req.method, "data.read", "data.write"),
-    credential: requireAuthKey({ keys: [config.r2KeySecret], status: 403, variable: "R2_KEY_SECRET" }),
+    credential: authKeyCheck({ keys: [config.r2KeySecret], status: 403, variable: "R2_KEY_SECRET" }),
     targetOf: (c) => isAudit(c) ? c.req.query("userId") : ownerSegment(rawPathAfterMount(c)),
   });
   const withAudit = registerAuditRoutes(app, { ...deps, access }, "data");

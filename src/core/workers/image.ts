@@ -15,7 +15,7 @@ import {
 } from "@remix-run/multipart-parser";
 import type { Bytes, ImageHost, ImageHostFactory } from "../ports.ts";
 import type { ServiceConfig } from "../config/mod.ts";
-import { requireBearer } from "../http/auth.ts";
+import { bearerCheck } from "../http/auth.ts";
 import { errorResponse } from "../http/errors.ts";
 import { ServiceError } from "../errors.ts";
 import { createRoute } from "../http/openapi-app.ts";
@@ -172,7 +172,7 @@ export function createImageWorker(deps: ImageWorkerDeps): WorkerApp {
 function imageWorker(deps: ImageWorkerDeps) {
   const { config } = deps;
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["GET", "POST", "DELETE"] });
-  const bearer = requireBearer({ keys: [config.imagesApiToken], status: 403, variable: "IMAGES_API_TOKEN" });
+  const bearer = bearerCheck({ keys: [config.imagesApiToken], status: 403, variable: "IMAGES_API_TOKEN" });
   const access = deps.access ?? accessControl(config, { clock: systemClock });
   // `/delivery/{id}/{variant}` right under the mount, not a sign request naming such a URL.
   const isDelivery = (c: Context<WorkerEnv>) => /^\/delivery\/[^/]+\/[^/]+$/.test(c.req.path.slice(mountOf(c).length));
