@@ -108,10 +108,19 @@ const isAbsent = (err: unknown): boolean => {
   return code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR";
 };
 
+/** The whole file open at `fd`, read in synchronous calls. */
+function readWhole(fd: number): Bytes {
+  const size = fstatSync(fd).size;
+  const bytes = new Uint8Array(size);
+  for (let filled = 0, read = -1; filled < size && read !== 0; filled += read) read = readSync(fd, bytes, filled, size - filled, filled);
+  return bytes;
+}
+
 /**
  * Opens the first of `paths` that is a file; null when none is. Without sync the calls are
  * synchronous (microseconds from the page cache, less than a thread-pool round trip); with sync
- * the file is a FileHandle, whose data sync waits for the disk off the event loop.
+ * the file is a FileHandle, whose data sync waits for the disk off the event loop (its reads
+ * and writes are still synchronous calls on its descriptor).
  */
 async function openHeadFile(paths: readonly string[], sync: boolean): Promise<OpenHeadFile | null> {
   for (const path of paths) {
@@ -124,9 +133,7 @@ async function openHeadFile(paths: readonly string[], sync: boolean): Promise<Op
         throw err;
       }
       try {
-        const size = fstatSync(fd).size;
-        const bytes = new Uint8Array(size);
-        for (let filled = 0, read = -1; filled < size && read !== 0; filled += read) read = readSync(fd, bytes, filled, size - filled, filled);
+        const bytes = readWhole(fd);
         return {
           bytes,
           writeAt: async (data, position) => {
@@ -147,11 +154,14 @@ async function openHeadFile(paths: readonly string[], sync: boolean): Promise<Op
       throw err;
     }
     try {
-      const bytes = new Uint8Array(await handle.readFile());
+      // Read and written in synchronous calls on its descriptor (the page cache answers in
+      // microseconds, a thread-pool round trip costs more); only the data sync waits off the loop.
+      const fd = handle.fd;
+      const bytes = readWhole(fd);
       return {
         bytes,
         writeAt: async (data, position) => {
-          for (let done = 0; done < data.length;) done += (await handle.write(data, done, data.length - done, position + done)).bytesWritten;
+          for (let done = 0; done < data.length;) done += writeSync(fd, data, done, data.length - done, position + done);
           await handle.datasync();
         },
         close: () => handle.close(),
