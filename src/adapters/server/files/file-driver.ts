@@ -201,10 +201,28 @@ function mayBeFile(path: string): boolean {
   return found === undefined ? false : !found.isDirectory();
 }
 
+/**
+ * The rest of a read whose plain name gave `first` (null: absent, undefined: large): the large
+ * file, else the escaped name, looked for first (it rarely exists).
+ */
+async function readAfter(paths: readonly string[], first: null | undefined): Promise<Buffer | null> {
+  const found = first === undefined ? await readLargeOrNull(paths[0]!) : null;
+  if (found !== null) return found;
+  for (let i = 1; i < paths.length; i++) {
+    const other = mayBeFile(paths[i]!) ? await readOrNull(paths[i]!) : null;
+    if (other !== null) return other;
+  }
+  return null;
+}
+
 /** The bytes of a file, or null when it is absent or a folder. */
 async function readOrNull(path: string): Promise<Buffer | null> {
   const small = readSmallOrNull(path);
-  if (small !== undefined) return small;
+  return small !== undefined ? small : await readLargeOrNull(path);
+}
+
+/** The bytes of a file read in one go (a large one), or null when it is absent or a folder. */
+async function readLargeOrNull(path: string): Promise<Buffer | null> {
   try {
     return await readFileOnce(path);
   } catch (err) {
@@ -468,14 +486,18 @@ export function documentFiles(base: string, sync = false): DocumentFiles {
   }
 
   return {
-    async read(key) {
-      const paths = candidates(placeOf(key));
-      for (let i = 0; i < paths.length; i++) {
-        // The plain name is opened at once; an escaped one is looked for first (it rarely exists).
-        const found = i === 0 || mayBeFile(paths[i]!) ? await readOrNull(paths[i]!) : null;
-        if (found !== null) return found;
+    read(key) {
+      // The plain name is opened at once: a small document found there is handed back without
+      // an async step of its own (each one is a promise and a turn of the microtask queue).
+      let paths: readonly string[];
+      let small: Buffer | null | undefined;
+      try {
+        paths = candidates(placeOf(key));
+        small = readSmallOrNull(paths[0]!);
+      } catch (err) {
+        return Promise.reject(err);
       }
-      return null;
+      return small !== null && small !== undefined ? Promise.resolve(small) : readAfter(paths, small);
     },
     async has(key) {
       for (const path of candidates(placeOf(key))) {
