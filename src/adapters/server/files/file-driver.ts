@@ -9,7 +9,7 @@
  * whose name is longer than a file name may be, gets an escaped name (file-names.ts).
  * With `sync`, a write is on the disk (file and folder entry fsynced) before it resolves.
  */
-import { closeSync, openSync, readFile as readFileCallback, readSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, fdatasync, openSync, readFile as readFileCallback, readSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { type FileHandle, mkdir, open, readdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { KeyedMutex } from "../../../core/storage/keyed-mutex.ts";
@@ -278,13 +278,27 @@ interface DocumentPlace {
   candidates: readonly string[];
 }
 
-/** A document file opened for reading and writing, and where it is. */
+/** A document file opened for reading and writing (synchronously: close it with `closeSync`), and where it is. */
 export interface OpenDocument {
-  /** The open file. */
-  handle: FileHandle;
+  /** The open file's descriptor. */
+  fd: number;
   /** Its path. */
   path: string;
 }
+
+/**
+ * Calls on a file open by descriptor. Its data sync runs off the event loop: the one call of
+ * a synced write that waits for the disk. Opens, reads, writes and closes of a document are
+ * synchronous calls: the page cache answers in microseconds, where a thread-pool round trip
+ * costs more and waits behind the data syncs of other requests in the pool. An object, so a
+ * test can count the data syncs.
+ */
+export const descriptors = {
+  /** Data-syncs the file (fdatasync). */
+  dataSync: (fd: number): Promise<void> => new Promise((resolve, reject) => fdatasync(fd, (err) => (err ? reject(err) : resolve()))),
+  /** The whole file from its start (a fresh descriptor), off the event loop: for files of any size. */
+  readAll: (fd: number): Promise<Buffer> => new Promise((resolve, reject) => readFileCallback(fd, (err, data) => (err ? reject(err) : resolve(data)))),
+};
 
 /** A document under its lock: what the in-place append needs. */
 export interface LockedDocument {
@@ -450,7 +464,7 @@ export function documentFiles(base: string, sync = false): DocumentFiles {
   async function openExisting(place: DocumentPlace): Promise<OpenDocument | null> {
     for (const path of candidates(place)) {
       try {
-        return { handle: await open(path, "r+"), path };
+        return { fd: openSync(path, "r+"), path };
       } catch (err) {
         if (!isMissing(err) && codeOf(err) !== "EISDIR") throw err;
       }

@@ -11,10 +11,9 @@
  * form (heads written before, or by `put`) is read as it is and becomes slotted on its next update.
  */
 import { closeSync, fstatSync, openSync, readSync, writeSync } from "node:fs";
-import { type FileHandle, open } from "node:fs/promises";
 import type { Bytes, UpdateOptions } from "../../../core/ports.ts";
 import { crc32 } from "../../../core/encoding/crc32.ts";
-import type { DocumentFiles } from "./file-driver.ts";
+import { descriptors, type DocumentFiles } from "./file-driver.ts";
 
 /** The keys kept as slotted files: the audit store's heads (storageKeys.auditHead). */
 export const isHeadKey = (key: string): boolean => key.startsWith("audit-heads/");
@@ -117,57 +116,31 @@ function readWhole(fd: number): Bytes {
 }
 
 /**
- * Opens the first of `paths` that is a file; null when none is. Without sync the calls are
- * synchronous (microseconds from the page cache, less than a thread-pool round trip); with sync
- * the file is a FileHandle, whose data sync waits for the disk off the event loop (its reads
- * and writes are still synchronous calls on its descriptor).
+ * Opens the first of `paths` that is a file; null when none is. Opened, read, written and
+ * closed in synchronous calls (microseconds from the page cache, less than a thread-pool round
+ * trip); with sync, the data sync waits for the disk off the event loop.
  */
 async function openHeadFile(paths: readonly string[], sync: boolean): Promise<OpenHeadFile | null> {
   for (const path of paths) {
-    if (!sync) {
-      let fd: number;
-      try {
-        fd = openSync(path, "r+");
-      } catch (err) {
-        if (isAbsent(err)) continue;
-        throw err;
-      }
-      try {
-        const bytes = readWhole(fd);
-        return {
-          bytes,
-          writeAt: async (data, position) => {
-            for (let done = 0; done < data.length;) done += writeSync(fd, data, done, data.length - done, position + done);
-          },
-          close: async () => closeSync(fd),
-        };
-      } catch (err) {
-        closeSync(fd);
-        throw err;
-      }
-    }
-    let handle: FileHandle;
+    let fd: number;
     try {
-      handle = await open(path, "r+");
+      fd = openSync(path, "r+");
     } catch (err) {
       if (isAbsent(err)) continue;
       throw err;
     }
     try {
-      // Read and written in synchronous calls on its descriptor (the page cache answers in
-      // microseconds, a thread-pool round trip costs more); only the data sync waits off the loop.
-      const fd = handle.fd;
       const bytes = readWhole(fd);
       return {
         bytes,
         writeAt: async (data, position) => {
           for (let done = 0; done < data.length;) done += writeSync(fd, data, done, data.length - done, position + done);
-          await handle.datasync();
+          if (sync) await descriptors.dataSync(fd);
         },
-        close: () => handle.close(),
+        close: async () => closeSync(fd),
       };
     } catch (err) {
-      await handle.close();
+      closeSync(fd);
       throw err;
     }
   }
