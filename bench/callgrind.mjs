@@ -7,7 +7,7 @@
 // zeroed, one measured wrk run, 2 s for the work it left behind, a dump; instructions of all
 // threads / requests wrk completed.
 //
-//   npm run build && node bench/callgrind.mjs [--scenario health|data-get|data-missing|data-put|user-get]... [--seconds 10] [--warmup 20] [--no-ceiling] [--encrypted] [--dist DIR]
+//   npm run build && node bench/callgrind.mjs [--scenario health|data-get|data-missing|data-put|user-get|audit-post]... [--seconds 10] [--warmup 20] [--no-ceiling] [--encrypted] [--dist DIR]
 //     [--requests N --warmup-requests M]
 // (--dist: another build's dist/, e.g. of the commit before, to compare the two. --encrypted:
 // `serve` with DATA_ENCRYPTION_KEYS set, so every stored object is an envelope. --requests:
@@ -56,6 +56,15 @@ for (let i = 0; JSON.stringify(doc).length < 1848; i++) doc.annotations.push({ i
 doc.pad = "x".repeat(2048 - JSON.stringify(doc).length);
 const DOC = JSON.stringify(doc);
 const data = { "X-Custom-Auth-Key": KEYS.R2_KEY_SECRET };
+/** The audit entry of bench/throughput.mjs for the trail of `bench-audit-{n}`. */
+const auditEntry = (n) => JSON.stringify({
+  timestamp: "2026-11-22T12:00:00.000Z",
+  userId: `bench-audit-${n}`,
+  userEmail: `bench-audit-${n}@lab.example`,
+  action: "annotation-edit",
+  result: "success",
+  details: { caseNumber: "BENCH-0001", validationErrors: [], workflowPhase: "casework" },
+});
 const user = { "X-Custom-Auth-Key": KEYS.USER_DB_AUTH };
 const SCENARIOS = {
   health: { path: "/health", headers: {} },
@@ -63,6 +72,13 @@ const SCENARIOS = {
   "data-missing": { path: "/data/bench-user/BENCH-NONE/data.json", headers: data },
   "data-put": { method: "PUT", paths: (n) => `/data/bench-user/BENCH-PUT-${n}/data.json`, body: DOC, headers: { ...data, "Content-Type": "application/json" } },
   "user-get": { path: "/user/bench-user", headers: user },
+  // One entry to each of 1,000 users' days in turn (as bench/throughput.mjs), FSYNC default (audit).
+  "audit-post": {
+    method: "POST",
+    paths: (n) => `/data/audit/?userId=bench-audit-${n}`,
+    body: (n) => auditEntry(n),
+    headers: { ...data, "Content-Type": "application/json" },
+  },
 };
 const chosen = options.scenario ?? ["health", "data-get", "data-put"];
 for (const name of chosen) if (!(name in SCENARIOS)) throw new Error(`--scenario: one of ${Object.keys(SCENARIOS).join(", ")}`);
@@ -79,9 +95,11 @@ const lua = (text) => `"${text.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
 function script(scenario, prefix) {
   const lines = [`wrk.method = "${scenario.method ?? "GET"}"`];
   for (const [name, value] of Object.entries(scenario.headers)) lines.push(`wrk.headers[${lua(name)}] = ${lua(value)}`);
-  if (scenario.body) lines.push(`wrk.body = ${lua(scenario.body)}`);
+  if (typeof scenario.body === "string") lines.push(`wrk.body = ${lua(scenario.body)}`);
+  // A body that names the request's number: `@` in its template becomes n.
+  const body = typeof scenario.body === "function" ? scenario.body("@").split("@").map(lua).join(" .. n .. ") : "nil";
   if (scenario.paths) {
-    lines.push("local n = 0", `request = function() n = (n % 1000) + 1; return wrk.format(nil, ${lua(prefix)} .. ${lua(scenario.paths("@").split("@")[0])} .. n .. ${lua(scenario.paths("@").split("@")[1])}) end`);
+    lines.push("local n = 0", `request = function() n = (n % 1000) + 1; return wrk.format(nil, ${lua(prefix)} .. ${lua(scenario.paths("@").split("@")[0])} .. n .. ${lua(scenario.paths("@").split("@")[1])}, nil, ${body}) end`);
   } else lines.push(`request = function() return wrk.format(nil, ${lua(prefix + scenario.path)}) end`);
   const file = join(scratch, `s-${Math.random().toString(16).slice(2)}.lua`);
   writeFileSync(file, lines.join("\n") + "\n");
@@ -129,10 +147,11 @@ function dumpedInstructions(pid, out, since) {
 /** The raw HTTP/1.1 text of request `n` of a scenario. */
 function rawRequest(scenario, prefix, n) {
   const path = prefix + (scenario.paths ? scenario.paths((n % 1000) + 1) : scenario.path);
+  const body = typeof scenario.body === "function" ? scenario.body((n % 1000) + 1) : scenario.body;
   const lines = [`${scenario.method ?? "GET"} ${path} HTTP/1.1`, "Host: 127.0.0.1"];
   for (const [name, value] of Object.entries(scenario.headers)) lines.push(`${name}: ${value}`);
-  if (scenario.body) lines.push(`Content-Length: ${Buffer.byteLength(scenario.body)}`);
-  return `${lines.join("\r\n")}\r\n\r\n${scenario.body ?? ""}`;
+  if (body) lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
+  return `${lines.join("\r\n")}\r\n\r\n${body ?? ""}`;
 }
 
 /**
@@ -239,6 +258,7 @@ if (!options["no-ceiling"]) {
   bodies["data-get"] = { type: "application/json; charset=utf-8", base64: Buffer.from(DOC).toString("base64") };
   bodies["data-missing"] = { type: "application/json; charset=utf-8", base64: Buffer.from("[]").toString("base64") };
   bodies["data-put"] = { type: "application/json", base64: Buffer.from('{"success":true}').toString("base64") };
+  bodies["audit-post"] = { type: "application/json", base64: Buffer.from('{"success":true,"entryCount":1,"filename":"audit-trails/bench-audit-1-2026-11-22.json"}').toString("base64") };
   writeFileSync(join(scratch, "bodies.json"), JSON.stringify(bodies));
   ceiling = await measure("ceiling", [join(root, "bench/ceiling/node.mjs")], { BENCH_BODIES: join(scratch, "bodies.json") }, (name) => `/${name}`);
 }

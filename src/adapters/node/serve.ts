@@ -21,6 +21,9 @@ export const nodeListen: Listen = async (app: WorkerApp, address: { port: number
           const settle = (response: Response): Response | Promise<Response> =>
             incoming.complete ? response : settleIncomplete(request, response, incoming);
           const answered = app.fetch(request, { clientIp: incoming.socket.remoteAddress });
+          // The adapter gives a GET or HEAD request no body (null) whatever arrives: there is
+          // nothing to settle (settleRequestBody returns the answer as it is), so no extra step.
+          if (request.method === "GET" || request.method === "HEAD") return answered;
           return answered instanceof Promise ? answered.then(settle) : settle(answered);
         },
         port: address.port,

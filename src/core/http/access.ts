@@ -19,7 +19,8 @@ import type { RateLimitRoute, RateLimits } from "../rate-limit/rules.ts";
 import { type Actor, type ServiceAuditLog, serviceAuditLog, type ServiceEvent } from "../audit/service-events.ts";
 import { ADMIN_TRAIL_USER_ID } from "../identity/identity-token.ts";
 import { createIdentityVerifier, type IdentityVerifier } from "../identity/identity-token.ts";
-import { actorOf, identify } from "./actor.ts";
+import { actorOf, identifyActor } from "./actor.ts";
+import type { CredentialCheck } from "./auth.ts";
 
 /** What the workers share to decide who may do what. */
 export interface AccessControl {
@@ -77,7 +78,7 @@ export interface ProtectOptions {
   /** The rate-limit route of a request; undefined leaves it unlimited (preflights). */
   route: (c: Context<WorkerEnv>) => RateLimitRoute | undefined;
   /** The worker's own credential check (API key or bearer), run after the per-IP limit; none for open workers. */
-  credential?: MiddlewareHandler<WorkerEnv>;
+  credential?: CredentialCheck;
   /** The user an admin request acts on, for the admin's audit entry (default: the admin trail). */
   targetOf?: (c: Context<WorkerEnv>) => string | undefined;
   /** A request without a token passes anonymously (the PDF worker). */
@@ -97,20 +98,20 @@ export function requestFacts(c: Context<WorkerEnv>): NonNullable<ServiceEvent["r
  */
 export function protect(app: WorkerApp, access: AccessControl, options: ProtectOptions): void {
   const { limiter, limits } = access;
-  const unlessPublic = (handler: MiddlewareHandler<WorkerEnv>): MiddlewareHandler<WorkerEnv> =>
-    options.isPublic === undefined ? handler : async (c, next) => (options.isPublic!(c) ? await next() : await handler(c, next));
-  // RATE_LIMITS=off: no limit middleware on the path at all.
-  const limited = limits !== "off";
-  if (limited) app.use("*", rateLimit({ limiter, limits, route: options.route, by: "ip" }));
-  if (options.credential !== undefined) app.use("*", unlessPublic(options.credential));
-  app.use("*", unlessPublic(identify({ identity: access.identity, adminKey: access.adminKey, status: options.status, optional: options.optionalIdentity })));
-  if (limited) app.use("*", unlessPublic(rateLimit({ limiter, limits, route: options.route, by: "user", user: (c) => userIdOf(actorOf(c)) })));
-  app.use("*", async (c, next) => {
-    await next();
+  const { credential, isPublic } = options;
+  const identifies = identifyActor({ identity: access.identity, adminKey: access.adminKey, status: options.status, optional: options.optionalIdentity });
+  // The worker's credential, then the actor: both only refuse (throw) or pass, so they run in
+  // one step; only a token's verification is waited for.
+  const admit = (c: Context<WorkerEnv>): void | Promise<void> => {
+    if (isPublic !== undefined && isPublic(c)) return;
+    credential?.(c);
+    return identifies(c);
+  };
+  // Every use of the admin key leaves a trace; a trace that cannot be written fails the request.
+  const traceAdmin = (c: Context<WorkerEnv>): Promise<void> | undefined => {
     const actor = actorOf(c);
-    if (actor?.kind !== "admin" || c.get("audited") === true || c.req.method === "OPTIONS") return;
-    // Every use of the admin key leaves a trace; a trace that cannot be written fails the request.
-    await access.log({
+    if (actor?.kind !== "admin" || c.get("audited") === true || c.req.method === "OPTIONS") return undefined;
+    return access.log({
       userId: trailOf(options.targetOf?.(c)),
       action: "file-access",
       result: c.res.status < 400 ? "success" : "failure",
@@ -118,6 +119,32 @@ export function protect(app: WorkerApp, access: AccessControl, options: ProtectO
       details: { securityDetails: { adminAccess: true, status: c.res.status } },
       request: requestFacts(c),
     });
+  };
+  // RATE_LIMITS=off: no limit middleware on the path at all, and the checks and the admin's
+  // trace in one layer (each layer is an async step of its own on every request).
+  if (limits === "off") {
+    app.use("*", async (c, next) => {
+      const admitted = admit(c);
+      if (admitted !== undefined) await admitted;
+      await next();
+      const traced = traceAdmin(c);
+      if (traced !== undefined) await traced;
+    });
+    return;
+  }
+  const unlessPublic = (handler: MiddlewareHandler<WorkerEnv>): MiddlewareHandler<WorkerEnv> =>
+    isPublic === undefined ? handler : async (c, next) => (isPublic(c) ? await next() : await handler(c, next));
+  app.use("*", rateLimit({ limiter, limits, route: options.route, by: "ip" }));
+  app.use("*", async (c, next) => {
+    const admitted = admit(c);
+    if (admitted !== undefined) await admitted;
+    await next();
+  });
+  app.use("*", unlessPublic(rateLimit({ limiter, limits, route: options.route, by: "user", user: (c) => userIdOf(actorOf(c)) })));
+  app.use("*", async (c, next) => {
+    await next();
+    const traced = traceAdmin(c);
+    if (traced !== undefined) await traced;
   });
 }
 

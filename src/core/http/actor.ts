@@ -34,29 +34,44 @@ export function actorOf(c: Context<WorkerEnv>): Actor | undefined {
   return c.get("actor");
 }
 
-/** Sets `actor` from the admin key or the identity token; refuses what does not pass. */
-export function identify(options: IdentifyOptions): MiddlewareHandler<WorkerEnv> {
-  return async (c, next) => {
+/**
+ * Sets `actor` from the admin key or the identity token; refuses (throws) what does not pass.
+ * Synchronous unless a token is verified: only then is there a promise to wait for.
+ */
+export function identifyActor(options: IdentifyOptions): (c: Context<WorkerEnv>) => void | Promise<void> {
+  const verify = async (c: Context<WorkerEnv>, identity: IdentityVerifier, token: string): Promise<void> => {
+    try {
+      const verified = await identity.verify(token);
+      c.set("actor", { kind: "user", uid: verified.uid, email: verified.email });
+    } catch (err) {
+      if (err instanceof IdentityTokenError) throw new ServiceError(refusalKind(options.status), err.message, { header: IDENTITY_TOKEN_HEADER });
+      throw err;
+    }
+  };
+  return (c) => {
     const adminKey = c.req.header(ADMIN_KEY_HEADER);
     if (adminKey !== undefined) {
       if (!matchesAnyKey(adminKey, [options.adminKey])) {
         throw new ServiceError(refusalKind(options.status), `Missing or invalid ${ADMIN_KEY_HEADER}`);
       }
       c.set("actor", { kind: "admin" });
-      return await next();
+      return;
     }
     const token = c.req.header(IDENTITY_TOKEN_HEADER);
-    if (options.identity === undefined || (token === undefined && options.optional === true)) return await next();
+    if (options.identity === undefined || (token === undefined && options.optional === true)) return;
     if (token === undefined || token.trim() === "") {
       throw new ServiceError(refusalKind(options.status), `Missing ${IDENTITY_TOKEN_HEADER}`);
     }
-    try {
-      const identity = await options.identity.verify(token.trim());
-      c.set("actor", { kind: "user", uid: identity.uid, email: identity.email });
-    } catch (err) {
-      if (err instanceof IdentityTokenError) throw new ServiceError(refusalKind(options.status), err.message, { header: IDENTITY_TOKEN_HEADER });
-      throw err;
-    }
+    return verify(c, options.identity, token.trim());
+  };
+}
+
+/** Sets `actor` from the admin key or the identity token; refuses what does not pass. */
+export function identify(options: IdentifyOptions): MiddlewareHandler<WorkerEnv> {
+  const check = identifyActor(options);
+  return async (c, next) => {
+    const pending = check(c);
+    if (pending !== undefined) await pending;
     await next();
   };
 }

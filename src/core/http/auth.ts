@@ -9,7 +9,7 @@
  * app.use("*", requireAuthKey({ keys: [config.r2KeySecret], status: 403 }));
  * ```
  */
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { ServiceError } from "../errors.ts";
 import { secretsEqual } from "../encoding/secrets-equal.ts";
 
@@ -54,26 +54,45 @@ function refuse(options: AuthOptions, unset: boolean, message: string): ServiceE
   return options.status === 401 ? new ServiceError("unauthenticated", text, details) : ServiceError.forbidden(text, details);
 }
 
-/** Requires `X-Custom-Auth-Key` to equal one of the configured keys. */
-export function requireAuthKey(options: AuthOptions): MiddlewareHandler {
+/** A credential check of a request: returns when it passes, throws the refusal otherwise. */
+export type CredentialCheck = (c: Context) => void;
+
+/** The check of {@link requireAuthKey}: `X-Custom-Auth-Key` equals one of the configured keys. */
+export function authKeyCheck(options: AuthOptions): CredentialCheck {
   const unset = warnIfUnset(options, "X-Custom-Auth-Key");
-  return async (c, next) => {
+  return (c) => {
     if (!matchesAnyKey(c.req.header("X-Custom-Auth-Key"), options.keys)) {
       throw refuse(options, unset, "Missing or invalid X-Custom-Auth-Key");
     }
+  };
+}
+
+/** The check of {@link requireBearer}: `Authorization: Bearer <token>` with one of the configured tokens. */
+export function bearerCheck(options: AuthOptions): CredentialCheck {
+  const unset = warnIfUnset(options, "Authorization: Bearer");
+  return (c) => {
+    const header = c.req.header("Authorization") ?? "";
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!matchesAnyKey(match?.[1], options.keys)) {
+      throw refuse(options, unset, "Missing or invalid bearer token");
+    }
+  };
+}
+
+/** Requires `X-Custom-Auth-Key` to equal one of the configured keys. */
+export function requireAuthKey(options: AuthOptions): MiddlewareHandler {
+  const check = authKeyCheck(options);
+  return async (c, next) => {
+    check(c);
     await next();
   };
 }
 
 /** Requires `Authorization: Bearer <token>` with one of the configured tokens. */
 export function requireBearer(options: AuthOptions): MiddlewareHandler {
-  const unset = warnIfUnset(options, "Authorization: Bearer");
+  const check = bearerCheck(options);
   return async (c, next) => {
-    const header = c.req.header("Authorization") ?? "";
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!matchesAnyKey(match?.[1], options.keys)) {
-      throw refuse(options, unset, "Missing or invalid bearer token");
-    }
+    check(c);
     await next();
   };
 }

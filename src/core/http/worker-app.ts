@@ -9,7 +9,7 @@ import { type Context, type Env, Hono, type MiddlewareHandler } from "hono";
 import * as z from "zod";
 import { errorBody, errorResponse } from "./errors.ts";
 import { ServiceError } from "../errors.ts";
-import { siteCors } from "./cors.ts";
+import { siteCorsSteps } from "./cors.ts";
 import { editResponseHeaders } from "./response-headers.ts";
 import { ErrorBodySchema } from "../schemas/error.ts";
 import type { Actor } from "../audit/service-events.ts";
@@ -81,26 +81,29 @@ const SECURITY_FRAME: Readonly<Record<string, string>> = Object.freeze(
 );
 
 /**
- * Sets the security headers once per request, by the outermost app: handed to the handler
+ * The security headers, set once per request by the outermost app: handed to the handler
  * as the request's frame (an answer built with {@link answerWith} carries them from the
- * start), else set on the answer afterwards.
+ * start); true when this app set the frame, so it also sets them afterwards on an answer
+ * that was not built with it ({@link finishSecurity}).
  */
-function securityHeaders(): MiddlewareHandler<WorkerEnv> {
-  return async (c, next) => {
-    // A worker mounted in the service is reached through the service's app: set them once.
-    if (c.get("secured") === true) return await next();
-    c.set("secured", true);
-    c.set("frame", { ...SECURITY_FRAME });
-    await next();
-    if (c.res === c.get("framed")) return;
-    editResponseHeaders(c, (headers) => {
-      for (const [name, value] of SECURITY_HEADERS) headers.set(name, value);
-      headers.delete("X-Powered-By");
-      if (headers.get("Content-Type")?.startsWith("application/pdf")) headers.delete("Content-Security-Policy");
-      const own = c.get("contentSecurityPolicy");
-      if (own !== undefined) headers.set("Content-Security-Policy", own);
-    });
-  };
+function startSecurity(c: Context<WorkerEnv>): boolean {
+  // A worker mounted in the service is reached through the service's app: set them once.
+  if (c.get("secured") === true) return false;
+  c.set("secured", true);
+  c.set("frame", { ...SECURITY_FRAME });
+  return true;
+}
+
+/** The security headers on an answer that was not built with the frame. */
+function finishSecurity(c: Context<WorkerEnv>): void {
+  if (c.res === c.get("framed")) return;
+  editResponseHeaders(c, (headers) => {
+    for (const [name, value] of SECURITY_HEADERS) headers.set(name, value);
+    headers.delete("X-Powered-By");
+    if (headers.get("Content-Type")?.startsWith("application/pdf")) headers.delete("Content-Security-Policy");
+    const own = c.get("contentSecurityPolicy");
+    if (own !== undefined) headers.set("Content-Security-Policy", own);
+  });
 }
 
 /**
@@ -139,6 +142,9 @@ export function createWorkerApp(options: WorkerAppOptions): WorkerApp {
   app.onError(errorResponse);
   app.notFound(noRoute);
   const reroute = trailingSlashRerouter(app);
+  const cors = options.methods ? siteCorsSteps({ allowedOrigin: options.allowedOrigin, methods: options.methods }) : undefined;
+  // The mount, the security headers and CORS, in this order, as one middleware: each layer
+  // of middleware is an async step of its own on every request.
   app.use("*", async (c, next) => {
     const outermost = c.get("mount") === undefined;
     // Each worker's catch-all runs after its parent's: the last one names the worker's own mount.
@@ -148,10 +154,16 @@ export function createWorkerApp(options: WorkerAppOptions): WorkerApp {
       const rerouted = await reroute(c, mount);
       if (rerouted !== undefined) return rerouted;
     }
-    await next();
+    const secures = startSecurity(c);
+    const started = cors?.start(c);
+    // A preflight is answered here; the security headers are still added on the way out.
+    if (started?.preflight !== undefined) c.res = started.preflight;
+    else {
+      await next();
+      if (started !== undefined && cors !== undefined) cors.finish(c, started.echoed);
+    }
+    if (secures) finishSecurity(c);
   });
-  app.use("*", securityHeaders());
-  if (options.methods) app.use("*", siteCors({ allowedOrigin: options.allowedOrigin, methods: options.methods }));
   return app;
 }
 

@@ -18,7 +18,8 @@ import { parseWith, readJsonText, readQuery } from "../http/body.ts";
 import { ServiceError } from "../errors.ts";
 import { limitBody } from "../http/limits.ts";
 import { createRoute } from "../http/openapi-app.ts";
-import { errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
+import { answerWith, errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
+import type { TypedResponse } from "hono";
 import { checkSegment } from "../storage/keys.ts";
 import { auditDayRange } from "../audit/days.ts";
 import { appendAuditEntry, auditVerifyDays, readAuditDays, readAuditTrail, RECEIVED_AT } from "../audit/trail.ts";
@@ -131,7 +132,10 @@ export function registerAuditRoutes<A extends WorkerApp>(app: A, deps: AuditRout
         });
       }
       const { entryCount, filename } = await appendAuditEntry(audit, clock, userId, entry, chain);
-      return c.json({ success: true as const, entryCount, filename }, 200);
+      // Built with the request's frame (answerWith): the security and CORS headers are in it
+      // from the start, not set afterwards on a web Headers object.
+      const answer = JSON.stringify({ success: true, entryCount, filename });
+      return answerWith(c, answer, 200, "application/json") as unknown as TypedResponse<{ success: true; entryCount: number; filename: string }, 200, "json">;
     })
     .openapi({ ...readEntriesRoute, operationId: `readAuditEntries${via}` }, async (c) => {
       const query = readQuery(c, AuditGetQuerySchema);

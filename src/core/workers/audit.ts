@@ -5,7 +5,7 @@
  */
 import type { BlobStore, Clock } from "../ports.ts";
 import type { ServiceConfig } from "../config/mod.ts";
-import { requireAuthKey } from "../http/auth.ts";
+import { authKeyCheck } from "../http/auth.ts";
 import { createWorkerApp } from "../http/worker-app.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
 import { registerAuditRoutes } from "./audit-routes.ts";
@@ -46,7 +46,7 @@ function auditWorker(deps: AuditWorkerDeps) {
   protect(app, access, {
     status: 403,
     route: (c) => routeFor(c.req.method, "audit.read", "audit.write"),
-    credential: requireAuthKey({ keys: [deps.config.r2KeySecret], status: 403, variable: "R2_KEY_SECRET" }),
+    credential: authKeyCheck({ keys: [deps.config.r2KeySecret], status: 403, variable: "R2_KEY_SECRET" }),
     targetOf: (c) => c.req.query("userId"),
   });
   return registerAuditRoutes(app, { ...deps, access });

@@ -15,7 +15,7 @@ import {
 } from "@remix-run/multipart-parser";
 import type { Bytes, ImageHost, ImageHostFactory } from "../ports.ts";
 import type { ServiceConfig } from "../config/mod.ts";
-import { requireBearer } from "../http/auth.ts";
+import { bearerCheck } from "../http/auth.ts";
 import { errorResponse } from "../http/errors.ts";
 import { ServiceError } from "../errors.ts";
 import { createRoute } from "../http/openapi-app.ts";
@@ -153,6 +153,16 @@ function deliveryUrlFromPath(rawPath: string): string {
 /** The image worker's app, with the types of its routes (for hono's `hc` client). */
 export type ImageWorkerApp = ReturnType<typeof imageWorker>;
 
+/**
+ * The route with its parameters typed (for `hc`) but not checked at run time: the sign
+ * route's one parameter is the rest of the path, always a string when it matches, and the
+ * handler reads the raw path. Without a check it is routed as `/*` (openapi-app.ts), which
+ * keeps every route of the service on Hono's regular-expression router.
+ */
+function unvalidatedParams<R extends { request?: object }>(route: R): R {
+  return { ...route, request: { ...route.request, params: undefined } };
+}
+
 /** Creates the image worker: upload, signing, deletion and (local host) delivery. */
 export function createImageWorker(deps: ImageWorkerDeps): WorkerApp {
   return imageWorker(deps);
@@ -162,7 +172,7 @@ export function createImageWorker(deps: ImageWorkerDeps): WorkerApp {
 function imageWorker(deps: ImageWorkerDeps) {
   const { config } = deps;
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["GET", "POST", "DELETE"] });
-  const bearer = requireBearer({ keys: [config.imagesApiToken], status: 403, variable: "IMAGES_API_TOKEN" });
+  const bearer = bearerCheck({ keys: [config.imagesApiToken], status: 403, variable: "IMAGES_API_TOKEN" });
   const access = deps.access ?? accessControl(config, { clock: systemClock });
   // `/delivery/{id}/{variant}` right under the mount, not a sign request naming such a URL.
   const isDelivery = (c: Context<WorkerEnv>) => /^\/delivery\/[^/]+\/[^/]+$/.test(c.req.path.slice(mountOf(c).length));
@@ -258,7 +268,7 @@ function imageWorker(deps: ImageWorkerDeps) {
   const routed = app
     .openapi(uploadRoute, (c) => upload(c))
     .openapi(deleteRoute, (c) => remove(c))
-    .openapi(signRoute, (c) => sign(c));
+    .openapi(unvalidatedParams(signRoute), (c) => sign(c));
   // The mount itself names no delivery URL: the same handler refuses it as before (400).
   app.get("/", sign);
   app.all("/", methodNotAllowed(["POST", "GET"]));

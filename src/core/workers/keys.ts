@@ -6,7 +6,7 @@
  */
 import * as z from "zod";
 import type { ServiceConfig } from "../config/mod.ts";
-import { requireAuthKey } from "../http/auth.ts";
+import { authKeyCheck } from "../http/auth.ts";
 import { ServiceError } from "../errors.ts";
 import { createRoute } from "../http/openapi-app.ts";
 import { KEYS_SECURITY } from "../http/credentials-doc.ts";
@@ -60,7 +60,7 @@ function keysWorker(deps: KeysWorkerDeps) {
     status: 403,
     route: (c) => routeFor(c.req.method, "keys"),
     // Identity mode: any valid identity token (checked by `protect`) stands in for KEYS_AUTH.
-    credential: access.identity === undefined ? requireAuthKey({ keys: [config.keysAuth], status: 403, variable: "KEYS_AUTH" }) : undefined,
+    credential: access.identity === undefined ? authKeyCheck({ keys: [config.keysAuth], status: 403, variable: "KEYS_AUTH" }) : undefined,
   });
   const exposed = new Set(config.keysExposed);
 

@@ -11,7 +11,7 @@ import { createRoute } from "../http/openapi-app.ts";
 import { keyedSecurity } from "../http/credentials-doc.ts";
 import type { Clock, KvStore, Mailer } from "../ports.ts";
 import type { ServiceConfig } from "../config/mod.ts";
-import { requireAuthKey } from "../http/auth.ts";
+import { authKeyCheck } from "../http/auth.ts";
 import { readBody } from "../http/body.ts";
 import { limitBody } from "../http/limits.ts";
 import { redactSecrets, ServiceError } from "../errors.ts";
@@ -172,7 +172,7 @@ function userWorker(deps: UserWorkerDeps) {
   protect(app, access, {
     status: 401,
     route: (c) => routeFor(c.req.method, "user.read", "user.write"),
-    credential: requireAuthKey({ keys: [config.userDbAuth], status: 401, variable: "USER_DB_AUTH" }),
+    credential: authKeyCheck({ keys: [config.userDbAuth], status: 401, variable: "USER_DB_AUTH" }),
     targetOf: (c) => uidOf(c),
   });
   // Identity mode: `{userUid}` is the token's user (or the admin acts).

@@ -8,7 +8,8 @@
  * append is fsynced before it resolves, so an acknowledged entry survives power loss.
  */
 import { encodeAppendedItem, encodeJsonArray, parseJsonArray } from "../../../core/storage/json-array.ts";
-import { documentFiles } from "./file-driver.ts";
+import { closeSync, fstatSync, writeSync } from "node:fs";
+import { descriptors, documentFiles } from "./file-driver.ts";
 
 interface KnownFile {
   path: string;
@@ -45,12 +46,12 @@ export function createFileJsonArrayAppend(
         known.delete(document.path);
         return 1;
       }
-      const { handle, path } = opened;
+      const { fd, path } = opened;
       try {
-        const { ino, size } = await handle.stat();
+        const { ino, size } = fstatSync(fd);
         let file = known.get(document.path);
         if (file === undefined || file.path !== path || file.ino !== ino || file.size !== size) {
-          const parsed = parseJsonArray(await handle.readFile());
+          const parsed = parseJsonArray(await descriptors.readAll(fd));
           if (atIndex !== undefined && parsed.items.length > atIndex) return parsed.items.length;
           if (!parsed.canonical) {
             // Not in the one-item-per-line form (written elsewhere, or torn): rewrite it once.
@@ -66,14 +67,14 @@ export function createFileJsonArrayAppend(
         if (atIndex !== undefined && file.count > atIndex) return file.count;
         const appended = encodeAppendedItem(item);
         const offset = size - 2; // over the closing "\n]"
-        const { bytesWritten } = await handle.write(appended, 0, appended.length, offset);
+        const bytesWritten = writeSync(fd, appended, 0, appended.length, offset);
         if (bytesWritten !== appended.length) throw new Error(`short write appending to ${key}`);
-        if (sync) await handle.datasync();
+        if (sync) await descriptors.dataSync(fd);
         const next = { path, ino, size: offset + appended.length, count: file.count + 1 };
         remember(document.path, next);
         return next.count;
       } finally {
-        await handle.close();
+        closeSync(fd);
       }
     });
 }

@@ -31,7 +31,8 @@ const PLAIN_KEY = /^[^:?/\\]+(?::[^:?/\\]+)*$/;
  */
 function direct(storage: Storage, driver: FileDriver): Storage {
   return Object.assign(Object.create(storage) as Storage, {
-    getItemRaw: async (key: string, options?: object) => await (PLAIN_KEY.test(key) ? driver.getItemRaw(key) : storage.getItemRaw(key, options)),
+    // Both return a promise and never throw: the read's own promise is passed on as it is.
+    getItemRaw: (key: string, options?: object) => (PLAIN_KEY.test(key) ? driver.getItemRaw(key) : storage.getItemRaw(key, options)),
     setItemRaw: async (key: string, value: Uint8Array, options?: object) =>
       await (PLAIN_KEY.test(key) ? driver.setItemRaw(key, value) : storage.setItemRaw(key, value, options)),
   });

@@ -1,13 +1,15 @@
 /**
  * Issue 13 item 10: an acknowledged audit append is on the disk (FSYNC=audit, the default),
  * every write with FSYNC=all, none with FSYNC=off. fsync is counted on the FileHandle
- * prototype the stores use; a power cut itself cannot be staged in a test.
+ * prototype and the descriptor calls (`descriptors.dataSync`) the stores use; a power cut
+ * itself cannot be staged in a test.
  */
 import { mkdtemp, open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createFileBlobStore, createFilePorts } from "../../../../src/adapters/server/files/file-ports.ts";
+import { descriptors } from "../../../../src/adapters/server/files/file-driver.ts";
 import { ConfigError, parseConfig } from "../../../../src/core/config/mod.ts";
 import { appendAuditEntry } from "../../../../src/core/audit/trail.ts";
 import type { ValidationAuditEntry } from "../../../../src/core/schemas/audit.ts";
@@ -30,6 +32,11 @@ beforeEach(async () => {
   vi.spyOn(prototype, "datasync").mockImplementation(function (this: unknown) {
     counts.datasync++;
     return datasync.call(this);
+  });
+  const dataSync = descriptors.dataSync;
+  vi.spyOn(descriptors, "dataSync").mockImplementation((fd: number) => {
+    counts.datasync++;
+    return dataSync(fd);
   });
 });
 afterEach(async () => {
