@@ -13,6 +13,7 @@ import os from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { dayEntry } from "./audit-entries.mjs";
 
 const { values: options } = parseArgs({
   options: {
@@ -41,14 +42,7 @@ if (options.child) {
   const { nodeSha256Hex } = await load("src/adapters/server/node-sha256.js");
   const DAY = "2026-11-22";
   const clock = { now: () => new Date(`${DAY}T12:00:00Z`) };
-  const entry = (i) => ({
-    timestamp: `${DAY}T12:00:00.000Z`,
-    userId: "u1",
-    userEmail: "examiner@lab.example",
-    action: "annotation-edit",
-    result: "success",
-    details: { caseNumber: "C-1", fileName: "item-1.png", validationErrors: [], workflowPhase: "casework", n: i },
-  });
+  const entry = (i) => dayEntry(DAY, i);
   const dir = mkdtempSync(join(os.tmpdir(), "fa-bench-chain-cg-"));
   const blobs = store === "memory" ? createBlobStore(createStorage()) : createFileBlobStore(dir, { sync: false });
   let i = 0;

@@ -21,6 +21,7 @@ import { verifyAuditTrail } from "../dist/src/core/audit/verify.js";
 import { utcDay } from "../dist/src/core/audit/days.js";
 import { storageKeys } from "../dist/src/core/storage/keys.js";
 import { nodeSha256Hex } from "../dist/src/adapters/server/node-sha256.js";
+import { dayEntry } from "./audit-entries.mjs";
 
 const { values: options } = parseArgs({
   options: {
@@ -34,14 +35,7 @@ const entries = Number(options.entries);
 const runs = Number(options.runs);
 const DAY = "2026-11-22";
 const clock = { now: () => new Date(`${DAY}T12:00:00Z`) };
-const entry = (i) => ({
-  timestamp: `${DAY}T12:00:00.000Z`,
-  userId: "u1",
-  userEmail: "examiner@lab.example",
-  action: "annotation-edit",
-  result: "success",
-  details: { caseNumber: "C-1", fileName: "item-1.png", validationErrors: [], workflowPhase: "casework", n: i },
-});
+const entry = (i) => dayEntry(DAY, i);
 const percentile = (values, p) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))];
 const ms = (value) => `${value.toFixed(3)} ms`;
 const folders = [];

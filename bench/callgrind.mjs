@@ -23,6 +23,7 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { auditPostBody } from "./audit-entries.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const { values: options } = parseArgs({
@@ -57,14 +58,7 @@ doc.pad = "x".repeat(2048 - JSON.stringify(doc).length);
 const DOC = JSON.stringify(doc);
 const data = { "X-Custom-Auth-Key": KEYS.R2_KEY_SECRET };
 /** The audit entry of bench/throughput.mjs for the trail of `bench-audit-{n}`. */
-const auditEntry = (n) => JSON.stringify({
-  timestamp: "2026-11-22T12:00:00.000Z",
-  userId: `bench-audit-${n}`,
-  userEmail: `bench-audit-${n}@lab.example`,
-  action: "annotation-edit",
-  result: "success",
-  details: { caseNumber: "BENCH-0001", validationErrors: [], workflowPhase: "casework" },
-});
+const auditEntry = auditPostBody;
 const user = { "X-Custom-Auth-Key": KEYS.USER_DB_AUTH };
 const SCENARIOS = {
   health: { path: "/health", headers: {} },

@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { encode as encodePng } from "fast-png";
+import { auditPostBody } from "./audit-entries.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const RUNTIMES = ["node", "bun", "deno", "workerd"];
@@ -186,14 +187,7 @@ function makeImage() {
 const IMAGE = makeImage();
 
 /** An audit entry for the trail of `bench-audit-{n}` (`@@N@@` is filled in per request). */
-const auditEntry = (n) => JSON.stringify({
-  timestamp: "2026-11-22T12:00:00.000Z",
-  userId: `bench-audit-${n}`,
-  userEmail: `bench-audit-${n}@lab.example`,
-  action: "annotation-edit",
-  result: "success",
-  details: { caseNumber: "BENCH-0001", validationErrors: [], workflowPhase: "casework" },
-});
+const auditEntry = auditPostBody;
 const userUpdate = JSON.stringify({ company: "Bench Lab", firstName: "Bench", lastName: "User" });
 
 const luaString = (text) => `"${text.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;

@@ -6,28 +6,13 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createDenoKvBlobStore, type DenoKvLike, type KvKey } from "../../src/adapters/deno/kv-blob-store.ts";
 import { appendAuditEntry, readAuditTrail } from "../../src/core/audit/trail.ts";
 import { verifyAuditTrail } from "../../src/core/audit/verify.ts";
-import type { ValidationAuditEntry } from "../../src/core/schemas/audit.ts";
+import { APPENDS, clock, DAY, entry, entryBytes, KEY } from "../helpers/append-cost.ts";
 
 const deno = (globalThis as unknown as { Deno: { openKv(path?: string): Promise<DenoKvLike & { close(): void }> } }).Deno;
 const kv = await deno.openKv(":memory:");
 afterAll(() => kv.close());
 let n = 0;
 
-const DAY = "2026-11-22";
-const KEY = `audit-trails/u1-${DAY}.json`;
-const APPENDS = 1_500;
-const clock = { now: () => new Date(`${DAY}T12:00:00Z`) };
-const entry = (n: number): ValidationAuditEntry => ({
-  timestamp: `${DAY}T12:00:00.000Z`,
-  userId: "u1",
-  userEmail: "examiner@lab.example",
-  action: "annotation-edit",
-  result: "success",
-  details: { caseNumber: "C-1", fileName: "item-1.png", validationErrors: [], workflowPhase: "casework", n },
-} as ValidationAuditEntry);
-const entryBytes = new TextEncoder().encode(JSON.stringify({ ...entry(1000), receivedAt: clock.now().toISOString() })).length;
-
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 const sizeOf = (value: unknown): number => (value instanceof Uint8Array ? value.length : new TextEncoder().encode(JSON.stringify(value ?? null)).length);
 
 /** The KV, counting the bytes of every value read or written through it. */

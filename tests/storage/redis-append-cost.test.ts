@@ -7,26 +7,11 @@ import type { Redis } from "ioredis";
 import { createRedisBlobStore } from "../../src/adapters/server/redis/redis-store.ts";
 import { appendAuditEntry, readAuditTrail } from "../../src/core/audit/trail.ts";
 import { verifyAuditTrail } from "../../src/core/audit/verify.ts";
-import type { ValidationAuditEntry } from "../../src/core/schemas/audit.ts";
+import { APPENDS, clock, DAY, entry, entryBytes, KEY, median } from "../helpers/append-cost.ts";
 import { redisForSuite } from "../helpers/redis-server.ts";
 
 const { client, prefix: fresh } = redisForSuite();
 
-const DAY = "2026-11-22";
-const KEY = `audit-trails/u1-${DAY}.json`;
-const APPENDS = 1_500;
-const clock = { now: () => new Date(`${DAY}T12:00:00Z`) };
-const entry = (n: number): ValidationAuditEntry => ({
-  timestamp: `${DAY}T12:00:00.000Z`,
-  userId: "u1",
-  userEmail: "examiner@lab.example",
-  action: "annotation-edit",
-  result: "success",
-  details: { caseNumber: "C-1", fileName: "item-1.png", validationErrors: [], workflowPhase: "casework", n },
-} as ValidationAuditEntry);
-const entryBytes = new TextEncoder().encode(JSON.stringify({ ...entry(1000), receivedAt: clock.now().toISOString() })).length;
-
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 
 /** Bytes redis-server has received and sent so far, counted by the server. */
 async function netBytes(info: Redis): Promise<number> {
