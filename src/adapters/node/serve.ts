@@ -16,14 +16,14 @@ export const nodeListen: Listen = async (app: WorkerApp, address: { port: number
       {
         fetch: (request, env) => {
           const { incoming } = env as HttpBindings;
-          // complete: the whole request arrived, nothing of it is left on the connection.
-          // The answer goes back as it came (no extra async step) when it is.
-          const settle = (response: Response): Response | Promise<Response> =>
-            incoming.complete ? response : settleIncomplete(request, response, incoming);
           const answered = app.fetch(request, { clientIp: incoming.socket.remoteAddress });
           // The adapter gives a GET or HEAD request no body (null) whatever arrives: there is
           // nothing to settle (settleRequestBody returns the answer as it is), so no extra step.
           if (request.method === "GET" || request.method === "HEAD") return answered;
+          // complete: the whole request arrived, nothing of it is left on the connection.
+          // The answer goes back as it came (no extra async step) when it is.
+          const settle = (response: Response): Response | Promise<Response> =>
+            incoming.complete ? response : settleIncomplete(request, response, incoming);
           return answered instanceof Promise ? answered.then(settle) : settle(answered);
         },
         port: address.port,

@@ -17,6 +17,7 @@ import type { BlobStore } from "../ports.ts";
 import { ServiceError } from "../errors.ts";
 import { canonicalJson, quoted } from "../encoding/canonical-json.ts";
 import { sha256HexSync } from "../encoding/sha256.ts";
+import { sameBytes } from "../encoding/same-bytes.ts";
 import { KeyedMutex } from "../storage/keyed-mutex.ts";
 import { forgetJsonText, parseJsonArray, useJsonText } from "../storage/json-array.ts";
 import { storageKeys } from "../storage/keys.ts";
@@ -97,14 +98,18 @@ export function entryHash(entry: Record<string, unknown>, sha256: SyncSha256 = s
 }
 
 /**
- * A copy of `entry` with `seq` and `prevHash` after its own members, then its `hash`: the entry
- * as stored. Copied by Object.assign, which keeps V8's fast object layout: a spread with members
- * added after it made a slow one (about 3 us more per entry, and slower to serialize and hash).
- * A member named `__proto__` would be assigned as the prototype instead of copied: such an
- * entry is spread.
+ * A copy of `record` that members may be added to: by Object.assign, which keeps V8's fast
+ * object layout, where a spread with members added after it made a slow one (about 3 us more
+ * per entry, and slower to serialize and hash). A member named `__proto__` would be assigned as
+ * the prototype instead of copied: such a record is spread.
  */
+export function extendableCopy(record: Record<string, unknown>): Record<string, unknown> {
+  return Object.prototype.hasOwnProperty.call(record, "__proto__") ? { ...record } : Object.assign({}, record);
+}
+
+/** A copy of `entry` with `seq` and `prevHash` after its own members, then its `hash`: the entry as stored. */
 export function chainEntry(entry: Record<string, unknown>, seq: number, prevHash: string, sha256?: SyncSha256): ChainedEntry {
-  const chained = (Object.prototype.hasOwnProperty.call(entry, "__proto__") ? { ...entry } : Object.assign({}, entry)) as ChainedEntry;
+  const chained = extendableCopy(entry) as ChainedEntry;
   chained.seq = seq;
   chained.prevHash = prevHash;
   chained.hash = entryHash(chained, sha256);
@@ -199,23 +204,6 @@ function rememberHead(store: BlobStore, userId: string, bytes: Uint8Array, head:
   heads.delete(userId);
   heads.set(userId, { bytes, head });
   if (heads.size > MAX_TIPS) heads.delete(heads.keys().next().value ?? userId);
-}
-
-/** True when two byte arrays hold the same bytes (the same memory, or equal byte for byte). */
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  if (a.buffer === b.buffer && a.byteOffset === b.byteOffset) return true;
-  let i = 0;
-  // Four bytes at a time where both start on a 4-byte boundary (a head read from a file, one encoded here).
-  if (a.byteOffset % 4 === 0 && b.byteOffset % 4 === 0) {
-    const words = a.length >>> 2;
-    const wa = new Uint32Array(a.buffer, a.byteOffset, words);
-    const wb = new Uint32Array(b.buffer, b.byteOffset, words);
-    for (; i < words; i++) if (wa[i] !== wb[i]) return false;
-    i = words << 2;
-  }
-  for (; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 /** The stored head, parsed unless the bytes are the ones this process last wrote for the user. */

@@ -11,7 +11,7 @@ import { parseJsonArray, UnreadableJsonItem } from "../storage/json-array.ts";
 import { auditDayRange, utcDay } from "./days.ts";
 import { ServiceError } from "../errors.ts";
 import type { AuditTrailDay, AuditTrailInput } from "./verify.ts";
-import { appendChained, type AuditChainOptions, readHead } from "./chain.ts";
+import { appendChained, type AuditChainOptions, extendableCopy, readHead } from "./chain.ts";
 
 /** What an append answers (docs/api.md#audit). */
 export interface AuditAppendResult {
@@ -35,8 +35,7 @@ export async function appendAuditEntry(
 ): Promise<AuditAppendResult> {
   // One instant, written once: the day's name, receivedAt and the head's updatedAt all come from it.
   const now = clock.now().toISOString();
-  // Object.assign, not a spread with a member after it: V8 keeps the copy's fast layout (chain.ts, chainEntry).
-  const fields: Record<string, unknown> = Object.prototype.hasOwnProperty.call(entry, "__proto__") ? { ...entry } : Object.assign({}, entry);
+  const fields = extendableCopy(entry);
   fields[RECEIVED_AT] = now;
   const { entryCount, filename } = await appendChained(store, userId, now.slice(0, 10), now, fields, options);
   return { entryCount, filename };

@@ -21,7 +21,6 @@ const CLOSE_BRACKET = 0x5d;
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 
-/** The offset of the quote that closes the string opened at `open`: one after an even run of backslashes. */
 /**
  * True when the text holds at most `limit` `[` and `{` in all (inside strings or not), so no
  * nesting can go deeper: counted by `indexOf` jumps, not by a look at every character.
@@ -33,6 +32,7 @@ function fewOpeners(text: string, limit: number): boolean {
   return true;
 }
 
+/** The offset of the quote that closes the string opened at `open`: one after an even run of backslashes. */
 function closingQuote(text: string, open: number): number {
   let end = open;
   for (;;) {

@@ -46,6 +46,8 @@ const encoder = new TextEncoder();
 const codeOf = (err: unknown): unknown => (typeof err === "object" && err !== null && "code" in err ? err.code : undefined);
 /** The path, or a folder on its way, does not exist or is a file. */
 const isMissing = (err: unknown): boolean => codeOf(err) === "ENOENT" || codeOf(err) === "ENOTDIR";
+/** No file there: nothing at the path, or a folder. */
+export const isAbsent = (err: unknown): boolean => isMissing(err) || codeOf(err) === "EISDIR";
 
 // One lock per document path for the whole process: a document moving aside for a folder
 // of its name must not cross a write of that document (every store over any folder).
@@ -185,7 +187,7 @@ function openToRead(path: string): number | null {
   try {
     return openSync(path, "r");
   } catch (err) {
-    if (isMissing(err) || codeOf(err) === "EISDIR") return null;
+    if (isAbsent(err)) return null;
   } finally {
     Error.stackTraceLimit = limit;
   }
@@ -226,7 +228,7 @@ async function readLargeOrNull(path: string): Promise<Buffer | null> {
   try {
     return await readFileOnce(path);
   } catch (err) {
-    if (isMissing(err) || codeOf(err) === "EISDIR") return null;
+    if (isAbsent(err)) return null;
     throw err;
   }
 }
@@ -466,7 +468,7 @@ export function documentFiles(base: string, sync = false): DocumentFiles {
       try {
         return { fd: openSync(path, "r+"), path };
       } catch (err) {
-        if (!isMissing(err) && codeOf(err) !== "EISDIR") throw err;
+        if (!isAbsent(err)) throw err;
       }
     }
     return null;

@@ -13,7 +13,8 @@
 import { closeSync, fstatSync, openSync, readSync, writeSync } from "node:fs";
 import type { Bytes, UpdateOptions } from "../../../core/ports.ts";
 import { crc32 } from "../../../core/encoding/crc32.ts";
-import { descriptors, type DocumentFiles } from "./file-driver.ts";
+import { descriptors, type DocumentFiles, isAbsent } from "./file-driver.ts";
+import { sameBytes } from "../../../core/encoding/same-bytes.ts";
 
 /** The keys kept as slotted files: the audit store's heads (storageKeys.auditHead). */
 export const isHeadKey = (key: string): boolean => key.startsWith("audit-heads/");
@@ -114,13 +115,8 @@ interface OpenHeadFile {
   bytes: Bytes;
   /** Writes `bytes` at `position` and, with sync, data-syncs the file. */
   writeAt(bytes: Uint8Array, position: number): Promise<void>;
-  close(): Promise<void>;
+  close(): void;
 }
-
-const isAbsent = (err: unknown): boolean => {
-  const code = (err as { code?: unknown }).code;
-  return code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR";
-};
 
 /** The whole file open at `fd`, read in synchronous calls. */
 function readWhole(fd: number): Bytes {
@@ -152,7 +148,7 @@ function openHeadFile(paths: readonly string[], sync: boolean): OpenHeadFile | n
           for (let done = 0; done < data.length;) done += writeSync(fd, data, done, data.length - done, position + done);
           if (sync) await descriptors.dataSync(fd);
         },
-        close: () => Promise.resolve(closeSync(fd)),
+        close: () => closeSync(fd),
       };
     } catch (err) {
       closeSync(fd);
@@ -160,12 +156,6 @@ function openHeadFile(paths: readonly string[], sync: boolean): OpenHeadFile | n
     }
   }
   return null;
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 /** Reads and updates the head files of `files`; `sync` data-syncs each write before it resolves. */
@@ -195,12 +185,12 @@ export function headFiles(files: DocumentFiles, sync: boolean) {
             return next;
           }
           // Not in place, no file yet, the whole form, or a head outgrowing its slots: a new file, renamed into place.
-          await file?.close();
+          file?.close();
           file = null;
           await document.replace(slottedFile((slots?.generation ?? 0) + 1, next));
           return next;
         } finally {
-          await file?.close();
+          file?.close();
         }
       });
     },

@@ -12,6 +12,7 @@
 import { Inflate, strFromU8 } from "fflate";
 import { crc32 } from "../../encoding/crc32.ts";
 import { ServiceError } from "../../errors.ts";
+import { sameBytes } from "../../encoding/same-bytes.ts";
 
 /** Random access to an archive kept outside memory (a file), as positional file reads work. */
 export interface ArchiveReader {
@@ -279,8 +280,3 @@ export class ZipDirectory {
   }
 }
 
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
