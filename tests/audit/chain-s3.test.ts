@@ -25,7 +25,7 @@ auditChainSuite("S3 (s3rver)", () => {
   };
   const bucket = s3Backend(location);
   return {
-    store: createS3BlobStore(location),
+    store: createS3BlobStore(location, { arrayBlocks: {} }),
     raw: {
       read: async (key) => (await bucket.get(key))?.bytes ?? null,
       write: (key, bytes) => bucket.put(key, bytes),

@@ -35,8 +35,8 @@ afterAll(async () => {
 auditChainSuite("R2 (workerd)", async () => {
   const bucket = (await mf.getR2Bucket(BUCKETS[next++]!)) as unknown as R2BucketLike;
   return {
-    store: createR2BlobStore(bucket),
-    other: createR2BlobStore(bucket),
+    store: createR2BlobStore(bucket, { arrayBlocks: {} }),
+    other: createR2BlobStore(bucket, { arrayBlocks: {} }),
     raw: {
       read: async (key) => {
         const object = await bucket.get(key);
@@ -91,7 +91,7 @@ it("[R2 (workerd)] 32 writers x 50 concurrent appends through the audit worker: 
     const bucket = (await worker.getR2Bucket("STRIAE_AUDIT")) as unknown as R2BucketLike;
     // The UTC day may turn during the run: every day the user has.
     const days = (await bucket.list({ prefix: "audit-trails/u1-" })).objects.map((object) => object.key.slice("audit-trails/u1-".length, -".json".length)).sort();
-    const input = await readAuditTrail(createR2BlobStore(bucket), "u1", days);
+    const input = await readAuditTrail(createR2BlobStore(bucket, { arrayBlocks: {} }), "u1", days);
     const result = await verifyAuditTrail(input);
     expect(result.valid, JSON.stringify(result.firstBad)).toBe(true);
     expect(result.entries).toBe(writers * appends);

@@ -35,3 +35,6 @@ it("[S3 (s3rver)] the probe reports that s3rver ignores conditional writes", asy
   // only, and `serve` says so at start. A service that honours If-None-Match reports true.
   expect(await probeConditionalWrites(location())).toBe(false);
 });
+
+// The audit store's form: JSON arrays in blocks (of 3 items here, so every append case crosses blocks).
+blobStoreSuite("S3 (s3rver), arrays in blocks of 3", () => createS3BlobStore(location(), { arrayBlocks: { items: 3 } }));

@@ -8,7 +8,7 @@ import { blobStoreSuite, kvStoreSuite } from "./suite.ts";
 // The real workerd's R2 and KV (through Miniflare's bindings), one bucket per test.
 let mf: Miniflare;
 let next = 0;
-const BUCKETS = Array.from({ length: 12 }, (_, i) => `BUCKET_${i}`);
+const BUCKETS = Array.from({ length: 24 }, (_, i) => `BUCKET_${i}`);
 const NAMESPACES = Array.from({ length: 2 }, (_, i) => `KV_${i}`);
 beforeAll(async () => {
   mf = new Miniflare({
@@ -29,6 +29,13 @@ blobStoreSuite("R2 (workerd)", async () => createR2BlobStore(await bucket()), {
   makePair: async () => {
     const shared = await bucket();
     return [createR2BlobStore(shared), createR2BlobStore(shared)];
+  },
+});
+// The audit bucket's form: JSON arrays in blocks (of 3 items here, so every append case crosses blocks).
+blobStoreSuite("R2 (workerd), arrays in blocks of 3", async () => createR2BlobStore(await bucket(), { arrayBlocks: { items: 3 } }), {
+  makePair: async () => {
+    const shared = await bucket();
+    return [createR2BlobStore(shared, { arrayBlocks: { items: 3 } }), createR2BlobStore(shared, { arrayBlocks: { items: 3 } })];
   },
 });
 let kv = 0;

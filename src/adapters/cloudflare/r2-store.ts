@@ -6,6 +6,7 @@
  */
 import type { BlobStore } from "../../core/ports.ts";
 import { createVersionedBlobStore, type VersionedBackend } from "../../core/storage/versioned-store.ts";
+import { type ArrayBlockOptions, createArrayBlockStore } from "../../core/storage/array-blocks.ts";
 import type { R2BucketLike } from "./bindings.ts";
 import { joinStream } from "../../core/storage/byte-stream.ts";
 
@@ -52,7 +53,17 @@ export function r2Backend(bucket: R2BucketLike): VersionedBackend {
   };
 }
 
+/** Options of {@link createR2BlobStore}. */
+export interface R2BlobStoreOptions {
+  /**
+   * Keep JSON arrays (audit days) in blocks of a bounded number of items, so an append moves
+   * one block rather than the day (docs/storage.md#audit-days). For the audit bucket only.
+   */
+  arrayBlocks?: ArrayBlockOptions;
+}
+
 /** A `BlobStore` on an R2 bucket binding. */
-export function createR2BlobStore(bucket: R2BucketLike): BlobStore {
-  return createVersionedBlobStore(r2Backend(bucket));
+export function createR2BlobStore(bucket: R2BucketLike, options: R2BlobStoreOptions = {}): BlobStore {
+  const backend = r2Backend(bucket);
+  return options.arrayBlocks === undefined ? createVersionedBlobStore(backend) : createArrayBlockStore(backend, options.arrayBlocks);
 }

@@ -19,7 +19,8 @@ export async function createS3Ports(location: S3Location): Promise<{ ports: Serv
   return {
     ports: {
       data: createS3BlobStore(at("data/")),
-      audit: createS3BlobStore(at("audit/")),
+      // Audit days in blocks: an append moves one block, not the day.
+      audit: createS3BlobStore(at("audit/"), { arrayBlocks: {} }),
       images: createS3BlobStore(at("images/")),
       users: createS3KvStore(at("users/")),
       clock: systemClock,

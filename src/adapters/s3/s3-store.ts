@@ -11,6 +11,7 @@ import { AwsClient } from "aws4fetch";
 import type { BlobStore, KvStore } from "../../core/ports.ts";
 import { exactLength } from "../../core/storage/byte-stream.ts";
 import { createVersionedBlobStore, createVersionedKvStore, type VersionedBackend } from "../../core/storage/versioned-store.ts";
+import { type ArrayBlockOptions, createArrayBlockStore } from "../../core/storage/array-blocks.ts";
 
 /** Where the objects live. */
 export interface S3Location {
@@ -116,9 +117,19 @@ export function s3Backend(location: S3Location): VersionedBackend {
   };
 }
 
+/** Options of {@link createS3BlobStore}. */
+export interface S3BlobStoreOptions {
+  /**
+   * Keep JSON arrays (audit days) in blocks of a bounded number of items, so an append moves
+   * one block rather than the day (docs/storage.md#audit-days). For the audit store only.
+   */
+  arrayBlocks?: ArrayBlockOptions;
+}
+
 /** A `BlobStore` on an S3 bucket. */
-export function createS3BlobStore(location: S3Location): BlobStore {
-  return createVersionedBlobStore(s3Backend(location));
+export function createS3BlobStore(location: S3Location, options: S3BlobStoreOptions = {}): BlobStore {
+  const backend = s3Backend(location);
+  return options.arrayBlocks === undefined ? createVersionedBlobStore(backend) : createArrayBlockStore(backend, options.arrayBlocks);
 }
 
 /**

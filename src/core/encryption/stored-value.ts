@@ -8,7 +8,7 @@
  */
 import type { Bytes } from "../ports.ts";
 import { decodeBase64Url, encodeBase64Url } from "../encoding/base64url.ts";
-import { encodeJsonArray, parseJsonArray, UnreadableJsonItem } from "../storage/json-array.ts";
+import { encodeJsonArray, parseJsonArray, startsArray, UnreadableJsonItem } from "../storage/json-array.ts";
 import { ServiceError } from "../errors.ts";
 import { isEnvelope, open, rewrap, seal } from "./envelope.ts";
 import type { Keyring } from "./keyring.ts";
@@ -32,14 +32,8 @@ function isSealedItem(item: unknown): item is SealedItem {
 
 const itemText = (item: unknown): string => (item instanceof UnreadableJsonItem ? item.raw : JSON.stringify(item));
 
-/** Whether the bytes' first non-blank character is `[` (a JSON array, which may be sealed item by item). */
-export function startsArray(bytes: Uint8Array): boolean {
-  for (const byte of bytes) {
-    if (byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09) continue;
-    return byte === 0x5b;
-  }
-  return false;
-}
+// Which values are arrays, and so may be sealed item by item.
+export { startsArray };
 
 /** Seals one array item's JSON text under the array's key. */
 export async function sealItem(keyring: Keyring, key: string, item: unknown): Promise<SealedItem> {

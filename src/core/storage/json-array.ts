@@ -61,6 +61,15 @@ export function encodeJsonArray(items: readonly unknown[]): Uint8Array {
   return encoder.encode(`[\n${items.map(itemText).join(",\n")}${JSON_ARRAY_TAIL}`);
 }
 
+/** Whether the bytes' first non-blank character is `[` (a JSON array, rather than an object or an envelope). */
+export function startsArray(bytes: Uint8Array): boolean {
+  for (const byte of bytes) {
+    if (byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09) continue;
+    return byte === 0x5b;
+  }
+  return false;
+}
+
 /** The bytes that append one item to a non-empty canonical array, written over its tail. */
 export function encodeAppendedItem(item: unknown): Uint8Array {
   return encoder.encode(`,\n${itemText(item)}${JSON_ARRAY_TAIL}`);
