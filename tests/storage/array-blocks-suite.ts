@@ -1,0 +1,238 @@
+/**
+ * Audit days in blocks on a compare-and-swap object store (S3, R2), every backend the same cases:
+ * an append's cost does not grow with the day (counted: the requests and bytes between the store
+ * and the backend), the blocks are plain JSON arrays under `{key}#{first index}`, days written in
+ * one object go on in blocks, and tampering inside a later block is detected and named.
+ */
+import { describe, expect, it } from "vitest";
+import type { VersionedBackend } from "../../src/core/storage/versioned-store.ts";
+import { createArrayBlockStore } from "../../src/core/storage/array-blocks.ts";
+import { appendAuditEntry, readAuditTrail } from "../../src/core/audit/trail.ts";
+import { verifyAuditTrail } from "../../src/core/audit/verify.ts";
+import { APPENDS, clock, DAY, entry, entryBytes, KEY, median } from "../helpers/append-cost.ts";
+
+/** Requests made to a backend and the bytes they carried (values written and read, keys listed). */
+export interface Traffic {
+  requests: number;
+  bytes: number;
+}
+
+/** `backend` with every call and byte it moves counted in `traffic`. */
+export function countingBackend(backend: VersionedBackend, traffic: Traffic): VersionedBackend {
+  const keyBytes = (keys: string[]) => keys.reduce((sum, key) => sum + key.length, 0);
+  return {
+    get: async (key) => {
+      traffic.requests++;
+      const stored = await backend.get(key);
+      traffic.bytes += stored?.bytes.length ?? 0;
+      return stored;
+    },
+    put: (key, value) => {
+      traffic.requests++;
+      traffic.bytes += value.length;
+      return backend.put(key, value);
+    },
+    putIf: (key, value, expected) => {
+      traffic.requests++;
+      traffic.bytes += value.length;
+      return backend.putIf(key, value, expected);
+    },
+    delete: (key) => {
+      traffic.requests++;
+      return backend.delete(key);
+    },
+    has: (key) => {
+      traffic.requests++;
+      return backend.has(key);
+    },
+    list: async (prefix) => {
+      traffic.requests++;
+      const keys = await backend.list(prefix);
+      traffic.bytes += keyBytes(keys);
+      return keys;
+    },
+  };
+}
+
+/** A fresh, empty bucket (or prefix): its backend, and raw access to its objects. */
+export interface BlockBackend {
+  backend: VersionedBackend;
+  /** The object's bytes as stored (null when absent). */
+  read(key: string): Promise<Uint8Array | null>;
+  write(key: string, bytes: Uint8Array): Promise<void>;
+  remove(key: string): Promise<void>;
+  /** Every object key under a prefix. */
+  keys(prefix: string): Promise<string[]>;
+}
+
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+const itemsOf = (bytes: Uint8Array | null) => JSON.parse(decoder.decode(bytes!)) as Record<string, unknown>[];
+const arrayText = (items: string[]) => encoder.encode(items.length === 0 ? "[]" : `[\n${items.join(",\n")}\n]`);
+/** The stored block's item lines, as stored. */
+const lines = (bytes: Uint8Array | null) => decoder.decode(bytes!).split("\n").slice(1, -1).map((line) => line.replace(/,$/, ""));
+
+/** Runs the array-block cases against `make()` (a fresh, empty backend per call). */
+export function arrayBlockSuite(
+  name: string,
+  make: () => Promise<BlockBackend> | BlockBackend,
+  /** Appends of the cost cases (default 1,500): at least three blocks of 128. */
+  appends = APPENDS,
+): void {
+  describe(`audit days in blocks on ${name}`, () => {
+    it(`[${name}] ${appends} plain appends to one day: 2 requests each, one block's bytes at most, the last 128 cost what the first 128 did`, async () => {
+      const { backend } = await make();
+      const traffic: Traffic = { requests: 0, bytes: 0 };
+      const store = createArrayBlockStore(countingBackend(backend, traffic));
+      const requests: number[] = [];
+      const bytes: number[] = [];
+      for (let n = 0; n < appends; n++) {
+        const [r, b] = [traffic.requests, traffic.bytes];
+        expect(await store.appendToJsonArray(KEY, { ...entry(n), receivedAt: clock.now().toISOString() })).toBe(n + 1);
+        requests.push(traffic.requests - r);
+        bytes.push(traffic.bytes - b);
+      }
+      // The first append looks for the day's blocks (a list); then one read and one conditional write each.
+      expect(requests[0]).toBe(3);
+      expect(new Set(requests.slice(1))).toEqual(new Set([2]));
+      // A block holds 128 items: an append reads at most one and writes it back with one more.
+      expect(Math.max(...bytes)).toBeLessThan(2 * 129 * (entryBytes + 2) + 16);
+      // Over a whole block, the day's end costs what its beginning did (a rewrite of the day
+      // would cost ~appends/2 entries each way at the end, ~10 times more at 1,500).
+      expect(median(bytes.slice(-128))).toBeLessThanOrEqual(1.1 * median(bytes.slice(0, 128)));
+      expect(median(bytes.slice(-128))).toBeGreaterThanOrEqual(0.9 * median(bytes.slice(0, 128)));
+      const items = itemsOf(await store.get(KEY)) as { details: { n: number } }[];
+      expect(items.map((item) => item.details.n)).toEqual(Array.from({ length: appends }, (_, n) => n));
+    }, 300_000);
+
+    it(`[${name}] ${appends} chained appends: the same requests each, bounded bytes, and the trail verifies`, async () => {
+      const { backend } = await make();
+      const traffic: Traffic = { requests: 0, bytes: 0 };
+      const store = createArrayBlockStore(countingBackend(backend, traffic));
+      const requests: number[] = [];
+      const bytes: number[] = [];
+      for (let n = 0; n < appends; n++) {
+        const [r, b] = [traffic.requests, traffic.bytes];
+        await appendAuditEntry(store, clock, "u1", entry(n));
+        requests.push(traffic.requests - r);
+        bytes.push(traffic.bytes - b);
+      }
+      // The head's read and write, the last block's read and write.
+      expect(new Set(requests.slice(1))).toEqual(new Set([4]));
+      expect(median(bytes.slice(-128))).toBeLessThanOrEqual(1.1 * median(bytes.slice(0, 128)));
+      const result = await verifyAuditTrail(await readAuditTrail(store, "u1", [DAY]));
+      expect(result.valid, JSON.stringify(result.firstBad)).toBe(true);
+      expect(result.entries).toBe(appends);
+    }, 300_000);
+
+    it(`[${name}] blocks are plain JSON arrays at {key}#{first index}; the day reads, lists and deletes as one; a fresh store goes on where the day ends`, async () => {
+      const raw = await make();
+      const store = createArrayBlockStore(raw.backend, { items: 4 });
+      for (let n = 0; n < 10; n++) await store.appendToJsonArray(KEY, { n });
+      expect(await raw.keys("audit-trails/")).toEqual([KEY, `${KEY}#4`, `${KEY}#8`]);
+      expect(itemsOf(await raw.read(KEY))).toEqual([0, 1, 2, 3].map((n) => ({ n })));
+      expect(itemsOf(await raw.read(`${KEY}#4`))).toEqual([4, 5, 6, 7].map((n) => ({ n })));
+      expect(itemsOf(await raw.read(`${KEY}#8`))).toEqual([8, 9].map((n) => ({ n })));
+      expect(itemsOf(await store.get(KEY))).toEqual(Array.from({ length: 10 }, (_, n) => ({ n })));
+      expect(await store.list("audit-trails/")).toEqual([KEY]);
+      // Another process's store finds the last block, and with atIndex stores an item once.
+      const other = createArrayBlockStore(raw.backend, { items: 4 });
+      expect(await other.appendToJsonArray(KEY, { n: 10 }, 10)).toBe(11);
+      expect(await store.appendToJsonArray(KEY, { n: 10 }, 10)).toBe(11);
+      expect(await store.appendToJsonArray(KEY, { n: 11 })).toBe(12);
+      expect(await other.appendToJsonArray(KEY, { n: 12 })).toBe(13);
+      expect(await raw.keys("audit-trails/")).toEqual([KEY, `${KEY}#12`, `${KEY}#4`, `${KEY}#8`]);
+      expect(itemsOf(await other.get(KEY))).toEqual(Array.from({ length: 13 }, (_, n) => ({ n })));
+      // A whole-day update (key rotation, sealing) writes each item back into its block.
+      await store.update(KEY, (current) => encoder.encode(decoder.decode(current!).replaceAll('"n"', '"m"')));
+      expect(itemsOf(await raw.read(`${KEY}#4`))).toEqual([4, 5, 6, 7].map((m) => ({ m })));
+      expect(itemsOf(await store.get(KEY))).toEqual(Array.from({ length: 13 }, (_, m) => ({ m })));
+      expect(await store.delete(KEY)).toBe(true);
+      expect(await raw.keys("audit-trails/")).toEqual([]);
+      expect(await store.get(KEY)).toBeNull();
+      // The day is started again from block 0 by either store.
+      expect(await other.appendToJsonArray(KEY, { n: 0 })).toBe(1);
+      expect(await store.appendToJsonArray(KEY, { n: 1 })).toBe(2);
+      expect(await raw.keys("audit-trails/")).toEqual([KEY]);
+    }, 60_000);
+
+    it(`[${name}] a day stored in one object (of any size) is read as it is, and appends go on in a block after it`, async () => {
+      const raw = await make();
+      const legacy = Array.from({ length: 10 }, (_, n) => JSON.stringify({ n }));
+      await raw.write(KEY, arrayText(legacy));
+      const store = createArrayBlockStore(raw.backend, { items: 4 });
+      expect(itemsOf(await store.get(KEY))).toHaveLength(10);
+      for (let n = 10; n < 15; n++) expect(await store.appendToJsonArray(KEY, { n }, n)).toBe(n + 1);
+      expect(decoder.decode((await raw.read(KEY))!)).toBe(decoder.decode(arrayText(legacy)));
+      expect(await raw.keys("audit-trails/")).toEqual([KEY, `${KEY}#10`, `${KEY}#14`]);
+      expect(itemsOf(await store.get(KEY))).toEqual(Array.from({ length: 15 }, (_, n) => ({ n })));
+      // A whole value put over the day replaces it, later blocks included.
+      await store.put(KEY, arrayText(['{"n":0}']));
+      expect(await raw.keys("audit-trails/")).toEqual([KEY]);
+      expect(await store.appendToJsonArray(KEY, { n: 1 })).toBe(2);
+    }, 60_000);
+
+    describe(`[${name}] tampering inside a later block, on the stored bytes, is detected and named`, () => {
+      // One day of 10 chained entries in blocks of 4: seq 1-4 at the key, 5-8 at #4, 9-10 at #8.
+      async function trail() {
+        const raw = await make();
+        const store = createArrayBlockStore(raw.backend, { items: 4 });
+        for (let n = 0; n < 10; n++) await appendAuditEntry(store, clock, "u1", entry(n));
+        expect(await raw.keys("audit-trails/")).toEqual([KEY, `${KEY}#4`, `${KEY}#8`]);
+        const verify = async () => verifyAuditTrail(await readAuditTrail(createArrayBlockStore(raw.backend), "u1", [DAY]));
+        expect((await verify()).valid).toBe(true);
+        return { raw, verify, block: async () => lines(await raw.read(`${KEY}#4`)) };
+      }
+
+      it("an edited field of seq 6: edited", async () => {
+        const { raw, verify, block } = await trail();
+        const items = await block();
+        expect(items[1]).toContain('"n":5');
+        items[1] = items[1]!.replace('"n":5', '"n":55');
+        await raw.write(`${KEY}#4`, arrayText(items));
+        expect((await verify()).firstBad).toMatchObject({ date: DAY, seq: 6, index: 5, reason: "edited" });
+      });
+
+      it("a deleted seq 6: missing", async () => {
+        const { raw, verify, block } = await trail();
+        const items = await block();
+        items.splice(1, 1);
+        await raw.write(`${KEY}#4`, arrayText(items));
+        expect((await verify()).firstBad).toMatchObject({ date: DAY, seq: 6, reason: "missing" });
+      });
+
+      it("seq 6 and 7 swapped: reordered", async () => {
+        const { raw, verify, block } = await trail();
+        const items = await block();
+        [items[1], items[2]] = [items[2]!, items[1]!];
+        await raw.write(`${KEY}#4`, arrayText(items));
+        expect((await verify()).firstBad).toMatchObject({ date: DAY, seq: 6, index: 5, reason: "reordered" });
+      });
+
+      it("a copy of seq 2 inserted after seq 6: inserted", async () => {
+        const { raw, verify, block } = await trail();
+        const items = await block();
+        items.splice(2, 0, lines(await raw.read(KEY))[1]!);
+        await raw.write(`${KEY}#4`, arrayText(items));
+        expect((await verify()).firstBad).toMatchObject({ date: DAY, seq: 2, index: 6, reason: "inserted" });
+      });
+
+      it("the last block removed: tail dropped at seq 9; a middle block removed: missing seq 5", async () => {
+        const first = await trail();
+        await first.raw.remove(`${KEY}#8`);
+        expect((await first.verify()).firstBad).toMatchObject({ date: DAY, seq: 9, reason: "tail dropped" });
+        const second = await trail();
+        await second.raw.remove(`${KEY}#4`);
+        expect((await second.verify()).firstBad).toMatchObject({ date: DAY, seq: 5, reason: "missing" });
+      });
+
+      it("the first block removed: the later blocks are still read, and seq 1 is missing", async () => {
+        const { raw, verify } = await trail();
+        await raw.remove(KEY);
+        const result = await verify();
+        expect(result.firstBad).toMatchObject({ date: DAY, seq: 1, reason: "missing" });
+        expect(result.days[0]?.entries).toBe(6);
+      });
+    });
+  });
+}
