@@ -28,7 +28,8 @@ describe("encryption at rest on S3 (s3rver)", () => {
       const prefix = `enc${n++}/`;
       const ports = {
         data: createS3BlobStore(at(`${prefix}data/`)),
-        audit: createS3BlobStore(at(`${prefix}audit/`)),
+        // Audit days in blocks of 2 entries, so sealed appends, rotation and sealing cross blocks.
+        audit: createS3BlobStore(at(`${prefix}audit/`), { arrayBlocks: { items: 2 } }),
         images: createS3BlobStore(at(`${prefix}images/`)),
         users: createS3KvStore(at(`${prefix}users/`)),
         clock: systemClock,
