@@ -28,7 +28,8 @@ export {
 } from "./worker.ts";
 export { passClientIp } from "./client-ip.ts";
 export type { HostMiddleware } from "../../core/http/worker-app.ts";
-export { createR2BlobStore, r2Backend } from "./r2-store.ts";
+export { createR2BlobStore, r2Backend, type R2BlobStoreOptions } from "./r2-store.ts";
+export type { ArrayBlockOptions } from "../../core/storage/array-blocks.ts";
 export { type CloudflareRateLimiterOptions, createCloudflareRateLimiter, type RateLimitBindingLike } from "./rate-limiter.ts";
 export { createKvNamespaceStore } from "./kv-store.ts";
 export type { KVNamespaceLike, R2BucketLike, R2ObjectBodyLike, R2ObjectLike } from "./bindings.ts";
