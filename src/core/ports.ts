@@ -47,6 +47,13 @@ export interface BlobStore {
    */
   appendToJsonArray(key: string, item: unknown, atIndex?: number): Promise<number>;
   /**
+   * Item `index` (from 0) of the JSON array stored at `key`, as {@link BlobStore.get} would
+   * give it, or undefined when the array holds no such item (or the key is absent), for a
+   * store that can read it without the whole array (a day kept in blocks reads one block).
+   * Without it, readers use {@link BlobStore.get}.
+   */
+  jsonArrayItem?(key: string, index: number): Promise<unknown>;
+  /**
    * The stored bytes as a stream and their length, for a store that makes them piece by piece
    * (an encrypted store opens one chunk at a time); null when the key is absent. Without it,
    * readers use {@link BlobStore.get}.

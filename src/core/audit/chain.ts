@@ -234,10 +234,15 @@ function rememberStored(store: BlobStore, userId: string, hash: string): void {
 
 /** Where a head's entry stands in its day: stored at its index, absent, or its place taken by another item. */
 async function placeOf(store: BlobStore, head: AuditHead): Promise<"stored" | "absent" | "taken"> {
-  const bytes = await store.get(storageKeys.auditDay(head.userId, head.day));
-  const items = bytes === null ? [] : parseJsonArray(bytes).items;
-  if (items.length <= head.index) return "absent";
-  const item = items[head.index];
+  const key = storageKeys.auditDay(head.userId, head.day);
+  // A store that reads one item (a day in blocks) spares reading the whole day.
+  let item: unknown;
+  if (store.jsonArrayItem !== undefined) item = await store.jsonArrayItem(key, head.index);
+  else {
+    const bytes = await store.get(key);
+    item = bytes === null ? undefined : parseJsonArray(bytes).items[head.index];
+  }
+  if (item === undefined) return "absent";
   return isRecord(item) && item.hash === head.hash ? "stored" : "taken";
 }
 

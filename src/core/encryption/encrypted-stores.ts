@@ -12,7 +12,7 @@
 import type { BlobStore, Bytes, KvStore } from "../ports.ts";
 import { CHUNK_BYTES, isEnvelope, openStream, readHeader, sealStream } from "./envelope.ts";
 import type { Keyring } from "./keyring.ts";
-import { openRecord, openValue, type SealOptions, sealItem, sealRecord, sealValue, startsArray } from "./stored-value.ts";
+import { openItemValue, openRecord, openValue, type SealOptions, sealItem, sealRecord, sealValue, startsArray } from "./stored-value.ts";
 import { joinStream, piecesOf } from "../storage/byte-stream.ts";
 
 /** The key of a blob store's canary: one segment, which no case, audit or image key is. */
@@ -80,6 +80,9 @@ export function encryptedBlobStore(inner: BlobStore, keyring: Keyring, options: 
       }, inPlace);
       return next!;
     },
+    ...(inner.jsonArrayItem === undefined ? {} : {
+      jsonArrayItem: async (key: string, index: number) => openItemValue(keyring, key, await inner.jsonArrayItem!(key, index)),
+    }),
     appendToJsonArray: async (key, item, atIndex) => inner.appendToJsonArray(key, await sealItem(keyring, key, item), atIndex),
   };
 }

@@ -48,6 +48,11 @@ async function openItem(keyring: Keyring, key: string, item: SealedItem): Promis
   return decoder.decode(await open(keyring, "item", key, envelope));
 }
 
+/** One stored array item as a reader gets it: a sealed item opened and parsed, any other as it is. */
+export async function openItemValue(keyring: Keyring, key: string, item: unknown): Promise<unknown> {
+  return isSealedItem(item) ? parseJsonArray(`[${await openItem(keyring, key, item)}]`).items[0] : item;
+}
+
 /** Options of how values are sealed. */
 export interface SealOptions {
   /**

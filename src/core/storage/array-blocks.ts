@@ -131,6 +131,27 @@ export function createArrayBlockStore(backend: VersionedBackend, options: ArrayB
     return firsts[firsts.length - 1] ?? 0;
   }
 
+  /** Item `index` from the one block that holds it: the last this process knows, else the one the listing names. */
+  async function itemAt(key: string, index: number): Promise<unknown> {
+    const known = tails.get(key);
+    let firsts: number[] | undefined;
+    let first = known;
+    if (first === undefined || index < first) {
+      firsts = await laterBlocks(key);
+      first = firsts.filter((start) => start <= index).pop() ?? 0;
+    }
+    const items = async (start: number) => {
+      const stored = await backend.get(blockKey(key, start));
+      return stored === null ? [] : parseJsonArray(stored.bytes).items;
+    };
+    const held = await items(first);
+    if (index - first < held.length) return held[index - first];
+    // Past the block: a later one may hold it (blocks other processes added).
+    firsts ??= await laterBlocks(key);
+    const later = firsts.filter((start) => start > first && start <= index).pop();
+    return later === undefined ? undefined : (await items(later))[index - later];
+  }
+
   /** One try of an append: the count after it, or null when another write won the block. */
   async function tryAppend(key: string, item: unknown, atIndex: number | undefined): Promise<number | null> {
     let first = tails.get(key) ?? await locateTail(key);
@@ -249,6 +270,7 @@ export function createArrayBlockStore(backend: VersionedBackend, options: ArrayB
       return [...keys].sort();
     },
     update: (key, change) => mutex.run(key, () => update(key, change)),
+    jsonArrayItem: itemAt,
     appendToJsonArray: (key, item, atIndex) =>
       mutex.run(key, async () => {
         for (let attempt = 0; attempt < maxAttempts; attempt++) {
