@@ -33,5 +33,5 @@ arrayBlockSuite("S3 (s3rver)", () => {
     keys: async (prefix) => (await backend.list(prefix)).sort(),
   };
   // s3rver ignores If-Match and If-None-Match: two stores' appends over it may overwrite each
-  // other (only one process's are lossless), so the two-process case runs on R2 (workerd).
+  // other (only one process's are lossless), so the cases with two stores run on R2 (workerd).
 }, { conditionalWrites: false });

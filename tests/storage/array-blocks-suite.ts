@@ -9,7 +9,9 @@ import type { VersionedBackend } from "../../src/core/storage/versioned-store.ts
 import { createArrayBlockStore } from "../../src/core/storage/array-blocks.ts";
 import { appendAuditEntry, readAuditTrail } from "../../src/core/audit/trail.ts";
 import { verifyAuditTrail } from "../../src/core/audit/verify.ts";
+import { encryptedBlobStore, Keyring, rotateKeys } from "../../src/core/encryption/mod.ts";
 import { APPENDS, clock, DAY, entry, entryBytes, KEY, median } from "../helpers/append-cost.ts";
+import { containsBytes, dataKey } from "../helpers/encryption.ts";
 
 /** Requests made to a backend and the bytes they carried (values written and read, keys listed). */
 export interface Traffic {
@@ -199,6 +201,27 @@ export function arrayBlockSuite(
       await store.put(KEY, arrayText(['{"n":0}']));
       expect(await raw.keys("audit-trails/")).toEqual([KEY]);
       expect(await store.appendToJsonArray(KEY, { n: 1 })).toBe(2);
+    }, 60_000);
+
+    if (options.conditionalWrites ?? true) it(`[${name}] encrypted at rest: sealed entries in blocks, read back, checked one by one by another store, re-wrapped by keys rotate`, async () => {
+      const raw = await make();
+      const [k1, k2] = [dataKey("k1"), dataKey("k2")];
+      const keyring = new Keyring([k1]);
+      const stores = [0, 1].map(() => encryptedBlobStore(createArrayBlockStore(raw.backend, { items: 2 }), keyring, { appendLog: true }));
+      // Stores in turn: each checks the other's newest entry through the sealed item it reads.
+      for (let n = 0; n < 7; n++) await appendAuditEntry(stores[n % 2]!, clock, "u1", entry(n));
+      expect(await raw.keys("audit-trails/")).toEqual([KEY, `${KEY}#2`, `${KEY}#4`, `${KEY}#6`]);
+      for (const key of await raw.keys("audit-trails/")) expect(containsBytes((await raw.read(key))!, encoder.encode("examiner@lab.example"))).toBe(false);
+      expect(await stores[0]!.jsonArrayItem!(KEY, 3)).toMatchObject({ seq: 4, details: { n: 3 } });
+      const verify = async () => verifyAuditTrail(await readAuditTrail(stores[1]!, "u1", [DAY]));
+      expect((await verify()).valid).toBe(true);
+      // keys rotate re-wraps every block's items in place, each under its own version.
+      const rotated = new Keyring([k2, k1]);
+      const before = await raw.read(`${KEY}#4`);
+      await rotateKeys({ blobs: [{ name: "audit", store: createArrayBlockStore(raw.backend, { items: 2 }), appendLog: true }], kvs: [] }, rotated);
+      expect(await raw.read(`${KEY}#4`)).not.toEqual(before);
+      const after = encryptedBlobStore(createArrayBlockStore(raw.backend, { items: 2 }), new Keyring([k2]), { appendLog: true });
+      expect((await verifyAuditTrail(await readAuditTrail(after, "u1", [DAY]))).entries).toBe(7);
     }, 60_000);
 
     describe(`[${name}] tampering inside a later block, on the stored bytes, is detected and named`, () => {
