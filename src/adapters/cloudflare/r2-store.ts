@@ -12,6 +12,12 @@ import { joinStream } from "../../core/storage/byte-stream.ts";
 
 /** The compare-and-swap backend over one bucket. */
 export function r2Backend(bucket: R2BucketLike): VersionedBackend {
+  async function putIfVersion(key: string, value: Uint8Array, expected: string | null): Promise<string | null> {
+    // `etagDoesNotMatch: "*"` is If-None-Match: * (create only when absent).
+    const onlyIf = expected === null ? { etagDoesNotMatch: "*" } : { etagMatches: expected };
+    return (await bucket.put(key, value, { onlyIf }))?.etag ?? null;
+  }
+
   return {
     async get(key) {
       const object = await bucket.get(key);
@@ -27,11 +33,8 @@ export function r2Backend(bucket: R2BucketLike): VersionedBackend {
       const { readable, writable } = new Fixed(size);
       await Promise.all([bucket.put(key, readable), body.pipeTo(writable)]);
     },
-    async putIf(key, value, expected) {
-      // `etagDoesNotMatch: "*"` is If-None-Match: * (create only when absent).
-      const onlyIf = expected === null ? { etagDoesNotMatch: "*" } : { etagMatches: expected };
-      return (await bucket.put(key, value, { onlyIf })) !== null;
-    },
+    putIf: async (key, value, expected) => (await putIfVersion(key, value, expected)) !== null,
+    putIfVersion,
     async delete(key) {
       if ((await bucket.head(key)) === null) return false;
       await bucket.delete(key);

@@ -16,15 +16,17 @@ export function s3LocationFromUrl(url: string, region: string, accessKeyId: stri
 /** Ports on the bucket, and whether the service honours conditional writes. */
 export async function createS3Ports(location: S3Location): Promise<{ ports: ServicePorts; conditionalWrites: boolean }> {
   const at = (prefix: string): S3Location => ({ ...location, prefix });
+  const conditionalWrites = await probeConditionalWrites(at(""));
   return {
     ports: {
       data: createS3BlobStore(at("data/")),
-      // Audit days in blocks: an append moves one block, not the day.
-      audit: createS3BlobStore(at("audit/"), { arrayBlocks: {} }),
+      // Audit days in blocks: an append moves one block, not the day; the block a process
+      // wrote is written again unread only where a stale version makes that write fail.
+      audit: createS3BlobStore(at("audit/"), { arrayBlocks: { rememberWrites: conditionalWrites } }),
       images: createS3BlobStore(at("images/")),
       users: createS3KvStore(at("users/")),
       clock: systemClock,
     },
-    conditionalWrites: await probeConditionalWrites(at("")),
+    conditionalWrites,
   };
 }

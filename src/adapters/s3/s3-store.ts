@@ -60,6 +60,13 @@ export function s3Backend(location: S3Location): VersionedBackend {
     return response;
   }
 
+  async function putIfVersion(key: string, value: Uint8Array, expected: string | null): Promise<string | null> {
+    const headers: Record<string, string> = expected === null ? { "If-None-Match": "*" } : { "If-Match": expected };
+    const response = await send(objectUrl(key), { method: "PUT", body: new Uint8Array(value), headers }, "PUT", [200, 409, 412]);
+    await response.body?.cancel();
+    return response.status === 200 ? response.headers.get("ETag") ?? "" : null;
+  }
+
   return {
     async get(key) {
       const response = await send(objectUrl(key), { method: "GET" }, "GET", [200, 404]);
@@ -80,12 +87,8 @@ export function s3Backend(location: S3Location): VersionedBackend {
       const response = await send(objectUrl(key), { method: "PUT", body: exactLength(body, size), headers, duplex: "half" } as RequestInit, "PUT", [200]);
       await response.body?.cancel();
     },
-    async putIf(key, value, expected) {
-      const headers: Record<string, string> = expected === null ? { "If-None-Match": "*" } : { "If-Match": expected };
-      const response = await send(objectUrl(key), { method: "PUT", body: new Uint8Array(value), headers }, "PUT", [200, 409, 412]);
-      await response.body?.cancel();
-      return response.status === 200;
-    },
+    putIf: async (key, value, expected) => (await putIfVersion(key, value, expected)) !== null,
+    putIfVersion,
     async delete(key) {
       const head = await send(objectUrl(key), { method: "HEAD" }, "HEAD", [200, 404]);
       if (head.status === 404) return false;

@@ -23,6 +23,12 @@ export interface ArrayBlockOptions {
   items?: number;
   /** Conditional-write attempts before giving up (default 50). */
   maxAttempts?: number;
+  /**
+   * Write a key's last block again without reading it back, under the version its previous
+   * write answered (default true): one request per append. Only where the backend honours
+   * conditional writes; elsewhere a block another process wrote since would be overwritten.
+   */
+  rememberWrites?: boolean;
 }
 
 /** Separates a key from the index of a later block's first item. */
@@ -36,6 +42,8 @@ const OPEN = "[\n";
 const CLOSE = "\n]";
 // Tails this process knows, per key: enough for every day being written at once.
 const MAX_TAILS = 10_000;
+// Last blocks kept with their items (at most 128 items each): the days being written at once.
+const MAX_BLOCKS = 256;
 // Blocks read at once when a value is assembled.
 const PARALLEL_READS = 16;
 
@@ -80,13 +88,21 @@ export function joinBlocks(blocks: readonly (Uint8Array | null)[]): Bytes {
 export function createArrayBlockStore(backend: VersionedBackend, options: ArrayBlockOptions = {}): BlobStore {
   const perBlock = options.items ?? 128;
   const maxAttempts = options.maxAttempts ?? 50;
+  const rememberWrites = options.rememberWrites ?? true;
   const mutex = new KeyedMutex();
   // The first index of each key's last block, as this process last saw it.
   const tails = new Map<string, number>();
+  // The last block this process wrote of each key, as written: at most MAX_BLOCKS of them.
+  const lastBlocks = new Map<string, { first: number; version: string; items: unknown[] }>();
   const rememberTail = (key: string, first: number) => {
     tails.delete(key);
     tails.set(key, first);
     if (tails.size > MAX_TAILS) tails.delete(tails.keys().next().value ?? key);
+  };
+
+  const forget = (key: string) => {
+    tails.delete(key);
+    lastBlocks.delete(key);
   };
 
   /** The first indexes of the key's later blocks, ascending (one list request). */
@@ -152,35 +168,67 @@ export function createArrayBlockStore(backend: VersionedBackend, options: ArrayB
     return later === undefined ? undefined : (await items(later))[index - later];
   }
 
+  /** A conditional write answering the new version (see `putIfVersion`), null on conflict. */
+  const write = async (key: string, value: Uint8Array, expected: string | null): Promise<string | null> =>
+    backend.putIfVersion ? backend.putIfVersion(key, value, expected) : ((await backend.putIf(key, value, expected)) ? "" : null);
+
+  /** Keeps the last block this process wrote of a key (its items and version), when the backend named the version. */
+  const rememberBlock = (key: string, first: number, version: string, items: unknown[]) => {
+    rememberTail(key, first);
+    lastBlocks.delete(key);
+    if (version === "" || !rememberWrites) return;
+    lastBlocks.set(key, { first, version, items });
+    if (lastBlocks.size > MAX_BLOCKS) lastBlocks.delete(lastBlocks.keys().next().value ?? key);
+  };
+
   /** One try of an append: the count after it, or null when another write won the block. */
   async function tryAppend(key: string, item: unknown, atIndex: number | undefined): Promise<number | null> {
     let first = tails.get(key) ?? await locateTail(key);
+    // The block this process wrote last: written again without reading it, under the version
+    // its write answered; if another writer changed it since, that write fails and it is read.
+    let known = lastBlocks.get(key);
+    lastBlocks.delete(key);
     for (;;) {
-      const current = await backend.get(blockKey(key, first));
-      if (current === null && first > 0) {
-        // The block is gone (the value was replaced or removed): find the tail again.
-        tails.delete(key);
-        const located = await locateTail(key);
-        if (located === first) return null;
-        first = located;
-        continue;
+      let items: unknown[];
+      let version: string | null;
+      const cached = known !== undefined && known.first === first;
+      if (cached) {
+        ({ items, version } = known!);
+        known = undefined;
+      } else {
+        const current = await backend.get(blockKey(key, first));
+        if (current === null && first > 0) {
+          // The block is gone (the value was replaced or removed): find the tail again.
+          tails.delete(key);
+          const located = await locateTail(key);
+          if (located === first) return null;
+          first = located;
+          continue;
+        }
+        items = current === null ? [] : parseJsonArray(current.bytes).items;
+        version = current?.version ?? null;
       }
-      const items = current === null ? [] : parseJsonArray(current.bytes).items;
       const count = first + items.length;
+      // Blocks only grow: a count over the index, even remembered, means the item is stored.
       if (atIndex !== undefined && count > atIndex) {
         rememberTail(key, first);
         return count;
       }
       if (items.length < perBlock) {
-        items.push(item);
-        if (!(await backend.putIf(blockKey(key, first), encodeJsonArray(items), current?.version ?? null))) return null;
-        rememberTail(key, first);
+        const next = [...items, item];
+        const written = await write(blockKey(key, first), encodeJsonArray(next), version);
+        if (written === null) {
+          if (cached) continue; // what this process remembered was stale: read the block
+          return null;
+        }
+        rememberBlock(key, first, written, next);
         return count + 1;
       }
       // Full: the next block starts at this count, created only if absent; if another writer
       // created it meanwhile, it is read in turn (no conflict to wait for).
-      if (await backend.putIf(blockKey(key, count), encodeJsonArray([item]), null)) {
-        rememberTail(key, count);
+      const written = await write(blockKey(key, count), encodeJsonArray([item]), null);
+      if (written !== null) {
+        rememberBlock(key, count, written, [item]);
         return count + 1;
       }
       first = count;
@@ -243,19 +291,19 @@ export function createArrayBlockStore(backend: VersionedBackend, options: ArrayB
       mutex.run(key, async () => {
         const firsts = await laterBlocks(key);
         await backend.put(key, value);
-        tails.delete(key);
+        forget(key);
         await removeLater(key, firsts);
       }),
     putStream: (key, size, body) =>
       mutex.run(key, async () => {
         const firsts = await laterBlocks(key);
         await (backend.putStream ? backend.putStream(key, size, body) : backend.put(key, await joinStream(body, size)));
-        tails.delete(key);
+        forget(key);
         await removeLater(key, firsts);
       }),
     delete: (key) =>
       mutex.run(key, async () => {
-        tails.delete(key);
+        forget(key);
         const later = await removeLater(key, await laterBlocks(key));
         return (await backend.delete(key)) || later;
       }),
@@ -269,7 +317,11 @@ export function createArrayBlockStore(backend: VersionedBackend, options: ArrayB
       }
       return [...keys].sort();
     },
-    update: (key, change) => mutex.run(key, () => update(key, change)),
+    update: (key, change) =>
+      mutex.run(key, () => {
+        lastBlocks.delete(key);
+        return update(key, change);
+      }),
     jsonArrayItem: itemAt,
     appendToJsonArray: (key, item, atIndex) =>
       mutex.run(key, async () => {

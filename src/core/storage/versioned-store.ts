@@ -32,6 +32,12 @@ export interface VersionedBackend {
   putStream?(key: string, size: number, body: ReadableStream<Uint8Array>): Promise<void>;
   /** Writes only if the current version is `expected` (null: only if absent); false on conflict. */
   putIf(key: string, value: Uint8Array, expected: string | null): Promise<boolean>;
+  /**
+   * As `putIf`, answering the written value's new version (null on conflict; "" when the
+   * backend did not say), so a writer that keeps what it wrote can write again without reading
+   * it back (the array-block store's last block).
+   */
+  putIfVersion?(key: string, value: Uint8Array, expected: string | null): Promise<string | null>;
   /** Removes a key; true when it existed. */
   delete(key: string): Promise<boolean>;
   /** True when the key exists. */
