@@ -4,8 +4,9 @@
  * R2), so an append moves one bounded block, not the day (docs/storage.md#audit-days). The key
  * itself holds block 0; a later block lives at `{key}#{first}`, where `first` is the index of its
  * first item in the whole array. Every block is a complete JSON array; the value is the blocks'
- * items in the order of `first`. An append reads the last block and writes it back under its
- * version; once the block holds `items` items, it goes to a new block created only if absent.
+ * items in the order of `first`. An append writes the last block back with the item under the
+ * version it was read with (or that this process's last write of it answered, without reading it
+ * again); once the block holds `items` items, it goes to a new block created only if absent.
  * So every write is one compare-and-swap of one object, and a block that has a successor never
  * changes again: nothing is lost under concurrency. `#` never occurs in a key (storage/keys.ts),
  * so no other key is taken for a block.
