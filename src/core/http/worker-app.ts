@@ -5,7 +5,9 @@
  */
 import type { OpenAPIHono as ZodOpenAPIHono, RouteConfig } from "@hono/zod-openapi";
 import { OpenAPIHono as LeanOpenAPIHono } from "./openapi-app.ts";
-import { type Context, type Env, Hono, type MiddlewareHandler } from "hono";
+import { type Context, type Env, Hono, type MiddlewareHandler, type TypedResponse } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { JSONParsed } from "hono/utils/types";
 import * as z from "zod";
 import { errorBody, errorResponse } from "./errors.ts";
 import { ServiceError } from "../errors.ts";
@@ -316,6 +318,14 @@ export function answerWith(c: Context<WorkerEnv>, body: string | Uint8Array<Arra
   const response = new Response(body, { status, headers: frame });
   c.set("framed", response);
   return response;
+}
+
+/**
+ * `c.json(value, status)` built with the request's frame ({@link answerWith}): the same body,
+ * status and Content-Type, typed as `c.json` types it (for `hc`), with nothing added afterwards.
+ */
+export function answerJson<T, S extends ContentfulStatusCode>(c: Context<WorkerEnv>, value: T, status: S): Response & TypedResponse<JSONParsed<T>, S, "json"> {
+  return answerWith(c, JSON.stringify(value), status, "application/json") as Response & TypedResponse<JSONParsed<T>, S, "json">;
 }
 
 /** The client IP the adapter passed in (`fetch(request, { clientIp })`) or a host app's middleware set, if any. */

@@ -21,6 +21,7 @@ import { authKeyCheck } from "../http/auth.ts";
 import { limitBody } from "../http/limits.ts";
 import { ServiceError } from "../errors.ts";
 import {
+  answerJson,
   answerWith,
   createWorkerApp,
   errorResponses,
@@ -236,7 +237,7 @@ function dataWorker(deps: DataWorkerDeps) {
   const remove = async (c: Context<WorkerEnv>) => {
     const key = await ownedKey(c);
     if (!(await blobs.delete(key))) throw ServiceError.notFound("File not found", { key });
-    return c.json({ success: true as const }, 200);
+    return answerJson(c, { success: true as const }, 200);
   };
   const storeLimit = limitBody(config.maxJsonBytes);
   const routed = withAudit
