@@ -198,6 +198,17 @@ export function mountWorker(app: WorkerApp, path: string, worker: WorkerApp): vo
   }
 }
 
+/**
+ * What `app`'s error handler answers to `err`, as hono answers an error thrown by a middleware
+ * of `app` (`c.error` set, the answer in `c.res`): for a middleware that catches its own
+ * refusal to add to the answer. A thrown value that is not an `Error` is thrown on, as hono does.
+ */
+export async function answerError(app: WorkerApp, err: unknown, c: Context<WorkerEnv>): Promise<void> {
+  if (!(err instanceof Error)) throw err;
+  c.error = err;
+  c.res = await (app as unknown as { errorHandler: (err: Error, c: Context<WorkerEnv>) => Response | Promise<Response> }).errorHandler(err, c);
+}
+
 function noRoute(c: Context<WorkerEnv>): Response {
   return c.json(errorBody(404, `No route for ${c.req.method} ${pathnameOf(c.req.url)}`), 404);
 }
