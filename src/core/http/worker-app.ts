@@ -150,7 +150,7 @@ export function createWorkerApp(options: WorkerAppOptions): WorkerApp {
   app.use("*", async (c, next) => {
     const outermost = c.get("mount") === undefined;
     // Each worker's catch-all runs after its parent's: the last one names the worker's own mount.
-    const mount = c.req.routePath.replace(/\/?\*$/, "");
+    const mount = mountOfRoute(c.req.routePath);
     c.set("mount", mount);
     if (outermost && mount !== "") {
       const rerouted = await reroute(c, mount);
@@ -167,6 +167,12 @@ export function createWorkerApp(options: WorkerAppOptions): WorkerApp {
     if (secures) finishSecurity(c);
   });
   return app;
+}
+
+/** A catch-all route's path without its `*` and the `/` before it (`/data/*` -> `/data`, `/*` -> ``), without a regular expression. */
+function mountOfRoute(path: string): string {
+  if (!path.endsWith("*")) return path;
+  return path.endsWith("/*") ? path.slice(0, -2) : path.slice(0, -1);
 }
 
 /** hono's own error handler, which `route` recognises as "no error handling of its own". */
@@ -371,12 +377,13 @@ export function clientIpMiddleware(ip: (c: Context) => string | undefined): Host
  */
 export function pathnameOf(url: string): string {
   const authority = url.indexOf("//") + 2;
-  let start = authority;
-  while (start < url.length && url[start] !== "/" && url[start] !== "?" && url[start] !== "#") start++;
-  if (url[start] !== "/") return "/";
-  let end = start;
-  while (end < url.length && url[end] !== "?" && url[end] !== "#") end++;
-  return url.slice(start, end);
+  // indexOf searches natively: a loop over the characters in JavaScript cost ~2,800 instructions a data GET.
+  const start = url.indexOf("/", authority);
+  const query = url.indexOf("?", authority);
+  const hash = url.indexOf("#", authority);
+  const end = query === -1 ? hash : hash === -1 ? query : Math.min(query, hash);
+  if (start === -1 || (end !== -1 && end < start)) return "/";
+  return end === -1 ? url.slice(start) : url.slice(start, end);
 }
 
 /** The path the worker handling the request is mounted at (`""` when it is the app itself). */
