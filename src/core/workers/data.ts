@@ -226,10 +226,10 @@ function dataWorker(deps: DataWorkerDeps) {
   };
   const store = async (c: Context<WorkerEnv>) => {
     const key = await ownedKey(c);
-    const { text, value } = await readJsonText(c);
+    const { value, bytes } = await readJsonText(c);
     // A read-only case is an import of someone else's case: the limits are on one's own work
     // (a review account, permitted: false, imports cases of any size).
-    const write = () => blobs.put(key, encoder.encode(text));
+    const write = () => blobs.put(key, bytes);
     if (records === undefined || isReadOnlyCase(value) || key.split("/").length !== 3) await write();
     else await storeWithinLimits(records, key, value, write);
     return answerWith(c, STORED, 200, "application/json") as unknown as TypedResponse<{ success: true }, 200, "json">;
