@@ -9,8 +9,7 @@ import type { Context, TypedResponse } from "hono";
 import type { JSONValue } from "hono/utils/types";
 import { createRoute } from "../http/openapi-app.ts";
 import type { BlobStore, Clock, KvStore } from "../ports.ts";
-import { type UserRecords, userRecords } from "../users/user-records.ts";
-import type { UserData } from "../schemas/user.ts";
+import { type KeptUserData, type UserRecords, userRecords } from "../users/user-records.ts";
 import { limitsFor } from "../users/limits.ts";
 import { storedCaseNumbers } from "../cases/stored-cases.ts";
 import { KeyedMutex } from "../storage/keyed-mutex.ts";
@@ -191,7 +190,7 @@ function dataWorker(deps: DataWorkerDeps) {
       throw ServiceError.forbidden(`File limit reached: a case of this account may hold ${maxFilesPerCase} file(s)`, { key, limit: maxFilesPerCase });
     }
   };
-  const checkCaseLimit = async (owner: UserData, key: string, maxCases: number) => {
+  const checkCaseLimit = async (owner: KeptUserData, key: string, maxCases: number) => {
     const [uid, caseNumber] = key.split("/") as [string, string];
     const readOnly = new Set((owner.readOnlyCases ?? []).map((entry) => entry.caseNumber));
     const own = new Set(owner.cases.map((assignment) => assignment.caseNumber));
@@ -204,7 +203,8 @@ function dataWorker(deps: DataWorkerDeps) {
   };
   const storeWithinLimits = async (records: UserRecords, key: string, value: unknown, write: () => Promise<void>) => {
     const uid = key.split("/")[0]!;
-    const owner = await records.get(uid);
+    // Only read: the kept record, not a copy parsed for this request.
+    const owner = await records.view(uid);
     if (owner === null) return await write();
     const { maxCases, maxFilesPerCase } = limitsFor(owner, config);
     checkFileLimit(key, value, maxFilesPerCase);
