@@ -8,6 +8,7 @@ import { OpenAPIHono as LeanOpenAPIHono } from "./openapi-app.ts";
 import { type Context, type Env, Hono, type MiddlewareHandler, type TypedResponse } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { JSONParsed } from "hono/utils/types";
+import { getPathNoStrict } from "hono/utils/url";
 import * as z from "zod";
 import { errorBody, errorResponse } from "./errors.ts";
 import { ServiceError } from "../errors.ts";
@@ -138,8 +139,9 @@ export interface WorkerAppOptions {
 
 /** Creates a worker's app: CORS for its methods, then the standard error handling. */
 export function createWorkerApp(options: WorkerAppOptions): WorkerApp {
-  // Not strict: `/keys` and `/keys/`, `/audit` and `/audit/` are the same route, as clients send both.
-  const app = new LeanOpenAPIHono<WorkerEnv>({ strict: false, defaultHook: refuseInvalidInput });
+  // Not strict: `/keys` and `/keys/`, `/audit` and `/audit/` are the same route, as clients send both
+  // (routingPath is hono's non-strict path; hono takes a getPath of its own only when strict).
+  const app = new LeanOpenAPIHono<WorkerEnv>({ getPath: routingPath, defaultHook: refuseInvalidInput });
   documentAsDeclared(app);
   app.onError(errorResponse);
   app.notFound(noRoute);
@@ -173,6 +175,23 @@ export function createWorkerApp(options: WorkerAppOptions): WorkerApp {
 function mountOfRoute(path: string): string {
   if (!path.endsWith("*")) return path;
   return path.endsWith("/*") ? path.slice(0, -2) : path.slice(0, -1);
+}
+
+/**
+ * hono's non-strict routing path of a request (`getPathNoStrict`: the path, a trailing `/`
+ * cut), found with indexOf where hono loops over the URL's characters in JavaScript; a path
+ * with a `%` (decoded by hono) takes hono's own function.
+ */
+function routingPath(request: Request): string {
+  const url = request.url;
+  const start = url.indexOf("/", url.indexOf(":") + 4);
+  if (start === -1) return getPathNoStrict(request);
+  const query = url.indexOf("?", start);
+  const hash = url.indexOf("#", start);
+  const end = query === -1 ? (hash === -1 ? url.length : hash) : hash === -1 ? query : Math.min(query, hash);
+  const percent = url.indexOf("%", start);
+  if (percent !== -1 && percent < end) return getPathNoStrict(request);
+  return end - start > 1 && url.charCodeAt(end - 1) === 0x2f ? url.slice(start, end - 1) : url.slice(start, end);
 }
 
 /** hono's own error handler, which `route` recognises as "no error handling of its own". */
