@@ -6,15 +6,15 @@
  * service's own audit entries. One instance is shared by the workers of a service, so they
  * share one key-set cache and one rate limiter.
  */
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import type { BlobStore, Clock } from "../ports.ts";
 import type { ServiceConfig } from "../config/mod.ts";
 import { type AuditKeyConfig, auditKeys } from "../audit/signing-keys.ts";
 import { ServiceError } from "../errors.ts";
 import { checkSegment } from "../storage/keys.ts";
-import { clientIp, pathnameOf, type WorkerApp, type WorkerEnv } from "./worker-app.ts";
-import { rateLimit } from "./rate-limit.ts";
-import { createMemoryRateLimiter, type RateLimiter } from "../rate-limit/limiter.ts";
+import { answerError, clientIp, pathnameOf, type WorkerApp, type WorkerEnv } from "./worker-app.ts";
+import { rateCounter, reportDecision } from "./rate-limit.ts";
+import { createMemoryRateLimiter, type RateDecision, type RateLimiter } from "../rate-limit/limiter.ts";
 import type { RateLimitRoute, RateLimits } from "../rate-limit/rules.ts";
 import { type Actor, type ServiceAuditLog, serviceAuditLog, type ServiceEvent } from "../audit/service-events.ts";
 import { ADMIN_TRAIL_USER_ID } from "../identity/identity-token.ts";
@@ -94,18 +94,25 @@ export function requestFacts(c: Context<WorkerEnv>): NonNullable<ServiceEvent["r
 
 /**
  * Installs, in order: the per-IP limit, the worker's credential, the actor, the per-user
- * limit, and the admin's audit entry for requests no more specific entry covered.
+ * limit, and the admin's audit entry for requests no more specific entry covered; on the way
+ * out, the admin's trace, then the per-user and the per-IP `X-RateLimit-*` headers. One
+ * middleware (each layer of middleware is an async step of its own on every request).
  */
 export function protect(app: WorkerApp, access: AccessControl, options: ProtectOptions): void {
   const { limiter, limits } = access;
   const { credential, isPublic } = options;
   const identifies = identifyActor({ identity: access.identity, adminKey: access.adminKey, status: options.status, optional: options.optionalIdentity });
-  // The worker's credential, then the actor: both only refuse (throw) or pass, so they run in
-  // one step; only a token's verification is waited for.
-  const admit = (c: Context<WorkerEnv>): void | Promise<void> => {
-    if (isPublic !== undefined && isPublic(c)) return;
+  // RATE_LIMITS=off: no counting at all on the path.
+  const countIp = limits === "off" ? undefined : rateCounter({ limiter, limits, route: options.route, by: "ip" });
+  const countUser = limits === "off" ? undefined : rateCounter({ limiter, limits, route: options.route, by: "user", user: (c) => userIdOf(actorOf(c)) });
+  // The worker's credential, the actor and the per-user count: each refuses (throws) or
+  // passes; only a token's verification and a count are waited for. Requests that carry
+  // their own credential pass all three.
+  const admit = async (c: Context<WorkerEnv>): Promise<RateDecision | undefined> => {
     credential?.(c);
-    return identifies(c);
+    const identified = identifies(c);
+    if (identified !== undefined) await identified;
+    return countUser?.(c);
   };
   // Every use of the admin key leaves a trace; a trace that cannot be written fails the request.
   const traceAdmin = (c: Context<WorkerEnv>): Promise<void> | undefined => {
@@ -120,32 +127,51 @@ export function protect(app: WorkerApp, access: AccessControl, options: ProtectO
       request: requestFacts(c),
     });
   };
-  // RATE_LIMITS=off: no limit middleware on the path at all, and the checks and the admin's
-  // trace in one layer (each layer is an async step of its own on every request).
-  if (limits === "off") {
-    app.use("*", async (c, next) => {
-      const admitted = admit(c);
-      if (admitted !== undefined) await admitted;
-      await next();
-      const traced = traceAdmin(c);
-      if (traced !== undefined) await traced;
-    });
-    return;
-  }
-  const unlessPublic = (handler: MiddlewareHandler<WorkerEnv>): MiddlewareHandler<WorkerEnv> =>
-    isPublic === undefined ? handler : async (c, next) => (isPublic(c) ? await next() : await handler(c, next));
-  app.use("*", rateLimit({ limiter, limits, route: options.route, by: "ip" }));
+  // A refusal after a count is answered here, so that its answer still reports the count
+  // (as every answer within a limit does); without a count hono answers it as usual.
+  const refuse = async (c: Context<WorkerEnv>, err: unknown, ip: RateDecision | undefined, user?: RateDecision): Promise<void> => {
+    if (ip === undefined && user === undefined) throw err;
+    await answerError(app, err, c);
+    report(c, ip, user);
+  };
   app.use("*", async (c, next) => {
-    const admitted = admit(c);
-    if (admitted !== undefined) await admitted;
-    await next();
-  });
-  app.use("*", unlessPublic(rateLimit({ limiter, limits, route: options.route, by: "user", user: (c) => userIdOf(actorOf(c)) })));
-  app.use("*", async (c, next) => {
+    // The per-IP count throws its own 429 (with its headers) before anything else runs.
+    const countedIp = countIp?.(c);
+    const ip = countedIp instanceof Promise ? await countedIp : countedIp;
+    let user: RateDecision | undefined;
+    if (isPublic === undefined || !isPublic(c)) {
+      // No count and no token: nothing to wait for.
+      const admitted = ip === undefined && countUser === undefined ? admitNow(c, credential, identifies) : admit(c);
+      try {
+        if (admitted !== undefined) user = await admitted;
+      } catch (err) {
+        return await refuse(c, err, ip);
+      }
+    }
     await next();
     const traced = traceAdmin(c);
-    if (traced !== undefined) await traced;
+    if (traced !== undefined) {
+      try {
+        await traced;
+      } catch (err) {
+        return await refuse(c, err, ip, user);
+      }
+    }
+    report(c, ip, user);
   });
+}
+
+/** The worker's credential and the actor without a count: a promise only while a token is verified. */
+function admitNow(c: Context<WorkerEnv>, credential: CredentialCheck | undefined, identifies: (c: Context<WorkerEnv>) => void | Promise<void>): Promise<undefined> | undefined {
+  credential?.(c);
+  const identified = identifies(c);
+  return identified === undefined ? undefined : identified.then(() => undefined);
+}
+
+/** The per-user, then the per-IP decision on the answer (the stricter one stays). */
+function report(c: Context<WorkerEnv>, ip: RateDecision | undefined, user: RateDecision | undefined): void {
+  if (user !== undefined) reportDecision(c, user);
+  if (ip !== undefined) reportDecision(c, ip);
 }
 
 /** The trail an admin entry goes to: the target when it is a valid user id, else the admin trail. */

@@ -47,10 +47,17 @@ export function parseJsonText(text: string, what = "Request body"): unknown {
   }
 }
 
-/** The body as JSON text, checked to be well-formed UTF-8 JSON. */
-export async function readJsonText(c: Context): Promise<{ text: string; value: unknown }> {
-  const text = decodeUtf8(await c.req.arrayBuffer());
-  return { text, value: parseJsonText(text) };
+/**
+ * The body as JSON text, checked to be well-formed UTF-8 JSON, with its value and its bytes
+ * as the text encodes them (the body's own bytes without a leading byte order mark, which
+ * the decoder drops: the same bytes `TextEncoder` would make of the text, without encoding it).
+ */
+export async function readJsonText(c: Context): Promise<{ text: string; value: unknown; bytes: Uint8Array<ArrayBuffer> }> {
+  const body = new Uint8Array(await c.req.arrayBuffer());
+  const text = decodeUtf8(body);
+  const value = parseJsonText(text);
+  const bom = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf;
+  return { text, value, bytes: bom ? body.subarray(3) : body };
 }
 
 /** Validates `value` with `schema`; the 400 names the first failing field. */

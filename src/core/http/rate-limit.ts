@@ -47,8 +47,8 @@ function rateHeaders(decision: RateDecision): Record<string, string> {
   };
 }
 
-/** Writes the headers unless the response already reports a stricter (or equal) remaining. */
-function reportDecision(c: Context, decision: RateDecision): void {
+/** Writes a decision's `X-RateLimit-*` headers on the answer unless it already reports a stricter (or equal) remaining. */
+export function reportDecision(c: Context, decision: RateDecision): void {
   editResponseHeaders(c, (headers) => {
     const current = Number(headers.get(REMAINING) ?? Number.NaN);
     if (Number.isFinite(current) && current <= decision.remaining) return;
@@ -76,32 +76,27 @@ export function clientNetwork(ip: string | undefined): string | undefined {
 }
 
 /**
- * Counts each request of a limited route per client IP or per user and refuses it with 429
- * once over the limit. Requests with no known IP (or user), of no route, or with limits
- * `"off"` pass uncounted.
+ * The counting half of {@link rateLimit}: counts one hit of the request and returns the
+ * decision to report on its answer ({@link reportDecision}), or throws the 429 past the limit.
+ * Undefined when nothing was counted (limits `"off"`, no route, no known IP or user, or a
+ * limiter that failed: fail open). Synchronous unless a hit is counted.
  */
-export function rateLimit(options: RateLimitOptions): MiddlewareHandler<WorkerEnv> {
+export function rateCounter(options: RateLimitOptions): (c: Context<WorkerEnv>) => RateDecision | undefined | Promise<RateDecision | undefined> {
   const { limiter, limits, by } = options;
   if (by === "user" && !options.user) throw new Error('rateLimit: by "user" needs a user function');
   const routeOf = typeof options.route === "function" ? options.route : () => options.route as RateLimitRoute;
   const idOf = by === "ip" ? (c: Context<WorkerEnv>) => clientNetwork(clientIp(c)) : options.user!;
-
-  return async (c, next) => {
-    if (limits === "off") return next();
-    const route = routeOf(c);
-    const id = route === undefined ? undefined : idOf(c);
-    if (route === undefined || id === undefined || id === "") return next();
-
+  const count = async (route: RateLimitRoute, id: string): Promise<RateDecision | undefined> => {
     let decision: RateDecision;
     try {
-      decision = await limiter.hit(`${by}:${id}:${route}`, limits[route]);
+      decision = await limiter.hit(`${by}:${id}:${route}`, (limits as RateLimits)[route]);
     } catch (err) {
       // Fail open: a limiter outage (Redis down) must not take the service down with it, and
       // a refused or 500 request would be worse than one unmetered request. Never log the key:
       // it holds the client's IP or user id.
       const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
       console.warn(redactSecrets(`rate limit check for ${route} (per ${by}) failed; request let through: ${reason}`));
-      return next();
+      return undefined;
     }
     if (!decision.allowed) {
       throw new HttpRefusal(
@@ -111,7 +106,28 @@ export function rateLimit(options: RateLimitOptions): MiddlewareHandler<WorkerEn
         { "Retry-After": String(decision.resetSeconds), ...rateHeaders(decision) },
       );
     }
+    return decision;
+  };
+  return (c) => {
+    if (limits === "off") return undefined;
+    const route = routeOf(c);
+    const id = route === undefined ? undefined : idOf(c);
+    if (route === undefined || id === undefined || id === "") return undefined;
+    return count(route, id);
+  };
+}
+
+/**
+ * Counts each request of a limited route per client IP or per user and refuses it with 429
+ * once over the limit. Requests with no known IP (or user), of no route, or with limits
+ * `"off"` pass uncounted.
+ */
+export function rateLimit(options: RateLimitOptions): MiddlewareHandler<WorkerEnv> {
+  const counter = rateCounter(options);
+  return async (c, next) => {
+    const counted = counter(c);
+    const decision = counted instanceof Promise ? await counted : counted;
     await next();
-    reportDecision(c, decision);
+    if (decision !== undefined) reportDecision(c, decision);
   };
 }

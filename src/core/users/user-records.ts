@@ -14,6 +14,11 @@ import { type UserData, UserDataSchema } from "../schemas/user.ts";
 export interface UserRecords {
   /** The record, or null when the user does not exist. */
   get(userUid: string): Promise<UserData | null>;
+  /**
+   * The record as this process keeps it, shared by every reader: for checks that only read it
+   * (no copy of it is parsed, as {@link UserRecords.get} makes one). Null when the user does not exist.
+   */
+  view(userUid: string): Promise<KeptUserData | null>;
   /** The record as a GET answers it (the JSON text of {@link UserRecords.get}'s record), or null. */
   answer(userUid: string): Promise<string | null>;
   /** Runs `change` on the current record (or null) and stores what it returns, under the user's lock. */
@@ -21,6 +26,12 @@ export interface UserRecords {
   /** Removes the record; true when it existed. */
   delete(userUid: string): Promise<boolean>;
 }
+
+/** `T` read-only all the way down. */
+type Frozen<T> = T extends readonly (infer U)[] ? readonly Frozen<U>[] : T extends object ? { readonly [K in keyof T]: Frozen<T[K]> } : T;
+
+/** A user record shared by its readers: read-only all the way down. */
+export type KeptUserData = Frozen<UserData>;
 
 /** A stored text this process validated, and what it holds. */
 interface Validated {
@@ -82,6 +93,7 @@ export function userRecords(users: KvStore): UserRecords {
   }
   return {
     get,
+    view: async (userUid) => (await read(userUid))?.record ?? null,
     answer: async (userUid) => (await read(userUid))?.answer ?? null,
     update(userUid, change) {
       const key = storageKeys.user(userUid);

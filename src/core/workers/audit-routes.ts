@@ -18,7 +18,7 @@ import { parseWith, readJsonText, readQuery } from "../http/body.ts";
 import { ServiceError } from "../errors.ts";
 import { limitBody } from "../http/limits.ts";
 import { createRoute } from "../http/openapi-app.ts";
-import { answerWith, errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
+import { answerJson, answerWith, errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
 import type { TypedResponse } from "hono";
 import { checkSegment } from "../storage/keys.ts";
 import { auditDayRange } from "../audit/days.ts";
@@ -144,7 +144,7 @@ export function registerAuditRoutes<A extends WorkerApp>(app: A, deps: AuditRout
       const days = auditDayRange(query.startDate, query.endDate, clock.now());
       // Served as stored: each entry was checked when it was appended.
       const entries = (await readAuditDays(audit, query.userId, days)) as AuditEntriesResponse["entries"];
-      return c.json({ entries, total: entries.length }, 200);
+      return answerJson(c, { entries, total: entries.length }, 200);
     })
     .openapi({ ...verifyTrailRoute, operationId: `verifyAuditTrail${via}` }, async (c) => {
       const query = readQuery(c, AuditGetQuerySchema);
@@ -152,7 +152,7 @@ export function registerAuditRoutes<A extends WorkerApp>(app: A, deps: AuditRout
       await requireOwner(c, access, query.userId);
       const days = await auditVerifyDays(audit, query.userId, query.startDate, query.endDate, clock.now());
       const result = await verifyAuditTrail(await readAuditTrail(audit, query.userId, days), { publicKeys: await keys.publicKeys() });
-      return c.json(result, 200);
+      return answerJson(c, result, 200);
     });
   app.all(appendEntryRoute.path, methodNotAllowed(["GET", "POST"]));
   app.all(verifyTrailRoute.path, methodNotAllowed(["GET"]));

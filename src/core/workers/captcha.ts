@@ -14,7 +14,7 @@ import { routeFor } from "../rate-limit/rules.ts";
 import { systemClock } from "../ports.ts";
 import { createRoute } from "../http/openapi-app.ts";
 import { OPEN } from "../http/credentials-doc.ts";
-import { clientIp, createWorkerApp, errorResponses, methodNotAllowed } from "../http/worker-app.ts";
+import { answerJson, clientIp, createWorkerApp, errorResponses, methodNotAllowed } from "../http/worker-app.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
 
 /** Ports and configuration of the captcha worker. */
@@ -77,7 +77,8 @@ function captchaWorker(deps: CaptchaWorkerDeps) {
     const body = parseWith(CaptchaRequestSchema, await readCaptchaBody(c.req.raw), "request body");
     const token = body["captcha-response"] ?? body["cf-turnstile-response"] ?? "";
     const outcome = await verifier.verify(token, clientIp(c));
-    return c.json(
+    return answerJson(
+      c,
       {
         success: outcome.success,
         "error-codes": outcome["error-codes"],

@@ -9,8 +9,7 @@ import type { Context, TypedResponse } from "hono";
 import type { JSONValue } from "hono/utils/types";
 import { createRoute } from "../http/openapi-app.ts";
 import type { BlobStore, Clock, KvStore } from "../ports.ts";
-import { type UserRecords, userRecords } from "../users/user-records.ts";
-import type { UserData } from "../schemas/user.ts";
+import { type KeptUserData, type UserRecords, userRecords } from "../users/user-records.ts";
 import { limitsFor } from "../users/limits.ts";
 import { storedCaseNumbers } from "../cases/stored-cases.ts";
 import { KeyedMutex } from "../storage/keyed-mutex.ts";
@@ -21,6 +20,7 @@ import { authKeyCheck } from "../http/auth.ts";
 import { limitBody } from "../http/limits.ts";
 import { ServiceError } from "../errors.ts";
 import {
+  answerJson,
   answerWith,
   createWorkerApp,
   errorResponses,
@@ -190,7 +190,7 @@ function dataWorker(deps: DataWorkerDeps) {
       throw ServiceError.forbidden(`File limit reached: a case of this account may hold ${maxFilesPerCase} file(s)`, { key, limit: maxFilesPerCase });
     }
   };
-  const checkCaseLimit = async (owner: UserData, key: string, maxCases: number) => {
+  const checkCaseLimit = async (owner: KeptUserData, key: string, maxCases: number) => {
     const [uid, caseNumber] = key.split("/") as [string, string];
     const readOnly = new Set((owner.readOnlyCases ?? []).map((entry) => entry.caseNumber));
     const own = new Set(owner.cases.map((assignment) => assignment.caseNumber));
@@ -203,7 +203,8 @@ function dataWorker(deps: DataWorkerDeps) {
   };
   const storeWithinLimits = async (records: UserRecords, key: string, value: unknown, write: () => Promise<void>) => {
     const uid = key.split("/")[0]!;
-    const owner = await records.get(uid);
+    // Only read: the kept record, not a copy parsed for this request.
+    const owner = await records.view(uid);
     if (owner === null) return await write();
     const { maxCases, maxFilesPerCase } = limitsFor(owner, config);
     checkFileLimit(key, value, maxFilesPerCase);
@@ -225,10 +226,10 @@ function dataWorker(deps: DataWorkerDeps) {
   };
   const store = async (c: Context<WorkerEnv>) => {
     const key = await ownedKey(c);
-    const { text, value } = await readJsonText(c);
+    const { value, bytes } = await readJsonText(c);
     // A read-only case is an import of someone else's case: the limits are on one's own work
     // (a review account, permitted: false, imports cases of any size).
-    const write = () => blobs.put(key, encoder.encode(text));
+    const write = () => blobs.put(key, bytes);
     if (records === undefined || isReadOnlyCase(value) || key.split("/").length !== 3) await write();
     else await storeWithinLimits(records, key, value, write);
     return answerWith(c, STORED, 200, "application/json") as unknown as TypedResponse<{ success: true }, 200, "json">;
@@ -236,7 +237,7 @@ function dataWorker(deps: DataWorkerDeps) {
   const remove = async (c: Context<WorkerEnv>) => {
     const key = await ownedKey(c);
     if (!(await blobs.delete(key))) throw ServiceError.notFound("File not found", { key });
-    return c.json({ success: true as const }, 200);
+    return answerJson(c, { success: true as const }, 200);
   };
   const storeLimit = limitBody(config.maxJsonBytes);
   const routed = withAudit

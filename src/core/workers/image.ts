@@ -20,7 +20,7 @@ import { errorResponse } from "../http/errors.ts";
 import { ServiceError } from "../errors.ts";
 import { createRoute } from "../http/openapi-app.ts";
 import { keyedSecurity, OPEN } from "../http/credentials-doc.ts";
-import { createWorkerApp, errorResponses, methodNotAllowed, mountOf, rawPathAfterMount } from "../http/worker-app.ts";
+import { answerJson, createWorkerApp, errorResponses, methodNotAllowed, mountOf, rawPathAfterMount } from "../http/worker-app.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
 import { ImageDeleteResponseSchema, ImageUploadResponseSchema } from "../schemas/image.ts";
 import { describeRefusal, inspectImage } from "../images/image-structure.ts";
@@ -211,7 +211,7 @@ function imageWorker(deps: ImageWorkerDeps) {
   };
 
   // Upstream refusals keep their status and body; everything else takes the standard path.
-  app.onError((err, c) => (err instanceof UpstreamError ? c.json(err.body as object, err.upstreamStatus as 400) : errorResponse(err, c)));
+  app.onError((err, c) => (err instanceof UpstreamError ? answerJson(c, err.body, err.upstreamStatus as 400) : errorResponse(err, c)));
 
   if (typeof deps.host === "function") {
     app.openapi(deliverRoute, (c) => {
@@ -239,7 +239,7 @@ function imageWorker(deps: ImageWorkerDeps) {
       result: "success",
       details: { fileName: filename, fileDetails: { fileId: image.id, originalFileName: filename, mimeType: contentType, fileSize: bytes.length } },
     });
-    return c.json({
+    return answerJson(c, {
       success: true,
       result: { id: image.id, filename: image.filename, uploaded: image.uploaded, requireSignedURLs: true, variants: image.variants },
       errors: [],
@@ -252,7 +252,7 @@ function imageWorker(deps: ImageWorkerDeps) {
     await requireImageOwner(c, host, imageId);
     if (!(await host.delete(imageId))) throw ServiceError.notFound("Image not found", { imageId });
     await recordEvent(c, access, { action: "file-delete", result: "success", details: { fileDetails: { fileId: imageId } } });
-    return c.json({ success: true, result: {}, errors: [], messages: [] }, 200);
+    return answerJson(c, { success: true, result: {}, errors: [], messages: [] }, 200);
   };
   const sign = async (c: Context<WorkerEnv>) => {
     const path = rawPathAfterMount(c);

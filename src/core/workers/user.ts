@@ -15,7 +15,7 @@ import { authKeyCheck } from "../http/auth.ts";
 import { readBody } from "../http/body.ts";
 import { limitBody } from "../http/limits.ts";
 import { redactSecrets, ServiceError } from "../errors.ts";
-import { answerWith, createWorkerApp, errorResponses, methodNotAllowed, rawPathAfterMount } from "../http/worker-app.ts";
+import { answerJson, answerWith, createWorkerApp, errorResponses, methodNotAllowed, rawPathAfterMount } from "../http/worker-app.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
 import { checkSegment, decodeSegment } from "../storage/keys.ts";
 import {
@@ -238,7 +238,7 @@ function userWorker(deps: UserWorkerDeps) {
       return { next, result: next };
     });
     await profileUpdated(c, uid, "cases-added");
-    return c.json(user, 200);
+    return answerJson(c, user, 200);
   };
   const writeRecord = async (c: Context<WorkerEnv>) => {
     const { uid } = await ownPathOf(c, false);
@@ -295,7 +295,7 @@ function userWorker(deps: UserWorkerDeps) {
       return { next, result: next };
     });
     await profileUpdated(c, uid, "cases-removed");
-    return c.json(user, 200);
+    return answerJson(c, user, 200);
   };
   const deleteUser = async (c: Context<WorkerEnv>) => {
     const { uid } = await ownPathOf(c, false);
@@ -305,10 +305,10 @@ function userWorker(deps: UserWorkerDeps) {
     if (outcome.status === "mail-failed") {
       console.error(redactSecrets(`user worker: account deletion of ${uid} stopped before the record: ${outcome.reason}`));
       await recordEvent(c, access, { ...deletion, result: "failure" });
-      return c.json({ success: false as const, message: DELETION_MAIL_FAILURE_MESSAGE }, 500);
+      return answerJson(c, { success: false as const, message: DELETION_MAIL_FAILURE_MESSAGE }, 500);
     }
     await recordEvent(c, access, { ...deletion, result: "success" });
-    return c.json({ success: true as const, message: `Account ${uid} and its ${outcome.summary.casesDeleted} case(s) were deleted` }, 200);
+    return answerJson(c, { success: true as const, message: `Account ${uid} and its ${outcome.summary.casesDeleted} case(s) were deleted` }, 200);
   };
   // Paths of no other shape: the same checks refuse them as before (400, 404, or 405 for GET on cases).
   const otherPath = async (c: Context<WorkerEnv>): Promise<Response> => {

@@ -23,6 +23,8 @@ type Storage = ReturnType<typeof createStorage>;
  * Any other key takes unstorage's way, so it is normalised exactly as before.
  */
 const PLAIN_KEY = /^[^:?/\\]+(?::[^:?/\\]+)*$/;
+/** A blob store key (`/`-separated) that becomes a {@link PLAIN_KEY} (and has no `:` of its own). */
+const PLAIN_PATH = /^[^:?/\\]+(?:\/[^:?/\\]+)*$/;
 
 /**
  * `storage` with reads and writes of plain keys sent straight to its one driver, as unstorage
@@ -60,7 +62,9 @@ export function createFileBlobStore(dir: string, options: { sync?: boolean } = {
   const heads = headFiles(files, sync);
   return {
     ...store,
-    get: (key) => (isHeadKey(key) ? heads.read(key) : store.get(key)),
+    // A plain key is read straight from its file (the key unstorage would pass on, `/` for `:`),
+    // without the unstorage layer's key rewrite and async step.
+    get: (key) => (isHeadKey(key) ? heads.read(key) : PLAIN_PATH.test(key) ? files.readBytes(key) : store.get(key)),
     update: (key, change, options) => (isHeadKey(key) ? heads.update(key, change, options) : store.update(key, change)),
   };
 }
