@@ -158,7 +158,7 @@ export function wrapBatch(aes: Cipher, keys: Buffer, count: number): Buffer {
 }
 
 /** A fresh random data key and its wrapping under `kek`: views of a batch that is never refilled, so a key handed out never changes or repeats. */
-function newDataKey(kek: KeyEncryptionKey): { key: Buffer; wrapped: Buffer } {
+function newDataKey(kek: KeyEncryptionKey): { key: Uint8Array; wrapped: Uint8Array } {
   let batch = keyBatches.get(kek);
   if (batch === undefined || batch.at === KEY_BATCH) {
     const aes = batch?.aes ?? createCipheriv("aes-256-ecb", kek.bytes, null).setAutoPadding(false);
@@ -167,11 +167,15 @@ function newDataKey(kek: KeyEncryptionKey): { key: Buffer; wrapped: Buffer } {
     keyBatches.set(kek, batch);
   }
   const at = batch.at++;
-  return { key: batch.keys.subarray(at * KEY_BYTES, (at + 1) * KEY_BYTES), wrapped: batch.wrapped.subarray(at * WRAPPED_BYTES, (at + 1) * WRAPPED_BYTES) };
+  // Views made by the constructor: a Buffer's subarray costs several times more (a species lookup, a Buffer made).
+  return {
+    key: new Uint8Array(batch.keys.buffer, batch.keys.byteOffset + at * KEY_BYTES, KEY_BYTES),
+    wrapped: new Uint8Array(batch.wrapped.buffer, batch.wrapped.byteOffset + at * WRAPPED_BYTES, WRAPPED_BYTES),
+  };
 }
 
-/** The suite on `node:crypto`; data keys are their 32 bytes. Every call works before it returns. */
-export function nodeCipherSuite(): CipherSuite<Buffer> {
+/** The suite on `node:crypto`; data keys are their 32 bytes (Uint8Array views, or Buffers once unwrapped). Every call works before it returns. */
+export function nodeCipherSuite(): CipherSuite<Uint8Array> {
   return {
     newDataKey(kek: KeyEncryptionKey) {
       try {
