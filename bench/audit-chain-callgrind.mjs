@@ -44,7 +44,7 @@ if (options.child) {
   const clock = { now: () => new Date(`${DAY}T12:00:00Z`) };
   const entry = (i) => dayEntry(DAY, i);
   const dir = mkdtempSync(join(os.tmpdir(), "fa-bench-chain-cg-"));
-  const blobs = store === "memory" ? createBlobStore(createStorage()) : createFileBlobStore(dir, { sync: false });
+  const blobs = store === "memory" ? createBlobStore(createStorage()) : createFileBlobStore(dir, { sync: false, auditHeads: true });
   let i = 0;
   const append = kind === "plain"
     ? () => {

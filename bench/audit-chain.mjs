@@ -50,8 +50,8 @@ console.log(`node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?
 console.log(`\nappend p50 with the chain vs the plain day append, ${appends} appends each, interleaved in one run:`);
 const backends = [
   ["memory", () => createBlobStore(createStorage())],
-  ["files, FSYNC=off", () => createFileBlobStore(folder(), { sync: false })],
-  ["files, FSYNC=audit", () => createFileBlobStore(folder(), { sync: true })],
+  ["files, FSYNC=off", () => createFileBlobStore(folder(), { sync: false, auditHeads: true })],
+  ["files, FSYNC=audit", () => createFileBlobStore(folder(), { sync: true, auditHeads: true })],
 ];
 for (const [name, make] of backends) {
   const plainStore = make();
@@ -86,7 +86,7 @@ for (const [name, make] of backends) {
 }
 
 console.log(`\nverifying a trail of ${entries} entries (files, written with the chain):`);
-const store = createFileBlobStore(folder(), { sync: false });
+const store = createFileBlobStore(folder(), { sync: false, auditHeads: true });
 for (let i = 0; i < entries; i++) await appendAuditEntry(store, clock, "u1", entry(i), { hash: nodeSha256Hex });
 const reads = [];
 const verifies = [];

@@ -24,7 +24,7 @@ auditChainSuite("files", async () => {
   dirs.push(dir);
   const path = (key: string) => join(dir, ...key.split("/"));
   return {
-    store: createFileBlobStore(dir, { sync: false }),
+    store: createFileBlobStore(dir, { sync: false, auditHeads: true }),
     raw: {
       // A head file is two slots (docs/storage.md#audit-heads-on-disk): tampering starts from its current JSON.
       read: async (key) => {
@@ -43,5 +43,5 @@ auditChainSuite("files, encrypted at rest", async () => {
   const dir = await mkdtemp(join(tmpdir(), "fa-chain-enc-"));
   dirs.push(dir);
   const keyring = new Keyring([dataKey("k1")]);
-  return { store: encryptedBlobStore(createFileBlobStore(dir, { sync: false }), keyring, { appendLog: true }) };
+  return { store: encryptedBlobStore(createFileBlobStore(dir, { sync: false, auditHeads: true }), keyring, { appendLog: true }) };
 });

@@ -24,7 +24,7 @@ export {
 export { type ExchangeCommandIo, type ExchangeCommandOptions, runExchangeCommand } from "../server/exchange-command.ts";
 export { main, parseServeFlags, runServeCommand, type ServeFlags } from "../server/command.ts";
 export { readEnvironment } from "../server/environment.ts";
-export { createFileBlobStore, createFilePorts } from "../server/files/file-ports.ts";
+export { createFileBlobStore, createFilePorts, type FileBlobStoreOptions } from "../server/files/file-ports.ts";
 export { atomicFileDriver, type AtomicFileDriverOptions, type FileDriver, writeFileAtomic } from "../server/files/file-driver.ts";
 export { createFileJsonArrayAppend } from "../server/files/file-append.ts";
 export { ensureSecrets, type SecretsResult } from "../server/secrets.ts";

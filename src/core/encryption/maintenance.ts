@@ -8,6 +8,7 @@
  */
 import type { BlobStore, Bytes, KvStore } from "../ports.ts";
 import type { Keyring } from "./keyring.ts";
+import { sameBytes } from "../encoding/same-bytes.ts";
 import { isSealed, openRecord, openValue, rewrapRecord, rewrapValue, sealRecord, sealValue, SEALED_RECORD_PREFIX } from "./stored-value.ts";
 
 /** The stores a maintenance run goes through. */
@@ -101,15 +102,9 @@ export function encryptAll(stores: MaintainedStores, keyring: Keyring, progress:
     async (key, current, appendLog) => {
       if (isSealed(current)) return null;
       const sealed = await sealValue(keyring, key, await openValue(keyring, key, current), { appendLog });
-      return isSameBytes(sealed, current) ? null : sealed;
+      return sameBytes(sealed, current) ? null : sealed;
     },
     async (key, current) => (current.startsWith(SEALED_RECORD_PREFIX) ? null : sealRecord(keyring, key, await openRecord(keyring, key, current))),
     progress,
   );
-}
-
-function isSameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }

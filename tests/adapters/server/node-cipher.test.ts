@@ -28,6 +28,23 @@ describe("node:crypto cipher suite", () => {
     expect((await suite.newDataKey(kek)).key).toBeInstanceOf(Uint8Array);
   });
 
+  it("hands out data keys made ahead in batches: each new, each wrapped as Web Crypto wraps it, under the KEK it was asked for", async () => {
+    const suite = nodeCipherSuite();
+    const keks = [1, 2].map((n) => ({ kid: `k${n}`, bytes: crypto.getRandomValues(new Uint8Array(32)) }));
+    const webKeks = await Promise.all(keks.map((kek) => crypto.subtle.importKey("raw", kek.bytes, "AES-KW", false, ["wrapKey"])));
+    const seen = new Set<string>();
+    // More keys than one batch holds, from two KEKs in turn.
+    for (let i = 0; i < 600; i++) {
+      const which = i % 2;
+      const { key, wrapped } = await suite.newDataKey(keks[which]!);
+      const hex = Buffer.from(key).toString("hex");
+      expect(seen.has(hex)).toBe(false);
+      seen.add(hex);
+      const gcmKey = await crypto.subtle.importKey("raw", new Uint8Array(key), "AES-GCM", true, ["encrypt"]);
+      expect(new Uint8Array(await crypto.subtle.wrapKey("raw", gcmKey, webKeks[which]!, "AES-KW"))).toEqual(new Uint8Array(wrapped));
+    }
+  });
+
   for (const [sealer, opener] of [["node", "web"], ["web", "node"]] as const) {
     it(`what the ${sealer} suite seals the ${opener} suite opens: objects, audit items, records and re-wrapped keys`, async () => {
       const suites = { node: nodeCipherSuite(), web: webCryptoSuite() };

@@ -46,18 +46,31 @@ function fileStorage(base: string, sync: boolean): Storage {
   return direct(createStorage({ driver }), driver);
 }
 
+/** Options of {@link createFileBlobStore}. */
+export interface FileBlobStoreOptions {
+  /** Every write and append (file and folder) is fsynced before it resolves. Default false. */
+  sync?: boolean;
+  /**
+   * Keys under `audit-heads/` are kept as slotted head files (file-head.ts): for the audit
+   * store only, which rewrites its heads on every append. Default false: those keys are plain files.
+   */
+  auditHeads?: boolean;
+}
+
 /**
  * A blob store of files under `dir`, with in-place appends for JSON arrays and streamed
  * writes (a temporary file renamed into place). With `options.sync`, every write and
- * append (file and folder) is fsynced before it resolves.
+ * append (file and folder) is fsynced before it resolves; with `options.auditHeads`, it
+ * keeps the audit heads as slotted files (the audit store of {@link createFilePorts}).
  */
-export function createFileBlobStore(dir: string, options: { sync?: boolean } = {}): BlobStore {
+export function createFileBlobStore(dir: string, options: FileBlobStoreOptions = {}): BlobStore {
   const sync = options.sync ?? false;
   const files = documentFiles(dir, sync);
   const store = createBlobStore(fileStorage(dir, sync), {
     appendToJsonArray: createFileJsonArrayAppend(dir, { sync }),
     putStream: (key, size, body) => files.writeStream(key, size, piecesOf(body, size)),
   });
+  if (options.auditHeads !== true) return store;
   // Audit heads are rewritten by every append: two slots written in place by turns (file-head.ts).
   const heads = headFiles(files, sync);
   return {
@@ -78,7 +91,7 @@ export function createFilePorts(dataDir: string, options: { fsync?: ServiceConfi
   const all = { sync: fsync === "all" };
   return {
     data: createFileBlobStore(join(dataDir, "data"), all),
-    audit: createFileBlobStore(join(dataDir, "audit"), { sync: fsync !== "off" }),
+    audit: createFileBlobStore(join(dataDir, "audit"), { sync: fsync !== "off", auditHeads: true }),
     users: createKvStore(fileStorage(join(dataDir, "users"), all.sync)),
     images: createFileBlobStore(join(dataDir, "images"), all),
     outbox: createFileBlobStore(join(dataDir, "outbox"), all),

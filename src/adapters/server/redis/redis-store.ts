@@ -53,15 +53,16 @@ local data = redis.call('GET', KEYS[3])
 if not data then return redis.error_reply('the staged upload expired before it was stored') end
 redis.call('DEL', KEYS[3])${writeInline("data")}`;
 
-// ARGV[1] the array with the item alone, ARGV[2] the item as appended over "\n]", ARGV[3] the
-// index it is meant for ("" = any). Answers the new count, the count when the array already
-// holds more items than ARGV[3], or -1 when the value is not in the appendable form (written
-// whole, or its bytes changed behind the count's back): the caller then converts it.
+// ARGV[1] the item as appended over "\n]" (",\n{item}\n]"), ARGV[2] the index it is meant for
+// ("" = any). A new day is the same bytes with "[" for the ",": the item is sent once. Answers
+// the new count, the count when the array already holds more items than ARGV[2], or -1 when the
+// value is not in the appendable form (written whole, or its bytes changed behind the count's
+// back): the caller then converts it.
 const APPEND = `
 local n, l, d = unpack(redis.call('HMGET', KEYS[1], 'n', 'l', 'd'))
 if not n then
   if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
-  redis.call('SET', KEYS[2], ARGV[1])
+  redis.call('SET', KEYS[2], '[' .. string.sub(ARGV[1], 2))
   redis.call('HSET', KEYS[1], 'n', 1, 'l', #ARGV[1])
   redis.call('HINCRBY', KEYS[1], 'v', 1)
   return 1
@@ -70,9 +71,9 @@ if d then return -1 end
 n = tonumber(n)
 local len = redis.call('STRLEN', KEYS[2])
 if len ~= tonumber(l) or len < 2 or redis.call('GETRANGE', KEYS[2], len - 2, len - 1) ~= '\\n]' then return -1 end
-if ARGV[3] ~= '' and n > tonumber(ARGV[3]) then return n end
-redis.call('SETRANGE', KEYS[2], len - 2, ARGV[2])
-redis.call('HSET', KEYS[1], 'n', n + 1, 'l', len - 2 + #ARGV[2])
+if ARGV[2] ~= '' and n > tonumber(ARGV[2]) then return n end
+redis.call('SETRANGE', KEYS[2], len - 2, ARGV[1])
+redis.call('HSET', KEYS[1], 'n', n + 1, 'l', len - 2 + #ARGV[1])
 redis.call('HINCRBY', KEYS[1], 'v', 1)
 return n + 1`;
 
@@ -154,7 +155,7 @@ export function redisBackend({ client, prefix }: RedisStoreOptions): VersionedBa
     },
     async appendToJsonArray(key, item, atIndex) {
       const count = await runScript(client, APPEND, [full(key), appendable(key)], [
-        bytesOf(encodeJsonArray([item])), bytesOf(encodeAppendedItem(item)), atIndex === undefined ? "" : String(atIndex),
+        bytesOf(encodeAppendedItem(item)), atIndex === undefined ? "" : String(atIndex),
       ]) as number;
       if (count >= 0) return count;
       // Written whole or changed behind the count's back: parsed and stored in the appendable form once.

@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createFileBlobStore } from "../../../../src/adapters/server/files/file-ports.ts";
+import { createFileBlobStore, createFilePorts } from "../../../../src/adapters/server/files/file-ports.ts";
 import { appendAuditEntry, readAuditTrail } from "../../../../src/core/audit/trail.ts";
 import { verifyAuditTrail } from "../../../../src/core/audit/verify.ts";
 import type { ValidationAuditEntry } from "../../../../src/core/schemas/audit.ts";
@@ -25,7 +25,7 @@ const headPath = () => join(dir, "audit-heads", "u1.json");
 const dayPath = () => join(dir, "audit-trails", `u1-${DAY}.json`);
 const headFile = async () => new Uint8Array(await readFile(headPath()));
 // A store over the folder as a freshly started process holds it (nothing remembered).
-const store = () => createFileBlobStore(dir);
+const store = () => createFileBlobStore(dir, { auditHeads: true });
 const append = (s = store(), n = 0) => appendAuditEntry(s, clock, "u1", auditEntry({ details: { validationErrors: [], n } }) as ValidationAuditEntry);
 const verify = async () => verifyAuditTrail(await readAuditTrail(store(), "u1", [DAY]));
 
@@ -111,5 +111,20 @@ describe("audit heads on disk", () => {
     await writeFile(headPath(), file);
     expect((await verify()).firstBad).toMatchObject({ reason: "head unreadable" });
     await expect(append(undefined, 5)).rejects.toThrow(/cannot be read/);
+  });
+
+  it("only the audit store keeps heads as slots: in the data store an audit-heads/ key is a plain file, read and written as it is", async () => {
+    const { data, audit } = createFilePorts(dir, { fsync: "off" });
+    const key = "audit-heads/u1.json";
+    const bytes = new TextEncoder().encode('{"seq":1}');
+    await data.update(key, () => bytes);
+    await audit.update(key, () => bytes);
+    expect(new Uint8Array(await readFile(join(dir, "data", "audit-heads", "u1.json")))).toEqual(bytes);
+    const slotted = new Uint8Array(await readFile(join(dir, "audit", "audit-heads", "u1.json")));
+    expect(headSlot(slotted, 0)).toEqual({ generation: 1, text: '{"seq":1}' });
+    // A slotted file put in the data store is its bytes there, not the head inside.
+    await writeFile(join(dir, "data", "audit-heads", "u1.json"), slotted);
+    expect(await data.get(key)).toEqual(slotted);
+    expect(await audit.get(key)).toEqual(bytes);
   });
 });

@@ -49,7 +49,7 @@ const day = "audit-trails/u1-2026-11-22.json";
 
 describe("fsync of the file stores", () => {
   it("with sync, a new day fsyncs its file and folders, each later append its file; the data read back is whole", async () => {
-    const store = createFileBlobStore(join(dir, "audit"), { sync: true });
+    const store = createFileBlobStore(join(dir, "audit"), { sync: true, auditHeads: true });
     await store.appendToJsonArray(day, { n: 1 });
     // The temporary file, the folder it was renamed in, and the new folders' parents.
     expect(counts.sync).toBeGreaterThanOrEqual(3);
@@ -63,7 +63,7 @@ describe("fsync of the file stores", () => {
   });
 
   it("with sync, a chained audit append flushes twice: the head's slot, then the day (data syncs; no temporary file, no folder)", async () => {
-    const store = createFileBlobStore(join(dir, "audit"), { sync: true });
+    const store = createFileBlobStore(join(dir, "audit"), { sync: true, auditHeads: true });
     const clock = { now: () => new Date("2026-11-22T12:00:00Z") };
     for (let n = 1; n <= 2; n++) await appendAuditEntry(store, clock, "u1", auditEntry({ details: { validationErrors: [], n } }) as ValidationAuditEntry);
     for (let n = 3; n <= 5; n++) {
@@ -74,7 +74,7 @@ describe("fsync of the file stores", () => {
   });
 
   it("without sync, nothing is fsynced", async () => {
-    const store = createFileBlobStore(join(dir, "audit"));
+    const store = createFileBlobStore(join(dir, "audit"), { auditHeads: true });
     for (let n = 1; n <= 3; n++) await store.appendToJsonArray(day, { n });
     await store.put("u1/C-1/data.json", new TextEncoder().encode("{}"));
     expect(fsyncs()).toBe(0);
