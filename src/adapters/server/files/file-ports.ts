@@ -66,18 +66,20 @@ export interface FileBlobStoreOptions {
 export function createFileBlobStore(dir: string, options: FileBlobStoreOptions = {}): BlobStore {
   const sync = options.sync ?? false;
   const files = documentFiles(dir, sync);
-  const store = createBlobStore(fileStorage(dir, sync), {
+  const unstored = createBlobStore(fileStorage(dir, sync), {
     appendToJsonArray: createFileJsonArrayAppend(dir, { sync }),
     putStream: (key, size, body) => files.writeStream(key, size, piecesOf(body, size)),
   });
+  // A plain key is read straight from its file (the key unstorage would pass on, `/` for `:`),
+  // without the unstorage layer's key rewrite and async step.
+  const get = (key: string) => (PLAIN_PATH.test(key) ? files.readBytes(key) : unstored.get(key));
+  const store: BlobStore = { ...unstored, get };
   if (options.auditHeads !== true) return store;
   // Audit heads are rewritten by every append: two slots written in place by turns (file-head.ts).
   const heads = headFiles(files, sync);
   return {
     ...store,
-    // A plain key is read straight from its file (the key unstorage would pass on, `/` for `:`),
-    // without the unstorage layer's key rewrite and async step.
-    get: (key) => (isHeadKey(key) ? heads.read(key) : PLAIN_PATH.test(key) ? files.readBytes(key) : store.get(key)),
+    get: (key) => (isHeadKey(key) ? heads.read(key) : get(key)),
     update: (key, change, options) => (isHeadKey(key) ? heads.update(key, change, options) : store.update(key, change)),
   };
 }
