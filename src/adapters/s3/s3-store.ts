@@ -136,15 +136,19 @@ export function createS3BlobStore(location: S3Location, options: S3BlobStoreOpti
 }
 
 /**
- * True when the service refuses a second create-only write of one key (If-None-Match: *),
- * i.e. honours conditional writes. Writes and removes one probe object.
+ * True when the service honours conditional writes: it refuses a second create-only write of
+ * one key (If-None-Match: *) and a write naming another version (If-Match). Writes and
+ * removes one probe object.
  */
 export async function probeConditionalWrites(location: S3Location): Promise<boolean> {
   const backend = s3Backend(location);
   const key = `.conditional-write-probe-${crypto.randomUUID()}`;
   try {
     await backend.putIf(key, new Uint8Array([1]), null);
-    return !(await backend.putIf(key, new Uint8Array([2]), null));
+    // Both conditions are needed: If-None-Match creates a day's next block, If-Match rewrites
+    // its last one (some services honour the first and ignore the second).
+    if (await backend.putIf(key, new Uint8Array([2]), null)) return false;
+    return !(await backend.putIf(key, new Uint8Array([3]), '"not-the-current-etag"'));
   } finally {
     await backend.delete(key).catch(() => false);
   }
