@@ -188,6 +188,11 @@ export function arrayBlockSuite(
       await store.update(KEY, (current) => encoder.encode(decoder.decode(current!).replaceAll('"n"', '"m"')));
       expect(itemsOf(await raw.read(`${KEY}#4`))).toEqual([4, 5, 6, 7].map((m) => ({ m })));
       expect(itemsOf(await store.get(KEY))).toEqual(Array.from({ length: 13 }, (_, m) => ({ m })));
+      // Blocks are named by their first item's index: an update that drops an item, or is no
+      // array, is refused and nothing is written.
+      await expect(store.update(KEY, () => encoder.encode(JSON.stringify(Array.from({ length: 12 }, (_, m) => ({ m })))))).rejects.toThrow(/keep its 13 items/);
+      await expect(store.update(KEY, () => encoder.encode("{}"))).rejects.toThrow(/keep its 13 items/);
+      expect(itemsOf(await store.get(KEY))).toEqual(Array.from({ length: 13 }, (_, m) => ({ m })));
       expect(await store.delete(KEY)).toBe(true);
       expect(await raw.keys("audit-trails/")).toEqual([]);
       expect(await store.get(KEY)).toBeNull();

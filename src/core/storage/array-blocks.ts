@@ -238,22 +238,22 @@ export function createArrayBlockStore(backend: VersionedBackend, options: ArrayB
 
   /**
    * Writes `next` over the blocks read: the items go back into the same blocks, as many per
-   * block as each held (the rest into the last), each block written only when it changed and
-   * under the version read, the last block first. False when a block changed meanwhile.
+   * block as each held, each block written only when it changed and under the version read,
+   * the last block first. False when a block changed meanwhile. Throws, writing nothing, when
+   * `next` is not an array of as many items: blocks are named by their first item's index, so
+   * an update may change items (re-wrap, encrypt) but never their number.
    */
   async function writeBlocks(blocks: { first: number; stored: Versioned | null; count: number }[], key: string, next: Uint8Array): Promise<boolean> {
+    const count = blocks.reduce((sum, block) => sum + block.count, 0);
+    const items = startsArray(next) ? parseJsonArray(next).items : null;
+    if (items === null || items.length !== count) {
+      throw new Error(`${key} is kept in blocks: an update must keep its ${count} items (it gave ${items === null ? "no array" : items.length})`);
+    }
     const contents: Uint8Array[] = [];
-    if (!startsArray(next)) {
-      // Not an array any more: block 0 holds it whole, the later blocks are emptied.
-      contents.push(next, ...blocks.slice(1).map(() => encodeJsonArray([])));
-    } else {
-      const items = parseJsonArray(next).items;
-      let at = 0;
-      blocks.forEach((block, i) => {
-        const take = i === blocks.length - 1 ? items.length - at : Math.min(block.count, items.length - at);
-        contents.push(encodeJsonArray(items.slice(at, at + take)));
-        at += take;
-      });
+    let at = 0;
+    for (const block of blocks) {
+      contents.push(encodeJsonArray(items.slice(at, at + block.count)));
+      at += block.count;
     }
     for (let i = blocks.length - 1; i >= 0; i--) {
       const { first, stored } = blocks[i]!;
