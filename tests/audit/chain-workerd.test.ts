@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { Miniflare } from "miniflare";
 // @ts-expect-error: a plain ESM script without types
 import { bundleWorker } from "../../scripts/start-workerd.mjs";
@@ -10,30 +10,17 @@ import type { R2BucketLike } from "../../src/adapters/cloudflare/bindings.ts";
 import { readAuditTrail } from "../../src/core/audit/trail.ts";
 import { verifyAuditTrail } from "../../src/core/audit/verify.ts";
 import { auditEntry } from "../helpers/audit-entry.ts";
+import { useWorkerdBindings } from "../helpers/miniflare-bindings.ts";
 import { auditChainSuite } from "./chain-suite.ts";
 
 // The real workerd's R2 (through Miniflare's bindings), one bucket per case.
-let mf: Miniflare;
-let next = 0;
-const BUCKETS = Array.from({ length: 12 }, (_, i) => `BUCKET_${i}`);
-beforeAll(async () => {
-  mf = new Miniflare({
-    modules: true,
-    script: "export default { fetch() { return new Response('ok'); } }",
-    compatibilityDate: "2026-04-01",
-    r2Buckets: BUCKETS,
-  });
-  await mf.ready;
-}, 60_000);
-afterAll(async () => {
-  await mf?.dispose();
-});
+const bindings = useWorkerdBindings({ buckets: 12 });
 
 // Tampering writes the objects through the bucket binding itself; the second store is another
 // isolate's view of the same bucket (appends meet on the objects' ETags). The concurrent case
 // runs below, against the audit worker in workerd.
 auditChainSuite("R2 (workerd)", async () => {
-  const bucket = (await mf.getR2Bucket(BUCKETS[next++]!)) as unknown as R2BucketLike;
+  const bucket = await bindings.bucket();
   return {
     store: createR2BlobStore(bucket, { arrayBlocks: {} }),
     other: createR2BlobStore(bucket, { arrayBlocks: {} }),

@@ -3,6 +3,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll } from "vitest";
+import type { S3Location } from "../../src/adapters/s3/s3-store.ts";
 import { closedPort } from "./http-server.ts";
 
 // s3rver's command, with read-after-write consistency added (see the file).
@@ -41,4 +43,26 @@ export async function startS3(bucket = "forensic", timeoutMs = 15_000): Promise<
       await rm(directory, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * s3rver for the calling test file: started before its tests and stopped after them. Returns
+ * the location of `prefix` in its bucket (each case its own prefix, so cases share nothing).
+ */
+export function useS3(): (prefix: string) => S3Location {
+  let s3: Awaited<ReturnType<typeof startS3>> | undefined;
+  beforeAll(async () => {
+    s3 = await startS3();
+  }, 20_000);
+  afterAll(async () => {
+    await s3?.stop();
+  });
+  return (prefix) => ({
+    endpoint: s3!.endpoint,
+    bucket: s3!.bucket,
+    region: "us-east-1",
+    accessKeyId: "S3RVER",
+    secretAccessKey: "S3RVER",
+    prefix,
+  });
 }

@@ -1,27 +1,13 @@
 // Audit days in blocks on S3 (s3rver): the array-block cases, with raw access as a bucket admin has it.
-import { afterAll, beforeAll } from "vitest";
-import { s3Backend, type S3Location } from "../../src/adapters/s3/s3-store.ts";
-import { startS3 } from "../helpers/s3-server.ts";
+import { s3Backend } from "../../src/adapters/s3/s3-store.ts";
+import { useS3 } from "../helpers/s3-server.ts";
 import { arrayBlockSuite } from "./array-blocks-suite.ts";
 
-let s3: Awaited<ReturnType<typeof startS3>>;
+const at = useS3();
 let n = 0;
-beforeAll(async () => {
-  s3 = await startS3();
-}, 20_000);
-afterAll(async () => {
-  await s3?.stop();
-});
 
 arrayBlockSuite("S3 (s3rver)", () => {
-  const location: S3Location = {
-    endpoint: s3.endpoint,
-    bucket: s3.bucket,
-    region: "us-east-1",
-    accessKeyId: "S3RVER",
-    secretAccessKey: "S3RVER",
-    prefix: `blocks${n++}/`,
-  };
+  const location = at(`blocks${n++}/`);
   const backend = s3Backend(location);
   return {
     backend,

@@ -19,6 +19,19 @@ export interface Traffic {
   bytes: number;
 }
 
+/** The requests and bytes of `traffic` that each of `count` calls of `call` (given 0, 1, ...) made. */
+async function perCall(traffic: Traffic, count: number, call: (n: number) => Promise<void>): Promise<{ requests: number[]; bytes: number[] }> {
+  const requests: number[] = [];
+  const bytes: number[] = [];
+  for (let n = 0; n < count; n++) {
+    const [r, b] = [traffic.requests, traffic.bytes];
+    await call(n);
+    requests.push(traffic.requests - r);
+    bytes.push(traffic.bytes - b);
+  }
+  return { requests, bytes };
+}
+
 /** `backend` with every call and byte it moves counted in `traffic`. */
 export function countingBackend(backend: VersionedBackend, traffic: Traffic): VersionedBackend {
   const keyBytes = (keys: string[]) => keys.reduce((sum, key) => sum + key.length, 0);
@@ -98,14 +111,9 @@ export function arrayBlockSuite(
       const { backend } = await make();
       const traffic: Traffic = { requests: 0, bytes: 0 };
       const store = createArrayBlockStore(countingBackend(backend, traffic));
-      const requests: number[] = [];
-      const bytes: number[] = [];
-      for (let n = 0; n < appends; n++) {
-        const [r, b] = [traffic.requests, traffic.bytes];
+      const { requests, bytes } = await perCall(traffic, appends, async (n) => {
         expect(await store.appendToJsonArray(KEY, { ...entry(n), receivedAt: clock.now().toISOString() })).toBe(n + 1);
-        requests.push(traffic.requests - r);
-        bytes.push(traffic.bytes - b);
-      }
+      });
       // The first append looks for the day's blocks (a list) and reads the last; then one
       // conditional write each: the store keeps the block it wrote and the version it got.
       expect(requests[0]).toBe(3);
@@ -124,14 +132,9 @@ export function arrayBlockSuite(
       const { backend } = await make();
       const traffic: Traffic = { requests: 0, bytes: 0 };
       const store = createArrayBlockStore(countingBackend(backend, traffic));
-      const requests: number[] = [];
-      const bytes: number[] = [];
-      for (let n = 0; n < appends; n++) {
-        const [r, b] = [traffic.requests, traffic.bytes];
+      const { requests, bytes } = await perCall(traffic, appends, async (n) => {
         await appendAuditEntry(store, clock, "u1", entry(n));
-        requests.push(traffic.requests - r);
-        bytes.push(traffic.bytes - b);
-      }
+      });
       // The head's read and write, the last block's write.
       expect(new Set(requests.slice(1))).toEqual(new Set([3]));
       expect(median(bytes.slice(-128))).toBeLessThanOrEqual(1.1 * median(bytes.slice(0, 128)));

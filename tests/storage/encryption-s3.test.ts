@@ -1,25 +1,11 @@
-import { afterAll, beforeAll, describe } from "vitest";
-import { createS3BlobStore, createS3KvStore, type S3Location } from "../../src/adapters/s3/s3-store.ts";
+import { describe } from "vitest";
+import { createS3BlobStore, createS3KvStore } from "../../src/adapters/s3/s3-store.ts";
 import { systemClock } from "../../src/core/ports.ts";
-import { startS3 } from "../helpers/s3-server.ts";
+import { useS3 } from "../helpers/s3-server.ts";
 import { encryptionSuite } from "./encryption-suite.ts";
 
-let s3: Awaited<ReturnType<typeof startS3>>;
+const at = useS3();
 let n = 0;
-const at = (prefix: string): S3Location => ({
-  endpoint: s3.endpoint,
-  bucket: s3.bucket,
-  region: "us-east-1",
-  accessKeyId: "S3RVER",
-  secretAccessKey: "S3RVER",
-  prefix,
-});
-beforeAll(async () => {
-  s3 = await startS3();
-}, 20_000);
-afterAll(async () => {
-  await s3?.stop();
-});
 
 describe("encryption at rest on S3 (s3rver)", () => {
   const prefixes = new WeakMap<object, string>();

@@ -1,24 +1,11 @@
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { createS3BlobStore, probeConditionalWrites, type S3Location } from "../../src/adapters/s3/s3-store.ts";
-import { startS3 } from "../helpers/s3-server.ts";
+import { useS3 } from "../helpers/s3-server.ts";
 import { blobStoreSuite } from "./suite.ts";
 
-let s3: Awaited<ReturnType<typeof startS3>>;
+const at = useS3();
 let n = 0;
-const location = (): S3Location => ({
-  endpoint: s3.endpoint,
-  bucket: s3.bucket,
-  region: "us-east-1",
-  accessKeyId: "S3RVER",
-  secretAccessKey: "S3RVER",
-  prefix: `t${n++}/`,
-});
-beforeAll(async () => {
-  s3 = await startS3();
-}, 20_000);
-afterAll(async () => {
-  await s3?.stop();
-});
+const location = (): S3Location => at(`t${n++}/`);
 
 blobStoreSuite("S3 (s3rver)", () => createS3BlobStore(location()));
 

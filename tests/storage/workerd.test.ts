@@ -1,30 +1,11 @@
-import { afterAll, beforeAll } from "vitest";
-import { Miniflare } from "miniflare";
 import { createR2BlobStore } from "../../src/adapters/cloudflare/r2-store.ts";
 import { createKvNamespaceStore } from "../../src/adapters/cloudflare/kv-store.ts";
-import type { KVNamespaceLike, R2BucketLike } from "../../src/adapters/cloudflare/bindings.ts";
+import { useWorkerdBindings } from "../helpers/miniflare-bindings.ts";
 import { blobStoreSuite, kvStoreSuite } from "./suite.ts";
 
 // The real workerd's R2 and KV (through Miniflare's bindings), one bucket per test.
-let mf: Miniflare;
-let next = 0;
-const BUCKETS = Array.from({ length: 24 }, (_, i) => `BUCKET_${i}`);
-const NAMESPACES = Array.from({ length: 2 }, (_, i) => `KV_${i}`);
-beforeAll(async () => {
-  mf = new Miniflare({
-    modules: true,
-    script: "export default { fetch() { return new Response('ok'); } }",
-    compatibilityDate: "2026-04-01",
-    r2Buckets: BUCKETS,
-    kvNamespaces: NAMESPACES,
-  });
-  await mf.ready;
-}, 60_000);
-afterAll(async () => {
-  await mf?.dispose();
-});
+const { bucket, namespace } = useWorkerdBindings({ buckets: 24, namespaces: 2 });
 
-const bucket = async () => (await mf.getR2Bucket(BUCKETS[next++]!)) as unknown as R2BucketLike;
 blobStoreSuite("R2 (workerd)", async () => createR2BlobStore(await bucket()), {
   makePair: async () => {
     const shared = await bucket();
@@ -38,5 +19,4 @@ blobStoreSuite("R2 (workerd), arrays in blocks of 3", async () => createR2BlobSt
     return [createR2BlobStore(shared, { arrayBlocks: { items: 3 } }), createR2BlobStore(shared, { arrayBlocks: { items: 3 } })];
   },
 });
-let kv = 0;
-kvStoreSuite("KV (workerd)", async () => createKvNamespaceStore((await mf.getKVNamespace(NAMESPACES[kv++]!)) as unknown as KVNamespaceLike));
+kvStoreSuite("KV (workerd)", async () => createKvNamespaceStore(await namespace()));

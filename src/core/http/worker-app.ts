@@ -179,19 +179,13 @@ function mountOfRoute(path: string): string {
 
 /**
  * hono's non-strict routing path of a request (`getPathNoStrict`: the path, a trailing `/`
- * cut), found with indexOf where hono loops over the URL's characters in JavaScript; a path
- * with a `%` (decoded by hono) takes hono's own function.
+ * cut), from {@link pathnameOf}'s native search where hono loops over the URL's characters in
+ * JavaScript; a path with a `%` (decoded by hono) takes hono's own function.
  */
 function routingPath(request: Request): string {
-  const url = request.url;
-  const start = url.indexOf("/", url.indexOf(":") + 4);
-  if (start === -1) return getPathNoStrict(request);
-  const query = url.indexOf("?", start);
-  const hash = url.indexOf("#", start);
-  const end = query === -1 ? (hash === -1 ? url.length : hash) : hash === -1 ? query : Math.min(query, hash);
-  const percent = url.indexOf("%", start);
-  if (percent !== -1 && percent < end) return getPathNoStrict(request);
-  return end - start > 1 && url.charCodeAt(end - 1) === 0x2f ? url.slice(start, end - 1) : url.slice(start, end);
+  const path = pathnameOf(request.url);
+  if (path.includes("%")) return getPathNoStrict(request);
+  return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
 }
 
 /** hono's own error handler, which `route` recognises as "no error handling of its own". */

@@ -133,6 +133,7 @@ export function createArrayBlockStore(backend: VersionedBackend, options: ArrayB
     if (head !== null && !startsArray(head.bytes)) return head.bytes;
     const firsts = await laterBlocks(key);
     if (firsts.length === 0) return head?.bytes ?? null;
+    // Block 0 is read again after the listing: the first read may predate its last items.
     return joinBlocks((await readBlocks(key, firsts)).map((block) => block.stored?.bytes ?? null));
   }
 
