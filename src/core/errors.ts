@@ -95,6 +95,10 @@ export class ServiceError extends Error {
   static server(message = "Internal server error", kind: ServerFailureKind = "failed"): ServiceError {
     return new ServiceError(kind, message);
   }
+  /** The service is busy with this very thing; the client may try again after `retryAfterSeconds` (503 with Retry-After). */
+  static busy(message: string, retryAfterSeconds: number): ServiceError {
+    return new ServiceError("unavailable", message, { retryAfterSeconds });
+  }
   /**
    * A stored object fails its authentication: encrypted at rest under a key this service
    * does not hold, or altered or swapped in the store (docs/storage.md#encryption-at-rest).

@@ -82,11 +82,13 @@ export function errorBody(status: number, message: string, details: Record<strin
   return { error: REASON[status] ?? "Error", code: codeForStatus(status), message, details };
 }
 
-/** The headers an error's answer carries: `Allow` on a 405, its own for an {@link HttpRefusal}. */
+/** The headers an error's answer carries: `Allow` on a 405, `Retry-After` on a busy 503, its own for an {@link HttpRefusal}. */
 function headersOf(err: ServiceError): Record<string, string> {
   const headers: Record<string, string> = err instanceof HttpRefusal ? { ...err.headers } : {};
   const allowed = err.details.allowed;
   if (err.kind === "method-not-allowed" && Array.isArray(allowed)) headers.Allow = allowed.join(", ");
+  const retryAfter = err.details.retryAfterSeconds;
+  if (err.kind === "unavailable" && typeof retryAfter === "number") headers["Retry-After"] = String(retryAfter);
   return headers;
 }
 
