@@ -21,6 +21,7 @@ export {
   imageWorkerOnBindings,
   keysWorkerOnBindings,
   MissingBindingError,
+  type ExecutionContextLike,
   type ModuleWorker,
   pdfWorkerOnBindings,
   serviceOnBindings,

@@ -51,10 +51,16 @@ export interface CloudflareEnv {
   [variable: string]: unknown;
 }
 
+/** The part of the Workers runtime's `ExecutionContext` this adapter uses. */
+export interface ExecutionContextLike {
+  /** Keeps the request's work running to its end after the client has gone. */
+  waitUntil(promise: Promise<unknown>): void;
+}
+
 /** A module worker's default export. */
 export interface ModuleWorker {
-  /** Answers one request with the bindings of the deployment. */
-  fetch(request: Request, env: CloudflareEnv): Promise<Response>;
+  /** Answers one request with the bindings of the deployment (`ctx`, when given, keeps a write going after a disconnect). */
+  fetch(request: Request, env: CloudflareEnv, ctx?: ExecutionContextLike): Promise<Response>;
 }
 
 function binding<T>(env: CloudflareEnv, name: string): T {
@@ -215,6 +221,8 @@ export const userWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: Servi
  */
 const REFUSED_BODY_READ = { maxBytes: 512 * 1024 * 1024, maxMs: 60_000 };
 
+const noop = (): void => {};
+
 /**
  * Creates a module worker serving the app `build` makes from the request's bindings.
  * Pass one of the `...OnBindings` builders; a bundle holds only the workers it names.
@@ -237,7 +245,7 @@ export function createCloudflareWorker(build: BuildApp): ModuleWorker {
     return app;
   };
   return {
-    async fetch(request, env) {
+    async fetch(request, env, ctx) {
       let app: WorkerApp;
       try {
         app = await appFor(env);
@@ -247,7 +255,11 @@ export function createCloudflareWorker(build: BuildApp): ModuleWorker {
         return Response.json(errorBody(500, message), { status: 500 });
       }
       // Cloudflare sets CF-Connecting-IP itself; a client cannot forge it.
-      const response = await app.fetch(request, { clientIp: request.headers.get("CF-Connecting-IP") ?? undefined });
+      const answered = Promise.resolve(app.fetch(request, { clientIp: request.headers.get("CF-Connecting-IP") ?? undefined }));
+      // workerd cancels a request whose client resets the connection, wherever it is waiting: a
+      // write holding a user's lock would never release it. Under waitUntil the work runs to its end.
+      ctx?.waitUntil(answered.then(noop, noop));
+      const response = await answered;
       return settleRequestBody(request, response, { bound: REFUSED_BODY_READ });
     },
   };

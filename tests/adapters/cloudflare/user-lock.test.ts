@@ -164,6 +164,26 @@ describe("the per-user lock in workerd", () => {
     expect(await stored.json()).toMatchObject({ company: "Third Lab", lastName: "Byron", firstName: "Ada" });
   }, 60_000);
 
+  it("[workerd] a write whose client disconnects while it holds the lock still releases it", async () => {
+    const kvGate = gate();
+    const mf = await start(kvGate);
+    const direct = await mf.unsafeGetDirectURL();
+    expect((await put(mf, account)).status).toBe(201);
+
+    const held = kvGate.close();
+    const gone = await rawPut(direct, { company: "Gone Lab" });
+    await held;
+    const second = put(mf, { company: "Third Lab" });
+    for (let i = 0; i < 2; i++) expect((await mf.dispatchFetch("http://w/user/u1", { headers })).status).toBe(200);
+    gone.resetAndDestroy();
+    for (let i = 0; i < 2; i++) expect((await mf.dispatchFetch("http://w/user/u1", { headers })).status).toBe(200);
+    kvGate.open();
+    expect((await second).status).toBe(200);
+    const later = await put(mf, { lastName: "Byron" });
+    expect(later.status).toBe(200);
+    expect(await later.json()).toMatchObject({ lastName: "Byron", firstName: "Ada", company: "Third Lab" });
+  }, 60_000);
+
   it("[workerd] a write whose client disconnects while it waits for the lock leaves the user writable, without waitUntil too", async () => {
     const kvGate = gate();
     // Embedded: nothing keeps the cancelled waiter going; the lock must not depend on it.
