@@ -15,6 +15,7 @@ import type { Bytes, UpdateOptions } from "../../../core/ports.ts";
 import { crc32 } from "../../../core/encoding/crc32.ts";
 import { descriptors, type DocumentFiles, isAbsent } from "./file-driver.ts";
 import { sameBytes } from "../../../core/encoding/same-bytes.ts";
+import type { DeferredSyncs } from "./deferred-syncs.ts";
 
 /** The keys kept as slotted files: the audit store's heads (storageKeys.auditHead). */
 export const isHeadKey = (key: string): boolean => key.startsWith("audit-heads/");
@@ -113,7 +114,7 @@ function slottedFile(generation: number, value: Uint8Array): Uint8Array {
 interface OpenHeadFile {
   /** Its bytes when opened. */
   bytes: Bytes;
-  /** Writes `bytes` at `position` and, with sync, data-syncs the file. */
+  /** Writes `bytes` at `position` and, with sync, data-syncs the file (beside the deferred day appends). */
   writeAt(bytes: Uint8Array, position: number): Promise<void>;
   close(): void;
 }
@@ -131,7 +132,7 @@ function readWhole(fd: number): Bytes {
  * closed in synchronous calls (microseconds from the page cache, less than a thread-pool round
  * trip); with sync, the data sync waits for the disk off the event loop.
  */
-function openHeadFile(paths: readonly string[], sync: boolean): OpenHeadFile | null {
+function openHeadFile(paths: readonly string[], sync: boolean, deferred: DeferredSyncs | undefined): OpenHeadFile | null {
   for (const path of paths) {
     let fd: number;
     try {
@@ -146,7 +147,10 @@ function openHeadFile(paths: readonly string[], sync: boolean): OpenHeadFile | n
         bytes,
         writeAt: async (data, position) => {
           for (let done = 0; done < data.length;) done += writeSync(fd, data, done, data.length - done, position + done);
-          if (sync) await descriptors.dataSync(fd);
+          if (!sync) return;
+          // One round: the head and the days appended since the last head are flushed together.
+          if (deferred === undefined) await descriptors.dataSync(fd);
+          else await Promise.all([descriptors.dataSync(fd), deferred.flush()]);
         },
         close: () => closeSync(fd),
       };
@@ -158,8 +162,11 @@ function openHeadFile(paths: readonly string[], sync: boolean): OpenHeadFile | n
   return null;
 }
 
-/** Reads and updates the head files of `files`; `sync` data-syncs each write before it resolves. */
-export function headFiles(files: DocumentFiles, sync: boolean) {
+/**
+ * Reads and updates the head files of `files`; `sync` data-syncs each write before it resolves,
+ * together with the day appends `deferred` holds (flushed before any head write resolves).
+ */
+export function headFiles(files: DocumentFiles, sync: boolean, deferred?: DeferredSyncs) {
   return {
     /** The current head's bytes, or null. */
     async read(key: string): Promise<Bytes | null> {
@@ -173,7 +180,7 @@ export function headFiles(files: DocumentFiles, sync: boolean) {
      */
     update(key: string, change: (current: Bytes | null) => Uint8Array | Promise<Uint8Array>, options?: UpdateOptions): Promise<Uint8Array> {
       return files.exclusive(key, async (document) => {
-        let file = openHeadFile(document.paths, sync);
+        let file = openHeadFile(document.paths, sync, deferred);
         try {
           const slots = file === null ? undefined : readSlots(file.bytes);
           const current = file === null ? null : slots?.value ?? file.bytes;
@@ -187,7 +194,8 @@ export function headFiles(files: DocumentFiles, sync: boolean) {
           // Not in place, no file yet, the whole form, or a head outgrowing its slots: a new file, renamed into place.
           file?.close();
           file = null;
-          await document.replace(slottedFile((slots?.generation ?? 0) + 1, next));
+          const replaced = document.replace(slottedFile((slots?.generation ?? 0) + 1, next));
+          await (sync && deferred !== undefined ? Promise.all([replaced, deferred.flush()]) : replaced);
           return next;
         } finally {
           file?.close();
