@@ -24,11 +24,21 @@ const MAX_KNOWN_FILES = 10_000;
 
 /**
  * Creates the append of `BlobStoreOptions.appendToJsonArray` for files under `base`. With
- * `options.sync`, each append (and a new day's file and folder) is fsynced before it resolves,
- * except an in-place append with `deferSync` given `options.deferred`: its file is left to
- * the next head write's flush (deferred-syncs.ts).
+ * `options.sync`, each append (and a new day's file and folder) is fsynced before it resolves.
  */
 export function createFileJsonArrayAppend(
+  base: string,
+  options: { sync?: boolean } = {},
+): (key: string, item: unknown, atIndex?: number) => Promise<number> {
+  const append = createDeferringJsonArrayAppend(base, options);
+  return (key, item, atIndex) => append(key, item, atIndex);
+}
+
+/**
+ * {@link createFileJsonArrayAppend} whose in-place appends given `deferSync` leave their file
+ * to `options.deferred` (with sync): flushed with the next head write (deferred-syncs.ts).
+ */
+export function createDeferringJsonArrayAppend(
   base: string,
   options: { sync?: boolean; deferred?: DeferredSyncs } = {},
 ): (key: string, item: unknown, atIndex?: number, appendOptions?: AppendOptions) => Promise<number> {

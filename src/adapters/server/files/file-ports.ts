@@ -12,7 +12,7 @@ import type { ServicePorts } from "../../../core/service/service.ts";
 import type { ServiceConfig } from "../../../core/config/mod.ts";
 import { atomicFileDriver, documentFiles, type FileDriver } from "./file-driver.ts";
 import { piecesOf } from "../../../core/storage/byte-stream.ts";
-import { createFileJsonArrayAppend, createFileJsonArraySync } from "./file-append.ts";
+import { createDeferringJsonArrayAppend, createFileJsonArraySync } from "./file-append.ts";
 import { headFiles, isHeadKey } from "./file-head.ts";
 import { DeferredSyncs } from "./deferred-syncs.ts";
 
@@ -69,7 +69,7 @@ export function createFileBlobStore(dir: string, options: FileBlobStoreOptions =
   const files = documentFiles(dir, sync);
   // With sync, the audit store's chained day appends may be flushed with the next head write.
   const deferred = sync && options.auditHeads === true ? new DeferredSyncs() : undefined;
-  const append = createFileJsonArrayAppend(dir, { sync, ...(deferred === undefined ? {} : { deferred }) });
+  const append = createDeferringJsonArrayAppend(dir, { sync, ...(deferred === undefined ? {} : { deferred }) });
   const unstored = createBlobStore(fileStorage(dir, sync), {
     appendToJsonArray: append,
     putStream: (key, size, body) => files.writeStream(key, size, piecesOf(body, size)),
