@@ -12,7 +12,8 @@
  */
 import { closeSync, fstatSync, openSync, readSync, writeSync } from "node:fs";
 import type { Bytes, UpdateOptions } from "../../../core/ports.ts";
-import { crc32 } from "../../../core/encoding/crc32.ts";
+import * as zlib from "node:zlib";
+import { crc32 as crc32Js } from "../../../core/encoding/crc32.ts";
 import { descriptors, type DocumentFiles, isAbsent } from "./file-driver.ts";
 import { sameBytes } from "../../../core/encoding/same-bytes.ts";
 import type { DeferredSyncs } from "./deferred-syncs.ts";
@@ -25,6 +26,8 @@ const MAGIC = "fa-head-slot ";
 /** The header's length in bytes. */
 export const SLOT_HEADER_BYTES = MAGIC.length + 16 + 1 + 8 + 1 + 8 + 1;
 const MIN_SLOT_BYTES = 4_096;
+// node:zlib's native CRC-32 (Node 20.15+, Bun, Deno; the same values as the core's) where there is one.
+const crc32: (bytes: Uint8Array, previous?: number) => number = (zlib as { crc32?: typeof zlib.crc32 }).crc32 ?? crc32Js;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
