@@ -29,7 +29,6 @@ const MIN_SLOT_BYTES = 4_096;
 // node:zlib's native CRC-32 (Node 20.15+, Bun, Deno; the same values as the core's) where there is one.
 const crc32: (bytes: Uint8Array, previous?: number) => number = (zlib as { crc32?: typeof zlib.crc32 }).crc32 ?? crc32Js;
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 /** A slotted head file read back. */
 interface Slots {
@@ -62,15 +61,43 @@ export function encodeSlot(generation: number, value: Uint8Array): Uint8Array {
   return slot;
 }
 
-/** The header of slot `at` of `bytes` when it is one, its CRC-32 not yet checked. */
+const MAGIC_BYTES = encoder.encode(MAGIC);
+const SPACE = 0x20;
+const NEWLINE = 0x0a;
+
+/** Whether `bytes` hold the slot magic at `at`. */
+function hasMagic(bytes: Uint8Array, at: number): boolean {
+  if (at + SLOT_HEADER_BYTES > bytes.length) return false;
+  for (let i = 0; i < MAGIC_BYTES.length; i++) if (bytes[at + i] !== MAGIC_BYTES[i]) return false;
+  return true;
+}
+
+/** The value of `digits` lower-case hex digits at `at`, or -1 when one is not (read byte by byte: no text decoded per read). */
+function hexAt(bytes: Uint8Array, at: number, digits: number): number {
+  let value = 0;
+  for (let i = at; i < at + digits; i++) {
+    const c = bytes[i]!;
+    const digit = c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1;
+    if (digit === -1) return -1;
+    value = value * 16 + digit;
+  }
+  return value;
+}
+
+/**
+ * The header of slot `at` of `bytes` when it is one (`fa-head-slot {16 hex} {8 hex} {8 hex}\n`),
+ * its CRC-32 not yet checked.
+ */
 function slotHeader(bytes: Uint8Array, at: number, slotBytes: number): { at: number; generation: number; length: number; crc: number } | undefined {
-  const header = decoder.decode(bytes.subarray(at, at + SLOT_HEADER_BYTES));
-  const match = /^fa-head-slot ([0-9a-f]{16}) ([0-9a-f]{8}) ([0-9a-f]{8})\n$/.exec(header);
-  if (match === null) return undefined;
-  const generation = Number.parseInt(match[1]!, 16);
-  const length = Number.parseInt(match[2]!, 16);
+  if (!hasMagic(bytes, at)) return undefined;
+  const g = at + MAGIC.length;
+  if (bytes[g + 16] !== SPACE || bytes[g + 25] !== SPACE || bytes[g + 34] !== NEWLINE) return undefined;
+  const generation = hexAt(bytes, g, 16);
+  const length = hexAt(bytes, g + 17, 8);
+  const crc = hexAt(bytes, g + 26, 8);
+  if (generation === -1 || length === -1 || crc === -1) return undefined;
   if (!Number.isSafeInteger(generation) || SLOT_HEADER_BYTES + length > slotBytes) return undefined;
-  return { at, generation, length, crc: Number.parseInt(match[3]!, 16) };
+  return { at, generation, length, crc };
 }
 
 /** The head's bytes in the slot a header describes, or undefined when its CRC-32 does not match them. */
@@ -86,7 +113,7 @@ export function readSlots(bytes: Uint8Array): Slots | undefined {
   const slotBytes = bytes.length / 2;
   if (!Number.isInteger(slotBytes) || slotBytes < SLOT_HEADER_BYTES) return undefined;
   // Slot 0 is written when the file is made, and a torn write leaves its first bytes as they were.
-  if (decoder.decode(bytes.subarray(0, MAGIC.length)) !== MAGIC) return undefined;
+  if (!hasMagic(bytes, 0)) return undefined;
   // The current head is the valid slot of the higher generation: that one is checked first, the
   // other only when it is spoiled (a tie goes to slot 1, as the slot written last when both are).
   const headers = [slotHeader(bytes, 0, slotBytes), slotHeader(bytes, slotBytes, slotBytes)];
