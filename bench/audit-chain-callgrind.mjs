@@ -5,8 +5,9 @@
 // child process under callgrind appends --warmup entries uninstrumented (the JIT settles), then
 // --appends counted ones (all threads: the GC and compiler threads too) and dumps.
 //
-//   npm run build && node bench/audit-chain-callgrind.mjs [--store memory|files]... [--kind plain|chained]... [--appends 2000] [--warmup 3000] [--dist DIR]
-// (--dist: another build's dist/, e.g. of the commit before. files: FSYNC=off. Needs valgrind.)
+//   npm run build && node bench/audit-chain-callgrind.mjs [--store memory|files|files-sync]... [--kind plain|chained]... [--appends 2000] [--warmup 3000] [--dist DIR]
+// (--dist: another build's dist/, e.g. of the commit before. files: FSYNC=off; files-sync:
+// FSYNC=audit, not run unless asked, its flushes' kernel time not counted. Needs valgrind.)
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -44,7 +45,7 @@ if (options.child) {
   const clock = { now: () => new Date(`${DAY}T12:00:00Z`) };
   const entry = (i) => dayEntry(DAY, i);
   const dir = mkdtempSync(join(os.tmpdir(), "fa-bench-chain-cg-"));
-  const blobs = store === "memory" ? createBlobStore(createStorage()) : createFileBlobStore(dir, { sync: false, auditHeads: true });
+  const blobs = store === "memory" ? createBlobStore(createStorage()) : createFileBlobStore(dir, { sync: store === "files-sync", auditHeads: true });
   let i = 0;
   const append = kind === "plain"
     ? () => {

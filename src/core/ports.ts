@@ -44,8 +44,16 @@ export interface BlobStore {
    * already holds more items than that, it was appended before, so nothing is written and
    * the current count is returned (an append that may be retried by several writers).
    * `item` is the plain value; a wrapping store (encryption) sees and passes it as such.
+   * With `options.deferSync` on a store that has {@link BlobStore.syncJsonArray}, the append
+   * may resolve before it is durable; it is made durable no later than the store's next
+   * `update` resolves. The caller keeps a durable copy of the item until then (the audit head).
    */
-  appendToJsonArray(key: string, item: unknown, atIndex?: number): Promise<number>;
+  appendToJsonArray(key: string, item: unknown, atIndex?: number, options?: AppendOptions): Promise<number>;
+  /**
+   * Makes every item appended to the JSON array at `key` durable. Present only on a store whose
+   * appends with {@link AppendOptions.deferSync} may resolve before they are (files with fsync).
+   */
+  syncJsonArray?(key: string): Promise<void>;
   /**
    * Item `index` (from 0) of the JSON array stored at `key`, as {@link BlobStore.get} would
    * give it, or undefined when the array holds no such item (or the key is absent), for a
@@ -67,6 +75,16 @@ export interface BlobStore {
    * fails or does not hold `size` bytes. Without it, writers use {@link BlobStore.put}.
    */
   putStream?(key: string, size: number, body: ReadableStream<Uint8Array>): Promise<void>;
+}
+
+/** Options of {@link BlobStore.appendToJsonArray}. */
+export interface AppendOptions {
+  /**
+   * The caller holds a durable copy of the item until its next `update` of this store, so a
+   * store with {@link BlobStore.syncJsonArray} may make the append durable with that update
+   * (its flushes overlapping) instead of before the append resolves.
+   */
+  deferSync?: boolean;
 }
 
 /** Options of {@link BlobStore.update}. */

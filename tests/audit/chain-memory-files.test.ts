@@ -37,6 +37,24 @@ auditChainSuite("files", async () => {
   };
 });
 
+// FSYNC=audit: a day append is flushed with the next head write, and heads hold two entries.
+auditChainSuite("files, FSYNC=audit", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "fa-chain-sync-"));
+  dirs.push(dir);
+  const path = (key: string) => join(dir, ...key.split("/"));
+  return {
+    store: createFileBlobStore(dir, { sync: true, auditHeads: true }),
+    raw: {
+      read: async (key) => {
+        const bytes = new Uint8Array(await readFile(path(key)));
+        return key.startsWith("audit-heads/") ? new TextEncoder().encode(headText(bytes)) : bytes;
+      },
+      write: (key, bytes) => writeFile(path(key), bytes),
+      remove: (key) => unlink(path(key)),
+    },
+  };
+});
+
 // Encryption at rest sits below the chain: the chain is over plaintext entries, each entry is
 // sealed on its own, and appends at a position pass through. Tampering here holds the key.
 auditChainSuite("files, encrypted at rest", async () => {

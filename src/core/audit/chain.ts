@@ -12,8 +12,18 @@
  * the head names. Step 2 may run twice (its writer and a later one) and stores it once. The
  * head always names the newest entry, so a dropped tail is seen; a head one entry ahead of
  * its day is an append in flight or cut short, whose entry the head itself holds.
+ *
+ * A store whose day appends may resolve before they are durable (`syncJsonArray`: files with
+ * fsync) is given `deferSync`, and its heads also hold the entry before the newest
+ * (`previous`): the day append of entry N is flushed with head N+1 (in parallel), and head N+1
+ * still holds N, so after a power cut the day lacks at most the two newest entries, both in the
+ * head, and step (1) stores them in order. The entry a head drops (N-1) was flushed with head N,
+ * before head N+1 was written. Crash points (files, FSYNC=audit): head N+1 not on disk: head N
+ * holds N, whose day may lack it; head N+1 on disk, day N not: the day lacks N and N+1, head
+ * N+1 holds both; both on disk: the day lacks at most N+1. A new day's file and folder entry
+ * are synced before the append resolves, as before.
  */
-import type { BlobStore } from "../ports.ts";
+import type { AppendOptions, BlobStore } from "../ports.ts";
 import { ServiceError } from "../errors.ts";
 import { canonicalJson, quoted } from "../encoding/canonical-json.ts";
 import { sha256HexSync } from "../encoding/sha256.ts";
@@ -54,10 +64,22 @@ export interface HeadFacts {
   updatedAt: string;
 }
 
+/** An entry a head holds, and where its day stores it. */
+export interface HeldEntry {
+  /** The day file holding it. */
+  day: string;
+  /** Its position in that file, from 0. */
+  index: number;
+  /** The entry as stored. */
+  entry: ChainedEntry;
+}
+
 /** The stored head: its facts, the newest entry itself, and the signature when a key is configured. */
 export interface AuditHead extends HeadFacts {
   /** A copy of the newest entry, so a writer cut short loses nothing. */
   entry: ChainedEntry;
+  /** The entry before it, on a store whose day appends are flushed with the next head (files with fsync). */
+  previous?: HeldEntry;
   /** Until when (epoch ms) the writer of the newest entry is still storing it. */
   until: number;
   /** Compact JWS whose payload is the canonical JSON of the facts. */
@@ -91,6 +113,8 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 // Heads are rewritten by every append: a store may write them in place (files: two slots).
 const IN_PLACE = { inPlace: true } as const;
+// The head holds the entry until the next head write, which flushes the day with it.
+const DEFER_SYNC: AppendOptions = { deferSync: true };
 
 /** The hash of an entry: SHA-256 (`sha256`, default the core's own) over the canonical JSON of the entry without `hash`. */
 export function entryHash(entry: Record<string, unknown>, sha256: SyncSha256 = sha256HexSync): string {
@@ -118,15 +142,25 @@ export function chainEntry(entry: Record<string, unknown>, seq: number, prevHash
 
 /**
  * The text of `JSON.stringify(head)` for a head whose members are in the stored order (its
- * facts, `entry`, `until`, then `signature` when signed), written member by member with
- * `entryText` = `JSON.stringify(head.entry)` given, so the entry is serialized once for the
- * head and its day.
+ * facts, `entry`, `previous` when held, `until`, then `signature` when signed), written member
+ * by member with `entryText` = `JSON.stringify(head.entry)` given, so the entry is serialized
+ * once for the head and its day (and `previousText`, the previous entry's, kept from the head before).
  */
-export function headJson(head: AuditHead, entryText: string): string {
+export function headJson(head: AuditHead, entryText: string, previousText?: string): string {
   const signature = head.signature === undefined ? "" : `,"signature":${quoted(head.signature)}`;
+  const held = head.previous;
+  const previous = held === undefined ? "" : `,"previous":{"day":${quoted(held.day)},"index":${jsonNumber(held.index)},"entry":${
+    previousText ?? JSON.stringify(held.entry)
+  }}`;
   return `{"format":${quoted(head.format)},"userId":${quoted(head.userId)},"seq":${jsonNumber(head.seq)},"hash":${quoted(head.hash)},` +
     `"day":${quoted(head.day)},"index":${jsonNumber(head.index)},"firstDay":${quoted(head.firstDay)},"updatedAt":${quoted(head.updatedAt)},` +
-    `"entry":${entryText},"until":${jsonNumber(head.until)}${signature}}`;
+    `"entry":${entryText}${previous},"until":${jsonNumber(head.until)}${signature}}`;
+}
+
+/** The entries a head holds, oldest first: `previous` when held, then the newest. */
+export function heldEntries(head: AuditHead): HeldEntry[] {
+  const newest = { day: head.day, index: head.index, entry: head.entry };
+  return head.previous === undefined ? [newest] : [head.previous, newest];
 }
 
 /** A number as JSON.stringify writes it. */
@@ -178,8 +212,13 @@ export function parseHead(bytes: Uint8Array): AuditHead | undefined {
   if (!Number.isSafeInteger(index) || typeof firstDay !== "string" || typeof updatedAt !== "string") return undefined;
   if (!DAY.test(day) || !DAY.test(firstDay) || firstDay > day) return undefined;
   if (typeof until !== "number" || (signature !== undefined && typeof signature !== "string")) return undefined;
+  if (value.previous !== undefined && !isHeld(value.previous)) return undefined;
   return value as unknown as AuditHead;
 }
+
+const isHeld = (value: unknown): value is HeldEntry =>
+  isRecord(value) && typeof value.day === "string" && DAY.test(value.day) && Number.isSafeInteger(value.index) &&
+  (value.index as number) >= 0 && isChained(value.entry);
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -190,27 +229,33 @@ class HeadBusy extends Error {}
 // (so the next append does not parse it again while the stored bytes are still those).
 const locks = new WeakMap<BlobStore, KeyedMutex>();
 const storedTips = new WeakMap<BlobStore, Map<string, string>>();
-const writtenHeads = new WeakMap<BlobStore, Map<string, { bytes: Uint8Array; head: AuditHead }>>();
+const writtenHeads = new WeakMap<BlobStore, Map<string, WrittenHead>>();
+
+/** A head this process wrote: its bytes, itself, and its entry's JSON text (the next head's `previous`). */
+interface WrittenHead {
+  bytes: Uint8Array;
+  head: AuditHead;
+  entryText: string;
+}
 const MAX_TIPS = 10_000;
 
-function headsOf(store: BlobStore): Map<string, { bytes: Uint8Array; head: AuditHead }> {
+function headsOf(store: BlobStore): Map<string, WrittenHead> {
   let heads = writtenHeads.get(store);
   if (heads === undefined) writtenHeads.set(store, heads = new Map());
   return heads;
 }
 
-function rememberHead(store: BlobStore, userId: string, bytes: Uint8Array, head: AuditHead): void {
+function rememberHead(store: BlobStore, userId: string, written: WrittenHead): void {
   const heads = headsOf(store);
   heads.delete(userId);
-  heads.set(userId, { bytes, head });
+  heads.set(userId, written);
   if (heads.size > MAX_TIPS) heads.delete(heads.keys().next().value ?? userId);
 }
 
-/** The stored head, parsed unless the bytes are the ones this process last wrote for the user. */
-function readHeadOf(store: BlobStore, userId: string, bytes: Uint8Array | null): StoredHead {
+/** The head this process last wrote for the user when `bytes` are still its bytes. */
+function writtenHeadOf(store: BlobStore, userId: string, bytes: Uint8Array | null): WrittenHead | undefined {
   const written = headsOf(store).get(userId);
-  if (bytes !== null && written !== undefined && sameBytes(bytes, written.bytes)) return { kind: "head", head: written.head };
-  return readHead(bytes);
+  return bytes !== null && written !== undefined && sameBytes(bytes, written.bytes) ? written : undefined;
 }
 
 function lockOf(store: BlobStore): KeyedMutex {
@@ -232,18 +277,17 @@ function rememberStored(store: BlobStore, userId: string, hash: string): void {
   if (tips.size > MAX_TIPS) tips.delete(tips.keys().next().value ?? userId);
 }
 
-/** Where a head's entry stands in its day: stored at its index, absent, or its place taken by another item. */
-async function placeOf(store: BlobStore, head: AuditHead): Promise<"stored" | "absent" | "taken"> {
-  const key = storageKeys.auditDay(head.userId, head.day);
+/** Where an entry a head holds stands in its day: stored at its index, absent, or its place taken by another item. */
+async function placeOf(store: BlobStore, key: string, held: HeldEntry): Promise<"stored" | "absent" | "taken"> {
   // A store that reads one item (a day in blocks) spares reading the whole day.
   let item: unknown;
-  if (store.jsonArrayItem !== undefined) item = await store.jsonArrayItem(key, head.index);
+  if (store.jsonArrayItem !== undefined) item = await store.jsonArrayItem(key, held.index);
   else {
     const bytes = await store.get(key);
-    item = bytes === null ? undefined : parseJsonArray(bytes).items[head.index];
+    item = bytes === null ? undefined : parseJsonArray(bytes).items[held.index];
   }
   if (item === undefined) return "absent";
-  return isRecord(item) && item.hash === head.hash ? "stored" : "taken";
+  return isRecord(item) && item.hash === held.entry.hash ? "stored" : "taken";
 }
 
 /**
@@ -255,12 +299,24 @@ function storeTip(store: BlobStore, head: AuditHead): Promise<void> | undefined 
 }
 
 async function storeUnknownTip(store: BlobStore, head: AuditHead): Promise<void> {
-  const place = await placeOf(store, head);
-  if (place === "absent" && head.until > Date.now()) throw new HeadBusy();
-  const key = storageKeys.auditDay(head.userId, head.day);
-  // A foreign item in its place (the day was edited): append it after, never drop it.
-  if (place === "absent") await store.appendToJsonArray(key, head.entry, head.index);
-  if (place === "taken") await store.appendToJsonArray(key, head.entry);
+  // Oldest first, so the day keeps them in chain order.
+  let displaced = false;
+  const unsynced = new Set<string>();
+  for (const held of heldEntries(head)) {
+    const key = storageKeys.auditDay(head.userId, held.day);
+    const place = await placeOf(store, key, held);
+    // Found stored by a process before this one: with deferred appends it may not be on disk yet.
+    if (place === "stored") unsynced.add(key);
+    if (place === "absent" && head.until > Date.now()) throw new HeadBusy();
+    // A foreign item in its place (the day was edited): append it after, never drop it; what follows it too.
+    if (place === "absent" && !displaced) await store.appendToJsonArray(key, held.entry, held.index);
+    else if (place !== "stored") {
+      await store.appendToJsonArray(key, held.entry);
+      displaced = true;
+    }
+  }
+  // The next head drops what this one holds: it must be on disk first.
+  if (store.syncJsonArray !== undefined) for (const key of unsynced) await store.syncJsonArray(key);
   rememberStored(store, head.userId, head.hash);
 }
 
@@ -296,7 +352,10 @@ export function appendChained(
 ): Promise<ChainedAppend> {
   return lockOf(store).run(userId, async () => {
     const headKey = storageKeys.auditHead(userId);
+    // A store flushing day appends with its next head: the head holds the entry before too.
+    const holdsTwo = store.syncJsonArray !== undefined;
     let previous: Uint8Array | null = null;
+    let liveText: string | undefined;
     let written: AuditHead | undefined;
     let writtenBytes: Uint8Array | undefined;
     let entryText = "";
@@ -305,7 +364,7 @@ export function appendChained(
     const encode = (head: AuditHead): Uint8Array => {
       head.until = Date.now() + LEASE_MS;
       written = head;
-      return writtenBytes = encoder.encode(headJson(head, entryText));
+      return writtenBytes = encoder.encode(headJson(head, entryText, liveText));
     };
     const next = (live: AuditHead | undefined, day: string, index: number): Uint8Array | Promise<Uint8Array> => {
       const entry = chainEntry(fields, (live?.seq ?? 0) + 1, live?.hash ?? GENESIS_HASH, options.hash);
@@ -322,6 +381,7 @@ export function appendChained(
         entry,
         until: 0,
       };
+      if (holdsTwo && live !== undefined) head.previous = { day: live.day, index: live.index, entry: live.entry };
       if (options.signer === undefined) return encode(head);
       return options.signer.sign(canonicalJson(headFacts(head))).then((signature) => {
         head.signature = signature;
@@ -335,7 +395,9 @@ export function appendChained(
     };
     const change = (current: Uint8Array | null): Uint8Array | Promise<Uint8Array> => {
       previous = current;
-      const stored = readHeadOf(store, userId, current);
+      const known = writtenHeadOf(store, userId, current);
+      const stored: StoredHead = known === undefined ? readHead(current) : { kind: "head", head: known.head };
+      liveText = known?.entryText;
       // Starting over would hide whatever was done to the trail: appends stop until the head is restored.
       if (stored.kind === "unreadable") {
         throw ServiceError.server(`The audit head of ${userId} cannot be read; verify the trail and restore the head before appending`);
@@ -356,12 +418,12 @@ export function appendChained(
       }
     }
     const head = written!;
-    rememberHead(store, userId, writtenBytes!, head);
+    rememberHead(store, userId, { bytes: writtenBytes!, head, entryText });
     const filename = storageKeys.auditDay(userId, head.day);
     let entryCount: number;
     useJsonText(head.entry, entryText);
     try {
-      entryCount = await store.appendToJsonArray(filename, head.entry, head.index);
+      entryCount = await store.appendToJsonArray(filename, head.entry, head.index, holdsTwo ? DEFER_SYNC : undefined);
     } catch (err) {
       await rollBack(store, headKey, head, previous).catch(() => undefined);
       throw err;

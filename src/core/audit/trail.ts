@@ -11,7 +11,7 @@ import { parseJsonArray, UnreadableJsonItem } from "../storage/json-array.ts";
 import { auditDayRange, utcDay } from "./days.ts";
 import { ServiceError } from "../errors.ts";
 import type { AuditTrailDay, AuditTrailInput } from "./verify.ts";
-import { appendChained, type AuditChainOptions, extendableCopy, readHead } from "./chain.ts";
+import { appendChained, type AuditChainOptions, extendableCopy, heldEntries, readHead } from "./chain.ts";
 
 /** What an append answers (docs/api.md#audit). */
 export interface AuditAppendResult {
@@ -81,12 +81,13 @@ export async function readAuditDays(
       }),
     );
   }
-  // The newest entry is in the head before it is in its day: while its append runs, or when
-  // the writer died in between (the next append stores it). It is part of the trail either way.
+  // The newest entry (or two, on files with fsync) is in the head before it is in its day: while
+  // its append runs, or when the writer died or the power was cut in between (the next append
+  // stores it). It is part of the trail either way.
   const stored = readHead(await store.get(storageKeys.auditHead(userId)));
-  const at = stored.kind === "head" ? days.indexOf(stored.head.day) : -1;
-  if (stored.kind === "head" && at !== -1 && !perDay[at]!.some((item) => isRecord(item) && item.hash === stored.head.hash)) {
-    perDay[at]!.push(stored.head.entry);
+  for (const held of stored.kind === "head" ? heldEntries(stored.head) : []) {
+    const at = days.indexOf(held.day);
+    if (at !== -1 && !perDay[at]!.some((item) => isRecord(item) && item.hash === held.entry.hash)) perDay[at]!.push(held.entry);
   }
   return perDay.reverse().flatMap((entries) => entries.reverse());
 }

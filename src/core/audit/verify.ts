@@ -81,7 +81,7 @@ export interface AuditHeadVerification {
   updatedAt: string;
   /** `valid`, `invalid`, `unsigned`, or `unchecked` (signed, no key given). */
   signature: HeadSignatureStatus;
-  /** True when the newest entry is in the head but not yet in its day (an append in flight or cut short). */
+  /** True when the newest entry (or two) is in the head but not yet in its day (an append in flight or cut short). */
   pending?: boolean;
 }
 
@@ -231,15 +231,26 @@ export async function verifyAuditTrail(input: AuditTrailInput, options: VerifyAu
     const inRange = to === null || head.day <= to;
     const day = inRange ? headDay(head.day) : undefined;
     const entryOk = head.entry.seq === head.seq && head.entry.hash === head.hash && entryHash(head.entry) === head.hash;
+    // The entry before the newest, when the head holds it (files with fsync): it must be the one the newest follows.
+    const before = head.previous?.entry;
+    const beforeOk = before === undefined ||
+      (before.seq === head.seq - 1 && before.hash === head.entry.prevHash && entryHash(before) === before.hash);
     if (signature.status === "invalid") {
       mark(day ?? headDay(lastDay), head.seq, "signature invalid", `the head's signature is invalid: ${signature.reason ?? ""}`.trim());
     } else if (!entryOk) {
       mark(day ?? headDay(lastDay), head.seq, "edited", "the head's copy of the newest entry does not match the head");
+    } else if (!beforeOk) {
+      mark(day ?? headDay(lastDay), head.seq - 1, "edited", "the head's copy of the entry before the newest does not match it");
     } else if (day !== undefined) {
       const lastSeq = last?.seq ?? 0;
       if (last !== undefined && lastSeq === head.seq && last.hash !== head.hash) {
         mark(day, head.seq, "edited", `entry seq ${head.seq} is not the one the head names`);
       } else if (lastSeq === head.seq - 1 && head.entry.prevHash === (last?.hash ?? GENESIS_HASH) && (last !== undefined || fromStart)) {
+        headResult.pending = true;
+      } else if (
+        before !== undefined && lastSeq === head.seq - 2 && before.prevHash === (last?.hash ?? GENESIS_HASH) && (last !== undefined || fromStart)
+      ) {
+        // A power cut between the head's flush and its day's: the head holds both entries the day lacks.
         headResult.pending = true;
       } else if (lastSeq < head.seq && (last !== undefined || fromStart)) {
         mark(day, lastSeq + 1, "tail dropped", `the head names seq ${head.seq}, the trail ends at seq ${lastSeq}: entries ${lastSeq + 1} to ${head.seq} were dropped`);

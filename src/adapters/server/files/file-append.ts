@@ -10,6 +10,8 @@
 import { encodeAppendedItem, encodeJsonArray, parseJsonArray } from "../../../core/storage/json-array.ts";
 import { closeSync, fstatSync, writeSync } from "node:fs";
 import { descriptors, documentFiles } from "./file-driver.ts";
+import type { AppendOptions } from "../../../core/ports.ts";
+import type { DeferredSyncs } from "./deferred-syncs.ts";
 
 interface KnownFile {
   path: string;
@@ -28,7 +30,20 @@ export function createFileJsonArrayAppend(
   base: string,
   options: { sync?: boolean } = {},
 ): (key: string, item: unknown, atIndex?: number) => Promise<number> {
+  const append = createDeferringJsonArrayAppend(base, options);
+  return (key, item, atIndex) => append(key, item, atIndex);
+}
+
+/**
+ * {@link createFileJsonArrayAppend} whose in-place appends given `deferSync` leave their file
+ * to `options.deferred` (with sync): flushed with the next head write (deferred-syncs.ts).
+ */
+export function createDeferringJsonArrayAppend(
+  base: string,
+  options: { sync?: boolean; deferred?: DeferredSyncs } = {},
+): (key: string, item: unknown, atIndex?: number, appendOptions?: AppendOptions) => Promise<number> {
   const sync = options.sync ?? false;
+  const deferred = sync ? options.deferred : undefined;
   const files = documentFiles(base, sync);
   // Item counts of files this process has appended to, so an append need not reread the day.
   const known = new Map<string, KnownFile>();
@@ -38,8 +53,10 @@ export function createFileJsonArrayAppend(
     if (known.size > MAX_KNOWN_FILES) known.delete(known.keys().next().value ?? key);
   };
 
-  return (key, item, atIndex) =>
+  return (key, item, atIndex, appendOptions) =>
     files.exclusive(key, async (document) => {
+      // A new file (and its folder entry) or a rewrite is synced as ever: deferring covers the in-place write only.
+      const later = appendOptions?.deferSync === true ? deferred : undefined;
       const opened = await document.open();
       if (opened === null) {
         await document.replace(encodeJsonArray([item]));
@@ -47,6 +64,7 @@ export function createFileJsonArrayAppend(
         return 1;
       }
       const { fd, path } = opened;
+      let kept = false;
       try {
         const { ino, size } = fstatSync(fd);
         let file = known.get(document.path);
@@ -69,12 +87,30 @@ export function createFileJsonArrayAppend(
         const offset = size - 2; // over the closing "\n]"
         const bytesWritten = writeSync(fd, appended, 0, appended.length, offset);
         if (bytesWritten !== appended.length) throw new Error(`short write appending to ${key}`);
-        if (sync) await descriptors.dataSync(fd);
+        if (later !== undefined) {
+          later.defer(path, fd);
+          kept = true;
+        } else if (sync) await descriptors.dataSync(fd);
         const next = { path, ino, size: offset + appended.length, count: file.count + 1 };
         remember(document.path, next);
         return next.count;
       } finally {
-        closeSync(fd);
+        if (!kept) closeSync(fd);
+      }
+    });
+}
+
+/** `BlobStore.syncJsonArray` for files under `base`: data-syncs the array's file when there is one. */
+export function createFileJsonArraySync(base: string): (key: string) => Promise<void> {
+  const files = documentFiles(base, true);
+  return (key) =>
+    files.exclusive(key, async (document) => {
+      const opened = await document.open();
+      if (opened === null) return;
+      try {
+        await descriptors.dataSync(opened.fd);
+      } finally {
+        closeSync(opened.fd);
       }
     });
 }

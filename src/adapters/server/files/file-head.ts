@@ -12,9 +12,11 @@
  */
 import { closeSync, fstatSync, openSync, readSync, writeSync } from "node:fs";
 import type { Bytes, UpdateOptions } from "../../../core/ports.ts";
-import { crc32 } from "../../../core/encoding/crc32.ts";
+import * as zlib from "node:zlib";
+import { crc32 as crc32Js } from "../../../core/encoding/crc32.ts";
 import { descriptors, type DocumentFiles, isAbsent } from "./file-driver.ts";
 import { sameBytes } from "../../../core/encoding/same-bytes.ts";
+import type { DeferredSyncs } from "./deferred-syncs.ts";
 
 /** The keys kept as slotted files: the audit store's heads (storageKeys.auditHead). */
 export const isHeadKey = (key: string): boolean => key.startsWith("audit-heads/");
@@ -24,8 +26,9 @@ const MAGIC = "fa-head-slot ";
 /** The header's length in bytes. */
 export const SLOT_HEADER_BYTES = MAGIC.length + 16 + 1 + 8 + 1 + 8 + 1;
 const MIN_SLOT_BYTES = 4_096;
+// node:zlib's native CRC-32 (Node 20.15+, Bun, Deno; the same values as the core's) where there is one.
+const crc32: (bytes: Uint8Array, previous?: number) => number = (zlib as { crc32?: typeof zlib.crc32 }).crc32 ?? crc32Js;
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 /** A slotted head file read back. */
 interface Slots {
@@ -58,15 +61,43 @@ export function encodeSlot(generation: number, value: Uint8Array): Uint8Array {
   return slot;
 }
 
-/** The header of slot `at` of `bytes` when it is one, its CRC-32 not yet checked. */
+const MAGIC_BYTES = encoder.encode(MAGIC);
+const SPACE = 0x20;
+const NEWLINE = 0x0a;
+
+/** Whether `bytes` hold the slot magic at `at`. */
+function hasMagic(bytes: Uint8Array, at: number): boolean {
+  if (at + SLOT_HEADER_BYTES > bytes.length) return false;
+  for (let i = 0; i < MAGIC_BYTES.length; i++) if (bytes[at + i] !== MAGIC_BYTES[i]) return false;
+  return true;
+}
+
+/** The value of `digits` lower-case hex digits at `at`, or -1 when one is not (read byte by byte: no text decoded per read). */
+function hexAt(bytes: Uint8Array, at: number, digits: number): number {
+  let value = 0;
+  for (let i = at; i < at + digits; i++) {
+    const c = bytes[i]!;
+    const digit = c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1;
+    if (digit === -1) return -1;
+    value = value * 16 + digit;
+  }
+  return value;
+}
+
+/**
+ * The header of slot `at` of `bytes` when it is one (`fa-head-slot {16 hex} {8 hex} {8 hex}\n`),
+ * its CRC-32 not yet checked.
+ */
 function slotHeader(bytes: Uint8Array, at: number, slotBytes: number): { at: number; generation: number; length: number; crc: number } | undefined {
-  const header = decoder.decode(bytes.subarray(at, at + SLOT_HEADER_BYTES));
-  const match = /^fa-head-slot ([0-9a-f]{16}) ([0-9a-f]{8}) ([0-9a-f]{8})\n$/.exec(header);
-  if (match === null) return undefined;
-  const generation = Number.parseInt(match[1]!, 16);
-  const length = Number.parseInt(match[2]!, 16);
+  if (!hasMagic(bytes, at)) return undefined;
+  const g = at + MAGIC.length;
+  if (bytes[g + 16] !== SPACE || bytes[g + 25] !== SPACE || bytes[g + 34] !== NEWLINE) return undefined;
+  const generation = hexAt(bytes, g, 16);
+  const length = hexAt(bytes, g + 17, 8);
+  const crc = hexAt(bytes, g + 26, 8);
+  if (generation === -1 || length === -1 || crc === -1) return undefined;
   if (!Number.isSafeInteger(generation) || SLOT_HEADER_BYTES + length > slotBytes) return undefined;
-  return { at, generation, length, crc: Number.parseInt(match[3]!, 16) };
+  return { at, generation, length, crc };
 }
 
 /** The head's bytes in the slot a header describes, or undefined when its CRC-32 does not match them. */
@@ -82,7 +113,7 @@ export function readSlots(bytes: Uint8Array): Slots | undefined {
   const slotBytes = bytes.length / 2;
   if (!Number.isInteger(slotBytes) || slotBytes < SLOT_HEADER_BYTES) return undefined;
   // Slot 0 is written when the file is made, and a torn write leaves its first bytes as they were.
-  if (decoder.decode(bytes.subarray(0, MAGIC.length)) !== MAGIC) return undefined;
+  if (!hasMagic(bytes, 0)) return undefined;
   // The current head is the valid slot of the higher generation: that one is checked first, the
   // other only when it is spoiled (a tie goes to slot 1, as the slot written last when both are).
   const headers = [slotHeader(bytes, 0, slotBytes), slotHeader(bytes, slotBytes, slotBytes)];
@@ -113,7 +144,7 @@ function slottedFile(generation: number, value: Uint8Array): Uint8Array {
 interface OpenHeadFile {
   /** Its bytes when opened. */
   bytes: Bytes;
-  /** Writes `bytes` at `position` and, with sync, data-syncs the file. */
+  /** Writes `bytes` at `position` and, with sync, data-syncs the file (beside the deferred day appends). */
   writeAt(bytes: Uint8Array, position: number): Promise<void>;
   close(): void;
 }
@@ -131,7 +162,7 @@ function readWhole(fd: number): Bytes {
  * closed in synchronous calls (microseconds from the page cache, less than a thread-pool round
  * trip); with sync, the data sync waits for the disk off the event loop.
  */
-function openHeadFile(paths: readonly string[], sync: boolean): OpenHeadFile | null {
+function openHeadFile(paths: readonly string[], sync: boolean, deferred: DeferredSyncs | undefined): OpenHeadFile | null {
   for (const path of paths) {
     let fd: number;
     try {
@@ -146,7 +177,10 @@ function openHeadFile(paths: readonly string[], sync: boolean): OpenHeadFile | n
         bytes,
         writeAt: async (data, position) => {
           for (let done = 0; done < data.length;) done += writeSync(fd, data, done, data.length - done, position + done);
-          if (sync) await descriptors.dataSync(fd);
+          if (!sync) return;
+          // One round: the head and the days appended since the last head are flushed together.
+          if (deferred === undefined) await descriptors.dataSync(fd);
+          else await Promise.all([descriptors.dataSync(fd), deferred.flush()]);
         },
         close: () => closeSync(fd),
       };
@@ -158,8 +192,11 @@ function openHeadFile(paths: readonly string[], sync: boolean): OpenHeadFile | n
   return null;
 }
 
-/** Reads and updates the head files of `files`; `sync` data-syncs each write before it resolves. */
-export function headFiles(files: DocumentFiles, sync: boolean) {
+/**
+ * Reads and updates the head files of `files`; `sync` data-syncs each write before it resolves,
+ * together with the day appends `deferred` holds (flushed before any head write resolves).
+ */
+export function headFiles(files: DocumentFiles, sync: boolean, deferred?: DeferredSyncs) {
   return {
     /** The current head's bytes, or null. */
     async read(key: string): Promise<Bytes | null> {
@@ -173,7 +210,7 @@ export function headFiles(files: DocumentFiles, sync: boolean) {
      */
     update(key: string, change: (current: Bytes | null) => Uint8Array | Promise<Uint8Array>, options?: UpdateOptions): Promise<Uint8Array> {
       return files.exclusive(key, async (document) => {
-        let file = openHeadFile(document.paths, sync);
+        let file = openHeadFile(document.paths, sync, deferred);
         try {
           const slots = file === null ? undefined : readSlots(file.bytes);
           const current = file === null ? null : slots?.value ?? file.bytes;
@@ -187,7 +224,8 @@ export function headFiles(files: DocumentFiles, sync: boolean) {
           // Not in place, no file yet, the whole form, or a head outgrowing its slots: a new file, renamed into place.
           file?.close();
           file = null;
-          await document.replace(slottedFile((slots?.generation ?? 0) + 1, next));
+          const replaced = document.replace(slottedFile((slots?.generation ?? 0) + 1, next));
+          await (sync && deferred !== undefined ? Promise.all([replaced, deferred.flush()]) : replaced);
           return next;
         } finally {
           file?.close();

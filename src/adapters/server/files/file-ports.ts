@@ -7,13 +7,14 @@ import { join } from "node:path";
 import { createStorage } from "unstorage";
 import { createBlobStore, createKvStore } from "../../../core/storage/unstorage-stores.ts";
 import { systemClock } from "../../../core/ports.ts";
-import type { BlobStore } from "../../../core/ports.ts";
+import type { AppendOptions, BlobStore } from "../../../core/ports.ts";
 import type { ServicePorts } from "../../../core/service/service.ts";
 import type { ServiceConfig } from "../../../core/config/mod.ts";
 import { atomicFileDriver, documentFiles, type FileDriver } from "./file-driver.ts";
 import { piecesOf } from "../../../core/storage/byte-stream.ts";
-import { createFileJsonArrayAppend } from "./file-append.ts";
+import { createDeferringJsonArrayAppend, createFileJsonArraySync } from "./file-append.ts";
 import { headFiles, isHeadKey } from "./file-head.ts";
+import { DeferredSyncs } from "./deferred-syncs.ts";
 
 /** What the stores call of an unstorage `Storage`. */
 type Storage = ReturnType<typeof createStorage>;
@@ -66,8 +67,11 @@ export interface FileBlobStoreOptions {
 export function createFileBlobStore(dir: string, options: FileBlobStoreOptions = {}): BlobStore {
   const sync = options.sync ?? false;
   const files = documentFiles(dir, sync);
+  // With sync, the audit store's chained day appends may be flushed with the next head write.
+  const deferred = sync && options.auditHeads === true ? new DeferredSyncs() : undefined;
+  const append = createDeferringJsonArrayAppend(dir, { sync, ...(deferred === undefined ? {} : { deferred }) });
   const unstored = createBlobStore(fileStorage(dir, sync), {
-    appendToJsonArray: createFileJsonArrayAppend(dir, { sync }),
+    appendToJsonArray: append,
     putStream: (key, size, body) => files.writeStream(key, size, piecesOf(body, size)),
   });
   // A plain key is read straight from its file (the key unstorage would pass on, `/` for `:`),
@@ -76,9 +80,15 @@ export function createFileBlobStore(dir: string, options: FileBlobStoreOptions =
   const store: BlobStore = { ...unstored, get };
   if (options.auditHeads !== true) return store;
   // Audit heads are rewritten by every append: two slots written in place by turns (file-head.ts).
-  const heads = headFiles(files, sync);
+  const heads = headFiles(files, sync, deferred);
   return {
     ...store,
+    ...(deferred === undefined ? {} : {
+      // Straight to the file append (it locks the day itself), so the options reach it.
+      appendToJsonArray: (key: string, item: unknown, atIndex?: number, appendOptions?: AppendOptions) =>
+        appendOptions?.deferSync === true ? append(key, item, atIndex, appendOptions) : store.appendToJsonArray(key, item, atIndex),
+      syncJsonArray: createFileJsonArraySync(dir),
+    }),
     get: (key) => (isHeadKey(key) ? heads.read(key) : get(key)),
     update: (key, change, options) => (isHeadKey(key) ? heads.update(key, change, options) : store.update(key, change)),
   };

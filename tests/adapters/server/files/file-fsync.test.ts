@@ -17,6 +17,8 @@ import { auditEntry } from "../../../helpers/audit-entry.ts";
 
 let dir: string;
 let counts: { sync: number; datasync: number };
+// Each descriptor data sync's start and end, in order: one round of flushes is every start before the first end.
+let events: string[];
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "fa-fsync-"));
   const probe = await open(join(dir, "probe"), "w");
@@ -34,9 +36,12 @@ beforeEach(async () => {
     return datasync.call(this);
   });
   const dataSync = descriptors.dataSync;
-  vi.spyOn(descriptors, "dataSync").mockImplementation((fd: number) => {
+  events = [];
+  vi.spyOn(descriptors, "dataSync").mockImplementation(async (fd: number) => {
     counts.datasync++;
-    return dataSync(fd);
+    events.push("start");
+    await dataSync(fd);
+    events.push("end");
   });
 });
 afterEach(async () => {
@@ -62,15 +67,21 @@ describe("fsync of the file stores", () => {
     expect(JSON.parse(new TextDecoder().decode((await store.get(day))!))).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
   });
 
-  it("with sync, a chained audit append flushes twice: the head's slot, then the day (data syncs; no temporary file, no folder)", async () => {
+  it("with sync, a chained audit append waits for one round of flushes: its head's slot beside the day appended before (data syncs; no temporary file, no folder)", async () => {
     const store = createFileBlobStore(join(dir, "audit"), { sync: true, auditHeads: true });
     const clock = { now: () => new Date("2026-11-22T12:00:00Z") };
     for (let n = 1; n <= 2; n++) await appendAuditEntry(store, clock, "u1", auditEntry({ details: { validationErrors: [], n } }) as ValidationAuditEntry);
     for (let n = 3; n <= 5; n++) {
       counts = { sync: 0, datasync: 0 };
+      events = [];
       await appendAuditEntry(store, clock, "u1", auditEntry({ details: { validationErrors: [], n } }) as ValidationAuditEntry);
       expect(counts).toEqual({ sync: 0, datasync: 2 });
+      expect(events).toEqual(["start", "start", "end", "end"]);
     }
+    // The day appended last is flushed with the next head: a plain update of the store (any head) flushes it.
+    events = [];
+    await store.update("audit-heads/u2.json", () => new TextEncoder().encode("{}"), { inPlace: true });
+    expect(events.filter((event) => event === "start").length).toBeGreaterThanOrEqual(1);
   });
 
   it("without sync, nothing is fsynced", async () => {
