@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createFileBlobStore } from "../../../../src/adapters/server/files/file-ports.ts";
+import { documentFiles } from "../../../../src/adapters/server/files/file-driver.ts";
 import { encodeJsonArray } from "../../../../src/core/storage/json-array.ts";
 
 let dir: string;
@@ -48,6 +49,26 @@ describe("file blob store (embedded default)", () => {
     JSON.parse(await readFile(join(dir, "u1", "doc.json"), "utf8"));
     await writeFile(join(dir, "u1", ".doc.json.1234.tmp"), "{half");
     expect(await store.list("")).toEqual(["u1/doc.json"]);
+  });
+
+  it("a write issued while its document is held (an append under way) lands after it, not before", async () => {
+    const files = documentFiles(dir);
+    await files.write("u1/day.json", "A");
+    let release = () => {};
+    const held = files.exclusive("u1/day.json", async (document) => {
+      await new Promise<void>((resolve) => (release = resolve));
+      await document.replace(bytes("C"));
+    });
+    const write = files.write("u1/day.json", "B");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await readFile(join(dir, "u1", "day.json"), "utf8")).toBe("A");
+    release();
+    await Promise.all([held, write]);
+    expect(await readFile(join(dir, "u1", "day.json"), "utf8")).toBe("B");
+    // Unheld again: a write lands at once, and no temporary file is left.
+    await files.write("u1/day.json", "D");
+    expect(await readFile(join(dir, "u1", "day.json"), "utf8")).toBe("D");
+    expect(await readdir(join(dir, "u1"))).toEqual(["day.json"]);
   });
 
   it("appends 64 concurrent items without loss, counts 1..64 once each, in the canonical form", async () => {
