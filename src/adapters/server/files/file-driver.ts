@@ -440,17 +440,42 @@ export function documentFiles(base: string, sync = false): DocumentFiles {
     });
   }
 
+  // Folders this store made or found (the service never removes one): a new document's folders
+  // are made from the first one not known (a new case: one mkdir, not four calls and an error).
+  // Bounded; emptied when full.
+  const knownFolders = new Set<string>();
+  const knowFolder = (path: string) => {
+    if (knownFolders.size >= MAX_REMEMBERED_PLACES) knownFolders.clear();
+    knownFolders.add(path);
+  };
+
   async function ensureFolders(place: DocumentPlace): Promise<void> {
-    // The store's own folder is made whole: it is ours, no document can hold its name.
-    const made = await mkdir(root, { recursive: true });
-    for (let dir = root; made !== undefined && sync; dir = dirname(dir)) {
-      await syncDirectory(dirname(dir)); // each new folder's entry is in its parent
-      if (dir === made) break;
+    try {
+      await makeFolders(place, true);
+    } catch (err) {
+      // A known folder was removed (or made a file) behind this store's back: forget them all, make the whole way.
+      if (!isMissing(err)) throw err;
+      knownFolders.clear();
+      await makeFolders(place, false);
+    }
+  }
+
+  async function makeFolders(place: DocumentPlace, skipKnown: boolean): Promise<void> {
+    if (!skipKnown || !knownFolders.has(root)) {
+      // The store's own folder is made whole: it is ours, no document can hold its name.
+      const made = await mkdir(root, { recursive: true });
+      for (let dir = root; made !== undefined && sync; dir = dirname(dir)) {
+        await syncDirectory(dirname(dir)); // each new folder's entry is in its parent
+        if (dir === made) break;
+      }
+      knowFolder(root);
     }
     let path = root;
     for (const folder of place.folders) {
       path = join(path, folder);
+      if (skipKnown && knownFolders.has(path)) continue;
       await ensureFolder(path);
+      knowFolder(path);
     }
   }
 
@@ -600,11 +625,16 @@ export function documentFiles(base: string, sync = false): DocumentFiles {
       // made there without trying the write again first; a folder of that name; or the error again).
       let folderMissing = false;
       if (!sync && place.names.plain !== undefined && data.length <= SMALL_FILE_BYTES && !lockedPaths.has(place.path)) {
+        // Its error is never passed on (the locked way throws its own): made without a stack.
+        const limit = Error.stackTraceLimit;
+        Error.stackTraceLimit = 0;
         try {
           replaceSmallNow(inFolder(place.dir, temporaryName(place.names.plain)), inFolder(place.dir, place.names.plain), data, 0o644);
           return Promise.resolve();
         } catch (err) {
           folderMissing = isMissing(err);
+        } finally {
+          Error.stackTraceLimit = limit;
         }
       }
       return underLock(place.path, () => writeUnlocked(place, data, folderMissing));

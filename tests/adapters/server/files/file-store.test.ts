@@ -71,6 +71,20 @@ describe("file blob store (embedded default)", () => {
     expect(await readdir(join(dir, "u1"))).toEqual(["day.json"]);
   });
 
+  it("a new document under a folder removed, or made a file, behind the store's back is still written", async () => {
+    const store = createFileBlobStore(dir);
+    await store.put("u1/C-1/data.json", bytes('{"n":1}'));
+    await rm(join(dir, "u1"), { recursive: true });
+    await store.put("u1/C-2/data.json", bytes('{"n":2}'));
+    expect(text(await store.get("u1/C-2/data.json"))).toBe('{"n":2}');
+    await rm(join(dir, "u1"), { recursive: true });
+    await writeFile(join(dir, "u1"), "a document named like the folder");
+    await store.put("u1/C-3/data.json", bytes('{"n":3}'));
+    expect(text(await store.get("u1/C-3/data.json"))).toBe('{"n":3}');
+    expect(await store.list("u1/")).toEqual(["u1/C-3/data.json"]);
+    expect((await readdir(dir)).sort()).toEqual(["u1", "u1#"]);
+  });
+
   it("appends 64 concurrent items without loss, counts 1..64 once each, in the canonical form", async () => {
     const store = createFileBlobStore(dir);
     const counts = await Promise.all(Array.from({ length: 64 }, (_, i) => store.appendToJsonArray("audit-trails/u1-2026-11-22.json", { i })));
