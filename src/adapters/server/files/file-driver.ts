@@ -9,7 +9,7 @@
  * whose name is longer than a file name may be, gets an escaped name (file-names.ts).
  * With `sync`, a write is on the disk (file and folder entry fsynced) before it resolves.
  */
-import { closeSync, fdatasync, openSync, readFile as readFileCallback, readSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, fdatasync, openSync, readFile as readFileCallback, readSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { type FileHandle, mkdir, open, readdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { KeyedMutex } from "../../../core/storage/keyed-mutex.ts";
@@ -52,6 +52,21 @@ export const isAbsent = (err: unknown): boolean => isMissing(err) || codeOf(err)
 // One lock per document path for the whole process: a document moving aside for a folder
 // of its name must not cross a write of that document (every store over any folder).
 const documentLocks = new KeyedMutex();
+/** How many tasks are queued or running under each path's lock (paths with none are absent). */
+const lockedPaths = new Map<string, number>();
+
+/** Runs `task` under the lock of `path`, counted in {@link lockedPaths}. */
+function underLock<T>(path: string, task: () => Promise<T>): Promise<T> {
+  lockedPaths.set(path, (lockedPaths.get(path) ?? 0) + 1);
+  const release = () => {
+    const left = lockedPaths.get(path)! - 1;
+    if (left === 0) lockedPaths.delete(path);
+    else lockedPaths.set(path, left);
+  };
+  const result = documentLocks.run(path, task);
+  result.then(release, release);
+  return result;
+}
 
 /** fsyncs a folder so that a rename or a new entry in it survives power loss. */
 async function syncDirectory(dir: string): Promise<void> {
@@ -100,6 +115,27 @@ function inFolder(dir: string, name: string): string {
   return dir.endsWith(sep) ? dir + name : dir + sep + name;
 }
 
+/**
+ * Writes small `data` to `temporary` and renames it over `target`, in synchronous calls (from
+ * the page cache they take microseconds, SMALL_FILE_BYTES); the temporary file is removed on failure.
+ */
+function replaceSmallNow(temporary: string, target: string, data: Uint8Array | string, mode: number): void {
+  try {
+    writeFileSync(temporary, data, { mode });
+    renameSync(temporary, target);
+  } catch (err) {
+    // A missing folder (the first write under a new one) means no temporary file was made.
+    if (!isMissing(err)) {
+      try {
+        unlinkSync(temporary);
+      } catch {
+        // Gone already, or not removable: the error that matters is the write's.
+      }
+    }
+    throw err;
+  }
+}
+
 /** Writes `name` in `dir` through a temporary file renamed over it (a staged file is renamed itself). */
 async function replaceFile(dir: string, name: string, data: Content, mode: number, sync: boolean): Promise<void> {
   if (typeof data !== "string" && !(data instanceof Uint8Array)) {
@@ -110,12 +146,8 @@ async function replaceFile(dir: string, name: string, data: Content, mode: numbe
   }
   const temporary = inFolder(dir, temporaryName(name));
   const target = inFolder(dir, name);
+  if (!sync && data.length <= SMALL_FILE_BYTES) return replaceSmallNow(temporary, target, data, mode);
   try {
-    if (!sync && data.length <= SMALL_FILE_BYTES) {
-      writeFileSync(temporary, data, { mode });
-      renameSync(temporary, target);
-      return;
-    }
     if (sync) {
       const handle = await open(temporary, "wx", mode);
       try {
@@ -399,7 +431,7 @@ export function documentFiles(base: string, sync = false): DocumentFiles {
       if (codeOf(err) !== "EEXIST") throw err;
     }
     if (await isFolder(path)) return;
-    await documentLocks.run(path, async () => {
+    await underLock(path, async () => {
       if (await isFile(path)) await moveAside(path);
       await mkdir(path).catch((err: unknown) => {
         if (codeOf(err) !== "EEXIST") throw err;
@@ -408,29 +440,56 @@ export function documentFiles(base: string, sync = false): DocumentFiles {
     });
   }
 
+  // Folders this store made or found (the service never removes one): a new document's folders
+  // are made from the first one not known (a new case: one mkdir, not four calls and an error).
+  // Bounded; emptied when full.
+  const knownFolders = new Set<string>();
+  const knowFolder = (path: string) => {
+    if (knownFolders.size >= MAX_REMEMBERED_PLACES) knownFolders.clear();
+    knownFolders.add(path);
+  };
+
   async function ensureFolders(place: DocumentPlace): Promise<void> {
-    // The store's own folder is made whole: it is ours, no document can hold its name.
-    const made = await mkdir(root, { recursive: true });
-    for (let dir = root; made !== undefined && sync; dir = dirname(dir)) {
-      await syncDirectory(dirname(dir)); // each new folder's entry is in its parent
-      if (dir === made) break;
+    try {
+      await makeFolders(place, true);
+    } catch (err) {
+      // A known folder was removed (or made a file) behind this store's back: forget them all, make the whole way.
+      if (!isMissing(err)) throw err;
+      knownFolders.clear();
+      await makeFolders(place, false);
+    }
+  }
+
+  async function makeFolders(place: DocumentPlace, skipKnown: boolean): Promise<void> {
+    if (!skipKnown || !knownFolders.has(root)) {
+      // The store's own folder is made whole: it is ours, no document can hold its name.
+      const made = await mkdir(root, { recursive: true });
+      for (let dir = root; made !== undefined && sync; dir = dirname(dir)) {
+        await syncDirectory(dirname(dir)); // each new folder's entry is in its parent
+        if (dir === made) break;
+      }
+      knowFolder(root);
     }
     let path = root;
     for (const folder of place.folders) {
       path = join(path, folder);
+      if (skipKnown && knownFolders.has(path)) continue;
       await ensureFolder(path);
+      knowFolder(path);
     }
   }
 
   /** Writes one file of the document's folder, creating the folders on the way when missing. */
-  async function writeInFolder(place: DocumentPlace, name: string, data: Content): Promise<void> {
-    try {
-      await replaceFile(place.dir, name, data, 0o644, sync);
-    } catch (err) {
-      if (!isMissing(err)) throw err;
-      await ensureFolders(place);
-      await replaceFile(place.dir, name, data, 0o644, sync);
+  async function writeInFolder(place: DocumentPlace, name: string, data: Content, folderMissing = false): Promise<void> {
+    if (!folderMissing) {
+      try {
+        return await replaceFile(place.dir, name, data, 0o644, sync);
+      } catch (err) {
+        if (!isMissing(err)) throw err;
+      }
     }
+    await ensureFolders(place);
+    await replaceFile(place.dir, name, data, 0o644, sync);
   }
 
   /** Writes the document under its escaped name; a hashed name gets its side record first. */
@@ -440,10 +499,10 @@ export function documentFiles(base: string, sync = false): DocumentFiles {
   }
 
   /** Writes under the plain name unless a folder has it or it does not fit. Caller holds the lock. */
-  async function writeUnlocked(place: DocumentPlace, data: Content): Promise<void> {
+  async function writeUnlocked(place: DocumentPlace, data: Content, folderMissing = false): Promise<void> {
     if (place.names.plain === undefined) return writeEscaped(place, data);
     try {
-      await writeInFolder(place, place.names.plain, data);
+      await writeInFolder(place, place.names.plain, data, folderMissing);
     } catch (err) {
       // A folder has the name (EISDIR on Linux; other systems say ENOTEMPTY or EEXIST).
       if (!(await isFolder(join(place.dir, place.names.plain)))) throw err;
@@ -560,21 +619,39 @@ export function documentFiles(base: string, sync = false): DocumentFiles {
     },
     write(key, data) {
       const place = placeOf(key);
-      return documentLocks.run(place.path, () => writeUnlocked(place, data));
+      // Nothing queued or running under the document's lock: a write of its plain name ends in
+      // synchronous calls before any other task can start, as if it had taken the lock, without
+      // the lock's promises. A failure takes the locked way, which decides (a missing folder is
+      // made there without trying the write again first; a folder of that name; or the error again).
+      let folderMissing = false;
+      if (!sync && place.names.plain !== undefined && data.length <= SMALL_FILE_BYTES && !lockedPaths.has(place.path)) {
+        // Its error is never passed on (the locked way throws its own): made without a stack.
+        const limit = Error.stackTraceLimit;
+        Error.stackTraceLimit = 0;
+        try {
+          replaceSmallNow(inFolder(place.dir, temporaryName(place.names.plain)), inFolder(place.dir, place.names.plain), data, 0o644);
+          return Promise.resolve();
+        } catch (err) {
+          folderMissing = isMissing(err);
+        } finally {
+          Error.stackTraceLimit = limit;
+        }
+      }
+      return underLock(place.path, () => writeUnlocked(place, data, folderMissing));
     },
     async writeStream(key, size, pieces) {
       const place = placeOf(key);
       // Staged outside the lock: only the rename into place must not cross another write.
       const staged = await stage(place, size, pieces);
       try {
-        await documentLocks.run(place.path, () => writeUnlocked(place, staged));
+        await underLock(place.path, () => writeUnlocked(place, staged));
       } finally {
         await unlink(staged.staged).catch(() => undefined);
       }
     },
     remove(key) {
       const place = placeOf(key);
-      return documentLocks.run(place.path, async () => {
+      return underLock(place.path, async () => {
         for (const path of candidates(place)) await unlinkIfPresent(path);
         if (place.names.record !== undefined) await unlinkIfPresent(join(place.dir, place.names.record));
       });
@@ -587,7 +664,7 @@ export function documentFiles(base: string, sync = false): DocumentFiles {
     },
     exclusive(key, task) {
       const place = placeOf(key);
-      return documentLocks.run(place.path, () =>
+      return underLock(place.path, () =>
         task({
           path: place.path,
           paths: candidates(place),

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createFileBlobStore } from "../../../../src/adapters/server/files/file-ports.ts";
+import { documentFiles } from "../../../../src/adapters/server/files/file-driver.ts";
 import { encodeJsonArray } from "../../../../src/core/storage/json-array.ts";
 
 let dir: string;
@@ -48,6 +49,40 @@ describe("file blob store (embedded default)", () => {
     JSON.parse(await readFile(join(dir, "u1", "doc.json"), "utf8"));
     await writeFile(join(dir, "u1", ".doc.json.1234.tmp"), "{half");
     expect(await store.list("")).toEqual(["u1/doc.json"]);
+  });
+
+  it("a write issued while its document is held (an append under way) lands after it, not before", async () => {
+    const files = documentFiles(dir);
+    await files.write("u1/day.json", "A");
+    let release = () => {};
+    const held = files.exclusive("u1/day.json", async (document) => {
+      await new Promise<void>((resolve) => (release = resolve));
+      await document.replace(bytes("C"));
+    });
+    const write = files.write("u1/day.json", "B");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await readFile(join(dir, "u1", "day.json"), "utf8")).toBe("A");
+    release();
+    await Promise.all([held, write]);
+    expect(await readFile(join(dir, "u1", "day.json"), "utf8")).toBe("B");
+    // Unheld again: a write lands at once, and no temporary file is left.
+    await files.write("u1/day.json", "D");
+    expect(await readFile(join(dir, "u1", "day.json"), "utf8")).toBe("D");
+    expect(await readdir(join(dir, "u1"))).toEqual(["day.json"]);
+  });
+
+  it("a new document under a folder removed, or made a file, behind the store's back is still written", async () => {
+    const store = createFileBlobStore(dir);
+    await store.put("u1/C-1/data.json", bytes('{"n":1}'));
+    await rm(join(dir, "u1"), { recursive: true });
+    await store.put("u1/C-2/data.json", bytes('{"n":2}'));
+    expect(text(await store.get("u1/C-2/data.json"))).toBe('{"n":2}');
+    await rm(join(dir, "u1"), { recursive: true });
+    await writeFile(join(dir, "u1"), "a document named like the folder");
+    await store.put("u1/C-3/data.json", bytes('{"n":3}'));
+    expect(text(await store.get("u1/C-3/data.json"))).toBe('{"n":3}');
+    expect(await store.list("u1/")).toEqual(["u1/C-3/data.json"]);
+    expect((await readdir(dir)).sort()).toEqual(["u1", "u1#"]);
   });
 
   it("appends 64 concurrent items without loss, counts 1..64 once each, in the canonical form", async () => {
