@@ -14,26 +14,36 @@ import { sameBytes } from "../encoding/same-bytes.ts";
 /** Bytes of envelopes and plaintexts a keyring keeps by default (about a thousand 2 KB documents). */
 export const OPENED_OBJECTS_BYTES = 4 * 1024 * 1024;
 
+const NOTHING: Bytes = new Uint8Array(0);
+
 /** One opened object: its envelope as stored and its plaintext, both copies of this cache's own. */
 interface OpenedObject {
+  /** Its store key. */
+  readonly key: string;
   /** What the envelope was opened as (part of its additional data). */
   readonly kind: string;
-  /** The envelope's bytes, as they were stored. */
-  readonly envelope: Bytes;
-  /** Its plaintext. */
-  readonly plaintext: Bytes;
+  /** The envelope's bytes, as they were stored (emptied once dropped). */
+  envelope: Bytes;
+  /** Its plaintext (emptied once dropped). */
+  plaintext: Bytes;
   /** What the entry counts against the bound: both arrays and the store key. */
   readonly size: number;
   /** Read since the eviction scan last passed it (a second chance instead of a move per hit, which costs a Map delete and set). */
   used: boolean;
+  /** Dropped: left in the queue until the scan passes it. */
+  gone: boolean;
 }
 
 /** Recently opened small objects of one keyring, the oldest not read since dropped first past a bound in bytes. */
 export class OpenedObjects {
   /** The most bytes of envelopes, plaintexts and store keys held at once (0: nothing is kept). */
   readonly limit: number;
-  // A Map iterates in insertion order: the scan for room starts at the oldest.
   readonly #entries = new Map<string, OpenedObject>();
+  // Oldest first, from #head: a Map's own oldest entry is found by skipping every deleted one
+  // before it (about 20k instructions a drop once the cache is full and churning).
+  #queue: OpenedObject[] = [];
+  #head = 0;
+  #gone = 0;
   readonly #equal: (a: Uint8Array, b: Uint8Array) => boolean;
   #bytes = 0;
 
@@ -71,15 +81,27 @@ export class OpenedObjects {
     if (size * 16 > this.limit) return;
     // The oldest read since the scan last passed it goes to the back; the oldest not read goes.
     while (this.#bytes + size > this.limit) {
-      const [oldest, entry] = this.#entries.entries().next().value!;
-      this.#entries.delete(oldest);
-      if (entry.used) {
+      const entry = this.#queue[this.#head++]!;
+      if (entry.gone) this.#gone--;
+      else if (entry.used) {
         entry.used = false;
-        this.#entries.set(oldest, entry);
-      } else this.#bytes -= entry.size;
+        this.#queue.push(entry);
+      } else {
+        this.forget(entry.key);
+        // forget() counts it as dropped and still queued; the scan has just passed it.
+        this.#gone--;
+      }
     }
-    this.#entries.set(key, { kind, envelope: envelope.slice(), plaintext: plaintext.slice(), size, used: false });
+    const entry: OpenedObject = { key, kind, envelope: envelope.slice(), plaintext: plaintext.slice(), size, used: false, gone: false };
+    this.#entries.set(key, entry);
+    this.#queue.push(entry);
     this.#bytes += size;
+    // Drops and passed slots at most as many as live entries (and a few): the queue stays in proportion.
+    if (this.#head + this.#gone > this.#entries.size + 64) {
+      this.#queue = this.#queue.slice(this.#head).filter((kept) => !kept.gone);
+      this.#head = 0;
+      this.#gone = 0;
+    }
   }
 
   /** Drops what is kept for `key` (it was written or deleted through this process). */
@@ -88,5 +110,8 @@ export class OpenedObjects {
     if (entry === undefined) return;
     this.#entries.delete(key);
     this.#bytes -= entry.size;
+    entry.gone = true;
+    entry.envelope = entry.plaintext = NOTHING;
+    this.#gone++;
   }
 }
