@@ -126,6 +126,61 @@ export function encryptionSuite(name: string, backend: EncryptionBackend, timeou
     expect(((await moved.json()) as { message: string }).message).toMatch(/failed its integrity check/);
   }, timeout);
 
+  it(`[${name}] a document and a user record read before (their plaintexts kept) are still refused once swapped or altered in the store, and read back what another process rewrote or re-wrapped`, async () => {
+    const raw = await backend.ports();
+    const k1 = dataKey("k1");
+    const k2 = dataKey("k2");
+    const keyring = new Keyring([k1, k2]);
+    const app = serviceOver(raw, keyring);
+    const get = async (caseNumber: string) => {
+      const response = await app.request(`/data/u1/${caseNumber}/data.json`, { headers: data });
+      return { status: response.status, text: await response.text() };
+    };
+    for (const caseNumber of ["C-1", "C-2"]) {
+      await app.request(`/data/u1/${caseNumber}/data.json`, { method: "PUT", headers: data, body: JSON.stringify({ caseNumber, version: 1 }) });
+      // Kept from the second read on, served from memory on the third.
+      for (let i = 0; i < 3; i++) expect(await get(caseNumber)).toEqual({ status: 200, text: JSON.stringify({ caseNumber, version: 1 }) });
+    }
+    expect(keyring.opened.size).toBeGreaterThanOrEqual(2);
+    const one = (await raw.data.get("u1/C-1/data.json"))!;
+    const two = (await raw.data.get("u1/C-2/data.json"))!;
+    await raw.data.put("u1/C-1/data.json", two);
+    await raw.data.put("u1/C-2/data.json", one);
+    for (const caseNumber of ["C-1", "C-2"]) {
+      const swapped = await get(caseNumber);
+      expect(swapped.status).toBe(500);
+      expect(swapped.text).toMatch(new RegExp(`u1/${caseNumber}/data.json failed its integrity check`));
+    }
+    // Put back, it reads again; one bit of its body flipped, it is refused.
+    await raw.data.put("u1/C-1/data.json", one);
+    expect((await get("C-1")).status).toBe(200);
+    const altered = one.slice();
+    altered[altered.length - 20]! ^= 1;
+    await raw.data.put("u1/C-1/data.json", altered);
+    expect((await get("C-1")).status).toBe(500);
+    // Another process, with the same keys, rewrites the case: this one reads the new text.
+    await raw.data.put("u1/C-1/data.json", one);
+    expect((await get("C-1")).status).toBe(200);
+    const other = serviceOver(raw, new Keyring([k1, k2]));
+    await other.request("/data/u1/C-1/data.json", { method: "PUT", headers: data, body: JSON.stringify({ caseNumber: "C-1", version: 2 }) });
+    expect(await get("C-1")).toEqual({ status: 200, text: JSON.stringify({ caseNumber: "C-1", version: 2 }) });
+    // Another process rotates to k2: the re-wrapped envelope is new bytes, opened under k2, same text.
+    const before = (await raw.data.get("u1/C-1/data.json"))!;
+    expect((await rotateKeys(encryptedStoresOf(raw), new Keyring([k2, k1]))).changed).toBeGreaterThan(0);
+    expect(await raw.data.get("u1/C-1/data.json")).not.toEqual(before);
+    expect(await get("C-1")).toEqual({ status: 200, text: JSON.stringify({ caseNumber: "C-1", version: 2 }) });
+    // User records: read, then swapped in the store, refused.
+    for (const id of ["u1", "u2"]) {
+      const record = { email: `${id}@lab.example`, firstName: id, lastName: "B", company: "Lab", permitted: true };
+      expect((await app.request(`/user/${id}`, { method: "PUT", headers: user, body: JSON.stringify(record) })).status).toBeLessThan(300);
+      for (let i = 0; i < 3; i++) expect((await app.request(`/user/${id}`, { headers: user })).status).toBe(200);
+    }
+    const u1 = (await raw.users.get("u1"))!;
+    await raw.users.put("u1", (await raw.users.get("u2"))!);
+    await raw.users.put("u2", u1);
+    for (const id of ["u1", "u2"]) expect((await app.request(`/user/${id}`, { headers: user })).status).toBe(500);
+  }, timeout);
+
   it(`[${name}] a large image is sealed into the store chunk by chunk, reads back byte for byte, and a swapped one is refused`, async () => {
     const raw = await backend.ports();
     const keyring = new Keyring([dataKey("k1")]);

@@ -27,6 +27,8 @@ export interface CipherSuite<K = unknown> {
   encrypt(key: K, iv: Bytes, aad: Bytes, plaintext: Bytes): Promise<Uint8Array>;
   /** Opens what {@link CipherSuite.encrypt} sealed; rejects when the tag does not match. Reads `aad` before it returns. */
   decrypt(key: K, iv: Bytes, aad: Bytes, sealed: Bytes): Promise<Uint8Array>;
+  /** Whether two arrays hold the same bytes (a stored envelope and one opened before), when the runtime has a faster compare than a loop. */
+  equal?(a: Uint8Array, b: Uint8Array): boolean;
 }
 
 /** The suite on Web Crypto (every runtime; the one Cloudflare Workers use). */

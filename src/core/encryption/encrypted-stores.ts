@@ -39,6 +39,8 @@ export function encryptedBlobStore(inner: BlobStore, keyring: Keyring, options: 
     }
   };
   const put = async (key: string, value: Uint8Array): Promise<void> => {
+    // Not needed to stay right (a kept plaintext serves only its own envelope): so the old plaintext is not kept for nothing.
+    keyring.opened.forget(key);
     // More than a chunk, and not an array sealed item by item: sealed into the store as it
     // is written, so a large image costs one chunk beside its plaintext, not a sealed copy.
     if (inner.putStream !== undefined && value.length > CHUNK_BYTES && !startsArray(value)) {
@@ -63,7 +65,10 @@ export function encryptedBlobStore(inner: BlobStore, keyring: Keyring, options: 
       const sealed = await sealStream(keyring, "object", key, size, piecesOf(body, size));
       return inner.putStream(key, sealed.size, sealed.body);
     },
-    delete: (key) => inner.delete(key),
+    delete: (key) => {
+      keyring.opened.forget(key);
+      return inner.delete(key);
+    },
     has: (key) => inner.has(key),
     list: async (prefix) => (await inner.list(prefix)).filter((key) => key !== BLOB_CANARY_KEY),
     async update(key, change, updateOptions) {
@@ -94,8 +99,14 @@ export function encryptedKvStore(inner: KvStore, keyring: Keyring): KvStore {
       const stored = await inner.get(key);
       return stored === null ? null : openRecord(keyring, key, stored);
     },
-    put: async (key, value) => inner.put(key, await sealRecord(keyring, key, value)),
-    delete: (key) => inner.delete(key),
+    put: async (key, value) => {
+      keyring.opened.forget(key);
+      return inner.put(key, await sealRecord(keyring, key, value));
+    },
+    delete: (key) => {
+      keyring.opened.forget(key);
+      return inner.delete(key);
+    },
     list: async (prefix) => (await inner.list(prefix)).filter((key) => key !== KV_CANARY_KEY),
   };
 }

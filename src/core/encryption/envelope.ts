@@ -346,15 +346,23 @@ async function openChunk(keyring: Keyring, dataKey: unknown, header: EnvelopeHea
 /** Opens an envelope stored under `key`; an integrity failure when it was not sealed for that key, or was altered. */
 export async function open(keyring: Keyring, kind: EnvelopeKind, key: string, stored: Uint8Array): Promise<Bytes> {
   const bytes = asBytes(stored);
+  // Not items: the items of one array share its key, so they would only push each other out.
+  const kept = kind === "item" ? undefined : keyring.opened.plaintextOf(kind, key, bytes);
+  if (kept !== undefined) return kept;
   const header = readHeader(bytes, key);
   let dataKey = dataKeyOf(keyring, bytes, header, key);
+  // A known data key: this very wrapping was opened before, so the object is being read again.
+  const readBefore = !(dataKey instanceof Promise);
   if (dataKey instanceof Promise) dataKey = await dataKey;
   const aad = baseAad(kind, key, header.chunkSize, header.plaintextLength);
   // One chunk (every document up to 64 KiB): its plaintext is the object's, no copy needed.
   if (header.chunks === 1) {
     const plain = await openChunk(keyring, dataKey, header, aad, bytes, 0, key);
     // A plain view (a suite may answer a Node Buffer, whose slice() shares memory).
-    return plain.buffer instanceof ArrayBuffer ? new Uint8Array(plain.buffer, plain.byteOffset, plain.byteLength) : new Uint8Array(plain);
+    const view = plain.buffer instanceof ArrayBuffer ? new Uint8Array(plain.buffer, plain.byteOffset, plain.byteLength) : new Uint8Array(plain);
+    // Kept from the second read on: objects read once (a scan, an export) cost no copies and do not push out the rest.
+    if (readBefore && kind !== "item") keyring.opened.keep(kind, key, bytes, view);
+    return view;
   }
   const out = new Uint8Array(header.plaintextLength);
   for (let index = 0; index < header.chunks; index++) {

@@ -8,6 +8,7 @@ import * as z from "zod";
 import { decodeBase64Url } from "../encoding/base64url.ts";
 import { ServiceError } from "../errors.ts";
 import { type CipherSuite, type KeyEncryptionKey, webCryptoSuite } from "./cipher-suite.ts";
+import { OPENED_OBJECTS_BYTES, OpenedObjects } from "./opened-objects.ts";
 
 /** One key-encryption key as a JWK. */
 export interface DataKeyJwk {
@@ -31,19 +32,31 @@ export const DataKeySetSchema: z.ZodType<readonly DataKeyJwk[], unknown> = z.obj
   .refine((set) => new Set(set.keys.map((key) => key.kid)).size === set.keys.length, "two keys share a kid")
   .transform((set): readonly DataKeyJwk[] => set.keys.map(({ kty, kid, k }) => ({ kty, kid, k })));
 
+/** Options of a {@link Keyring}. */
+export interface KeyringOptions {
+  /**
+   * Bytes of recently opened small objects (envelope and plaintext) kept in this process's
+   * memory, so a read of an unchanged object skips its decryption; 0 keeps none. Default 4 MiB.
+   */
+  openedObjectsBytes?: number;
+}
+
 /** The key-encryption keys by id, and the cipher suite envelopes are sealed and opened with. */
 export class Keyring {
   /** The id of the key new writes are wrapped with (the set's first). */
   readonly currentKid: string;
   /** AES-GCM and AES-KW (Web Crypto unless an adapter passes a faster suite with the same output). */
   readonly suite: CipherSuite;
+  /** Small objects opened lately, with their plaintexts (used only for the very envelope they were opened from). */
+  readonly opened: OpenedObjects;
   readonly #keys: ReadonlyMap<string, KeyEncryptionKey>;
 
   /** Keeps the keys of a parsed set. */
-  constructor(keys: readonly DataKeyJwk[], suite: CipherSuite = webCryptoSuite()) {
+  constructor(keys: readonly DataKeyJwk[], suite: CipherSuite = webCryptoSuite(), options: KeyringOptions = {}) {
     if (keys.length === 0) throw new Error("A keyring needs at least one key");
     this.currentKid = keys[0]!.kid;
     this.suite = suite;
+    this.opened = new OpenedObjects(options.openedObjectsBytes ?? OPENED_OBJECTS_BYTES, suite.equal);
     this.#keys = new Map(keys.map((key) => [key.kid, { kid: key.kid, bytes: decodeBase64Url(key.k)! }]));
   }
 

@@ -3,7 +3,8 @@
  * Encryption at rest (docs/storage.md#encryption-at-rest): envelope encryption of every stored
  * object under `DATA_ENCRYPTION_KEYS`, as wrappers of any store.
  */
-export { type DataKeyJwk, DataKeySetSchema, Keyring } from "./keyring.ts";
+export { type DataKeyJwk, DataKeySetSchema, Keyring, type KeyringOptions } from "./keyring.ts";
+export { OPENED_OBJECTS_BYTES, OpenedObjects } from "./opened-objects.ts";
 export { BLOB_CANARY_KEY, type EncryptedBlobStore, encryptedBlobStore, encryptedKvStore, KV_CANARY_KEY } from "./encrypted-stores.ts";
 export { CanaryError, checkBlobCanary, checkKvCanary } from "./canary.ts";
 export { isSealed, openRecord, openValue, rewrapRecord, rewrapValue, type SealOptions, sealRecord, sealValue, SEALED_RECORD_PREFIX } from "./stored-value.ts";
