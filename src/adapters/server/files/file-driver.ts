@@ -489,7 +489,15 @@ export function documentFiles(base: string, sync = false): DocumentFiles {
       }
     }
     await ensureFolders(place);
-    await replaceFile(place.dir, name, data, 0o644, sync);
+    try {
+      await replaceFile(place.dir, name, data, 0o644, sync);
+    } catch (err) {
+      // Every folder on the way was known, so none was made, yet one is gone: forget them, make the whole way.
+      if (!isMissing(err)) throw err;
+      knownFolders.clear();
+      await makeFolders(place, false);
+      await replaceFile(place.dir, name, data, 0o644, sync);
+    }
   }
 
   /** Writes the document under its escaped name; a hashed name gets its side record first. */

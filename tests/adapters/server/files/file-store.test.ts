@@ -85,6 +85,19 @@ describe("file blob store (embedded default)", () => {
     expect((await readdir(dir)).sort()).toEqual(["u1", "u1#"]);
   });
 
+  it("a document in a folder it wrote before, removed or made a file behind the store's back, is still written", async () => {
+    const store = createFileBlobStore(dir);
+    await store.put("u1/C-1/a.json", bytes('{"n":1}'));
+    await rm(join(dir, "u1"), { recursive: true });
+    await store.put("u1/C-1/b.json", bytes('{"n":2}'));
+    expect(text(await store.get("u1/C-1/b.json"))).toBe('{"n":2}');
+    await rm(join(dir, "u1", "C-1"), { recursive: true });
+    await writeFile(join(dir, "u1", "C-1"), "a file where the case folder was");
+    await store.put("u1/C-1/c.json", bytes('{"n":3}'));
+    expect(text(await store.get("u1/C-1/c.json"))).toBe('{"n":3}');
+    expect(await store.list("u1/C-1/")).toEqual(["u1/C-1/c.json"]);
+  });
+
   it("appends 64 concurrent items without loss, counts 1..64 once each, in the canonical form", async () => {
     const store = createFileBlobStore(dir);
     const counts = await Promise.all(Array.from({ length: 64 }, (_, i) => store.appendToJsonArray("audit-trails/u1-2026-11-22.json", { i })));
