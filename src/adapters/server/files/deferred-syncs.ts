@@ -15,6 +15,8 @@ export class DeferredSyncs {
   #pending = new Map<string, number>();
   // Every flush started, so a later one also waits for those still running (their files left the map).
   #flushing: Promise<void> = Promise.resolve();
+  // The first data sync that failed: every flush after it fails too (see flush).
+  #failure: { error: unknown } | undefined;
 
   /** Keeps `fd` (open on `path`, just written) until the next {@link DeferredSyncs.flush}; takes ownership of it. */
   defer(path: string, fd: number): void {
@@ -24,6 +26,11 @@ export class DeferredSyncs {
     if (older !== undefined) closeSync(older);
   }
 
+  /** Throws the failure of an earlier data sync: no head may be written after one (see flush). */
+  throwIfFailed(): void {
+    if (this.#failure !== undefined) throw this.#failure.error;
+  }
+
   /** True when a write to `path` awaits its flush. */
   isPending(path: string): boolean {
     return this.#pending.has(path);
@@ -31,25 +38,31 @@ export class DeferredSyncs {
 
   /**
    * Data-syncs every pending file (in parallel) and waits for the flushes started before; the
-   * descriptors are closed. A file whose sync fails stays pending (retried by the next flush)
-   * and the flush rejects, so the write it went with is not acknowledged.
+   * descriptors are closed. Once a data sync has failed, this and every later flush reject
+   * with that error until the process restarts: after a failed fsync the kernel may have
+   * marked the unwritten pages clean, so a retry could succeed without the entries being on
+   * disk, and a head written after it would drop entries a power cut then loses (as
+   * PostgreSQL since "fsyncgate": stop, do not retry).
    */
   flush(): Promise<void> {
+    if (this.#failure !== undefined) return Promise.reject(this.#failure.error);
     const before = this.#flushing;
-    if (this.#pending.size === 0) return before;
     const files = [...this.#pending];
     this.#pending.clear();
-    const synced = Promise.all(files.map(([path, fd]) =>
+    const synced = Promise.all(files.map(([, fd]) =>
       descriptors.dataSync(fd).then(
         () => closeSync(fd),
-        (err: unknown) => {
-          if (this.#pending.has(path)) closeSync(fd);
-          else this.#pending.set(path, fd);
-          throw err;
+        (error: unknown) => {
+          closeSync(fd);
+          this.#failure ??= { error };
+          throw error;
         },
       )
     ));
-    const mine = Promise.all([synced, before]).then(() => undefined);
+    // A failure of a flush started before (another user's head) is this one's too: its files left the map.
+    const mine = Promise.all([synced, before]).then(() => {
+      if (this.#failure !== undefined) throw this.#failure.error;
+    });
     this.#flushing = mine.catch(() => undefined);
     return mine;
   }

@@ -210,6 +210,7 @@ export function headFiles(files: DocumentFiles, sync: boolean, deferred?: Deferr
      */
     update(key: string, change: (current: Bytes | null) => Uint8Array | Promise<Uint8Array>, options?: UpdateOptions): Promise<Uint8Array> {
       return files.exclusive(key, async (document) => {
+        deferred?.throwIfFailed();
         let file = openHeadFile(document.paths, sync, deferred);
         try {
           const slots = file === null ? undefined : readSlots(file.bytes);

@@ -84,6 +84,38 @@ describe("fsync of the file stores", () => {
     expect(events.filter((event) => event === "start").length).toBeGreaterThanOrEqual(1);
   });
 
+  it("with sync, a process finding the entries its head holds already in the day flushes the day before the next head drops them", async () => {
+    const clock = { now: () => new Date("2026-11-22T12:00:00Z") };
+    const first = createFileBlobStore(join(dir, "audit"), { sync: true, auditHeads: true });
+    for (let n = 1; n <= 3; n++) await appendAuditEntry(first, clock, "u1", auditEntry({ details: { validationErrors: [], n } }) as ValidationAuditEntry);
+    // A new process on the same folder: the day's last append may still be in the page cache only.
+    const next = createFileBlobStore(join(dir, "audit"), { sync: true, auditHeads: true });
+    counts = { sync: 0, datasync: 0 };
+    events = [];
+    await appendAuditEntry(next, clock, "u1", auditEntry({ details: { validationErrors: [], n: 4 } }) as ValidationAuditEntry);
+    // The day (entries 2 and 3 found stored), then the new head's slot.
+    expect(counts).toEqual({ sync: 0, datasync: 2 });
+    expect(events).toEqual(["start", "end", "start", "end"]);
+  });
+
+  it("with sync, a failed data sync fails the append and every audit append after it, even when the disk answers again", async () => {
+    const clock = { now: () => new Date("2026-11-22T12:00:00Z") };
+    const store = createFileBlobStore(join(dir, "audit"), { sync: true, auditHeads: true });
+    const append = (userId: string, n: number) =>
+      appendAuditEntry(store, clock, userId, auditEntry({ details: { validationErrors: [], n } }) as ValidationAuditEntry);
+    for (let n = 1; n <= 2; n++) await append("u1", n);
+    const dataSync = descriptors.dataSync;
+    let failing = true;
+    vi.spyOn(descriptors, "dataSync").mockImplementation((fd: number) =>
+      failing ? Promise.reject(Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" })) : dataSync(fd)
+    );
+    await expect(append("u1", 3)).rejects.toThrow("EIO");
+    failing = false;
+    // After a failed fsync the kernel may call the pages clean: a retry proves nothing, so writes stop.
+    await expect(append("u1", 4)).rejects.toThrow("EIO");
+    await expect(append("u2", 1)).rejects.toThrow("EIO");
+  });
+
   it("without sync, nothing is fsynced", async () => {
     const store = createFileBlobStore(join(dir, "audit"), { auditHeads: true });
     for (let n = 1; n <= 3; n++) await store.appendToJsonArray(day, { n });
