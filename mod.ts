@@ -23,7 +23,6 @@ export { ConfigError, type IdentityConfig, parseConfig, type ServiceConfig } fro
 export type { ServiceBindings, WorkerApp, WorkerEnv } from "./src/core/http/worker-app.ts";
 // The ports, and the stores and services that can stand behind them.
 export type {
-  AppendOptions,
   BlobStore,
   Bytes,
   CaptchaOutcome,

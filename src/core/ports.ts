@@ -48,10 +48,10 @@ export interface BlobStore {
    * may resolve before it is durable; it is made durable no later than the store's next
    * `update` resolves. The caller keeps a durable copy of the item until then (the audit head).
    */
-  appendToJsonArray(key: string, item: unknown, atIndex?: number, options?: AppendOptions): Promise<number>;
+  appendToJsonArray(key: string, item: unknown, atIndex?: number, options?: { deferSync?: boolean }): Promise<number>;
   /**
    * Makes every item appended to the JSON array at `key` durable. Present only on a store whose
-   * appends with {@link AppendOptions.deferSync} may resolve before they are (files with fsync).
+   * appends with `deferSync` may resolve before they are (files with fsync).
    */
   syncJsonArray?(key: string): Promise<void>;
   /**
