@@ -19,41 +19,26 @@ afterAll(async () => {
 auditChainSuite("memory", () => ({ store: createBlobStore(createStorage()) }));
 
 // Tampering edits the files under the data folder, as someone with the disk would.
-auditChainSuite("files", async () => {
-  const dir = await mkdtemp(join(tmpdir(), "fa-chain-"));
+const filesChain = (sync: boolean) => async () => {
+  const dir = await mkdtemp(join(tmpdir(), sync ? "fa-chain-sync-" : "fa-chain-"));
   dirs.push(dir);
   const path = (key: string) => join(dir, ...key.split("/"));
   return {
-    store: createFileBlobStore(dir, { sync: false, auditHeads: true }),
+    store: createFileBlobStore(dir, { sync, auditHeads: true }),
     raw: {
       // A head file is two slots (docs/storage.md#audit-heads-on-disk): tampering starts from its current JSON.
-      read: async (key) => {
+      read: async (key: string) => {
         const bytes = new Uint8Array(await readFile(path(key)));
         return key.startsWith("audit-heads/") ? new TextEncoder().encode(headText(bytes)) : bytes;
       },
-      write: (key, bytes) => writeFile(path(key), bytes),
-      remove: (key) => unlink(path(key)),
+      write: (key: string, bytes: Uint8Array) => writeFile(path(key), bytes),
+      remove: (key: string) => unlink(path(key)),
     },
   };
-});
-
+};
+auditChainSuite("files", filesChain(false));
 // FSYNC=audit: a day append is flushed with the next head write, and heads hold two entries.
-auditChainSuite("files, FSYNC=audit", async () => {
-  const dir = await mkdtemp(join(tmpdir(), "fa-chain-sync-"));
-  dirs.push(dir);
-  const path = (key: string) => join(dir, ...key.split("/"));
-  return {
-    store: createFileBlobStore(dir, { sync: true, auditHeads: true }),
-    raw: {
-      read: async (key) => {
-        const bytes = new Uint8Array(await readFile(path(key)));
-        return key.startsWith("audit-heads/") ? new TextEncoder().encode(headText(bytes)) : bytes;
-      },
-      write: (key, bytes) => writeFile(path(key), bytes),
-      remove: (key) => unlink(path(key)),
-    },
-  };
-});
+auditChainSuite("files, FSYNC=audit", filesChain(true));
 
 // Encryption at rest sits below the chain: the chain is over plaintext entries, each entry is
 // sealed on its own, and appends at a position pass through. Tampering here holds the key.
