@@ -48,7 +48,19 @@ export interface BlobStore {
    * may resolve before it is durable; it is made durable no later than the store's next
    * `update` resolves. The caller keeps a durable copy of the item until then (the audit head).
    */
-  appendToJsonArray(key: string, item: unknown, atIndex?: number, options?: { deferSync?: boolean }): Promise<number>;
+  appendToJsonArray(
+    key: string,
+    item: unknown,
+    atIndex?: number,
+    options?: {
+      /**
+       * The caller holds a durable copy of the item until its next `update` of this store, so a
+       * store with {@link BlobStore.syncJsonArray} may make the append durable with that update
+       * (its flushes overlapping) instead of before the append resolves.
+       */
+      deferSync?: boolean;
+    },
+  ): Promise<number>;
   /**
    * Makes every item appended to the JSON array at `key` durable. Present only on a store whose
    * appends with `deferSync` may resolve before they are (files with fsync).
@@ -78,14 +90,7 @@ export interface BlobStore {
 }
 
 /** Options of {@link BlobStore.appendToJsonArray}. */
-export interface AppendOptions {
-  /**
-   * The caller holds a durable copy of the item until its next `update` of this store, so a
-   * store with {@link BlobStore.syncJsonArray} may make the append durable with that update
-   * (its flushes overlapping) instead of before the append resolves.
-   */
-  deferSync?: boolean;
-}
+export type AppendOptions = NonNullable<Parameters<BlobStore["appendToJsonArray"]>[3]>;
 
 /** Options of {@link BlobStore.update}. */
 export type UpdateOptions = NonNullable<Parameters<BlobStore["update"]>[2]>;

@@ -277,14 +277,18 @@ function rememberStored(store: BlobStore, userId: string, hash: string): void {
   if (tips.size > MAX_TIPS) tips.delete(tips.keys().next().value ?? userId);
 }
 
+/** Days read whole, by key, while their held entries are placed (two held entries usually share a day). */
+type DaysRead = Map<string, Promise<readonly unknown[]>>;
+
 /** Where an entry a head holds stands in its day: stored at its index, absent, or its place taken by another item. */
-async function placeOf(store: BlobStore, key: string, held: HeldEntry): Promise<"stored" | "absent" | "taken"> {
+async function placeOf(store: BlobStore, key: string, held: HeldEntry, days: DaysRead): Promise<"stored" | "absent" | "taken"> {
   // A store that reads one item (a day in blocks) spares reading the whole day.
   let item: unknown;
   if (store.jsonArrayItem !== undefined) item = await store.jsonArrayItem(key, held.index);
   else {
-    const bytes = await store.get(key);
-    item = bytes === null ? undefined : parseJsonArray(bytes).items[held.index];
+    let items = days.get(key);
+    if (items === undefined) days.set(key, items = store.get(key).then((bytes) => (bytes === null ? [] : parseJsonArray(bytes).items)));
+    item = (await items)[held.index];
   }
   if (item === undefined) return "absent";
   return isRecord(item) && item.hash === held.entry.hash ? "stored" : "taken";
@@ -302,9 +306,12 @@ async function storeUnknownTip(store: BlobStore, head: AuditHead): Promise<void>
   // Oldest first, so the day keeps them in chain order.
   let displaced = false;
   const unsynced = new Set<string>();
+  const days: DaysRead = new Map();
   for (const held of heldEntries(head)) {
     const key = storageKeys.auditDay(head.userId, held.day);
-    const place = await placeOf(store, key, held);
+    const place = await placeOf(store, key, held, days);
+    // An append below changes the day: the next entry reads it again.
+    if (place !== "stored") days.delete(key);
     // Found stored by a process before this one: with deferred appends it may not be on disk yet.
     if (place === "stored") unsynced.add(key);
     if (place === "absent" && head.until > Date.now()) throw new HeadBusy();

@@ -60,7 +60,7 @@ export interface BlobStoreOptions {
    * (unstorage's memory driver, found out on the first append) it grows the array in place
    * instead, so an append costs the same however long the array is.
    */
-  appendToJsonArray?: (key: string, item: unknown, atIndex?: number) => Promise<number>;
+  appendToJsonArray?: BlobStore["appendToJsonArray"];
   /**
    * A backend's own streaming write (files: a temporary file renamed into place), called
    * under the per-key lock. Without it, `putStream` joins the stream and writes it whole.
@@ -147,8 +147,8 @@ export function createBlobStore(storage: Storage, options: BlobStoreOptions = {}
         await put(key, next);
         return next;
       }),
-    appendToJsonArray: (key, item, atIndex) =>
-      mutex.run(key, () => options.appendToJsonArray ? options.appendToJsonArray(key, item, atIndex) : appendHere(key, item, atIndex)),
+    appendToJsonArray: (key, item, atIndex, appendOptions) =>
+      mutex.run(key, () => options.appendToJsonArray ? options.appendToJsonArray(key, item, atIndex, appendOptions) : appendHere(key, item, atIndex)),
   };
   return store;
 }

@@ -9,7 +9,7 @@
  */
 import { encodeAppendedItem, encodeJsonArray, parseJsonArray } from "../../../core/storage/json-array.ts";
 import { closeSync, fstatSync, writeSync } from "node:fs";
-import { descriptors, documentFiles } from "./file-driver.ts";
+import { descriptors, type DocumentFiles, documentFiles } from "./file-driver.ts";
 import type { AppendOptions } from "../../../core/ports.ts";
 import type { DeferredSyncs } from "./deferred-syncs.ts";
 
@@ -100,9 +100,8 @@ export function createDeferringJsonArrayAppend(
     });
 }
 
-/** `BlobStore.syncJsonArray` for files under `base`: data-syncs the array's file when there is one. */
-export function createFileJsonArraySync(base: string): (key: string) => Promise<void> {
-  const files = documentFiles(base, true);
+/** `BlobStore.syncJsonArray` over a store's `files`: data-syncs the array's file when there is one. */
+export function createFileJsonArraySync(files: DocumentFiles): (key: string) => Promise<void> {
   return (key) =>
     files.exclusive(key, async (document) => {
       const opened = await document.open();

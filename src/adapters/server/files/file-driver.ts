@@ -488,16 +488,10 @@ export function documentFiles(base: string, sync = false): DocumentFiles {
         if (!isMissing(err)) throw err;
       }
     }
+    // The write found its folder missing: it is known no more (ensureFolders sees to any gone above it).
+    knownFolders.delete(place.dir);
     await ensureFolders(place);
-    try {
-      await replaceFile(place.dir, name, data, 0o644, sync);
-    } catch (err) {
-      // Every folder on the way was known, so none was made, yet one is gone: forget them, make the whole way.
-      if (!isMissing(err)) throw err;
-      knownFolders.clear();
-      await makeFolders(place, false);
-      await replaceFile(place.dir, name, data, 0o644, sync);
-    }
+    await replaceFile(place.dir, name, data, 0o644, sync);
   }
 
   /** Writes the document under its escaped name; a hashed name gets its side record first. */

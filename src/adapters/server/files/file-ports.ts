@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { createStorage } from "unstorage";
 import { createBlobStore, createKvStore } from "../../../core/storage/unstorage-stores.ts";
 import { systemClock } from "../../../core/ports.ts";
-import type { AppendOptions, BlobStore } from "../../../core/ports.ts";
+import type { BlobStore } from "../../../core/ports.ts";
 import type { ServicePorts } from "../../../core/service/service.ts";
 import type { ServiceConfig } from "../../../core/config/mod.ts";
 import { atomicFileDriver, documentFiles, type FileDriver } from "./file-driver.ts";
@@ -83,12 +83,7 @@ export function createFileBlobStore(dir: string, options: FileBlobStoreOptions =
   const heads = headFiles(files, sync, deferred);
   return {
     ...store,
-    ...(deferred === undefined ? {} : {
-      // Straight to the file append (it locks the day itself), so the options reach it.
-      appendToJsonArray: (key: string, item: unknown, atIndex?: number, appendOptions?: AppendOptions) =>
-        appendOptions?.deferSync === true ? append(key, item, atIndex, appendOptions) : store.appendToJsonArray(key, item, atIndex),
-      syncJsonArray: createFileJsonArraySync(dir),
-    }),
+    ...(deferred === undefined ? {} : { syncJsonArray: createFileJsonArraySync(files) }),
     get: (key) => (isHeadKey(key) ? heads.read(key) : get(key)),
     update: (key, change, options) => (isHeadKey(key) ? heads.update(key, change, options) : store.update(key, change)),
   };
