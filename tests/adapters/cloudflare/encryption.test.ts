@@ -3,50 +3,33 @@
  * of what was written through the workers, everything reads back equal, a swapped object is
  * refused, and a wrong key stops the isolate at its first request with the reason.
  */
-import { mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { tmpdir } from "node:os";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Miniflare } from "miniflare";
-// @ts-expect-error: a plain ESM script without types
-import { bundleWorker } from "../../../scripts/start-workerd.mjs";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Miniflare } from "miniflare";
 import { auditEntry } from "../../helpers/audit-entry.ts";
 import { containsBytes, dataKey, keySetText } from "../../helpers/encryption.ts";
 import { fixture, noisePng, uploadForm } from "../../helpers/images.ts";
+import { SERVICE_STORES, useWorkerd } from "../../helpers/workerd-service.ts";
 import type { KVNamespaceLike, R2BucketLike } from "../../../src/adapters/cloudflare/bindings.ts";
 
 const SECRETS = { R2_KEY_SECRET: "r2-key", USER_DB_AUTH: "user-key", IMAGES_API_TOKEN: "image-token", HMAC_KEY: "hmac-key-0123", PUBLIC_URL: "http://w" };
 const MARKER = "MARKER-workerd-0c41-EVIDENCE";
-const BUCKETS = ["STRIAE_DATA", "STRIAE_AUDIT", "STRIAE_IMAGES"];
-let dir: string;
+const BUCKETS = SERVICE_STORES.r2Buckets;
+const workerd = useWorkerd("fa-workerd-enc-");
 let scriptPath: string;
-const running: Miniflare[] = [];
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "fa-workerd-enc-"));
-  scriptPath = await (bundleWorker as (entry: string, out: string) => Promise<string>)("all", join(dir, "all", "worker.js"));
+  scriptPath = await workerd.bundle("all");
 }, 60_000);
-afterAll(async () => {
-  await Promise.all(running.map((mf) => mf.dispose()));
-  await rm(dir, { recursive: true, force: true });
-});
 
-async function start(keys: string, persist: string): Promise<Miniflare> {
-  const mf = new Miniflare({
-    modules: true,
+const start = (keys: string, persist: string): Promise<Miniflare> =>
+  workerd.start({
     scriptPath,
-    modulesRoot: join(dir, "all"),
-    compatibilityDate: "2026-04-01",
-    kvNamespaces: ["USER_DB"],
-    r2Buckets: BUCKETS,
+    ...SERVICE_STORES,
     r2Persist: join(persist, "r2"),
     kvPersist: join(persist, "kv"),
     bindings: { ...SECRETS, DATA_ENCRYPTION_KEYS: keys },
   });
-  running.push(mf);
-  await mf.ready;
-  return mf;
-}
 
 /** Every R2 object and KV value, as workerd stores them. */
 async function dump(mf: Miniflare): Promise<Uint8Array[]> {
@@ -75,7 +58,7 @@ async function uploadImage(mf: Miniflare, bytes: Uint8Array, name: string): Prom
 
 describe("encryption at rest in workerd", () => {
   it("[workerd] a large image is sealed into R2 as a stream, reads back byte for byte, and a swapped one is refused", async () => {
-    const mf = await start(keySetText(dataKey("k1")), join(dir, "large"));
+    const mf = await start(keySetText(dataKey("k1")), join(workerd.dir(), "large"));
     const big = noisePng(5 * 64 * 1024 + 1000);
     const first = await uploadImage(mf, big, "big.png");
     const bucket = (await mf.getR2Bucket("STRIAE_IMAGES")) as unknown as R2BucketLike;
@@ -90,12 +73,11 @@ describe("encryption at rest in workerd", () => {
     const swapped = await mf.dispatchFetch(first.signed);
     expect(swapped.status).toBe(500);
     expect(((await swapped.json()) as { message: string }).message).toContain(`images/${first.id} failed its integrity check`);
-    await mf.dispose();
-    running.splice(running.indexOf(mf), 1);
+    await workerd.stop(mf);
   }, 120_000);
 
   it("[workerd] R2 and KV hold no plaintext, everything reads back equal, a swapped object is refused, a wrong key stops the isolate", async () => {
-    const persist = join(dir, "store");
+    const persist = join(workerd.dir(), "store");
     const keys = keySetText(dataKey("k1"));
     const mf = await start(keys, persist);
     const data = { "X-Custom-Auth-Key": SECRETS.R2_KEY_SECRET };
@@ -138,8 +120,7 @@ describe("encryption at rest in workerd", () => {
     const swapped = await mf.dispatchFetch("http://w/data/u1/C-1/data.json", { headers: data });
     expect(swapped.status).toBe(500);
     expect(((await swapped.json()) as { message: string }).message).toContain("u1/C-1/data.json failed its integrity check");
-    await mf.dispose();
-    running.splice(running.indexOf(mf), 1);
+    await workerd.stop(mf);
 
     const wrong = await start(keySetText(dataKey("k1")), persist);
     const refused = await wrong.dispatchFetch("http://w/data/u1/C-2/data.json", { headers: data });

@@ -6,14 +6,14 @@
  * Here a user's record is written while its KV put waits on a gate the test opens, so the
  * lock is held for as long as the test needs.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { build } from "esbuild";
-import { Miniflare, type Response as MiniflareResponse } from "miniflare";
+import type { Miniflare, Response as MiniflareResponse } from "miniflare";
 import { connect, type Socket } from "node:net";
+import { SERVICE_STORES, useWorkerd } from "../../helpers/workerd-service.ts";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 const KEY = "user-db-key-0123456789";
@@ -76,21 +76,13 @@ function gate(): Gate {
   };
 }
 
-let dir: string;
-const running: Miniflare[] = [];
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "fa-user-lock-"));
-});
-afterAll(async () => {
-  await Promise.all(running.map((mf) => mf.dispose()));
-  await rm(dir, { recursive: true, force: true });
-});
+const workerd = useWorkerd("fa-user-lock-");
 
 async function start(kvGate: Gate, embedded = false): Promise<Miniflare> {
-  await writeFile(join(dir, "entry.js"), ENTRY);
-  const scriptPath = join(dir, "worker.js");
+  await writeFile(join(workerd.dir(), "entry.js"), ENTRY);
+  const scriptPath = join(workerd.dir(), "worker.js");
   await build({
-    entryPoints: [join(dir, "entry.js")],
+    entryPoints: [join(workerd.dir(), "entry.js")],
     bundle: true,
     format: "esm",
     platform: "neutral",
@@ -99,20 +91,13 @@ async function start(kvGate: Gate, embedded = false): Promise<Miniflare> {
     outfile: scriptPath,
     logLevel: "error",
   });
-  const mf = new Miniflare({
-    modules: true,
+  return await workerd.start({
     scriptPath,
-    modulesRoot: dir,
-    compatibilityDate: "2026-04-01",
-    kvNamespaces: ["USER_DB"],
-    r2Buckets: ["STRIAE_DATA", "STRIAE_AUDIT", "STRIAE_IMAGES"],
+    ...SERVICE_STORES,
     bindings: { USER_DB_AUTH: KEY, RATE_LIMITS: "off", EMBEDDED: embedded ? "1" : "0" },
     serviceBindings: { GATE: kvGate.handler },
     unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
   });
-  running.push(mf);
-  await mf.ready;
-  return mf;
 }
 
 /** The answer, or a failure naming the request when none comes within 20 s (the old lock never answered). */

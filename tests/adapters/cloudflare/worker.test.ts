@@ -1,41 +1,17 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { join } from "node:path";
-import { tmpdir } from "node:os";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Miniflare } from "miniflare";
-// @ts-expect-error: a plain ESM script without types
-import { bundleWorker } from "../../../scripts/start-workerd.mjs";
+import { describe, expect, it } from "vitest";
+import type { Miniflare } from "miniflare";
 import { auditEntry } from "../../helpers/audit-entry.ts";
+import { SERVICE_STORES, useWorkerd } from "../../helpers/workerd-service.ts";
 import type { R2BucketLike } from "../../../src/adapters/cloudflare/bindings.ts";
 
 const bucket = async (mf: Miniflare, name: string) => (await mf.getR2Bucket(name)) as unknown as R2BucketLike;
 
 const KEY = "r2-key";
-let dir: string;
-const running: Miniflare[] = [];
+const workerd = useWorkerd("fa-workerd-");
 
 async function start(entry: string, bindings: Record<string, string> = { R2_KEY_SECRET: KEY }, withBindings = true) {
-  const scriptPath = await (bundleWorker as (entry: string, out: string) => Promise<string>)(entry, join(dir, entry, "worker.js"));
-  const mf = new Miniflare({
-    modules: true,
-    scriptPath,
-    modulesRoot: join(dir, entry),
-    compatibilityDate: "2026-04-01",
-    ...(withBindings ? { kvNamespaces: ["USER_DB"], r2Buckets: ["STRIAE_DATA", "STRIAE_AUDIT", "STRIAE_IMAGES"] } : {}),
-    bindings,
-  });
-  running.push(mf);
-  await mf.ready;
-  return mf;
+  return await workerd.start({ scriptPath: await workerd.bundle(entry), ...(withBindings ? SERVICE_STORES : {}), bindings });
 }
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "fa-workerd-"));
-});
-afterAll(async () => {
-  await Promise.all(running.map((mf) => mf.dispose()));
-  await rm(dir, { recursive: true, force: true });
-});
 
 describe("Cloudflare module workers in workerd", () => {
   it("[workerd] stores objects under the CONTRACT's /-separated keys in the R2 buckets", async () => {
