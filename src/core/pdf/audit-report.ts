@@ -5,7 +5,8 @@
  * head's hash and the state of its signature, so any page shown alone says what it belongs to.
  * pdf-lib with the report's fonts (DejaVu Sans), as the case report.
  */
-import { PDFDocument, type PDFFont, type PDFPage, rgb } from "pdf-lib";
+import { type PDFFont, type PDFPage, rgb } from "pdf-lib";
+import { createNativeFlateDocument, saveWithNativeFlate } from "./native-flate.ts";
 import type { AuditTrailInput, AuditVerification } from "../audit/verify.ts";
 import { embedReportFonts } from "./layout/fonts.ts";
 
@@ -40,7 +41,7 @@ function fit(text: string, font: PDFFont, size: number, width: number): string {
 
 /** The report as PDF bytes. */
 export async function renderAuditReport(input: AuditTrailInput, result: AuditVerification, options: AuditReportOptions): Promise<Uint8Array> {
-  const doc = await PDFDocument.create();
+  const doc = await createNativeFlateDocument();
   doc.setTitle(`Audit trail of ${printable(input.userId)}`);
   doc.setCreationDate(options.generatedAt);
   const fonts = await embedReportFonts(doc, []);
@@ -105,5 +106,5 @@ export async function renderAuditReport(input: AuditTrailInput, result: AuditVer
   pages.forEach((each, i) => {
     each.drawText(`${generated} - page ${i + 1} of ${pages.length}`, { x: MARGIN, y: MARGIN - 10, size: 7, font: fonts.regular, color: GREY });
   });
-  return await doc.save();
+  return await saveWithNativeFlate(doc);
 }

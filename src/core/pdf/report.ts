@@ -12,13 +12,13 @@
  * );
  * ```
  */
-import { PDFDocument, type PDFFont, type PDFPage } from "pdf-lib";
+import type { PDFFont, PDFPage } from "pdf-lib";
 import { type Bytes, type Clock, systemClock } from "../ports.ts";
 import type { PdfAnnotationData, PdfRequest } from "../schemas/pdf.ts";
 import { isDark, parseColour, pdfColour, type Rgb } from "./layout/colour.ts";
 import { assertPrintable, embedReportFonts, printableText, type ReportFonts } from "./layout/fonts.ts";
 import { parseHostList } from "./image/host-policy.ts";
-import { saveWithNativeFlate } from "./native-flate.ts";
+import { createNativeFlateDocument, saveWithNativeFlate } from "./native-flate.ts";
 import { loadReportImage } from "./image/image-source.ts";
 import { type EmbeddedImage, embedReportImage } from "./image/image-embed.ts";
 import { boxRect, fitImage, type Rect } from "./layout/page-layout.ts";
@@ -281,7 +281,7 @@ export async function renderValidatedReport(request: ReportRequest, options: Rep
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
 
-  const doc = await PDFDocument.create();
+  const doc = await createNativeFlateDocument();
   doc.setTitle(`Report ${singleLine(content.caseNumber)}`);
   doc.setCreator(options.serviceName);
   doc.setProducer("pdf-lib");

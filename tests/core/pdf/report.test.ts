@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { unzlibSync } from "fflate";
+import { PDFDict, PDFDocument, PDFName, PDFRawStream, PDFRef, StandardFontEmbedder, StandardFonts } from "pdf-lib";
 import { renderReport } from "../../../src/core/pdf/report.ts";
+import { isWinAnsi } from "../../../src/core/pdf/layout/fonts.ts";
 import { ServiceError } from "../../../src/core/errors.ts";
 import { fixedClock } from "../../helpers/service.ts";
 import { fixture } from "../../helpers/images.ts";
@@ -205,6 +208,28 @@ describe("Unicode text", () => {
     expect(pdf.length).toBeLessThan(60_000);
     const greek = pdfFonts(await renderReport(fullRequest({ leftCase: "Κάσα" }), OPTIONS));
     expect(greek.some((font) => font.name === "Courier-Bold")).toBe(false);
+  });
+
+  it("prints a label in Courier-Bold exactly when pdf-lib's Courier-Bold encodes every character", () => {
+    const courier = new Set(StandardFontEmbedder.for(StandardFonts.CourierBold as string as Parameters<typeof StandardFontEmbedder.for>[0]).encoding.supportedCodePoints);
+    for (let codePoint = 0; codePoint <= 0x2200; codePoint++) expect(isWinAnsi(codePoint), codePoint.toString(16)).toBe(courier.has(codePoint));
+  });
+
+  it("deflates every stream but the photo's JPEG, the font subsets included, and they inflate to TrueType", async () => {
+    const doc = await PDFDocument.load(await renderReport(fullRequest({}, { imageUrl: dataUrl(solidJpeg(64, 48, [200, 30, 30]), "image/jpeg") }), OPTIONS));
+    const filters: string[] = [];
+    const fontFiles: PDFRef[] = [];
+    for (const [, object] of doc.context.enumerateIndirectObjects()) {
+      if (object instanceof PDFRawStream) filters.push(String(object.dict.get(PDFName.of("Filter"))));
+      if (object instanceof PDFDict && object.get(PDFName.of("FontFile2")) instanceof PDFRef) fontFiles.push(object.get(PDFName.of("FontFile2")) as PDFRef);
+    }
+    for (const ref of fontFiles) {
+      const file = doc.context.lookup(ref);
+      expect(file).toBeInstanceOf(PDFRawStream);
+      expect([...unzlibSync((file as PDFRawStream).getContents()).subarray(0, 4)]).toEqual([0, 1, 0, 0]);
+    }
+    expect(fontFiles.length).toBe(2);
+    expect(filters.filter((filter) => filter !== "/FlateDecode")).toEqual(["/DCTDecode"]);
   });
 });
 

@@ -12,7 +12,7 @@
  * font covers, and right-to-left text (Hebrew, Arabic...: pdf-lib lays text out left to
  * right, so it would print reversed), is refused with a 400 that names it.
  */
-import { type PDFDocument, type PDFFont, StandardFontEmbedder, StandardFonts } from "pdf-lib";
+import { type PDFDocument, type PDFFont, StandardFonts } from "pdf-lib";
 import { ServiceError } from "../../errors.ts";
 import { decodeBase64 } from "../image/base64.ts";
 import { DEJAVU_SANS_TTF_BASE64 } from "../fonts/dejavu-sans.ts";
@@ -58,12 +58,22 @@ const readOnceFonts = {
   },
 } as unknown as Fontkit;
 
-// Courier-Bold's WinAnsi character set, read once from pdf-lib's metrics without embedding the font.
-let courierBoldSet: ReadonlySet<number> | undefined;
-const courierBoldCharacters = (): ReadonlySet<number> =>
-  (courierBoldSet ??= new Set(
-    StandardFontEmbedder.for(StandardFonts.CourierBold as string as Parameters<typeof StandardFontEmbedder.for>[0]).encoding.supportedCodePoints,
-  ));
+/**
+ * The code points Courier-Bold prints (pdf-lib encodes the standard fonts in WinAnsi), as
+ * ranges: a constant, because asking pdf-lib for them loads the font's metrics (pako inflating
+ * them, cold, in a report's first request) only to learn that a label is not WinAnsi.
+ * tests/core/pdf/report.test.ts checks it against pdf-lib's own list.
+ */
+const WIN_ANSI_RANGES: readonly (readonly [number, number])[] = [
+  [0x20, 0x7e], [0xa0, 0xff], [0x152, 0x153], [0x160, 0x161], [0x178, 0x178], [0x17d, 0x17e], [0x192, 0x192],
+  [0x2c6, 0x2c6], [0x2dc, 0x2dc], [0x2013, 0x2014], [0x2018, 0x201a], [0x201c, 0x201e], [0x2020, 0x2022],
+  [0x2026, 0x2026], [0x2030, 0x2030], [0x2039, 0x203a], [0x20ac, 0x20ac], [0x2122, 0x2122],
+];
+
+/** Whether Courier-Bold prints `codePoint`. */
+export function isWinAnsi(codePoint: number): boolean {
+  return WIN_ANSI_RANGES.some(([first, last]) => codePoint >= first && codePoint <= last);
+}
 
 /** Normalises text for printing: NFC (precomposed accents), `\n` line breaks, tabs as spaces. */
 export function printableText(text: string): string {
@@ -116,7 +126,6 @@ export async function embedReportFonts(doc: PDFDocument, labels: readonly string
   const fonts = dejaVu();
   const regular = await doc.embedFont(fonts.regular.bytes, { subset: true });
   const bold = await doc.embedFont(fonts.bold.bytes, { subset: true });
-  const set = courierBoldCharacters();
-  const winAnsi = labels.length > 0 && labels.every((text) => [...text].every((char) => set.has(char.codePointAt(0) ?? -1)));
+  const winAnsi = labels.length > 0 && labels.every((text) => [...text].every((char) => isWinAnsi(char.codePointAt(0) ?? -1)));
   return { regular, bold, label: winAnsi ? await doc.embedFont(StandardFonts.CourierBold) : bold };
 }
