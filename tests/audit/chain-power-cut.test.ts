@@ -179,12 +179,17 @@ describe("audit chain on files with FSYNC=audit: the states a power cut can leav
   });
 
   it("a day lacking an entry the head does not hold is tampering, named; so are a held entry missing from the middle, two swapped, and a held copy edited", async () => {
-    const store = open();
-    // Past MAX_HELD: a day flush has resolved however slow the disk, and the head holds a tail only.
-    for (let n = 1; n <= MAX_HELD + 2; n++) await append(store, DAY1, n);
+    // The day flush held back until MAX_HELD entries are held, then let through: the head holds FLUSH_AT + 1 and on.
+    const files = open();
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const store: BlobStore = { ...files, syncJsonArray: (key) => gate.then(() => files.syncJsonArray!(key)) };
+    for (let n = 1; n <= MAX_HELD; n++) await append(store, DAY1, n);
+    release();
+    await append(store, DAY1, MAX_HELD + 1);
     const stored = await head();
-    const firstHeld = heldSeqs(stored)[0] ?? MAX_HELD + 2;
-    expect(firstHeld).toBeGreaterThan(1);
+    const firstHeld = FLUSH_AT + 1;
+    expect(heldSeqs(stored)).toEqual(range(firstHeld, MAX_HELD));
     const all = await lines(DAY1);
     // One entry more than the head holds dropped from the tail.
     await writeLines(DAY1, all.slice(0, firstHeld - 2));
