@@ -146,30 +146,29 @@ interface OpenHeadFile {
   path: string;
   /** Its bytes, read whole. */
   readWhole(): Bytes;
-  /** Whether its two slot headers are still `known`'s (read without the heads' bytes). */
-  hasHeaders(known: KnownSlots): boolean;
+  /** Whether its current slot's header is still `known`'s (read without the head's bytes). */
+  hasHeader(known: KnownSlots): boolean;
   /** Writes `bytes` at `position` and, with sync, data-syncs the file. */
   writeAt(bytes: Uint8Array, position: number): Promise<void>;
   close(): void;
 }
 
 /**
- * A slotted head file as this process last read or wrote it: both slots' headers as on disk
- * and the current head. While the headers are unchanged (generation, length and CRC-32 of
- * each), so are the heads: the next update reads 2 x 48 bytes instead of the file, and its
- * CRC-32 over the head is not recomputed. Anything written by another hand changes a header.
+ * A slotted head file as this process last wrote it: its current slot's header as on
+ * disk and the head. While that header is unchanged (generation, length and CRC-32), so is
+ * the head: the next update reads its 48 bytes instead of the file, and the CRC-32 over the
+ * head is not recomputed. A file put back, rewritten or replaced has another header there (a
+ * slot of the same generation, length and CRC is that head); the other slot, older, is
+ * overwritten by the next update either way.
  */
 interface KnownSlots {
-  headers: readonly [Uint8Array, Uint8Array];
+  header: Uint8Array;
   slots: Slots & { active: 0 | 1; value: Bytes };
 }
 const MAX_KNOWN_HEADS = 10_000;
-// Where both headers are read into (synchronously, so one buffer serves every update).
+// Where a header is read into (synchronously, so one buffer serves every update).
 const headerScratch = new Uint8Array(SLOT_HEADER_BYTES);
 
-/** The header of `slot` in a file of `slotBytes`-byte slots, copied out of `bytes`. */
-const headerOf = (bytes: Uint8Array, slot: 0 | 1, slotBytes: number): Uint8Array =>
-  bytes.slice(slot * slotBytes, slot * slotBytes + SLOT_HEADER_BYTES);
 
 // A head file's usual size (two slots of 4 KiB) and one byte, so its end is found without growing the buffer.
 const FIRST_READ_BYTES = 2 * MIN_SLOT_BYTES + 1;
@@ -212,13 +211,12 @@ function openHeadFile(paths: readonly string[], sync: boolean, deferred: Deferre
       return {
         path,
         readWhole: () => readWhole(fd),
-        hasHeaders: (known) =>
-          known.headers.every((header, slot) => {
-            const at = slot * known.slots.slotBytes;
-            let read = 0;
-            for (let n = -1; read < SLOT_HEADER_BYTES && n !== 0; read += n) n = readSync(fd, headerScratch, read, SLOT_HEADER_BYTES - read, at + read);
-            return read === SLOT_HEADER_BYTES && sameBytes(headerScratch, header);
-          }),
+        hasHeader: (known) => {
+          const at = known.slots.active * known.slots.slotBytes;
+          let read = 0;
+          for (let n = -1; read < SLOT_HEADER_BYTES && n !== 0; read += n) n = readSync(fd, headerScratch, read, SLOT_HEADER_BYTES - read, at + read);
+          return read === SLOT_HEADER_BYTES && sameBytes(headerScratch, known.header);
+        },
         writeAt: async (data, position) => {
           for (let done = 0; done < data.length;) done += writeSync(fd, data, done, data.length - done, position + done);
           // The head only: the days it holds entries of are flushed apart (core/audit/chain.ts), not beside every head.
@@ -239,7 +237,7 @@ function openHeadFile(paths: readonly string[], sync: boolean, deferred: Deferre
  * No head is written once a data sync of `deferred` failed (deferred-syncs.ts).
  */
 export function headFiles(files: DocumentFiles, sync: boolean, deferred?: DeferredSyncs) {
-  // path -> its slots as last read or written by this process.
+  // path -> its slots as last written by this process.
   const known = new Map<string, KnownSlots>();
   const remember = (path: string, slots: KnownSlots): void => {
     known.delete(path);
@@ -265,27 +263,24 @@ export function headFiles(files: DocumentFiles, sync: boolean, deferred?: Deferr
         try {
           const before = path === undefined ? undefined : known.get(path);
           let slots: Slots | undefined;
-          let headers: readonly [Uint8Array, Uint8Array] | undefined;
           let current: Bytes | null = null;
-          if (file !== null && before !== undefined && file.hasHeaders(before)) {
-            ({ slots, headers } = before);
+          if (file !== null && before !== undefined && file.hasHeader(before)) {
+            slots = before.slots;
             current = before.slots.value;
           } else if (file !== null) {
             const bytes = file.readWhole();
             slots = readSlots(bytes);
             current = slots?.value ?? bytes;
-            if (slots !== undefined) headers = [headerOf(bytes, 0, slots.slotBytes), headerOf(bytes, 1, slots.slotBytes)];
           }
           const next = await change(current);
           if (current !== null && sameBytes(current, next)) return next;
           const inPlace = options?.inPlace === true || (typeof options?.inPlace === "function" && current !== null && options.inPlace(current));
-          if (inPlace && file !== null && slots?.active !== undefined && headers !== undefined && SLOT_HEADER_BYTES + next.length <= slots.slotBytes) {
+          if (inPlace && file !== null && slots?.active !== undefined && SLOT_HEADER_BYTES + next.length <= slots.slotBytes) {
             const slot = encodeSlot(slots.generation + 1, next);
             const written = slots.active === 0 ? 1 : 0;
             await file.writeAt(slot, written * slots.slotBytes);
-            const header = slot.slice(0, SLOT_HEADER_BYTES);
             remember(path!, {
-              headers: written === 0 ? [header, headers[1]] : [headers[0], header],
+              header: slot.slice(0, SLOT_HEADER_BYTES),
               slots: { slotBytes: slots.slotBytes, active: written, generation: slots.generation + 1, value: new Uint8Array(next.buffer as ArrayBuffer, next.byteOffset, next.length) },
             });
             return next;
