@@ -45,8 +45,8 @@ export interface BlobStore {
    * the current count is returned (an append that may be retried by several writers).
    * `item` is the plain value; a wrapping store (encryption) sees and passes it as such.
    * With `options.deferSync` on a store that has {@link BlobStore.syncJsonArray}, the append
-   * may resolve before it is durable; it is made durable no later than the store's next
-   * `update` resolves. The caller keeps a durable copy of the item until then (the audit head).
+   * may resolve before it is durable; it is durable once a later `syncJsonArray(key)` resolved.
+   * The caller keeps a durable copy of the item until then (the audit head).
    */
   appendToJsonArray(
     key: string,
@@ -54,9 +54,9 @@ export interface BlobStore {
     atIndex?: number,
     options?: {
       /**
-       * The caller holds a durable copy of the item until its next `update` of this store, so a
-       * store with {@link BlobStore.syncJsonArray} may make the append durable with that update
-       * (its flushes overlapping) instead of before the append resolves.
+       * The caller holds a durable copy of the item until a later {@link BlobStore.syncJsonArray}
+       * of the key resolved, so a store that has it may leave the append's flush to that call
+       * instead of making it before the append resolves.
        */
       deferSync?: boolean;
     },

@@ -37,7 +37,7 @@ const filesChain = (sync: boolean) => async () => {
   };
 };
 auditChainSuite("files", filesChain(false));
-// FSYNC=audit: a day append is flushed with the next head write, and heads hold two entries.
+// FSYNC=audit: day appends are flushed every few appends, and heads hold the entries not known flushed.
 auditChainSuite("files, FSYNC=audit", filesChain(true));
 
 // Encryption at rest sits below the chain: the chain is over plaintext entries, each entry is

@@ -14,14 +14,16 @@
  * its day is an append in flight or cut short, whose entry the head itself holds.
  *
  * A store whose day appends may resolve before they are durable (`syncJsonArray`: files with
- * fsync) is given `deferSync`, and its heads also hold the entry before the newest
- * (`previous`): the day append of entry N is flushed with head N+1 (in parallel), and head N+1
- * still holds N, so after a power cut the day lacks at most the two newest entries, both in the
- * head, and step (1) stores them in order. The entry a head drops (N-1) was flushed with head N,
- * before head N+1 was written. Crash points (files, FSYNC=audit): head N+1 not on disk: head N
- * holds N, whose day may lack it; head N+1 on disk, day N not: the day lacks N and N+1, head
- * N+1 holds both; both on disk: the day lacks at most N+1. A new day's file and folder entry
- * are synced before the append resolves, as before.
+ * fsync) is given `deferSync`, and its heads also hold (`held`, oldest first) every entry
+ * before the newest whose day flush this process has not seen resolve: an append waits for its
+ * head's flush only. A day flush (`syncJsonArray`) starts, not awaited, once {@link FLUSH_AT}
+ * entries are held, so one flush covers several appends and seldom runs beside a head's (two
+ * flushes at once cost about what they cost in a row); a head drops an entry only after that
+ * flush resolved, and an append finding {@link MAX_HELD} entries held waits for it first. After
+ * a power cut the day lacks at most the entries the head holds, and step (1) stores them in
+ * order. Crash points (files, FSYNC=audit): head N+1 not on disk: head N holds every entry its
+ * day may lack; head N+1 on disk: it holds N+1 and every earlier entry not known flushed. A new
+ * day's file and folder entry are synced before the append resolves, as before.
  */
 import type { AppendOptions, BlobStore } from "../ports.ts";
 import { ServiceError } from "../errors.ts";
@@ -78,8 +80,11 @@ export interface HeldEntry {
 export interface AuditHead extends HeadFacts {
   /** A copy of the newest entry, so a writer cut short loses nothing. */
   entry: ChainedEntry;
-  /** The entry before it, on a store whose day appends are flushed with the next head (files with fsync). */
-  previous?: HeldEntry;
+  /**
+   * The entries before it (oldest first, seqs in a row) whose day may not be durable yet, on a
+   * store whose day appends are flushed later (files with fsync). Heads written before held one, as `previous`.
+   */
+  held?: HeldEntry[];
   /** Until when (epoch ms) the writer of the newest entry is still storing it. */
   until: number;
   /** Compact JWS whose payload is the canonical JSON of the facts. */
@@ -113,8 +118,14 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 // Heads are rewritten by every append: a store may write them in place (files: two slots).
 const IN_PLACE = { inPlace: true } as const;
-// The head holds the entry until the next head write, which flushes the day with it.
+// The head holds the entry until a later flush of its day (syncJsonArray) resolved.
 const DEFER_SYNC: AppendOptions = { deferSync: true };
+/** Entries a head holds (the newest included) at which their days' flush starts, not awaited. */
+export const FLUSH_AT = 8;
+/** The most entries a head holds: an append finding this many waits for the days' flush. */
+export const MAX_HELD = 16;
+// Nor more than this of entry text (the head's slot grows with it): past it, the flush is awaited too.
+const MAX_HELD_CHARS = 64 * 1024;
 
 /** The hash of an entry: SHA-256 (`sha256`, default the core's own) over the canonical JSON of the entry without `hash`. */
 export function entryHash(entry: Record<string, unknown>, sha256: SyncSha256 = sha256HexSync): string {
@@ -142,25 +153,28 @@ export function chainEntry(entry: Record<string, unknown>, seq: number, prevHash
 
 /**
  * The text of `JSON.stringify(head)` for a head whose members are in the stored order (its
- * facts, `entry`, `previous` when held, `until`, then `signature` when signed), written member
- * by member with `entryText` = `JSON.stringify(head.entry)` given, so the entry is serialized
- * once for the head and its day (and `previousText`, the previous entry's, kept from the head before).
+ * facts, `entry`, `held` when any, `until`, then `signature` when signed), written member by
+ * member with `entryText` = `JSON.stringify(head.entry)` given, so the entry is serialized once
+ * for the head and its day (and `heldTexts`, the held entries' texts, kept from the heads before).
  */
-export function headJson(head: AuditHead, entryText: string, previousText?: string): string {
+export function headJson(head: AuditHead, entryText: string, heldTexts?: readonly string[]): string {
   const signature = head.signature === undefined ? "" : `,"signature":${quoted(head.signature)}`;
-  const held = head.previous;
-  const previous = held === undefined ? "" : `,"previous":{"day":${quoted(held.day)},"index":${jsonNumber(held.index)},"entry":${
-    previousText ?? JSON.stringify(held.entry)
-  }}`;
+  let held = "";
+  const entries = head.held ?? [];
+  for (let i = 0; i < entries.length; i++) {
+    const { day, index, entry } = entries[i]!;
+    held += `${i === 0 ? ',"held":[' : ","}{"day":${quoted(day)},"index":${jsonNumber(index)},"entry":${heldTexts?.[i] ?? JSON.stringify(entry)}}`;
+  }
+  if (entries.length > 0) held += "]";
   return `{"format":${quoted(head.format)},"userId":${quoted(head.userId)},"seq":${jsonNumber(head.seq)},"hash":${quoted(head.hash)},` +
     `"day":${quoted(head.day)},"index":${jsonNumber(head.index)},"firstDay":${quoted(head.firstDay)},"updatedAt":${quoted(head.updatedAt)},` +
-    `"entry":${entryText}${previous},"until":${jsonNumber(head.until)}${signature}}`;
+    `"entry":${entryText}${held},"until":${jsonNumber(head.until)}${signature}}`;
 }
 
-/** The entries a head holds, oldest first: `previous` when held, then the newest. */
+/** The entries a head holds, oldest first: `held`, then the newest. */
 export function heldEntries(head: AuditHead): HeldEntry[] {
   const newest = { day: head.day, index: head.index, entry: head.entry };
-  return head.previous === undefined ? [newest] : [head.previous, newest];
+  return head.held === undefined ? [newest] : [...head.held, newest];
 }
 
 /** A number as JSON.stringify writes it. */
@@ -212,7 +226,14 @@ export function parseHead(bytes: Uint8Array): AuditHead | undefined {
   if (!Number.isSafeInteger(index) || typeof firstDay !== "string" || typeof updatedAt !== "string") return undefined;
   if (!DAY.test(day) || !DAY.test(firstDay) || firstDay > day) return undefined;
   if (typeof until !== "number" || (signature !== undefined && typeof signature !== "string")) return undefined;
-  if (value.previous !== undefined && !isHeld(value.previous)) return undefined;
+  const { previous, held } = value;
+  if (held !== undefined && !(Array.isArray(held) && held.every(isHeld))) return undefined;
+  if (previous !== undefined && (held !== undefined || !isHeld(previous))) return undefined;
+  // A head written before held one entry at most, as `previous`: read as `held` of one.
+  if (previous !== undefined) {
+    value.held = [previous];
+    delete value.previous;
+  }
   return value as unknown as AuditHead;
 }
 
@@ -231,11 +252,67 @@ const locks = new WeakMap<BlobStore, KeyedMutex>();
 const storedTips = new WeakMap<BlobStore, Map<string, string>>();
 const writtenHeads = new WeakMap<BlobStore, Map<string, WrittenHead>>();
 
-/** A head this process wrote: its bytes, itself, and its entry's JSON text (the next head's `previous`). */
+/** A head this process wrote: its bytes, itself, its entry's JSON text and its held entries' (for the next head's `held`). */
 interface WrittenHead {
   bytes: Uint8Array;
   head: AuditHead;
   entryText: string;
+  heldTexts: readonly string[];
+}
+
+/** Per user: every entry up to `durableSeq` is known durable in its day; `flushing` while a day flush runs. */
+interface Durability {
+  durableSeq: number;
+  flushing: Promise<void> | undefined;
+}
+const durabilities = new WeakMap<BlobStore, Map<string, Durability>>();
+
+function durabilityOf(store: BlobStore, userId: string): Durability {
+  let users = durabilities.get(store);
+  if (users === undefined) durabilities.set(store, users = new Map());
+  let durability = users.get(userId);
+  if (durability === undefined) {
+    durability = { durableSeq: 0, flushing: undefined };
+    users.set(userId, durability);
+    if (users.size > MAX_TIPS) users.delete(users.keys().next().value ?? userId);
+  }
+  return durability;
+}
+
+/** Marks the user's entries up to `seq` durable in their days. */
+function markDurable(store: BlobStore, userId: string, seq: number): void {
+  const durability = durabilityOf(store, userId);
+  if (seq > durability.durableSeq) durability.durableSeq = seq;
+}
+
+/**
+ * Flushes the days of every entry `head` holds and marks them durable when done (the store's
+ * own flushes fail for good after one failed: the entries then stay held, and appends fail).
+ */
+function flushHeld(store: BlobStore, head: AuditHead): Promise<void> {
+  const durability = durabilityOf(store, head.userId);
+  const keys = new Set(heldEntries(head).map((held) => storageKeys.auditDay(head.userId, held.day)));
+  const flushed = Promise.all([...keys].map((key) => store.syncJsonArray!(key))).then(() => markDurable(store, head.userId, head.seq));
+  const running: Promise<void> = flushed.catch(() => undefined).finally(() => {
+    if (durability.flushing === running) durability.flushing = undefined;
+  });
+  durability.flushing = running;
+  return flushed;
+}
+
+/** Waits, before the next head, until the entries the last head of this process holds leave room for one more. */
+async function makeRoom(store: BlobStore, userId: string): Promise<void> {
+  const written = headsOf(store).get(userId);
+  if (written === undefined) return;
+  const durability = durabilityOf(store, userId);
+  const full = () => {
+    const pending = (written.head.held ?? []).filter((held) => held.entry.seq > durability.durableSeq);
+    const chars = pending.reduce((sum, held) => sum + (written.heldTexts[written.head.held!.indexOf(held)]?.length ?? 0), written.entryText.length);
+    return pending.length + 1 >= MAX_HELD || chars >= MAX_HELD_CHARS;
+  };
+  if (!full() || written.head.seq <= durability.durableSeq) return;
+  await durability.flushing;
+  if (full() && written.head.seq > durability.durableSeq) await flushHeld(store, written.head);
 }
 const MAX_TIPS = 10_000;
 
@@ -324,6 +401,7 @@ async function storeUnknownTip(store: BlobStore, head: AuditHead): Promise<void>
   }
   // The next head drops what this one holds: it must be on disk first.
   if (store.syncJsonArray !== undefined) for (const key of unsynced) await store.syncJsonArray(key);
+  markDurable(store, head.userId, head.seq);
   rememberStored(store, head.userId, head.hash);
 }
 
@@ -359,10 +437,12 @@ export function appendChained(
 ): Promise<ChainedAppend> {
   return lockOf(store).run(userId, async () => {
     const headKey = storageKeys.auditHead(userId);
-    // A store flushing day appends with its next head: the head holds the entry before too.
-    const holdsTwo = store.syncJsonArray !== undefined;
+    // A store whose day appends are flushed later: the head holds every entry not known flushed.
+    const deferring = store.syncJsonArray !== undefined;
+    if (deferring) await makeRoom(store, userId);
     let previous: Uint8Array | null = null;
-    let liveText: string | undefined;
+    let liveTexts: { entryText: string; heldTexts: readonly string[] } | undefined;
+    let heldTexts: string[] = [];
     let written: AuditHead | undefined;
     let writtenBytes: Uint8Array | undefined;
     let entryText = "";
@@ -371,7 +451,7 @@ export function appendChained(
     const encode = (head: AuditHead): Uint8Array => {
       head.until = Date.now() + LEASE_MS;
       written = head;
-      return writtenBytes = encoder.encode(headJson(head, entryText, liveText));
+      return writtenBytes = encoder.encode(headJson(head, entryText, heldTexts));
     };
     const next = (live: AuditHead | undefined, day: string, index: number): Uint8Array | Promise<Uint8Array> => {
       const entry = chainEntry(fields, (live?.seq ?? 0) + 1, live?.hash ?? GENESIS_HASH, options.hash);
@@ -388,7 +468,19 @@ export function appendChained(
         entry,
         until: 0,
       };
-      if (holdsTwo && live !== undefined) head.previous = { day: live.day, index: live.index, entry: live.entry };
+      if (deferring && live !== undefined) {
+        // The live head's entries still not known flushed (texts kept when this process wrote it).
+        const durableSeq = durabilityOf(store, userId).durableSeq;
+        const texts = liveTexts === undefined ? undefined : [...liveTexts.heldTexts, liveTexts.entryText];
+        const held: HeldEntry[] = [];
+        heldTexts = [];
+        heldEntries(live).forEach((candidate, i) => {
+          if (candidate.entry.seq <= durableSeq) return;
+          held.push(candidate);
+          heldTexts.push(texts?.[i] ?? JSON.stringify(candidate.entry));
+        });
+        if (held.length > 0) head.held = held;
+      }
       if (options.signer === undefined) return encode(head);
       return options.signer.sign(canonicalJson(headFacts(head))).then((signature) => {
         head.signature = signature;
@@ -404,7 +496,7 @@ export function appendChained(
       previous = current;
       const known = writtenHeadOf(store, userId, current);
       const stored: StoredHead = known === undefined ? readHead(current) : { kind: "head", head: known.head };
-      liveText = known?.entryText;
+      liveTexts = known;
       // Starting over would hide whatever was done to the trail: appends stop until the head is restored.
       if (stored.kind === "unreadable") {
         throw ServiceError.server(`The audit head of ${userId} cannot be read; verify the trail and restore the head before appending`);
@@ -425,12 +517,12 @@ export function appendChained(
       }
     }
     const head = written!;
-    rememberHead(store, userId, { bytes: writtenBytes!, head, entryText });
+    rememberHead(store, userId, { bytes: writtenBytes!, head, entryText, heldTexts });
     const filename = storageKeys.auditDay(userId, head.day);
     let entryCount: number;
     useJsonText(head.entry, entryText);
     try {
-      entryCount = await store.appendToJsonArray(filename, head.entry, head.index, holdsTwo ? DEFER_SYNC : undefined);
+      entryCount = await store.appendToJsonArray(filename, head.entry, head.index, deferring ? DEFER_SYNC : undefined);
     } catch (err) {
       await rollBack(store, headKey, head, previous).catch(() => undefined);
       throw err;
@@ -438,6 +530,12 @@ export function appendChained(
       forgetJsonText(head.entry);
     }
     rememberStored(store, userId, head.hash);
+    // Enough entries not known durable (a flush may have resolved since the head): their days' flush starts, not awaited.
+    if (deferring) {
+      const durability = durabilityOf(store, userId);
+      const pending = head.seq - Math.max(durability.durableSeq, head.seq - 1 - (head.held?.length ?? 0));
+      if (pending >= FLUSH_AT && durability.flushing === undefined) flushHeld(store, head).catch(() => undefined);
+    }
     return { entry: head.entry, filename, entryCount };
   });
 }

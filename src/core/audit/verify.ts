@@ -81,7 +81,7 @@ export interface AuditHeadVerification {
   updatedAt: string;
   /** `valid`, `invalid`, `unsigned`, or `unchecked` (signed, no key given). */
   signature: HeadSignatureStatus;
-  /** True when the newest entry (or two) is in the head but not yet in its day (an append in flight or cut short). */
+  /** True when the newest entries are in the head but not yet in their day (an append in flight, or a power cut before its day's flush). */
   pending?: boolean;
 }
 
@@ -231,26 +231,30 @@ export async function verifyAuditTrail(input: AuditTrailInput, options: VerifyAu
     const inRange = to === null || head.day <= to;
     const day = inRange ? headDay(head.day) : undefined;
     const entryOk = head.entry.seq === head.seq && head.entry.hash === head.hash && entryHash(head.entry) === head.hash;
-    // The entry before the newest, when the head holds it (files with fsync): it must be the one the newest follows.
-    const before = head.previous?.entry;
-    const beforeOk = before === undefined ||
-      (before.seq === head.seq - 1 && before.hash === head.entry.prevHash && entryHash(before) === before.hash);
+    // The entries before the newest the head holds (files with fsync): each must be the one the entry after it follows.
+    const held = (head.held ?? []).map((candidate) => candidate.entry);
+    const chain = [...held, head.entry];
+    let badHeld: number | undefined;
+    for (let i = held.length - 1; i >= 0 && badHeld === undefined; i--) {
+      const copy = held[i]!;
+      const after = chain[i + 1]!;
+      if (copy.seq !== after.seq - 1 || copy.hash !== after.prevHash || entryHash(copy) !== copy.hash) badHeld = after.seq - 1;
+    }
     if (signature.status === "invalid") {
       mark(day ?? headDay(lastDay), head.seq, "signature invalid", `the head's signature is invalid: ${signature.reason ?? ""}`.trim());
     } else if (!entryOk) {
       mark(day ?? headDay(lastDay), head.seq, "edited", "the head's copy of the newest entry does not match the head");
-    } else if (!beforeOk) {
-      mark(day ?? headDay(lastDay), head.seq - 1, "edited", "the head's copy of the entry before the newest does not match it");
+    } else if (badHeld !== undefined) {
+      mark(day ?? headDay(lastDay), badHeld, "edited", `the head's copy of entry seq ${badHeld} does not match the entry after it`);
     } else if (day !== undefined) {
       const lastSeq = last?.seq ?? 0;
+      // The first entry the trail lacks, when the head holds it (an append in flight, or a power cut before its day's flush).
+      const lacking = chain[lastSeq + 1 - chain[0]!.seq];
       if (last !== undefined && lastSeq === head.seq && last.hash !== head.hash) {
         mark(day, head.seq, "edited", `entry seq ${head.seq} is not the one the head names`);
-      } else if (lastSeq === head.seq - 1 && head.entry.prevHash === (last?.hash ?? GENESIS_HASH) && (last !== undefined || fromStart)) {
-        headResult.pending = true;
       } else if (
-        before !== undefined && lastSeq === head.seq - 2 && before.prevHash === (last?.hash ?? GENESIS_HASH) && (last !== undefined || fromStart)
+        lastSeq < head.seq && lacking !== undefined && lacking.prevHash === (last?.hash ?? GENESIS_HASH) && (last !== undefined || fromStart)
       ) {
-        // A power cut between the head's flush and its day's: the head holds both entries the day lacks.
         headResult.pending = true;
       } else if (lastSeq < head.seq && (last !== undefined || fromStart)) {
         mark(day, lastSeq + 1, "tail dropped", `the head names seq ${head.seq}, the trail ends at seq ${lastSeq}: entries ${lastSeq + 1} to ${head.seq} were dropped`);

@@ -1,15 +1,15 @@
 /**
  * @module
- * Audit day appends whose data sync waits for the next head write (docs/storage.md#fsync-policy):
- * with `FSYNC=audit`, a chained append used to flush its head, then its day, one after the other.
- * The head holds the newest two entries (core/audit/chain.ts), so the day's append may stay
- * unflushed until the next head write, whose flush runs beside the day's: one round of flushes
- * per append instead of two in a row. Each pending file keeps its descriptor open until flushed.
+ * Audit day appends whose data sync is left for later (docs/storage.md#fsync-policy): with
+ * `FSYNC=audit`, the head holds every entry whose day is not known flushed (core/audit/chain.ts),
+ * so a chained append waits for its head's flush only, and the days are flushed once every few
+ * appends (`syncJsonArray`). Each pending file keeps its descriptor open until flushed, so a
+ * write-back error is seen by the descriptor that wrote.
  */
 import { closeSync } from "node:fs";
 import { descriptors } from "./file-driver.ts";
 
-/** The day files appended to without a data sync, flushed together with the next head write. */
+/** The day files appended to without a data sync, flushed together by {@link DeferredSyncs.flush}. */
 export class DeferredSyncs {
   // path -> a descriptor open on it, written through and not yet data-synced.
   #pending = new Map<string, number>();
@@ -29,6 +29,18 @@ export class DeferredSyncs {
   /** Throws the failure of an earlier data sync: no head may be written after one (see flush). */
   throwIfFailed(): void {
     if (this.#failure !== undefined) throw this.#failure.error;
+  }
+
+  /**
+   * Data-syncs `fd` (a head just written), its failure sticking as a deferred one's does: a
+   * later head could otherwise drop entries that only the unflushed one holds.
+   */
+  syncNow(fd: number): Promise<void> {
+    if (this.#failure !== undefined) return Promise.reject(this.#failure.error);
+    return descriptors.dataSync(fd).catch((error: unknown) => {
+      this.#failure ??= { error };
+      throw error;
+    });
   }
 
   /** True when a write to `path` awaits its flush. */

@@ -36,7 +36,7 @@ export function createFileJsonArrayAppend(
 
 /**
  * {@link createFileJsonArrayAppend} whose in-place appends given `deferSync` leave their file
- * to `options.deferred` (with sync): flushed with the next head write (deferred-syncs.ts).
+ * to `options.deferred` (with sync): flushed by the store's `syncJsonArray` (deferred-syncs.ts).
  */
 export function createDeferringJsonArrayAppend(
   base: string,
@@ -100,10 +100,17 @@ export function createDeferringJsonArrayAppend(
     });
 }
 
-/** `BlobStore.syncJsonArray` over a store's `files`: data-syncs the array's file when there is one. */
-export function createFileJsonArraySync(files: DocumentFiles): (key: string) => Promise<void> {
-  return (key) =>
-    files.exclusive(key, async (document) => {
+/**
+ * `BlobStore.syncJsonArray` over a store's `files`: data-syncs the array's file when there is
+ * one. A file `deferred` holds is flushed through its own descriptors, outside the file's lock
+ * (the next append to it need not wait); another one (written by a process before) is opened.
+ */
+export function createFileJsonArraySync(files: DocumentFiles, deferred: DeferredSyncs): (key: string) => Promise<void> {
+  return async (key) => {
+    const pending = await files.exclusive(key, (document) => Promise.resolve(document.paths.some((path) => deferred.isPending(path))));
+    if (pending) return deferred.flush();
+    deferred.throwIfFailed();
+    await files.exclusive(key, async (document) => {
       const opened = await document.open();
       if (opened === null) return;
       try {
@@ -112,4 +119,5 @@ export function createFileJsonArraySync(files: DocumentFiles): (key: string) => 
         closeSync(opened.fd);
       }
     });
+  };
 }

@@ -67,7 +67,7 @@ export interface FileBlobStoreOptions {
 export function createFileBlobStore(dir: string, options: FileBlobStoreOptions = {}): BlobStore {
   const sync = options.sync ?? false;
   const files = documentFiles(dir, sync);
-  // With sync, the audit store's chained day appends may be flushed with the next head write.
+  // With sync, the audit store's chained day appends may be flushed later, their entries held by the head.
   const deferred = sync && options.auditHeads === true ? new DeferredSyncs() : undefined;
   const append = createDeferringJsonArrayAppend(dir, { sync, ...(deferred === undefined ? {} : { deferred }) });
   const unstored = createBlobStore(fileStorage(dir, sync), {
@@ -83,7 +83,7 @@ export function createFileBlobStore(dir: string, options: FileBlobStoreOptions =
   const heads = headFiles(files, sync, deferred);
   return {
     ...store,
-    ...(deferred === undefined ? {} : { syncJsonArray: createFileJsonArraySync(files) }),
+    ...(deferred === undefined ? {} : { syncJsonArray: createFileJsonArraySync(files, deferred) }),
     get: (key) => (isHeadKey(key) ? heads.read(key) : get(key)),
     update: (key, change, options) => (isHeadKey(key) ? heads.update(key, change, options) : store.update(key, change)),
   };

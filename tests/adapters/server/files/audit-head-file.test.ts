@@ -51,6 +51,25 @@ describe("audit heads on disk", () => {
     expect(await verify()).toMatchObject({ valid: true, entries: 3 });
   });
 
+  it("a head file put back or rewritten by hand while the store is open is read as it is, not as the store last wrote it", async () => {
+    const s = store();
+    const key = "audit-heads/u1.json";
+    const seen: number[] = [];
+    const seqOf = (bytes: Uint8Array | null) => (bytes === null ? 0 : (JSON.parse(new TextDecoder().decode(bytes)) as { seq: number }).seq);
+    const look = () => s.update(key, (current) => (seen.push(seqOf(current)), current ?? new Uint8Array()), { inPlace: true });
+    for (let n = 1; n <= 2; n++) await append(s, n);
+    const second = await headFile();
+    await append(s, 3);
+    await look();
+    // The file as it was after the second append (a backup restored): the same size and layout, other headers.
+    await writeFile(headPath(), second);
+    await look();
+    // Written whole (the form of earlier versions), then slotted again by the next append.
+    await writeFile(headPath(), JSON.stringify({ ...JSON.parse(headText(second)), seq: 7 }));
+    await look();
+    expect(seen).toEqual([3, 2, 7]);
+  });
+
   it("encrypted at rest, heads sealed under the current key are written in place too; a plaintext head is replaced whole", async () => {
     for (let n = 1; n <= 2; n++) await append(undefined, n);
     const keyring = new Keyring([dataKey("k1")]);

@@ -12,6 +12,7 @@ import { createFileBlobStore, createFilePorts } from "../../../../src/adapters/s
 import { descriptors } from "../../../../src/adapters/server/files/file-driver.ts";
 import { ConfigError, parseConfig } from "../../../../src/core/config/mod.ts";
 import { appendAuditEntry } from "../../../../src/core/audit/trail.ts";
+import { FLUSH_AT, MAX_HELD } from "../../../../src/core/audit/chain.ts";
 import type { ValidationAuditEntry } from "../../../../src/core/schemas/audit.ts";
 import { auditEntry } from "../../../helpers/audit-entry.ts";
 
@@ -67,21 +68,27 @@ describe("fsync of the file stores", () => {
     expect(JSON.parse(new TextDecoder().decode((await store.get(day))!))).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
   });
 
-  it("with sync, a chained audit append waits for one round of flushes: its head's slot beside the day appended before (data syncs; no temporary file, no folder)", async () => {
+  it("with sync, a chained audit append waits for one flush, its head's slot (no temporary file, no folder); its day is flushed once every FLUSH_AT appends or so, apart", async () => {
     const store = createFileBlobStore(join(dir, "audit"), { sync: true, auditHeads: true });
     const clock = { now: () => new Date("2026-11-22T12:00:00Z") };
-    for (let n = 1; n <= 2; n++) await appendAuditEntry(store, clock, "u1", auditEntry({ details: { validationErrors: [], n } }) as ValidationAuditEntry);
-    for (let n = 3; n <= 5; n++) {
+    const append = (n: number) => appendAuditEntry(store, clock, "u1", auditEntry({ details: { validationErrors: [], n } }) as ValidationAuditEntry);
+    for (let n = 1; n <= 2; n++) await append(n);
+    // Fewer than FLUSH_AT entries held: no day flush yet, each append flushes its head only.
+    for (let n = 3; n < FLUSH_AT; n++) {
       counts = { sync: 0, datasync: 0 };
       events = [];
-      await appendAuditEntry(store, clock, "u1", auditEntry({ details: { validationErrors: [], n } }) as ValidationAuditEntry);
-      expect(counts).toEqual({ sync: 0, datasync: 2 });
-      expect(events).toEqual(["start", "start", "end", "end"]);
+      await append(n);
+      expect(counts).toEqual({ sync: 0, datasync: 1 });
+      expect(events).toEqual(["start", "end"]);
     }
-    // The day appended last is flushed with the next head: a plain update of the store (any head) flushes it.
-    events = [];
-    await store.update("audit-heads/u2.json", () => new TextEncoder().encode("{}"), { inPlace: true });
-    expect(events.filter((event) => event === "start").length).toBeGreaterThanOrEqual(1);
+    // Over the next 2 * MAX_HELD appends: one head flush each, and a day flush at most once every FLUSH_AT appends (at least one).
+    counts = { sync: 0, datasync: 0 };
+    const appends = 2 * MAX_HELD;
+    for (let n = FLUSH_AT; n < FLUSH_AT + appends; n++) await append(n);
+    // At most once, the head outgrows its slots as it holds more entries: a new file renamed into place (it and its folder synced).
+    expect([0, 2]).toContain(counts.sync);
+    expect(counts.datasync).toBeGreaterThan(appends);
+    expect(counts.datasync).toBeLessThanOrEqual(appends + Math.ceil(appends / FLUSH_AT) + 1);
   });
 
   it("with sync, a process finding the entries its head holds already in the day flushes the day before the next head drops them", async () => {
