@@ -49,7 +49,9 @@ export function identifyActor(options: IdentifyOptions): (c: Context<WorkerEnv>)
     }
   };
   return (c) => {
-    const adminKey = c.req.header(ADMIN_KEY_HEADER);
+    // Header names in lower case (ADMIN_KEY_HEADER, IDENTITY_TOKEN_HEADER): a runtime looks them up
+    // lower-cased, and a literal already so is not copied and hashed again on every request.
+    const adminKey = c.req.header("x-admin-key");
     if (adminKey !== undefined) {
       if (!matchesAnyKey(adminKey, [options.adminKey])) {
         throw new ServiceError(refusalKind(options.status), `Missing or invalid ${ADMIN_KEY_HEADER}`);
@@ -59,7 +61,7 @@ export function identifyActor(options: IdentifyOptions): (c: Context<WorkerEnv>)
     }
     // Key-only mode reads no token: nothing is verified (one header lookup fewer on every request).
     if (options.identity === undefined) return;
-    const token = c.req.header(IDENTITY_TOKEN_HEADER);
+    const token = c.req.header("x-identity-token");
     if (token === undefined && options.optional === true) return;
     if (token === undefined || token.trim() === "") {
       throw new ServiceError(refusalKind(options.status), `Missing ${IDENTITY_TOKEN_HEADER}`);

@@ -61,7 +61,8 @@ export type CredentialCheck = (c: Context) => void;
 export function authKeyCheck(options: AuthOptions): CredentialCheck {
   const unset = warnIfUnset(options, "X-Custom-Auth-Key");
   return (c) => {
-    if (!matchesAnyKey(c.req.header("X-Custom-Auth-Key"), options.keys)) {
+    // Lower case: a runtime looks the name up lower-cased; a literal already so is not copied again.
+    if (!matchesAnyKey(c.req.header("x-custom-auth-key"), options.keys)) {
       throw refuse(options, unset, "Missing or invalid X-Custom-Auth-Key");
     }
   };
@@ -71,7 +72,7 @@ export function authKeyCheck(options: AuthOptions): CredentialCheck {
 export function bearerCheck(options: AuthOptions): CredentialCheck {
   const unset = warnIfUnset(options, "Authorization: Bearer");
   return (c) => {
-    const header = c.req.header("Authorization") ?? "";
+    const header = c.req.header("authorization") ?? "";
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!matchesAnyKey(match?.[1], options.keys)) {
       throw refuse(options, unset, "Missing or invalid bearer token");

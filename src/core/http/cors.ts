@@ -50,7 +50,7 @@ export function siteCorsSteps(options: SiteCorsOptions): CorsSteps {
   const methods = [...new Set([...options.methods, "OPTIONS"])].join(",");
   return {
     start(c) {
-      const origin = c.req.header("Origin");
+      const origin = c.req.header("origin");
       const echoed = allowed !== undefined && origin === allowed;
       if (c.req.method === "OPTIONS") {
         // A preflight is answered here; the frame's security headers are added on the way out.

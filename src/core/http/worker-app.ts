@@ -61,27 +61,29 @@ export interface WorkerEnv {
  * choices: no sniffing, no framing, no referrer, HSTS, and a CSP that lets a JSON or image
  * response load nothing. Images stay loadable from the site's origin (no
  * `Cross-Origin-Resource-Policy: same-origin`), and a PDF gets no CSP so browsers' built-in
- * viewers can show it.
+ * viewers can show it. A new object on every call, lower-case names: a request's frame.
  */
-const SECURITY_HEADERS: readonly (readonly [string, string])[] = [
-  ["Cross-Origin-Resource-Policy", "cross-origin"],
-  ["Cross-Origin-Opener-Policy", "same-origin"],
-  ["Origin-Agent-Cluster", "?1"],
-  ["Referrer-Policy", "no-referrer"],
-  ["Strict-Transport-Security", "max-age=15552000; includeSubDomains"],
-  ["X-Content-Type-Options", "nosniff"],
-  ["X-DNS-Prefetch-Control", "off"],
-  ["X-Download-Options", "noopen"],
-  ["X-Frame-Options", "DENY"],
-  ["X-Permitted-Cross-Domain-Policies", "none"],
-  ["X-XSS-Protection", "0"],
-  ["Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'"],
-];
+function securityFrame(): Record<string, string> {
+  // An object literal: V8 copies it whole from its boilerplate, where spreading a frozen
+  // constant copied it property by property (~3,500 instructions a request).
+  return {
+    "cross-origin-resource-policy": "cross-origin",
+    "cross-origin-opener-policy": "same-origin",
+    "origin-agent-cluster": "?1",
+    "referrer-policy": "no-referrer",
+    "strict-transport-security": "max-age=15552000; includeSubDomains",
+    "x-content-type-options": "nosniff",
+    "x-dns-prefetch-control": "off",
+    "x-download-options": "noopen",
+    "x-frame-options": "DENY",
+    "x-permitted-cross-domain-policies": "none",
+    "x-xss-protection": "0",
+    "content-security-policy": "default-src 'none'; frame-ancestors 'none'",
+  };
+}
 
-/** {@link SECURITY_HEADERS} as the plain object an answer is built with. */
-const SECURITY_FRAME: Readonly<Record<string, string>> = Object.freeze(
-  Object.fromEntries(SECURITY_HEADERS.map(([name, value]) => [name.toLowerCase(), value])),
-);
+/** {@link securityFrame}'s headers as name and value pairs, for an answer that was not built with the frame. */
+const SECURITY_HEADERS: readonly (readonly [string, string])[] = Object.entries(securityFrame());
 
 /**
  * The security headers, set once per request by the outermost app: handed to the handler
@@ -93,7 +95,7 @@ function startSecurity(c: Context<WorkerEnv>): boolean {
   // A worker mounted in the service is reached through the service's app: set them once.
   if (c.get("secured") === true) return false;
   c.set("secured", true);
-  c.set("frame", { ...SECURITY_FRAME });
+  c.set("frame", securityFrame());
   return true;
 }
 

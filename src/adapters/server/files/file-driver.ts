@@ -212,10 +212,11 @@ function readSmallOrNull(path: string, plain = false): Buffer | Uint8Array<Array
       throw err;
     }
     if (filled > SMALL_FILE_BYTES) return undefined;
-    // plain: a Uint8Array of its own, what a blob store hands out (no Buffer view made of it afterwards).
-    const bytes = plain ? new Uint8Array(filled) : Buffer.allocUnsafe(filled);
+    // plain: a Uint8Array over an ArrayBuffer of its own, what a blob store hands out. Not zero-filled
+    // (allocUnsafeSlow): the copy overwrites every byte; zeroing 2 KB cost ~2,000 instructions a data GET.
+    const bytes = plain ? Buffer.allocUnsafeSlow(filled) : Buffer.allocUnsafe(filled);
     probe.copy(bytes, 0, 0, filled);
-    return bytes;
+    return plain ? new Uint8Array(bytes.buffer, 0, filled) : bytes;
   } finally {
     closeSync(fd);
   }
