@@ -169,7 +169,6 @@ const MAX_KNOWN_HEADS = 10_000;
 // Where a header is read into (synchronously, so one buffer serves every update).
 const headerScratch = new Uint8Array(SLOT_HEADER_BYTES);
 
-
 // A head file's usual size (two slots of 4 KiB) and one byte, so its end is found without growing the buffer.
 const FIRST_READ_BYTES = 2 * MIN_SLOT_BYTES + 1;
 
