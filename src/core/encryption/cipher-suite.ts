@@ -38,6 +38,10 @@ export interface CipherSuite<K = unknown> {
   encrypt(key: K, iv: Bytes, aad: Bytes, plaintext: Bytes): Promise<Uint8Array>;
   /** Opens what {@link CipherSuite.encrypt} sealed; rejects when the tag does not match. Reads `aad` before it returns. */
   decrypt(key: K, iv: Bytes, aad: Bytes, sealed: Bytes): Promise<Uint8Array>;
+  /** {@link CipherSuite.unwrap} answered at once, for a suite whose work is done before it returns: a read of an object waits on no promise. Throws where the other rejects. */
+  unwrapNow?(kek: KeyEncryptionKey, wrapped: Uint8Array, wrap: KeyWrap): K;
+  /** {@link CipherSuite.decrypt} answered at once (see {@link CipherSuite.unwrapNow}). Throws where the other rejects. */
+  decryptNow?(key: K, iv: Bytes, aad: Bytes, sealed: Bytes): Uint8Array;
   /** Whether two arrays hold the same bytes (a stored envelope and one opened before), when the runtime has a faster compare than a loop. */
   equal?(a: Uint8Array, b: Uint8Array): boolean;
 }

@@ -56,6 +56,26 @@ describe("node:crypto cipher suite", () => {
     expect(ivs.size).toBe(600);
   });
 
+  it("opens a document at once (no promise), keeps it from its second read as Web Crypto's suite does, and still refuses a swapped one", async () => {
+    const inner = nodeCipherSuite();
+    let decrypted = 0;
+    let unwrapped = 0;
+    const suite = {
+      ...inner,
+      unwrapNow: (...args: Parameters<NonNullable<typeof inner.unwrapNow>>) => (unwrapped++, inner.unwrapNow!(...args)),
+      decryptNow: (...args: Parameters<NonNullable<typeof inner.decryptNow>>) => (decrypted++, inner.decryptNow!(...args)),
+    };
+    const raw = createBlobStore(createStorage());
+    const sealed = encryptedBlobStore(raw, new Keyring([old], suite));
+    const doc = (n: number) => new TextEncoder().encode(JSON.stringify({ caseNumber: `C-${n}`, pad: "x".repeat(2000) }));
+    for (const n of [1, 2]) await sealed.put(`u1/C-${n}/data.json`, doc(n));
+    // Read once: decrypted, not kept; read again: decrypted and kept; after that served from memory.
+    for (let i = 0; i < 4; i++) expect(await sealed.get("u1/C-1/data.json")).toEqual(doc(1));
+    expect([unwrapped, decrypted]).toEqual([1, 2]);
+    await raw.put("u1/C-1/data.json", (await raw.get("u1/C-2/data.json"))!);
+    await expect(sealed.get("u1/C-1/data.json")).rejects.toThrow(/u1\/C-1\/data.json failed its integrity check/);
+  });
+
   for (const [sealer, opener] of [["node", "web"], ["web", "node"]] as const) {
     it(`what the ${sealer} suite seals the ${opener} suite opens: objects, audit items, records and re-wrapped keys`, async () => {
       const suites = { node: nodeCipherSuite(), web: webCryptoSuite() };
