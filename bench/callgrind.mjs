@@ -7,13 +7,15 @@
 // zeroed, one measured wrk run, 2 s for the work it left behind, a dump; instructions of all
 // threads / requests wrk completed.
 //
-//   npm run build && node bench/callgrind.mjs [--scenario health|data-get|data-missing|data-put|user-get|audit-post]... [--seconds 10] [--warmup 20] [--no-ceiling] [--encrypted] [--dist DIR]
-//     [--requests N --warmup-requests M]
+//   npm run build && node bench/callgrind.mjs [--scenario health|data-get|data-get-cold|data-missing|data-put|user-get|audit-post]... [--seconds 10] [--warmup 20] [--no-ceiling] [--encrypted] [--dist DIR]
+//     [--requests N --warmup-requests M] [--cold-documents N]
 // (--dist: another build's dist/, e.g. of the commit before, to compare the two. --encrypted:
 // `serve` with DATA_ENCRYPTION_KEYS set, so every stored object is an envelope. --requests:
 // a fixed number of warm-up and counted requests from a Node client in this process, instead
 // of wrk for a fixed time: on a loaded machine a timed warm-up does less work and leaves JIT
-// compilation and collections in the counted window.)
+// compilation and collections in the counted window. data-get-cold: --cold-documents distinct
+// 2 KB documents, PUT first, read in turn: more than an encrypted server keeps opened or
+// unwrapped, so every read opens an envelope, as bench/encryption.mjs's cold row.)
 // Needs valgrind (callgrind_control), wrk and Linux. See bench/README.md.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -38,6 +40,7 @@ const { values: options } = parseArgs({
     dist: { type: "string" },
     requests: { type: "string" },
     "warmup-requests": { type: "string", default: "30000" },
+    "cold-documents": { type: "string", default: "5000" },
   },
 });
 for (const tool of ["valgrind", "callgrind_control", "wrk"]) {
@@ -63,6 +66,7 @@ const user = { "X-Custom-Auth-Key": KEYS.USER_DB_AUTH };
 const SCENARIOS = {
   health: { path: "/health", headers: {} },
   "data-get": { path: "/data/bench-user/BENCH-GET/data.json", headers: data },
+  "data-get-cold": { path: "", paths: (n) => `/data/bench-user/BENCH-COLD-${n}/data.json`, count: Number(options["cold-documents"]), headers: data },
   "data-missing": { path: "/data/bench-user/BENCH-NONE/data.json", headers: data },
   "data-put": { method: "PUT", paths: (n) => `/data/bench-user/BENCH-PUT-${n}/data.json`, body: DOC, headers: { ...data, "Content-Type": "application/json" } },
   "user-get": { path: "/user/bench-user", headers: user },
@@ -93,7 +97,7 @@ function script(scenario, prefix) {
   // A body that names the request's number: `@` in its template becomes n.
   const body = typeof scenario.body === "function" ? scenario.body("@").split("@").map(lua).join(" .. n .. ") : "nil";
   if (scenario.paths) {
-    lines.push("local n = 0", `request = function() n = (n % 1000) + 1; return wrk.format(nil, ${lua(prefix)} .. ${lua(scenario.paths("@").split("@")[0])} .. n .. ${lua(scenario.paths("@").split("@")[1])}, nil, ${body}) end`);
+    lines.push("local n = 0", `request = function() n = (n % ${scenario.count ?? 1000}) + 1; return wrk.format(nil, ${lua(prefix)} .. ${lua(scenario.paths("@").split("@")[0])} .. n .. ${lua(scenario.paths("@").split("@")[1])}, nil, ${body}) end`);
   } else lines.push(`request = function() return wrk.format(nil, ${lua(prefix + scenario.path)}) end`);
   const file = join(scratch, `s-${Math.random().toString(16).slice(2)}.lua`);
   writeFileSync(file, lines.join("\n") + "\n");
@@ -140,8 +144,8 @@ function dumpedInstructions(pid, out, since) {
 
 /** The raw HTTP/1.1 text of request `n` of a scenario. */
 function rawRequest(scenario, prefix, n) {
-  const path = prefix + (scenario.paths ? scenario.paths((n % 1000) + 1) : scenario.path);
-  const body = typeof scenario.body === "function" ? scenario.body((n % 1000) + 1) : scenario.body;
+  const path = prefix + (scenario.paths ? scenario.paths((n % (scenario.count ?? 1000)) + 1) : scenario.path);
+  const body = typeof scenario.body === "function" ? scenario.body((n % (scenario.count ?? 1000)) + 1) : scenario.body;
   const lines = [`${scenario.method ?? "GET"} ${path} HTTP/1.1`, "Host: 127.0.0.1"];
   for (const [name, value] of Object.entries(scenario.headers)) lines.push(`${name}: ${value}`);
   if (body) lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
@@ -236,6 +240,16 @@ async function prepareService(url) {
   const account = { email: "bench-user@lab.example", permitted: true, firstName: "Bench", lastName: "User", company: "Bench Lab" };
   const created = await fetch(`${url}/user/bench-user`, { method: "PUT", headers: { ...user, "Content-Type": "application/json" }, body: JSON.stringify(account) });
   if (!created.ok) throw new Error(`prepare: user PUT ${created.status}`);
+  if (!chosen.includes("data-get-cold")) return;
+  const cold = SCENARIOS["data-get-cold"];
+  let next = 1;
+  const putter = async () => {
+    for (let n = next++; n <= cold.count; n = next++) {
+      const response = await fetch(`${url}${cold.paths(n)}`, { method: "PUT", headers: { ...data, "Content-Type": "application/json" }, body: DOC });
+      if (!response.ok) throw new Error(`prepare: PUT ${cold.paths(n)} ${response.status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, putter));
 }
 
 console.log(`callgrind instructions per request${options.encrypted ? ", serve encrypted at rest" : ""} (${new Date().toISOString()}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}, node ${process.version})`);
@@ -250,6 +264,7 @@ let ceiling = {};
 if (!options["no-ceiling"]) {
   const bodies = { default: { type: "application/json", base64: Buffer.from('{"ok":true}').toString("base64") } };
   bodies["data-get"] = { type: "application/json; charset=utf-8", base64: Buffer.from(DOC).toString("base64") };
+  bodies["data-get-cold"] = bodies["data-get"];
   bodies["data-missing"] = { type: "application/json; charset=utf-8", base64: Buffer.from("[]").toString("base64") };
   bodies["data-put"] = { type: "application/json", base64: Buffer.from('{"success":true}').toString("base64") };
   bodies["audit-post"] = { type: "application/json", base64: Buffer.from('{"success":true,"entryCount":1,"filename":"audit-trails/bench-audit-1-2026-11-22.json"}').toString("base64") };

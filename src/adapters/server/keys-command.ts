@@ -2,7 +2,7 @@
  * @module
  * The `keys` commands of encryption at rest (docs/storage.md#encryption-at-rest): `generate`
  * prints `DATA_ENCRYPTION_KEYS` with a new key first, `rotate` re-wraps every data key under
- * the first key, `encrypt-all` seals what was stored before encryption was turned on. Both
+ * the first key (turning version 1 envelopes into version 2), `encrypt-all` seals what was stored before encryption was turned on. Both
  * run against the stores `STORAGE` names while `serve` keeps running, and a stopped run is
  * resumed by running it again.
  */
@@ -23,8 +23,9 @@ Encryption at rest (DATA_ENCRYPTION_KEYS, see docs/storage.md).
 Commands:
   generate      print DATA_ENCRYPTION_KEYS with a new key first, the keys
                 already set after it (put it in the environment, restart serve)
-  rotate        re-wrap every stored data key under the first key; bodies are
-                not re-encrypted; afterwards the other keys may be removed
+  rotate        re-wrap every stored data key under the first key (also those
+                of version 1 envelopes, into version 2); bodies are not
+                re-encrypted; afterwards the other keys may be removed
   encrypt-all   encrypt every object still stored as plaintext (written before
                 DATA_ENCRYPTION_KEYS was set)
 

@@ -2,11 +2,16 @@
  * @module
  * The envelope one object is stored in when encryption at rest is on: a header that says how
  * to read it, then the body in chunks, each sealed with AES-256-GCM under the object's own
- * data key. The data key is stored wrapped (AES-KW) by a key-encryption key of the
- * {@link Keyring}. Layout (integers big-endian):
+ * data key. The data key is stored wrapped by a key-encryption key of the {@link Keyring}.
+ * Layout (integers big-endian):
  *
- *     "\0FAENC" 0x01 | kid length (1) | kid | wrapped key length (1) | wrapped key
+ *     "\0FAENC" version (1) | kid length (1) | kid | wrapped key length (1) | wrapped key
  *     | base IV (12) | chunk size (4) | plaintext length (8) | chunk 0 + tag | chunk 1 + tag ...
+ *
+ * Version 2 (every new envelope) wraps the data key with AES-256-GCM (RFC 7518 §4.7: IV |
+ * ciphertext | tag, 60 bytes), which Node's OpenSSL unwraps in less than half the time of
+ * AES-KW; version 1 wrapped it with AES-KW (RFC 3394, 40 bytes) and is read forever, and
+ * re-wrapped into version 2 by a rotation. The body is the same in both.
  *
  * Every chunk's additional data binds the store key, what the envelope holds (a whole object,
  * one JSON-array item, a KV record), the chunk's index, whether it is the last, the chunk size
@@ -17,12 +22,16 @@
 import type { Bytes } from "../ports.ts";
 import { ServiceError } from "../errors.ts";
 import type { Keyring } from "./keyring.ts";
+import { GCM_WRAPPED_BYTES, type KeyWrap } from "./cipher-suite.ts";
 import { chunksOf } from "../storage/byte-stream.ts";
 
 /** What an envelope holds; part of the additional data, so one kind never passes for another. */
 export type EnvelopeKind = "object" | "item" | "record";
 
-const MAGIC = [0x00, 0x46, 0x41, 0x45, 0x4e, 0x43, 0x01] as const;
+/** "\0FAENC" then the version of new envelopes. */
+const MAGIC = [0x00, 0x46, 0x41, 0x45, 0x4e, 0x43, 0x02] as const;
+/** Where the version byte is. */
+const VERSION_AT = MAGIC.length - 1;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 /** Chunk size of new envelopes: what a streamed delivery holds per step. */
@@ -53,16 +62,16 @@ function randomIv(): Bytes {
 /** True when the bytes start like an envelope (plaintext JSON, images and mail never do). */
 export function isEnvelope(bytes: Uint8Array): boolean {
   if (bytes.length < MAGIC.length) return false;
-  for (let i = 0; i < MAGIC.length; i++) if (bytes[i] !== MAGIC[i]) return false;
-  return true;
+  for (let i = 0; i < VERSION_AT; i++) if (bytes[i] !== MAGIC[i]) return false;
+  return bytes[VERSION_AT] === 0x02 || bytes[VERSION_AT] === 0x01;
 }
 
 /** An envelope's header, read and bounds-checked. */
 export interface EnvelopeHeader {
   /** The id of the key-encryption key the data key is wrapped with. */
   kid: string;
-  /** Where the key id's length byte is: the kid and the wrapped data key follow it, up to {@link EnvelopeHeader.wrappedEnd}. */
-  keyStart: number;
+  /** How the data key is wrapped: AES-GCM in version 2, AES-KW in version 1. */
+  wrap: KeyWrap;
   /** Where the wrapped data key starts (a view is made only to unwrap it). */
   wrappedStart: number;
   /** Where the wrapped data key ends. */
@@ -88,6 +97,7 @@ const damaged = (key: string, why: string): ServiceError =>
 export function readHeader(bytes: Bytes, key: string): EnvelopeHeader {
   // Byte by byte, no DataView or TextDecoder: the header is read on every read of an object.
   const length = bytes.length;
+  const wrap: KeyWrap = bytes[VERSION_AT] === 0x01 ? "kw" : "gcm";
   let at = MAGIC.length;
   if (at + 1 > length) throw damaged(key, "its encryption header is cut short");
   const kidLength = bytes[at++]!;
@@ -95,6 +105,7 @@ export function readHeader(bytes: Bytes, key: string): EnvelopeHeader {
   const kid = kidOf(bytes, at, kidLength);
   at += kidLength;
   const wrappedLength = bytes[at++]!;
+  if (wrap === "gcm" && wrappedLength !== GCM_WRAPPED_BYTES) throw damaged(key, "its wrapped data key has the wrong length");
   if (at + wrappedLength + IV_BYTES + 12 > length) throw damaged(key, "its encryption header is cut short");
   const wrappedStart = at;
   at += wrappedLength;
@@ -106,7 +117,7 @@ export function readHeader(bytes: Bytes, key: string): EnvelopeHeader {
   if (chunkSize === 0 || chunkSize > MAX_CHUNK_BYTES) throw damaged(key, "its encryption header names an impossible chunk size");
   const chunks = chunkCount(plaintextLength, chunkSize);
   if (length - at !== plaintextLength + chunks * TAG_BYTES) throw damaged(key, "its length does not match its encryption header");
-  return { kid, keyStart: MAGIC.length, wrappedStart, wrappedEnd: wrappedStart + wrappedLength, iv, chunkSize, plaintextLength, bodyOffset: at, chunks };
+  return { kid, wrap, wrappedStart, wrappedEnd: wrappedStart + wrappedLength, iv, chunkSize, plaintextLength, bodyOffset: at, chunks };
 }
 
 const uint32At = (bytes: Uint8Array, at: number): number => ((bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!) >>> 0;
@@ -122,29 +133,51 @@ function kidOf(bytes: Uint8Array, at: number, length: number): string {
   return kid;
 }
 
-/** The additional data of every chunk of one envelope, less the chunk's index and last flag. */
-function baseAad(kind: EnvelopeKind, key: string, chunkSize: number, plaintextLength: number): Bytes {
-  const label = `fa-enc/1/${kind}/${key}\0`;
+/** The start of the additional data per kind: `fa-enc/1/{kind}/` (version 1's, kept by version 2: the body is the same). */
+const AAD_PREFIX: Readonly<Record<EnvelopeKind, Uint8Array>> = {
+  object: encoder.encode("fa-enc/1/object/"),
+  item: encoder.encode("fa-enc/1/item/"),
+  record: encoder.encode("fa-enc/1/record/"),
+};
+
+/**
+ * The additional data of every chunk of one envelope, less the chunk's index and last flag:
+ * `fa-enc/1/{kind}/{key}\0`, the chunk size, the plaintext length, 5 bytes for the chunk.
+ * Written into `scratch` when it is given and large enough (a view of it is returned), else
+ * into a new array.
+ */
+function baseAad(kind: EnvelopeKind, key: string, chunkSize: number, plaintextLength: number, scratch?: Uint8Array): Bytes {
+  const prefix = AAD_PREFIX[kind];
   // ASCII (every key the workers make) char by char into one exact array: a typed array made
   // costs more than the encoding of a key, so TextEncoder's spare room and views are avoided.
-  let out = new Uint8Array(label.length + 17);
-  let length = label.length;
-  for (let i = 0; i < label.length; i++) {
-    const code = label.charCodeAt(i);
+  let length = prefix.length + key.length + 1 + 17;
+  let out: Bytes = scratch !== undefined && length <= scratch.length ? scratch.subarray(0, length) as Bytes : new Uint8Array(length);
+  out.set(prefix);
+  for (let i = 0; i < key.length; i++) {
+    const code = key.charCodeAt(i);
     if (code >= 0x80) {
-      const encoded = encoder.encode(label);
-      out = new Uint8Array(encoded.length + 17);
-      out.set(encoded);
-      length = encoded.length;
+      const encoded = encoder.encode(key);
+      length = prefix.length + encoded.length + 1 + 17;
+      out = new Uint8Array(length);
+      out.set(prefix);
+      out.set(encoded, prefix.length);
       break;
     }
-    out[i] = code;
+    out[prefix.length + i] = code;
   }
-  setUint32At(out, length, chunkSize);
-  setUint32At(out, length + 4, Math.floor(plaintextLength / 2 ** 32));
-  setUint32At(out, length + 8, plaintextLength >>> 0);
+  const at = length - 18;
+  out[at] = 0;
+  setUint32At(out, at + 1, chunkSize);
+  setUint32At(out, at + 5, Math.floor(plaintextLength / 2 ** 32));
+  setUint32At(out, at + 9, plaintextLength >>> 0);
   return out;
 }
+
+/**
+ * Where an open of one chunk with a suite that decrypts at once builds its additional data:
+ * built, read by the suite and done with before the open goes on, so no two opens share it.
+ */
+const aadScratch = new Uint8Array(1024);
 
 function setUint32At(out: Uint8Array, at: number, value: number): void {
   out[at] = value >>> 24;
@@ -257,17 +290,24 @@ export async function sealStream(
 }
 
 const wrongKey = (key: string, kid: string): ServiceError =>
-  ServiceError.integrity(`Stored object ${key} cannot be decrypted: key "${kid}" of DATA_ENCRYPTION_KEYS is not the key it was encrypted with`, { key, kid });
+  ServiceError.integrity(
+    `Stored object ${key} cannot be decrypted: key "${kid}" of DATA_ENCRYPTION_KEYS is not the key it was encrypted with, or its wrapped data key was altered in the store`,
+    { key, kid },
+  );
 
 /** How many unwrapped data keys a keyring keeps (about 100 bytes each). */
 const DATA_KEY_CACHE_SIZE = 4096;
 
 /** A data key in a keyring's cache: its unwrapping, and the key once that has finished. */
 interface CachedDataKey {
-  /** The envelope's kid length byte, kid, wrapped key length byte and wrapped key, as stored. */
-  keyBytes: Uint8Array;
-  /** The unwrapping (rejects when the key-encryption key did not wrap it). */
-  unwrapping: Promise<unknown>;
+  /** The id of the key-encryption key that wrapped it. */
+  kid: string;
+  /** How it is wrapped. */
+  wrap: KeyWrap;
+  /** The wrapped key as stored (a copy of at most 64 bytes: V8 keeps it in its heap, with no buffer of its own to allocate and free). */
+  wrapped: Uint8Array;
+  /** The unwrapping (rejects when the key-encryption key did not wrap it); none when the suite unwrapped at once. */
+  unwrapping?: Promise<unknown>;
   /** The unwrapped key, set when the unwrapping succeeded. */
   key?: unknown;
 }
@@ -276,16 +316,46 @@ interface CachedDataKey {
  * Data keys already unwrapped, per keyring, so an object read again costs one decryption
  * instead of two (the oldest go first past {@link DATA_KEY_CACHE_SIZE}). Safe to keep: the
  * key-encryption keys that unwrap them are in this process's memory anyway. Keyed by the
- * first 48 bits of the wrapping (AES-KW output: random-looking), and an entry is used only
- * when its kid and whole wrapping equal the envelope's, byte for byte: a number key and a
- * 40-byte compare cost less than a string made of the wrapping on every read.
+ * first 48 bits of the wrapping (a random IV, or AES-KW output: random-looking), and an entry
+ * is used only when its kid, kind of wrapping and whole wrapping equal the envelope's, byte for
+ * byte: a number key and a 60-byte compare cost less than a string made of the wrapping on
+ * every read.
  */
-const unwrappedKeys = new WeakMap<Keyring, Map<number, CachedDataKey>>();
+const unwrappedKeys = new WeakMap<Keyring, DataKeys>();
 
-function dataKeysOf(keyring: Keyring): Map<number, CachedDataKey> {
+/**
+ * A keyring's data keys by id, and the ids in the order they came in, as a ring: the next new
+ * id takes the oldest one's place. (A Map's own oldest entry is found by skipping every deleted
+ * entry before it: with the oldest deleted on every cold read, thousands of them, 4.7k
+ * instructions per read.)
+ */
+interface DataKeys {
+  keys: Map<number, CachedDataKey>;
+  order: number[];
+  next: number;
+}
+
+function dataKeysOf(keyring: Keyring): DataKeys {
   let keys = unwrappedKeys.get(keyring);
-  if (keys === undefined) unwrappedKeys.set(keyring, keys = new Map());
+  if (keys === undefined) unwrappedKeys.set(keyring, keys = { keys: new Map(), order: [], next: 0 });
   return keys;
+}
+
+/** Set by {@link dataKeyOf}: whether its last answer is a key it had to unwrap (an object not read lately), read right after the call. */
+let unwrappedByLastCall = false;
+
+/** Keeps `entry` under `id`; a new id pushes out the oldest once the cache is full. */
+function keepDataKey(dataKeys: DataKeys, id: number, entry: CachedDataKey, isNew: boolean): void {
+  if (isNew) {
+    // The id in the oldest place may have been dropped (a failed unwrap) or set again since: deleting it early costs one unwrap.
+    if (dataKeys.order.length < DATA_KEY_CACHE_SIZE) dataKeys.order.push(id);
+    else {
+      dataKeys.keys.delete(dataKeys.order[dataKeys.next]!);
+      dataKeys.order[dataKeys.next] = id;
+      dataKeys.next = (dataKeys.next + 1) % DATA_KEY_CACHE_SIZE;
+    }
+  }
+  dataKeys.keys.set(id, entry);
 }
 
 /** Whether `bytes[start, end)` equals `same`. */
@@ -305,43 +375,59 @@ function dataKeyOf(keyring: Keyring, bytes: Bytes, header: EnvelopeHeader, key: 
   // Short wrappings (refused by the unwrap) are read past their end as zeros: only a miss.
   const id = header.wrappedEnd - at >= 6 ? uint32At(bytes, at) * 65536 + ((bytes[at + 4]! << 8) | bytes[at + 5]!) : -1;
   const dataKeys = dataKeysOf(keyring);
-  let cached = dataKeys.get(id);
-  if (cached === undefined || !equalAt(bytes, header.keyStart, header.wrappedEnd, cached.keyBytes)) {
+  let cached = dataKeys.keys.get(id);
+  unwrappedByLastCall = false;
+  if (cached === undefined || cached.kid !== header.kid || cached.wrap !== header.wrap || !equalAt(bytes, header.wrappedStart, header.wrappedEnd, cached.wrapped)) {
+    unwrappedByLastCall = true;
     const kek = keyring.kek(header.kid, key);
-    const entry: CachedDataKey = {
-      keyBytes: bytes.slice(header.keyStart, header.wrappedEnd),
-      unwrapping: keyring.suite.unwrap(kek, bytes.slice(header.wrappedStart, header.wrappedEnd)),
-    };
-    entry.unwrapping.then(
+    const unwrapNow = keyring.suite.unwrapNow;
+    if (unwrapNow !== undefined) {
+      // At once: no promise, no handlers, no view kept (the suite reads the wrapping before it returns).
+      let unwrapped: unknown;
+      try {
+        unwrapped = unwrapNow(kek, bytes.subarray(header.wrappedStart, header.wrappedEnd), header.wrap);
+      } catch {
+        throw wrongKey(key, header.kid);
+      }
+      keepDataKey(dataKeys, id, { kid: header.kid, wrap: header.wrap, wrapped: bytes.slice(header.wrappedStart, header.wrappedEnd), key: unwrapped }, cached === undefined);
+      return unwrapped;
+    }
+    const unwrapping = keyring.suite.unwrap(kek, bytes.slice(header.wrappedStart, header.wrappedEnd), header.wrap);
+    const entry: CachedDataKey = { kid: header.kid, wrap: header.wrap, wrapped: bytes.slice(header.wrappedStart, header.wrappedEnd), unwrapping };
+    unwrapping.then(
       (unwrapped) => {
         entry.key = unwrapped;
       },
       // Only successes stay: a failed unwrap is tried again on the next read.
       () => {
-        if (dataKeys.get(id) === entry) dataKeys.delete(id);
+        if (dataKeys.keys.get(id) === entry) dataKeys.keys.delete(id);
       },
     );
-    if (cached === undefined && dataKeys.size >= DATA_KEY_CACHE_SIZE) dataKeys.delete(dataKeys.keys().next().value!);
-    dataKeys.set(id, entry);
+    keepDataKey(dataKeys, id, entry, cached === undefined);
     cached = entry;
   }
   if (cached.key !== undefined) return cached.key;
-  return cached.unwrapping.catch(() => {
+  return cached.unwrapping!.catch(() => {
     throw wrongKey(key, header.kid);
   });
 }
 
-/** Opens chunk `index` of an envelope. */
-async function openChunk(keyring: Keyring, dataKey: unknown, header: EnvelopeHeader, aad: Bytes, bytes: Bytes, index: number, key: string): Promise<Uint8Array> {
+/** Opens chunk `index` of an envelope: at once when the suite can (a promise only when it cannot). */
+function openChunk(keyring: Keyring, dataKey: unknown, header: EnvelopeHeader, aad: Bytes, bytes: Bytes, index: number, key: string): Uint8Array | Promise<Uint8Array> {
   const start = header.bodyOffset + index * (header.chunkSize + TAG_BYTES);
   const length = Math.min(header.chunkSize, header.plaintextLength - index * header.chunkSize) + TAG_BYTES;
+  const params = chunkParams(aad, header.iv, index, index === header.chunks - 1);
+  const sealed = bytes.subarray(start, start + length);
+  const decryptNow = keyring.suite.decryptNow;
+  if (decryptNow === undefined) return keyring.suite.decrypt(dataKey, params.iv, params.aad, sealed).catch(() => Promise.reject(notUnderThisKey(key)));
   try {
-    const params = chunkParams(aad, header.iv, index, index === header.chunks - 1);
-    return await keyring.suite.decrypt(dataKey, params.iv, params.aad, bytes.subarray(start, start + length));
+    return decryptNow(dataKey, params.iv, params.aad, sealed);
   } catch {
-    throw damaged(key, "it was not written under this key (swapped or altered in the store)");
+    throw notUnderThisKey(key);
   }
 }
+
+const notUnderThisKey = (key: string): ServiceError => damaged(key, "it was not written under this key (swapped or altered in the store)");
 
 /** Opens an envelope stored under `key`; an integrity failure when it was not sealed for that key, or was altered. */
 export async function open(keyring: Keyring, kind: EnvelopeKind, key: string, stored: Uint8Array): Promise<Bytes> {
@@ -352,18 +438,21 @@ export async function open(keyring: Keyring, kind: EnvelopeKind, key: string, st
   const header = readHeader(bytes, key);
   let dataKey = dataKeyOf(keyring, bytes, header, key);
   // A known data key: this very wrapping was opened before, so the object is being read again.
-  const readBefore = !(dataKey instanceof Promise);
+  const readBefore = !unwrappedByLastCall && !(dataKey instanceof Promise);
   if (dataKey instanceof Promise) dataKey = await dataKey;
-  const aad = baseAad(kind, key, header.chunkSize, header.plaintextLength);
   // One chunk (every document up to 64 KiB): its plaintext is the object's, no copy needed.
   if (header.chunks === 1) {
-    const plain = await openChunk(keyring, dataKey, header, aad, bytes, 0, key);
+    // Opened at once (no await between), the additional data needs no array of its own.
+    const aad = baseAad(kind, key, header.chunkSize, header.plaintextLength, keyring.suite.decryptNow === undefined ? undefined : aadScratch);
+    let plain = openChunk(keyring, dataKey, header, aad, bytes, 0, key);
+    if (plain instanceof Promise) plain = await plain;
     // A plain view (a suite may answer a Node Buffer, whose slice() shares memory).
     const view = plain.buffer instanceof ArrayBuffer ? new Uint8Array(plain.buffer, plain.byteOffset, plain.byteLength) : new Uint8Array(plain);
     // Kept from the second read on: objects read once (a scan, an export) cost no copies and do not push out the rest.
     if (readBefore && kind !== "item") keyring.opened.keep(kind, key, bytes, view);
     return view;
   }
+  const aad = baseAad(kind, key, header.chunkSize, header.plaintextLength);
   const out = new Uint8Array(header.plaintextLength);
   for (let index = 0; index < header.chunks; index++) {
     out.set(await openChunk(keyring, dataKey, header, aad, bytes, index, key), index * header.chunkSize);
@@ -399,17 +488,17 @@ export async function openStream(keyring: Keyring, kind: EnvelopeKind, key: stri
 }
 
 /**
- * The envelope with its data key re-wrapped under the keyring's current key, the body as it
- * was; null when it already is under the current key.
+ * The envelope with its data key re-wrapped (AES-GCM, version 2) under the keyring's current
+ * key, the body as it was; null when it already is a version 2 envelope under the current key.
  */
 export async function rewrap(keyring: Keyring, key: string, stored: Uint8Array): Promise<Bytes | null> {
   const bytes = asBytes(stored);
   const header = readHeader(bytes, key);
-  if (header.kid === keyring.currentKid) return null;
+  if (header.kid === keyring.currentKid && header.wrap === "gcm") return null;
   const from = keyring.kek(header.kid, key);
   let wrapped: Uint8Array;
   try {
-    wrapped = await keyring.suite.rewrap(from, keyring.kek(keyring.currentKid, key), bytes.subarray(header.wrappedStart, header.wrappedEnd));
+    wrapped = await keyring.suite.rewrap(from, keyring.kek(keyring.currentKid, key), bytes.subarray(header.wrappedStart, header.wrappedEnd), header.wrap);
   } catch {
     throw wrongKey(key, header.kid);
   }

@@ -24,7 +24,8 @@ const KeySchema = z.object({
   kty: z.literal("oct", { error: "kty must be \"oct\" (an AES key)" }),
   kid: z.string().regex(/^[\x21-\x7e]{1,64}$/, "kid must be 1 to 64 printable ASCII characters"),
   k: z.string().refine((k) => decodeBase64Url(k)?.length === 32, "k must be 32 bytes (AES-256), base64url without padding"),
-  alg: z.literal("A256KW", { error: "alg, when given, must be A256KW" }).optional(),
+  // Either names how the data keys are wrapped: A256GCMKW now, A256KW in version 1 envelopes.
+  alg: z.enum(["A256GCMKW", "A256KW"], { error: "alg, when given, must be A256GCMKW or A256KW" }).optional(),
 });
 
 /** `{"keys": [...]}`: at least one key, ids unique; the first encrypts. */

@@ -9,4 +9,4 @@ export { BLOB_CANARY_KEY, type EncryptedBlobStore, encryptedBlobStore, encrypted
 export { CanaryError, checkBlobCanary, checkKvCanary } from "./canary.ts";
 export { isSealed, openRecord, openValue, rewrapRecord, rewrapValue, type SealOptions, sealRecord, sealValue, SEALED_RECORD_PREFIX } from "./stored-value.ts";
 export { encryptAll, type MaintainedStores, type MaintenanceProgress, rotateKeys } from "./maintenance.ts";
-export { type CipherSuite, type KeyEncryptionKey, webCryptoSuite } from "./cipher-suite.ts";
+export { type CipherSuite, GCM_WRAPPED_BYTES, type KeyEncryptionKey, type KeyWrap, webCryptoSuite } from "./cipher-suite.ts";

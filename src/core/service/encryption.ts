@@ -25,6 +25,7 @@ export {
   encryptedKvStore,
   type KeyEncryptionKey,
   Keyring,
+  type KeyWrap,
   type KeyringOptions,
   type MaintainedStores,
   type MaintenanceProgress,
