@@ -9,16 +9,16 @@
 import { closeSync } from "node:fs";
 import { descriptors } from "./file-driver.ts";
 
-/** The day files appended to without a data sync, flushed together by {@link DeferredSyncs.flush}. */
+/** The day files appended to without a data sync, each flushed by a {@link DeferredSyncs.flush} of its path. */
 export class DeferredSyncs {
   // path -> a descriptor open on it, written through and not yet data-synced.
   #pending = new Map<string, number>();
-  // Every flush started, so a later one also waits for those still running (their files left the map).
-  #flushing: Promise<void> = Promise.resolve();
+  // path -> its data sync running (the file left #pending), so a flush of it meanwhile waits for that one.
+  #flushing = new Map<string, Promise<void>>();
   // The first data sync that failed: every flush after it fails too (see flush).
   #failure: { error: unknown } | undefined;
 
-  /** Keeps `fd` (open on `path`, just written) until the next {@link DeferredSyncs.flush}; takes ownership of it. */
+  /** Keeps `fd` (open on `path`, just written) until a {@link DeferredSyncs.flush} of `path`; takes ownership of it. */
   defer(path: string, fd: number): void {
     const older = this.#pending.get(path);
     this.#pending.set(path, fd);
@@ -49,33 +49,43 @@ export class DeferredSyncs {
   }
 
   /**
-   * Data-syncs every pending file (in parallel) and waits for the flushes started before; the
-   * descriptors are closed. Once a data sync has failed, this and every later flush reject
-   * with that error until the process restarts: after a failed fsync the kernel may have
-   * marked the unwritten pages clean, so a retry could succeed without the entries being on
-   * disk, and a head written after it would drop entries a power cut then loses (as
-   * PostgreSQL since "fsyncgate": stop, do not retry).
+   * Data-syncs the pending files among `paths` (in parallel; another user's days are left for
+   * their own flush) and waits for the flushes of those paths already running; the descriptors
+   * are closed. Once a data sync has failed, this and every later flush reject with that error
+   * until the process restarts: after a failed fsync the kernel may have marked the unwritten
+   * pages clean, so a retry could succeed without the entries being on disk, and a head written
+   * after it would drop entries a power cut then loses (as PostgreSQL since "fsyncgate": stop,
+   * do not retry).
    */
-  flush(): Promise<void> {
+  flush(paths: readonly string[]): Promise<void> {
     if (this.#failure !== undefined) return Promise.reject(this.#failure.error);
-    const before = this.#flushing;
-    const files = [...this.#pending];
-    this.#pending.clear();
-    const synced = Promise.all(files.map(([, fd]) =>
-      descriptors.dataSync(fd).then(
+    const waits: Promise<void>[] = [];
+    for (const path of paths) {
+      const fd = this.#pending.get(path);
+      if (fd === undefined) {
+        // Taken by a flush still running: this one is done when that one is.
+        const running = this.#flushing.get(path);
+        if (running !== undefined) waits.push(running);
+        continue;
+      }
+      this.#pending.delete(path);
+      const synced = descriptors.dataSync(fd).then(
         () => closeSync(fd),
         (error: unknown) => {
           closeSync(fd);
           this.#failure ??= { error };
           throw error;
         },
-      )
-    ));
-    // A failure of a flush started before (another user's head) is this one's too: its files left the map.
-    const mine = Promise.all([synced, before]).then(() => {
+      );
+      const settled = synced.catch(() => undefined).finally(() => {
+        if (this.#flushing.get(path) === settled) this.#flushing.delete(path);
+      });
+      this.#flushing.set(path, settled);
+      waits.push(synced);
+    }
+    return Promise.all(waits).then(() => {
+      // A running flush of one of the paths may have failed: its failure is this one's too.
       if (this.#failure !== undefined) throw this.#failure.error;
     });
-    this.#flushing = mine.catch(() => undefined);
-    return mine;
   }
 }

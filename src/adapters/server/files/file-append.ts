@@ -107,8 +107,8 @@ export function createDeferringJsonArrayAppend(
  */
 export function createFileJsonArraySync(files: DocumentFiles, deferred: DeferredSyncs): (key: string) => Promise<void> {
   return async (key) => {
-    const pending = await files.exclusive(key, (document) => Promise.resolve(document.paths.some((path) => deferred.isPending(path))));
-    if (pending) return deferred.flush();
+    const pending = await files.exclusive(key, (document) => Promise.resolve(document.paths.filter((path) => deferred.isPending(path))));
+    if (pending.length > 0) return deferred.flush(pending);
     deferred.throwIfFailed();
     await files.exclusive(key, async (document) => {
       const opened = await document.open();

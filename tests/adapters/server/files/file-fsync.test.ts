@@ -5,7 +5,8 @@
  * itself cannot be staged in a test.
  */
 import { mkdtemp, open, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { existsSync, readlinkSync } from "node:fs";
+import { basename, join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createFileBlobStore, createFilePorts } from "../../../../src/adapters/server/files/file-ports.ts";
@@ -20,6 +21,9 @@ let dir: string;
 let counts: { sync: number; datasync: number };
 // Each descriptor data sync's start and end, in order: one round of flushes is every start before the first end.
 let events: string[];
+// The file of each descriptor data sync, where the system names an open descriptor's file (Linux).
+let syncedFiles: string[];
+const PROC_FDS = existsSync("/proc/self/fd");
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "fa-fsync-"));
   const probe = await open(join(dir, "probe"), "w");
@@ -38,8 +42,10 @@ beforeEach(async () => {
   });
   const dataSync = descriptors.dataSync;
   events = [];
+  syncedFiles = [];
   vi.spyOn(descriptors, "dataSync").mockImplementation(async (fd: number) => {
     counts.datasync++;
+    if (PROC_FDS) syncedFiles.push(basename(readlinkSync(`/proc/self/fd/${fd}`)));
     events.push("start");
     await dataSync(fd);
     events.push("end");
@@ -89,6 +95,19 @@ describe("fsync of the file stores", () => {
     expect([0, 2]).toContain(counts.sync);
     expect(counts.datasync).toBeGreaterThan(appends);
     expect(counts.datasync).toBeLessThanOrEqual(appends + Math.ceil(appends / FLUSH_AT) + 1);
+  });
+
+  it.skipIf(!PROC_FDS)("with sync, a user's day flush syncs that user's days only, not the days other users appended to meanwhile", async () => {
+    const store = createFileBlobStore(join(dir, "audit"), { sync: true, auditHeads: true });
+    const clock = { now: () => new Date("2026-11-22T12:00:00Z") };
+    const append = (userId: string, n: number) => appendAuditEntry(store, clock, userId, auditEntry({ details: { validationErrors: [], n } }) as ValidationAuditEntry);
+    // Eight other users' days appended to, not flushed yet (fewer than FLUSH_AT entries each).
+    for (let user = 2; user <= 9; user++) for (let n = 1; n <= 2; n++) await append(`u${user}`, n);
+    syncedFiles = [];
+    // u1 appends until its own day was flushed (at MAX_HELD held entries an append waits for it).
+    for (let n = 1; n <= MAX_HELD && !syncedFiles.includes("u1-2026-11-22.json"); n++) await append("u1", n);
+    expect(syncedFiles).toContain("u1-2026-11-22.json");
+    expect(syncedFiles.filter((file) => file.endsWith("-2026-11-22.json") && file !== "u1-2026-11-22.json")).toEqual([]);
   });
 
   it("with sync, a process finding the entries its head holds already in the day flushes the day before the next head drops them", async () => {
