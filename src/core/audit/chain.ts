@@ -300,15 +300,26 @@ function flushHeld(store: BlobStore, head: AuditHead): Promise<void> {
   return flushed;
 }
 
+/** How many of the entries a head written here holds (its newest included) are not known durable, and their JSON text's length. */
+function notDurable(written: Pick<WrittenHead, "head" | "entryText" | "heldTexts">, durableSeq: number): { count: number; chars: number } {
+  let count = 1;
+  let chars = written.entryText.length;
+  (written.head.held ?? []).forEach((held, i) => {
+    if (held.entry.seq <= durableSeq) return;
+    count++;
+    chars += written.heldTexts[i]?.length ?? 0;
+  });
+  return { count, chars };
+}
+
 /** Waits, before the next head, until the entries the last head of this process holds leave room for one more. */
 async function makeRoom(store: BlobStore, userId: string): Promise<void> {
   const written = headsOf(store).get(userId);
   if (written === undefined) return;
   const durability = durabilityOf(store, userId);
   const full = () => {
-    const pending = (written.head.held ?? []).filter((held) => held.entry.seq > durability.durableSeq);
-    const chars = pending.reduce((sum, held) => sum + (written.heldTexts[written.head.held!.indexOf(held)]?.length ?? 0), written.entryText.length);
-    return pending.length + 1 >= MAX_HELD || chars >= MAX_HELD_CHARS;
+    const { count, chars } = notDurable(written, durability.durableSeq);
+    return count >= MAX_HELD || chars >= MAX_HELD_CHARS;
   };
   if (!full() || written.head.seq <= durability.durableSeq) return;
   await durability.flushing;
@@ -533,8 +544,8 @@ export function appendChained(
     // Enough entries not known durable (a flush may have resolved since the head): their days' flush starts, not awaited.
     if (deferring) {
       const durability = durabilityOf(store, userId);
-      const pending = head.seq - Math.max(durability.durableSeq, head.seq - 1 - (head.held?.length ?? 0));
-      if (pending >= FLUSH_AT && durability.flushing === undefined) flushHeld(store, head).catch(() => undefined);
+      const { count } = notDurable({ head, entryText, heldTexts }, durability.durableSeq);
+      if (count >= FLUSH_AT && durability.flushing === undefined) flushHeld(store, head).catch(() => undefined);
     }
     return { entry: head.entry, filename, entryCount };
   });

@@ -341,9 +341,6 @@ function dataKeysOf(keyring: Keyring): DataKeys {
   return keys;
 }
 
-/** Set by {@link dataKeyOf}: whether its last answer is a key it had to unwrap (an object not read lately), read right after the call. */
-let unwrappedByLastCall = false;
-
 /** Keeps `entry` under `id`; a new id pushes out the oldest once the cache is full. */
 function keepDataKey(dataKeys: DataKeys, id: number, entry: CachedDataKey, isNew: boolean): void {
   if (isNew) {
@@ -365,20 +362,33 @@ function equalAt(bytes: Uint8Array, start: number, end: number, same: Uint8Array
   return true;
 }
 
+/** The cache id of an envelope's wrapping: its first 48 bits (short wrappings, refused by the unwrap, read past their end as zeros: only a miss). */
+function dataKeyId(bytes: Bytes, header: EnvelopeHeader): number {
+  const at = header.wrappedStart;
+  return header.wrappedEnd - at >= 6 ? uint32At(bytes, at) * 65536 + ((bytes[at + 4]! << 8) | bytes[at + 5]!) : -1;
+}
+
+/** Whether `cached` is the data key of this envelope's wrapping: same kid, kind and wrapped bytes. */
+function isWrappingOf(cached: CachedDataKey, bytes: Bytes, header: EnvelopeHeader): boolean {
+  return cached.kid === header.kid && cached.wrap === header.wrap && equalAt(bytes, header.wrappedStart, header.wrappedEnd, cached.wrapped);
+}
+
+/** The data key the keyring already unwrapped for this envelope's wrapping (an object read lately), or undefined. */
+function knownDataKey(keyring: Keyring, bytes: Bytes, header: EnvelopeHeader): unknown {
+  const cached = dataKeysOf(keyring).keys.get(dataKeyId(bytes, header));
+  return cached !== undefined && isWrappingOf(cached, bytes, header) ? cached.key : undefined;
+}
+
 /**
  * The data key of an envelope, unwrapped with the keyring or found among those it unwrapped
  * before: the key itself once its unwrapping has finished (no await on a read of a known
  * object), a promise until then.
  */
 function dataKeyOf(keyring: Keyring, bytes: Bytes, header: EnvelopeHeader, key: string): unknown {
-  const at = header.wrappedStart;
-  // Short wrappings (refused by the unwrap) are read past their end as zeros: only a miss.
-  const id = header.wrappedEnd - at >= 6 ? uint32At(bytes, at) * 65536 + ((bytes[at + 4]! << 8) | bytes[at + 5]!) : -1;
+  const id = dataKeyId(bytes, header);
   const dataKeys = dataKeysOf(keyring);
   let cached = dataKeys.keys.get(id);
-  unwrappedByLastCall = false;
-  if (cached === undefined || cached.kid !== header.kid || cached.wrap !== header.wrap || !equalAt(bytes, header.wrappedStart, header.wrappedEnd, cached.wrapped)) {
-    unwrappedByLastCall = true;
+  if (cached === undefined || !isWrappingOf(cached, bytes, header)) {
     const kek = keyring.kek(header.kid, key);
     const unwrapNow = keyring.suite.unwrapNow;
     if (unwrapNow !== undefined) {
@@ -436,9 +446,10 @@ export async function open(keyring: Keyring, kind: EnvelopeKind, key: string, st
   const kept = kind === "item" ? undefined : keyring.opened.plaintextOf(kind, key, bytes);
   if (kept !== undefined) return kept;
   const header = readHeader(bytes, key);
-  let dataKey = dataKeyOf(keyring, bytes, header, key);
+  const known = knownDataKey(keyring, bytes, header);
   // A known data key: this very wrapping was opened before, so the object is being read again.
-  const readBefore = !unwrappedByLastCall && !(dataKey instanceof Promise);
+  const readBefore = known !== undefined;
+  let dataKey = known ?? dataKeyOf(keyring, bytes, header, key);
   if (dataKey instanceof Promise) dataKey = await dataKey;
   // One chunk (every document up to 64 KiB): its plaintext is the object's, no copy needed.
   if (header.chunks === 1) {
