@@ -245,12 +245,34 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 class HeadBusy extends Error {}
 
+/** Users a store's per-user values are kept for in this process. */
+const MAX_TIPS = 10_000;
+
+/** Per store, a value per user, for at most {@link MAX_TIPS} users (the one set longest ago goes first). */
+class PerUser<T> {
+  readonly #stores = new WeakMap<BlobStore, Map<string, T>>();
+
+  /** The user's value in `store`, if any. */
+  get(store: BlobStore, userId: string): T | undefined {
+    return this.#stores.get(store)?.get(userId);
+  }
+
+  /** Sets the user's value as the newest; past the bound, the oldest user's goes. */
+  set(store: BlobStore, userId: string, value: T): void {
+    let users = this.#stores.get(store);
+    if (users === undefined) this.#stores.set(store, users = new Map());
+    users.delete(userId);
+    users.set(userId, value);
+    if (users.size > MAX_TIPS) users.delete(users.keys().next().value ?? userId);
+  }
+}
+
 // Per store: one append per user at a time in this process, the newest entries this process
 // has seen stored (so the common append does not reread its day), and the head it last wrote
 // (so the next append does not parse it again while the stored bytes are still those).
 const locks = new WeakMap<BlobStore, KeyedMutex>();
-const storedTips = new WeakMap<BlobStore, Map<string, string>>();
-const writtenHeads = new WeakMap<BlobStore, Map<string, WrittenHead>>();
+const storedTips = new PerUser<string>();
+const writtenHeads = new PerUser<WrittenHead>();
 
 /** A head this process wrote: its bytes, itself, its entry's JSON text and its held entries' (for the next head's `held`). */
 interface WrittenHead {
@@ -265,17 +287,11 @@ interface Durability {
   durableSeq: number;
   flushing: Promise<void> | undefined;
 }
-const durabilities = new WeakMap<BlobStore, Map<string, Durability>>();
+const durabilities = new PerUser<Durability>();
 
 function durabilityOf(store: BlobStore, userId: string): Durability {
-  let users = durabilities.get(store);
-  if (users === undefined) durabilities.set(store, users = new Map());
-  let durability = users.get(userId);
-  if (durability === undefined) {
-    durability = { durableSeq: 0, flushing: undefined };
-    users.set(userId, durability);
-    if (users.size > MAX_TIPS) users.delete(users.keys().next().value ?? userId);
-  }
+  let durability = durabilities.get(store, userId);
+  if (durability === undefined) durabilities.set(store, userId, durability = { durableSeq: 0, flushing: undefined });
   return durability;
 }
 
@@ -314,7 +330,7 @@ function notDurable(written: Pick<WrittenHead, "head" | "entryText" | "heldTexts
 
 /** Waits, before the next head, until the entries the last head of this process holds leave room for one more. */
 async function makeRoom(store: BlobStore, userId: string): Promise<void> {
-  const written = headsOf(store).get(userId);
+  const written = writtenHeads.get(store, userId);
   if (written === undefined) return;
   const durability = durabilityOf(store, userId);
   const full = () => {
@@ -325,24 +341,9 @@ async function makeRoom(store: BlobStore, userId: string): Promise<void> {
   await durability.flushing;
   if (full() && written.head.seq > durability.durableSeq) await flushHeld(store, written.head);
 }
-const MAX_TIPS = 10_000;
-
-function headsOf(store: BlobStore): Map<string, WrittenHead> {
-  let heads = writtenHeads.get(store);
-  if (heads === undefined) writtenHeads.set(store, heads = new Map());
-  return heads;
-}
-
-function rememberHead(store: BlobStore, userId: string, written: WrittenHead): void {
-  const heads = headsOf(store);
-  heads.delete(userId);
-  heads.set(userId, written);
-  if (heads.size > MAX_TIPS) heads.delete(heads.keys().next().value ?? userId);
-}
-
 /** The head this process last wrote for the user when `bytes` are still its bytes. */
 function writtenHeadOf(store: BlobStore, userId: string, bytes: Uint8Array | null): WrittenHead | undefined {
-  const written = headsOf(store).get(userId);
+  const written = writtenHeads.get(store, userId);
   return bytes !== null && written !== undefined && sameBytes(bytes, written.bytes) ? written : undefined;
 }
 
@@ -352,18 +353,6 @@ function lockOf(store: BlobStore): KeyedMutex {
   return lock;
 }
 
-function tipsOf(store: BlobStore): Map<string, string> {
-  let tips = storedTips.get(store);
-  if (tips === undefined) storedTips.set(store, tips = new Map());
-  return tips;
-}
-
-function rememberStored(store: BlobStore, userId: string, hash: string): void {
-  const tips = tipsOf(store);
-  tips.delete(userId);
-  tips.set(userId, hash);
-  if (tips.size > MAX_TIPS) tips.delete(tips.keys().next().value ?? userId);
-}
 
 /** Days read whole, by key, while their held entries are placed (two held entries usually share a day). */
 type DaysRead = Map<string, Promise<readonly unknown[]>>;
@@ -387,7 +376,7 @@ async function placeOf(store: BlobStore, key: string, held: HeldEntry, days: Day
  * may still be at work. Undefined, without a promise to wait for, when this process stored it.
  */
 function storeTip(store: BlobStore, head: AuditHead): Promise<void> | undefined {
-  return tipsOf(store).get(head.userId) === head.hash ? undefined : storeUnknownTip(store, head);
+  return storedTips.get(store, head.userId) === head.hash ? undefined : storeUnknownTip(store, head);
 }
 
 async function storeUnknownTip(store: BlobStore, head: AuditHead): Promise<void> {
@@ -413,7 +402,7 @@ async function storeUnknownTip(store: BlobStore, head: AuditHead): Promise<void>
   // The next head drops what this one holds: it must be on disk first.
   if (store.syncJsonArray !== undefined) for (const key of unsynced) await store.syncJsonArray(key);
   markDurable(store, head.userId, head.seq);
-  rememberStored(store, head.userId, head.hash);
+  storedTips.set(store, head.userId, head.hash);
 }
 
 async function countItems(store: BlobStore, key: string): Promise<number> {
@@ -528,7 +517,7 @@ export function appendChained(
       }
     }
     const head = written!;
-    rememberHead(store, userId, { bytes: writtenBytes!, head, entryText, heldTexts });
+    writtenHeads.set(store, userId, { bytes: writtenBytes!, head, entryText, heldTexts });
     const filename = storageKeys.auditDay(userId, head.day);
     let entryCount: number;
     useJsonText(head.entry, entryText);
@@ -540,7 +529,7 @@ export function appendChained(
     } finally {
       forgetJsonText(head.entry);
     }
-    rememberStored(store, userId, head.hash);
+    storedTips.set(store, userId, head.hash);
     // Enough entries not known durable (a flush may have resolved since the head): their days' flush starts, not awaited.
     if (deferring) {
       const durability = durabilityOf(store, userId);
