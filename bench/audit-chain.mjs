@@ -8,7 +8,8 @@
 // appends with the core's JavaScript SHA-256 (workerd's and browsers' default) for comparison.
 // Figures only: it fails only on a real error (a trail that does not verify).
 //
-//   npm run build && node bench/audit-chain.mjs [--appends N] [--entries N] [--runs N]
+//   npm run build && node bench/audit-chain.mjs [--appends N] [--entries N] [--runs N] [--data-root DIR]
+// (--data-root: where the file stores live, default the system's temporary folder; its filesystem is printed.)
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
@@ -22,14 +23,17 @@ import { utcDay } from "../dist/src/core/audit/days.js";
 import { storageKeys } from "../dist/src/core/storage/keys.js";
 import { nodeSha256Hex } from "../dist/src/adapters/server/node-sha256.js";
 import { dayEntry } from "./audit-entries.mjs";
+import { dataRootOrExit } from "./data-root.mjs";
 
 const { values: options } = parseArgs({
   options: {
     appends: { type: "string", default: "2000" },
     entries: { type: "string", default: "10000" },
     runs: { type: "string", default: "5" },
+    "data-root": { type: "string" },
   },
 });
+const dataFolder = dataRootOrExit(options["data-root"]);
 const appends = Number(options.appends);
 const entries = Number(options.entries);
 const runs = Number(options.runs);
@@ -40,13 +44,14 @@ const percentile = (values, p) => [...values].sort((a, b) => a - b)[Math.min(val
 const ms = (value) => `${value.toFixed(3)} ms`;
 const folders = [];
 const folder = () => {
-  const dir = mkdtempSync(join(os.tmpdir(), "fa-bench-chain-"));
+  const dir = mkdtempSync(join(dataFolder.dir, "fa-bench-chain-"));
   folders.push(dir);
   return dir;
 };
 
 // Other work on the machine skews every figure: the load average is printed with them.
 console.log(`node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? "?"}), ${os.platform()} ${os.release()}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+console.log(`file stores under ${dataFolder.description}`);
 console.log(`\nappend p50 with the chain vs the plain day append, ${appends} appends each, interleaved in one run:`);
 const backends = [
   ["memory", () => createBlobStore(createStorage())],

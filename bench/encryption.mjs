@@ -4,11 +4,12 @@
 // warm (one document read over and over: an encrypted server serves the plaintext it kept of
 // it, docs/storage.md#encryption-at-rest) and cold (--cold-documents distinct documents read
 // in turn, more than the kept plaintexts and unwrapped data keys hold: every read opens an
-// envelope and unwraps its key). Each server is
-// pinned to CPU 0 and wrk to CPU 1 (taskset); servers run one at a time. Figures only: it
-// fails only on a real error (a server that does not start, a failed request, a bad read-back).
+// envelope and unwraps its key). Both servers are pinned to CPU 0 and wrk to CPU 1 (taskset);
+// each scenario loads them one at a time, plain and encrypted in turn, --runs times, and
+// shows each side's median run. Figures only: it fails only on a real error (a server that
+// does not start, a failed request, a bad read-back).
 //
-//   npm run build && node bench/encryption.mjs [--duration S] [--connections N] [--image-kb KB]
+//   npm run build && node bench/encryption.mjs [--duration S] [--connections N] [--image-kb KB] [--runs N] [--warmup S] [--data-root DIR]
 // See bench/README.md.
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -18,6 +19,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { noisePng } from "./noise-png.mjs";
 import { randomBytes } from "node:crypto";
+import { dataRootOrExit } from "./data-root.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const cli = join(root, "dist/src/adapters/node/cli.js");
@@ -27,17 +29,26 @@ const { values: options } = parseArgs({
     connections: { type: "string", default: "16" },
     "image-kb": { type: "string", default: "256" },
     "cold-documents": { type: "string", default: "5000" },
+    runs: { type: "string", default: "3" },
+    warmup: { type: "string", default: "2" },
+    "data-root": { type: "string" },
     help: { type: "boolean", short: "h", default: false },
   },
 });
 if (options.help) {
-  console.log("Usage: node bench/encryption.mjs [--duration SECONDS] [--connections N] [--image-kb KB] [--cold-documents N]");
+  console.log("Usage: node bench/encryption.mjs [--duration SECONDS] [--connections N] [--image-kb KB] [--cold-documents N] [--runs N] [--warmup S] [--data-root DIR]");
   process.exit(0);
 }
 const duration = Number(options.duration);
 const connections = Number(options.connections);
 const imageKb = Number(options["image-kb"]);
 const coldDocuments = Number(options["cold-documents"]);
+const runs = Number(options.runs);
+const warmup = Number(options.warmup);
+if (!(runs >= 1) || !(warmup >= 1) || !(duration >= 1)) {
+  console.error("--runs, --warmup and --duration must be at least 1");
+  process.exit(2);
+}
 for (const tool of ["wrk", "taskset"]) {
   try {
     execFileSync("sh", ["-c", `command -v ${tool}`]);
@@ -55,7 +66,8 @@ if (os.cpus().length < 2) {
   process.exit(1);
 }
 
-const scratch = mkdtempSync(join(os.tmpdir(), "fa-bench-enc-"));
+const dataFolder = dataRootOrExit(options["data-root"]);
+const scratch = mkdtempSync(join(dataFolder.dir, "fa-bench-enc-"));
 const children = new Set();
 process.on("exit", () => {
   for (const child of children) child.kill("SIGKILL");
@@ -118,8 +130,8 @@ function stop(child) {
 }
 
 /** wrk on CPU 1 against `url`, with an optional Lua script; answers requests/s and non-2xx count. */
-function wrk(url, script) {
-  const args = ["-c", "1", "wrk", "-t1", `-c${connections}`, `-d${duration}s`, "--latency", ...(script ? ["-s", script] : []), url];
+function wrk(url, script, seconds = duration) {
+  const args = ["-c", "1", "wrk", "-t1", `-c${connections}`, `-d${seconds}s`, "--latency", ...(script ? ["-s", script] : []), url];
   const out = execFileSync("taskset", args, { encoding: "utf8" });
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
   const bad = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
@@ -153,50 +165,67 @@ const getScript = luaScript("get", "GET", { "X-Custom-Auth-Key": SECRET });
 const coldScript = luaScript("cold", "GET", { "X-Custom-Auth-Key": SECRET }, undefined, "/data/bench/COLD-%d/data.json", coldDocuments);
 const uploadScript = luaScript("upload", "POST", { Authorization: `Bearer ${TOKEN}`, "Content-Type": `multipart/form-data; boundary=${BOUNDARY}` }, formFile);
 
-async function runServe(label, extraEnv) {
+/** Starts `serve` with `extraEnv`, checks it round-trips a document and an image, stores the cold GET's documents; answers its URLs. */
+async function startServe(label, extraEnv) {
   const data = join(scratch, label);
   const env = { PATH: process.env.PATH ?? "", HOME: scratch, NODE_ENV: "production", R2_KEY_SECRET: SECRET, IMAGES_API_TOKEN: TOKEN, RATE_LIMITS: "off", ...extraEnv };
   const server = await startPinned([process.execPath, cli, "serve", "--port", "0", "--data", data], env);
-  try {
-    const put = await fetch(`${server.url}/data/bench/GET/data.json`, { method: "PUT", headers: dataHeaders, body: DOC });
-    const got = await fetch(`${server.url}/data/bench/GET/data.json`, { headers: dataHeaders });
-    if (put.status !== 200 || (await got.text()) !== DOC) throw new Error(`${label}: the 2 KB document did not round-trip`);
-    const uploaded = await fetch(`${server.url}/image/`, { method: "POST", headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": `multipart/form-data; boundary=${BOUNDARY}` }, body: MULTIPART });
-    const { result } = await uploaded.json();
-    const signed = new URL(await (await fetch(`${server.url}/image/${encodeURIComponent(result.variants[0])}`, { headers: { Authorization: `Bearer ${TOKEN}` } })).text());
-    const deliveryUrl = `${server.url}${signed.pathname}${signed.search}`;
-    const delivered = Buffer.from(await (await fetch(deliveryUrl)).arrayBuffer());
-    if (!delivered.equals(IMAGE)) throw new Error(`${label}: the image did not round-trip`);
-    // The cold GET's documents, 16 writes at a time.
-    let next = 0;
-    await Promise.all(Array.from({ length: 16 }, async () => {
-      while (next < coldDocuments) {
-        const response = await fetch(`${server.url}/data/bench/COLD-${next++}/data.json`, { method: "PUT", headers: dataHeaders, body: DOC });
-        if (response.status !== 200) throw new Error(`${label}: a cold document's PUT answered ${response.status}`);
-      }
-    }));
-    return {
-      get: wrk(`${server.url}/data/bench/GET/data.json`, getScript),
-      cold: wrk(`${server.url}/data/bench/COLD-0/data.json`, coldScript),
-      put: wrk(`${server.url}/data/bench/PUT/data.json`, putScript),
-      upload: wrk(`${server.url}/image/`, uploadScript),
-      delivery: wrk(deliveryUrl),
-    };
-  } finally {
-    await server.stop();
+  const put = await fetch(`${server.url}/data/bench/GET/data.json`, { method: "PUT", headers: dataHeaders, body: DOC });
+  const got = await fetch(`${server.url}/data/bench/GET/data.json`, { headers: dataHeaders });
+  if (put.status !== 200 || (await got.text()) !== DOC) throw new Error(`${label}: the 2 KB document did not round-trip`);
+  const uploaded = await fetch(`${server.url}/image/`, { method: "POST", headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": `multipart/form-data; boundary=${BOUNDARY}` }, body: MULTIPART });
+  const { result } = await uploaded.json();
+  const signed = new URL(await (await fetch(`${server.url}/image/${encodeURIComponent(result.variants[0])}`, { headers: { Authorization: `Bearer ${TOKEN}` } })).text());
+  const deliveryUrl = `${server.url}${signed.pathname}${signed.search}`;
+  const delivered = Buffer.from(await (await fetch(deliveryUrl)).arrayBuffer());
+  if (!delivered.equals(IMAGE)) throw new Error(`${label}: the image did not round-trip`);
+  // The cold GET's documents, 16 writes at a time.
+  let next = 0;
+  await Promise.all(Array.from({ length: 16 }, async () => {
+    while (next < coldDocuments) {
+      const response = await fetch(`${server.url}/data/bench/COLD-${next++}/data.json`, { method: "PUT", headers: dataHeaders, body: DOC });
+      if (response.status !== 200) throw new Error(`${label}: a cold document's PUT answered ${response.status}`);
+    }
+  }));
+  return { server, deliveryUrl };
+}
+
+/** Each scenario: a warm-up per side, then --runs wrk runs per side, plain and encrypted in turn (so noise hits both); the median run of each side. */
+function measure(plain, sealed) {
+  const scenarios = {
+    get: (s) => [`${s.server.url}/data/bench/GET/data.json`, getScript],
+    cold: (s) => [`${s.server.url}/data/bench/COLD-0/data.json`, coldScript],
+    put: (s) => [`${s.server.url}/data/bench/PUT/data.json`, putScript],
+    upload: (s) => [`${s.server.url}/image/`, uploadScript],
+    delivery: (s) => [s.deliveryUrl, undefined],
+  };
+  const out = { plain: {}, sealed: {} };
+  for (const [name, target] of Object.entries(scenarios)) {
+    const taken = { plain: [], sealed: [] };
+    for (const side of ["plain", "sealed"]) wrk(...target(side === "plain" ? plain : sealed), warmup);
+    for (let run = 0; run < runs; run++) {
+      for (const side of ["plain", "sealed"]) taken[side].push(wrk(...target(side === "plain" ? plain : sealed)));
+    }
+    for (const side of ["plain", "sealed"]) out[side][name] = [...taken[side]].sort((a, b) => a.rps - b.rps)[Math.floor(runs / 2)];
   }
+  return out;
 }
 
 const keys = JSON.stringify({ keys: [{ kty: "oct", kid: "bench", k: randomBytes(32).toString("base64url") }] });
 console.log("forensic-annotation encryption-at-rest bench");
 console.log(`machine  ${os.cpus().length} CPUs, ${os.cpus()[0]?.model?.trim()}; node ${process.version}`);
-console.log(`load     wrk -t1 -c${connections} -d${duration}s on CPU 1; each server alone on CPU 0; files under a fresh --data; image ${IMAGE.length} bytes`);
+console.log(`data     ${dataFolder.description}`);
+console.log(`load     wrk -t1 -c${connections} on CPU 1, ${warmup} s warm-up then ${runs} runs of ${duration} s per side, plain and encrypted in turn, the median run shown; both servers on CPU 0, loaded one at a time; files under a fresh --data; image ${IMAGE.length} bytes`);
 console.log("");
 const bareServer = await startPinned([process.execPath, "-e", BARE_SERVER], { PATH: process.env.PATH ?? "", BENCH_DOC: DOC });
 const bare = wrk(`${bareServer.url}/doc.json`);
 await bareServer.stop();
-const plain = await runServe("plain", {});
-const sealed = await runServe("encrypted", { DATA_ENCRYPTION_KEYS: keys });
+// Both servers up at once, loaded one at a time: each scenario alternates between them.
+const plainServe = await startServe("plain", {});
+const sealedServe = await startServe("encrypted", { DATA_ENCRYPTION_KEYS: keys });
+const { plain, sealed } = measure(plainServe, sealedServe);
+await plainServe.server.stop();
+await sealedServe.server.stop();
 
 const fmt = (value) => value.toFixed(0);
 const rows = [

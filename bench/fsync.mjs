@@ -5,22 +5,23 @@
 // Figures only: it fails only on a real error (a non-2xx answer).
 //
 //   npm run build && node bench/fsync.mjs          500 requests per phase
-//   options: --requests N, --dir DIR (where --data goes: the disk you mean to measure;
-//            default the system's temporary folder)
+//   options: --requests N, --data-root DIR (where --data goes: the disk you mean to measure;
+//            default the system's temporary folder; --dir is the same)
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { dataRootOrExit } from "./data-root.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const cli = join(root, "dist/src/adapters/node/cli.js");
 const { values: options } = parseArgs({
-  options: { requests: { type: "string", default: "500" }, dir: { type: "string" }, help: { type: "boolean", short: "h" } },
+  options: { requests: { type: "string", default: "500" }, "data-root": { type: "string" }, dir: { type: "string" }, help: { type: "boolean", short: "h" } },
 });
 if (options.help) {
-  console.log("Usage: node bench/fsync.mjs [--requests N] [--dir DIR]");
+  console.log("Usage: node bench/fsync.mjs [--requests N] [--data-root DIR]");
   process.exit(0);
 }
 const requests = Number(options.requests);
@@ -103,8 +104,9 @@ async function phase(count, inFlight, send) {
   return { p50: percentile(times, 50), p99: percentile(times, 99), perSecond: count / seconds };
 }
 
-const base = options.dir ?? os.tmpdir();
-console.log(`FSYNC cost on ${os.cpus().length} cores, --data under ${base}, ${requests} requests per phase`);
+const dataFolder = dataRootOrExit(options["data-root"] ?? options.dir);
+const base = dataFolder.dir;
+console.log(`FSYNC cost on ${os.cpus().length} cores, --data under ${dataFolder.description}, ${requests} requests per phase`);
 console.log("FSYNC  phase                     p50 ms   p99 ms    req/s");
 const show = (fsync, name, r) =>
   console.log(`${fsync.padEnd(6)} ${name.padEnd(24)} ${r.p50.toFixed(2).padStart(7)}  ${r.p99.toFixed(2).padStart(7)}  ${r.perSecond.toFixed(0).padStart(7)}`);

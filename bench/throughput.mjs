@@ -8,6 +8,7 @@
 //   npm run build && npm run bench                       every runtime, 5 s per wrk run
 //   node bench/throughput.mjs --runtime node --duration 10
 //   node bench/throughput.mjs --quick                    2 s per wrk run
+//   node bench/throughput.mjs --data-root /mnt/disk      the stores' files on that filesystem
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -16,6 +17,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { encode as encodePng } from "fast-png";
 import { auditPostBody } from "./audit-entries.mjs";
+import { dataRootOrExit } from "./data-root.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const RUNTIMES = ["node", "bun", "deno", "workerd"];
@@ -30,6 +32,7 @@ try {
       connections: { type: "string", default: "32" },
       scenario: { type: "string", multiple: true },
       quick: { type: "boolean", default: false },
+      "data-root": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   }));
@@ -38,7 +41,7 @@ try {
   process.exit(2);
 }
 if (options.help) {
-  console.log("Usage: node bench/throughput.mjs [--runtime node|bun|deno|workerd]... [--scenario NAME]... [--duration S] [--runs N] [--connections N] [--quick]");
+  console.log("Usage: node bench/throughput.mjs [--runtime node|bun|deno|workerd]... [--scenario NAME]... [--duration S] [--runs N] [--connections N] [--quick] [--data-root DIR]");
   process.exit(0);
 }
 const duration = Number(options.duration ?? (options.quick ? 2 : 5));
@@ -80,7 +83,9 @@ const onCore = (core, argv) => (pinned ? ["taskset", "-c", String(core), ...argv
 // ---------------------------------------------------------------- cleanup
 
 const children = new Set();
-const scratch = mkdtempSync(join(os.tmpdir(), "fa-throughput-"));
+// The stores' files (and the scripts and ceilings' bodies) under --data-root: the filesystem is printed with the figures.
+const dataFolder = dataRootOrExit(options["data-root"]);
+const scratch = mkdtempSync(join(dataFolder.dir, "fa-throughput-"));
 function cleanup() {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   rmSync(scratch, { recursive: true, force: true });
@@ -507,6 +512,7 @@ async function main() {
   const cpus = os.cpus();
   console.log("forensic-annotation service throughput (wrk)");
   console.log(`date     ${new Date().toISOString()}`);
+  console.log(`data     ${dataFolder.description}`);
   console.log(`machine  ${cpuCount} CPU(s), ${cpus[0]?.model?.trim() ?? "unknown CPU"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM, ${os.platform()} ${os.release()}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
   console.log(
     `load     wrk -t1 -c${connections}, ${duration} s per run, median of ${runs} runs per side, service and ceiling alternating; ` +
