@@ -20,6 +20,7 @@ import { parseArgs } from "node:util";
 import { noisePng } from "./noise-png.mjs";
 import { randomBytes } from "node:crypto";
 import { dataRootOrExit } from "./data-root.mjs";
+import { track } from "./children.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const cli = join(root, "dist/src/adapters/node/cli.js");
@@ -68,11 +69,7 @@ if (os.cpus().length < 2) {
 
 const dataFolder = dataRootOrExit(options["data-root"]);
 const scratch = mkdtempSync(join(dataFolder.dir, "fa-bench-enc-"));
-const children = new Set();
-process.on("exit", () => {
-  for (const child of children) child.kill("SIGKILL");
-  rmSync(scratch, { recursive: true, force: true });
-});
+process.on("exit", () => rmSync(scratch, { recursive: true, force: true }));
 
 /** A 2 KB case-like JSON document. */
 function makeDocument(bytes) {
@@ -104,8 +101,7 @@ server.listen(0, "127.0.0.1", () => console.log("ready http://127.0.0.1:" + serv
 
 /** Starts a child on CPU 0 and resolves with the URL of its `ready` line. */
 function startPinned(args, env) {
-  const child = spawn("taskset", ["-c", "0", ...args], { env, cwd: scratch, stdio: ["ignore", "pipe", "pipe"] });
-  children.add(child);
+  const child = track(spawn("taskset", ["-c", "0", ...args], { env, cwd: scratch, stdio: ["ignore", "pipe", "pipe"] }));
   let log = "";
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`not ready in 30 s\n${log}`)), 30_000);
@@ -123,7 +119,6 @@ function startPinned(args, env) {
   });
 }
 function stop(child) {
-  children.delete(child);
   const exited = new Promise((resolve) => child.once("exit", resolve));
   child.kill("SIGTERM");
   return exited;

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { dataRootOrExit } from "./data-root.mjs";
+import { track } from "./children.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const cli = join(root, "dist/src/adapters/node/cli.js");
@@ -49,10 +50,12 @@ const entry = (n) =>
 /** Starts serve with FSYNC=`fsync` on a fresh --data folder; resolves with its URL and a stop(). */
 async function serve(fsync, base) {
   const data = mkdtempSync(join(base, `fa-fsync-${fsync}-`));
-  const proc = spawn(process.execPath, [cli, "serve", "--port", "0", "--data", data], {
+  // Removed by stop(), or at exit when the bench ends before it.
+  process.once("exit", () => rmSync(data, { recursive: true, force: true }));
+  const proc = track(spawn(process.execPath, [cli, "serve", "--port", "0", "--data", data], {
     env: { PATH: process.env.PATH, R2_KEY_SECRET: KEY, RATE_LIMITS: "off", FSYNC: fsync },
     stdio: ["ignore", "pipe", "pipe"],
-  });
+  }));
   let out = "";
   const url = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out}`)), 30_000);

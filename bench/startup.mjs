@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
+import { track } from "./children.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const runs = Number(process.argv[process.argv.indexOf("--runs") + 1]) || 5;
@@ -20,7 +21,7 @@ async function once(runtime) {
   const dir = mkdtempSync(join(tmpdir(), `fa-start-${runtime}-`));
   const [command, ...args] = commands[runtime];
   const started = performance.now();
-  const proc = spawn(command, [...args, "--port", "0", "--data", dir], { stdio: ["ignore", "pipe", "inherit"] });
+  const proc = track(spawn(command, [...args, "--port", "0", "--data", dir], { stdio: ["ignore", "pipe", "inherit"] }));
   try {
     let out = "";
     const url = await new Promise((resolve, reject) => {

@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { randomBytes } from "node:crypto";
 import { noisePng } from "./noise-png.mjs";
+import { track } from "./children.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const arg = (name, fallback) => {
@@ -29,11 +30,11 @@ const kib = (pid, field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").ex
 const KEYS = JSON.stringify({ keys: [{ kty: "oct", kid: "bench", k: randomBytes(32).toString("base64url") }] });
 
 async function startServer(dir, encrypted) {
-  const server = spawn(process.execPath, [join(root, "dist/src/adapters/node/cli.js"), "serve", "--port", "0", "--data", join(dir, "data")], {
+  const server = track(spawn(process.execPath, [join(root, "dist/src/adapters/node/cli.js"), "serve", "--port", "0", "--data", join(dir, "data")], {
     cwd: dir,
     env: { PATH: process.env.PATH, RATE_LIMITS: "off", IMAGES_API_TOKEN: token, PUBLIC_URL: "http://127.0.0.1", MAX_IMAGE_BYTES: String((mb + 5) * 1024 * 1024), ...(encrypted ? { DATA_ENCRYPTION_KEYS: KEYS } : {}) },
     stdio: ["ignore", "pipe", "inherit"],
-  });
+  }));
   const url = await new Promise((resolve, reject) => {
     let out = "";
     server.stdout.on("data", (chunk) => {
