@@ -26,6 +26,7 @@ import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { auditPostBody } from "./audit-entries.mjs";
+import { track } from "./children.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const { values: options } = parseArgs({
@@ -82,12 +83,8 @@ const chosen = options.scenario ?? ["health", "data-get", "data-put"];
 for (const name of chosen) if (!(name in SCENARIOS)) throw new Error(`--scenario: one of ${Object.keys(SCENARIOS).join(", ")}`);
 
 const scratch = mkdtempSync(join(os.tmpdir(), "fa-callgrind-"));
-const children = new Set();
-process.on("exit", () => {
-  for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
-  rmSync(scratch, { recursive: true, force: true });
-});
-process.on("SIGINT", () => process.exit(130));
+// Children are stopped at exit by track() (bench/children.mjs).
+process.on("exit", () => rmSync(scratch, { recursive: true, force: true }));
 
 const lua = (text) => `"${text.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
 function script(scenario, prefix) {
@@ -113,8 +110,7 @@ function wrk(url, file, seconds) {
 function start(name, argv, env) {
   const out = join(scratch, `${name}.cg`);
   const command = onCore(0, ["valgrind", "--tool=callgrind", "--instr-atstart=no", `--callgrind-out-file=${out}`, process.execPath, ...(options["node-options"]?.split(" ") ?? []), ...argv]);
-  const child = spawn(command[0], command.slice(1), { cwd: scratch, env: { PATH: process.env.PATH, HOME: scratch, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  children.add(child);
+  const child = track(spawn(command[0], command.slice(1), { cwd: scratch, env: { PATH: process.env.PATH, HOME: scratch, ...env }, stdio: ["ignore", "pipe", "pipe"] }));
   let log = "";
   child.stderr.on("data", (chunk) => (log = (log + chunk).slice(-4000)));
   const ready = new Promise((resolve, reject) => {

@@ -48,8 +48,9 @@ function filesystemOf(dir, stat) {
 /** Whether the ext4 filesystem of device number `dev` has a journal, from /sys/fs/ext4/{device}/journal_task ("<none>" without one). */
 function ext4Journal(dev) {
   // Linux's encoding of a device number (glibc's gnu_dev_major and gnu_dev_minor).
-  const major = Number((BigInt(dev) >> 8n) & 0xfffn) | Number((BigInt(dev) >> 32n) & ~0xfffn);
-  const minor = Number(BigInt(dev) & 0xffn) | Number((BigInt(dev) >> 12n) & ~0xffn);
+  const number = BigInt(dev);
+  const major = Number(((number >> 8n) & 0xfffn) | ((number >> 32n) & ~0xfffn));
+  const minor = Number((number & 0xffn) | ((number >> 12n) & ~0xffn));
   try {
     const name = basename(readlinkSync(`/sys/dev/block/${major}:${minor}`));
     return readFileSync(`/sys/fs/ext4/${name}/journal_task`, "utf8").trim() === "<none>" ? "no journal" : "journal";

@@ -194,14 +194,15 @@ function measure(plain, sealed) {
     upload: (s) => [`${s.server.url}/image/`, uploadScript],
     delivery: (s) => [s.deliveryUrl, undefined],
   };
+  const servers = { plain, sealed };
   const out = { plain: {}, sealed: {} };
   for (const [name, target] of Object.entries(scenarios)) {
     const taken = { plain: [], sealed: [] };
-    for (const side of ["plain", "sealed"]) wrk(...target(side === "plain" ? plain : sealed), warmup);
+    for (const server of Object.values(servers)) wrk(...target(server), warmup);
     for (let run = 0; run < runs; run++) {
-      for (const side of ["plain", "sealed"]) taken[side].push(wrk(...target(side === "plain" ? plain : sealed)));
+      for (const [side, server] of Object.entries(servers)) taken[side].push(wrk(...target(server)));
     }
-    for (const side of ["plain", "sealed"]) out[side][name] = [...taken[side]].sort((a, b) => a.rps - b.rps)[Math.floor(runs / 2)];
+    for (const side of Object.keys(servers)) out[side][name] = taken[side].sort((a, b) => a.rps - b.rps)[Math.floor(runs / 2)];
   }
   return out;
 }

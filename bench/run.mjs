@@ -15,6 +15,7 @@ import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { track } from "./children.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const cli = join(root, "dist/src/adapters/node/cli.js");
@@ -58,30 +59,18 @@ if (!existsSync(cli)) {
 
 // ---------------------------------------------------------------- cleanup
 
-const children = new Set();
+// Children are stopped at exit by track() (bench/children.mjs); the folders go with them.
 const tempDirs = new Set();
-function cleanup() {
-  for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  }
-  children.clear();
+process.on("exit", () => {
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
   tempDirs.clear();
-}
-process.on("exit", cleanup);
-for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
-  process.on(signal, () => {
-    cleanup();
-    process.exit(128 + os.constants.signals[signal]);
-  });
-}
+});
 
 // ---------------------------------------------------------------- children
 
 /** Spawns a child and resolves with the URL of its `ready http://...` line. */
 function startChild(name, command, args, { env, cwd }) {
-  const child = spawn(command, args, { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
-  children.add(child);
+  const child = track(spawn(command, args, { env, cwd, stdio: ["ignore", "pipe", "pipe"] }));
   let log = "";
   const keep = (chunk) => {
     log = (log + chunk).slice(-8192); // a tail for error messages; the pipes keep draining
@@ -110,16 +99,12 @@ function startChild(name, command, args, { env, cwd }) {
 }
 
 async function stopChild(child) {
-  if (child.exitCode !== null || child.signalCode !== null) {
-    children.delete(child);
-    return;
-  }
+  if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once("exit", resolve));
   child.kill("SIGTERM");
   const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
   await exited;
   clearTimeout(timer);
-  children.delete(child);
 }
 
 // The bare server: node:http answering the same 2 KB JSON document to every request.
@@ -429,13 +414,11 @@ async function main() {
 
 try {
   const failed = await main();
-  cleanup();
   if (failed) {
     console.error("\nbench: some requests failed or the read-back check failed (see above)");
     process.exitCode = 1;
   }
 } catch (err) {
   console.error(`\nbench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-  cleanup();
   process.exitCode = 1;
 }

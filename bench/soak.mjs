@@ -12,6 +12,7 @@ import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { track } from "./children.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const cli = join(root, "dist/src/adapters/node/cli.js");
@@ -61,13 +62,8 @@ const KEYS = {
   HMAC_KEY: "soak-hmac-key",
 };
 const dir = mkdtempSync(join(os.tmpdir(), "fa-soak-"));
-let server;
-const cleanup = () => {
-  if (server && server.exitCode === null) server.kill("SIGKILL");
-  rmSync(dir, { recursive: true, force: true });
-};
-process.on("exit", cleanup);
-process.on("SIGINT", () => process.exit(130));
+// The server is stopped at exit by track() (bench/children.mjs).
+process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
 
 // Limits on (their counters are part of what must stay flat), high enough for one client IP.
 const RATE_LIMITS = ["user", "data", "audit", "image"].map((worker) => `${worker}=1000000000/60s`).join(",");
@@ -75,12 +71,12 @@ const RATE_LIMITS = ["user", "data", "audit", "image"].map((worker) => `${worker
 // By default the flags of the command's own first line (`#!/usr/bin/env -S node FLAGS`), as `npx forensic-annotation` runs it.
 const shebangFlags = /^#!.*\bnode((?:\s+--\S+)*)\s*$/m.exec(readFileSync(cli, "utf8").split("\n")[0])?.[1] ?? "";
 const nodeArgs = (process.env.SOAK_SERVER_NODE_ARGS ?? shebangFlags).split(" ").filter(Boolean);
-server = spawn(process.execPath, [...nodeArgs, cli, "serve", "--port", "0", "--data", join(dir, "data")], {
+const server = track(spawn(process.execPath, [...nodeArgs, cli, "serve", "--port", "0", "--data", join(dir, "data")], {
   cwd: dir,
   // SOAK_SERVER_NODE_OPTIONS reaches serve only, e.g. "--max-old-space-size=96" to tell a leak from a lazy heap.
   env: { PATH: process.env.PATH, ...KEYS, RATE_LIMITS, ...(process.env.SOAK_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SOAK_SERVER_NODE_OPTIONS } : {}) },
   stdio: ["ignore", "pipe", "pipe"],
-});
+}));
 let serverLog = "";
 let serverErrorLines = 0;
 server.stderr.on("data", (chunk) => {

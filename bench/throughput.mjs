@@ -18,6 +18,7 @@ import { parseArgs } from "node:util";
 import { encode as encodePng } from "fast-png";
 import { auditPostBody } from "./audit-entries.mjs";
 import { dataRootOrExit } from "./data-root.mjs";
+import { track } from "./children.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const RUNTIMES = ["node", "bun", "deno", "workerd"];
@@ -82,21 +83,15 @@ const onCore = (core, argv) => (pinned ? ["taskset", "-c", String(core), ...argv
 
 // ---------------------------------------------------------------- cleanup
 
-const children = new Set();
 // The stores' files (and the scripts and ceilings' bodies) under --data-root: the filesystem is printed with the figures.
 const dataFolder = dataRootOrExit(options["data-root"]);
 const scratch = mkdtempSync(join(dataFolder.dir, "fa-throughput-"));
-function cleanup() {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  rmSync(scratch, { recursive: true, force: true });
-}
-process.on("exit", cleanup);
-for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => process.exit(128 + os.constants.signals[signal]));
+// Children are stopped at exit by track() (bench/children.mjs).
+process.on("exit", () => rmSync(scratch, { recursive: true, force: true }));
 
 /** Spawns a server and resolves with the URLs of its `ready URL [URL]` line. */
 function start(name, argv, env) {
-  const child = spawn(argv[0], argv.slice(1), { cwd: scratch, env: { PATH: process.env.PATH, HOME: scratch, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  children.add(child);
+  const child = track(spawn(argv[0], argv.slice(1), { cwd: scratch, env: { PATH: process.env.PATH, HOME: scratch, ...env }, stdio: ["ignore", "pipe", "pipe"] }));
   let log = "";
   const keep = (chunk) => (log = (log + chunk).slice(-8192));
   child.stderr.on("data", keep);
@@ -126,7 +121,6 @@ async function stop(child) {
     await exited;
     clearTimeout(timer);
   }
-  children.delete(child);
 }
 
 /** CPU seconds a process and its children have used so far (Linux), for CPU per request. */
@@ -534,7 +528,6 @@ async function main() {
 }
 
 const failed = await main();
-cleanup();
 if (failed) {
   console.error("throughput: some requests failed or a server did not start (see above)");
   process.exitCode = 1;

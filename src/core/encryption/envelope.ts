@@ -402,8 +402,10 @@ function dataKeyOf(keyring: Keyring, bytes: Bytes, header: EnvelopeHeader, key: 
       keepDataKey(dataKeys, id, { kid: header.kid, wrap: header.wrap, wrapped: bytes.slice(header.wrappedStart, header.wrappedEnd), key: unwrapped }, cached === undefined);
       return unwrapped;
     }
-    const unwrapping = keyring.suite.unwrap(kek, bytes.slice(header.wrappedStart, header.wrappedEnd), header.wrap);
-    const entry: CachedDataKey = { kid: header.kid, wrap: header.wrap, wrapped: bytes.slice(header.wrappedStart, header.wrappedEnd), unwrapping };
+    // One copy for the unwrap and the cache: neither changes it.
+    const wrapped = bytes.slice(header.wrappedStart, header.wrappedEnd);
+    const unwrapping = keyring.suite.unwrap(kek, wrapped, header.wrap);
+    const entry: CachedDataKey = { kid: header.kid, wrap: header.wrap, wrapped, unwrapping };
     unwrapping.then(
       (unwrapped) => {
         entry.key = unwrapped;
