@@ -127,7 +127,8 @@ async function readUpload(request: Request, maxBytes: number): Promise<{ bytes: 
       throw ServiceError.validation(`The image is larger than ${Math.round(maxBytes / MB)} MB`, { limitBytes: maxBytes });
     }
     if (err instanceof MaxPartsExceededError) throw ServiceError.validation("The multipart body has more than 16 parts", { maxParts: 16 });
-    if (err instanceof MultipartParseError) {
+    // The parser decodes each part's headers with a fatal UTF-8 decoder: its TypeError is the body's bytes, not ours.
+    if (err instanceof MultipartParseError || err instanceof TypeError) {
       // The parser's own wording is not ours to show; say what a valid body looks like.
       throw ServiceError.validation(
         "The multipart body is malformed: it must be multipart/form-data with the boundary its Content-Type names, complete up to the closing boundary",
