@@ -181,6 +181,30 @@ export function encryptionSuite(name: string, backend: EncryptionBackend, timeou
     for (const id of ["u1", "u2"]) expect((await app.request(`/user/${id}`, { headers: user })).status).toBe(500);
   }, timeout);
 
+  it(`[${name}] an envelope with a byte of its magic or its version altered is refused, never served as plaintext`, async () => {
+    const raw = await backend.ports();
+    const app = serviceOver(raw, new Keyring([dataKey("k1")]));
+    const text = JSON.stringify({ caseNumber: "C-9", files: [] });
+    await app.request("/data/u1/C-9/data.json", { method: "PUT", headers: data, body: text });
+    const sealed = (await raw.data.get("u1/C-9/data.json"))!;
+    // One bit flipped in each of the magic's six bytes and the version's, then an unknown version.
+    const damaged = [0, 1, 2, 3, 4, 5, 6].map((at) => {
+      const copy = sealed.slice();
+      copy[at]! ^= 1;
+      return copy;
+    });
+    const unknownVersion = sealed.slice();
+    unknownVersion[6] = 9;
+    for (const [i, bytes] of [...damaged, unknownVersion].entries()) {
+      await raw.data.put("u1/C-9/data.json", bytes);
+      const response = await app.request("/data/u1/C-9/data.json", { headers: data });
+      expect(response.status, `damaged #${i}`).toBe(500);
+      expect(((await response.json()) as { message: string }).message).toMatch(/u1\/C-9\/data.json failed its integrity check/);
+    }
+    await raw.data.put("u1/C-9/data.json", sealed);
+    expect(await (await app.request("/data/u1/C-9/data.json", { headers: data })).text()).toBe(text);
+  }, timeout);
+
   it(`[${name}] a large image is sealed into the store chunk by chunk, reads back byte for byte, and a swapped one is refused`, async () => {
     const raw = await backend.ports();
     const keyring = new Keyring([dataKey("k1")]);

@@ -10,7 +10,7 @@ import type { Bytes } from "../ports.ts";
 import { decodeBase64Url, encodeBase64Url } from "../encoding/base64url.ts";
 import { encodeJsonArray, parseJsonArray, startsArray, UnreadableJsonItem } from "../storage/json-array.ts";
 import { ServiceError } from "../errors.ts";
-import { isEnvelope, open, rewrap, seal } from "./envelope.ts";
+import { isDamagedEnvelope, isEnvelope, open, rewrap, seal } from "./envelope.ts";
 import type { Keyring } from "./keyring.ts";
 
 /** The one field of a sealed array item: `{"fa-enc": "<base64url envelope>"}`. */
@@ -82,6 +82,9 @@ export async function openValue(keyring: Keyring | undefined, key: string, store
   if (isEnvelope(stored)) {
     if (keyring === undefined) throw ServiceError.integrity(`Stored object ${key} is encrypted, and DATA_ENCRYPTION_KEYS is not set`, { key });
     return open(keyring, "object", key, stored);
+  }
+  if (isDamagedEnvelope(stored)) {
+    throw ServiceError.integrity(`Stored object ${key} failed its integrity check: its encryption header's magic or version is altered`, { key });
   }
   if (!startsArray(stored)) return stored;
   const text = decoder.decode(stored);
