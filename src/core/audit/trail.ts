@@ -12,6 +12,10 @@ import { auditDayRange, utcDay } from "./days.ts";
 import { ServiceError } from "../errors.ts";
 import type { AuditTrailDay, AuditTrailInput } from "./verify.ts";
 import { appendChained, type AuditChainOptions, extendableCopy, heldEntries, readHead } from "./chain.ts";
+import { isSealedItem } from "../encryption/stored-value.ts";
+
+/** Why an entry the encrypted store left sealed (it did not open) cannot be served. */
+const UNOPENED = "the entry failed its integrity check under encryption at rest (altered, swapped, or under a key DATA_ENCRYPTION_KEYS does not hold)";
 
 /** What an append answers (docs/api.md#audit). */
 export interface AuditAppendResult {
@@ -102,9 +106,10 @@ export async function readAuditDay(store: BlobStore, userId: string, day: string
   const files = await Promise.all(keys.map((key) => store.get(key)));
   return files.flatMap((bytes, file) => {
     if (bytes === null) return [];
-    return parseJsonArray(bytes).items.map((item, index) =>
-      item instanceof UnreadableJsonItem ? unreadableEntry(keys[file]!, index, item.reason, userId, day) : item
-    );
+    return parseJsonArray(bytes).items.map((item, index) => {
+      if (item instanceof UnreadableJsonItem) return unreadableEntry(keys[file]!, index, item.reason, userId, day);
+      return isSealedItem(item) ? unreadableEntry(keys[file]!, index, UNOPENED, userId, day) : item;
+    });
   });
 }
 
@@ -178,7 +183,7 @@ export async function readAuditTrail(store: BlobStore, userId: string, days: rea
       const keys = [storageKeys.legacyAuditDay(userId, date), storageKeys.auditDay(userId, date)];
       const files = await Promise.all(keys.map((key) => store.get(key)));
       const entries = files.flatMap((bytes) =>
-        bytes === null ? [] : parseJsonArray(bytes).items.map((item) => (item instanceof UnreadableJsonItem ? { unreadable: true } : item))
+        bytes === null ? [] : parseJsonArray(bytes).items.map((item) => (item instanceof UnreadableJsonItem || isSealedItem(item) ? { unreadable: true } : item))
       );
       return { date, entries };
     }));
