@@ -188,7 +188,8 @@ function imageWorker(deps: ImageWorkerDeps) {
     },
     credential: bearer,
     // The signed URL is the delivery's credential: only its per-IP limit applies.
-    isPublic: (c) => c.req.method === "GET" && isDelivery(c) && typeof deps.host === "function",
+    // HEAD too: it answers what GET would, without the bytes (a CDN or a client checking the link).
+    isPublic: (c) => (c.req.method === "GET" || c.req.method === "HEAD") && isDelivery(c) && typeof deps.host === "function",
   });
   /**
    * Who must own the image: in identity mode the calling user (only the user recorded at

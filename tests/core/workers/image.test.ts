@@ -91,6 +91,18 @@ describe("image worker, local host (spec 4.2, CONTRACT hosted images)", () => {
     expect(await ports.images.list("")).toEqual([]);
   });
 
+  it("HEAD of a signed delivery URL answers as GET does, without the bytes, and needs no bearer token; an unsigned one is refused", async () => {
+    const { app } = service();
+    const { body } = await upload(app, "sample.png");
+    const signed = await sign(app, body.result.variants[0]!);
+    const head = await app.request(local(signed.text), { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-type")).toBe("image/png");
+    expect((await head.arrayBuffer()).byteLength).toBe(0);
+    const unsigned = await app.request(new URL(signed.text).pathname, { method: "HEAD" });
+    expect(unsigned.status).toBe(403);
+  });
+
   it("a delivery URL with broken percent-encoding is a 400, not a 500", async () => {
     const { app } = service();
     for (const broken of ["http://localhost/image/delivery/%E0%A4/public", "https://imagedelivery.net/account-hash-abc/%E0%A4/public"]) {
