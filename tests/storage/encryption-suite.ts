@@ -121,9 +121,15 @@ export function encryptionSuite(name: string, backend: EncryptionBackend, timeou
     await app.request("/data/audit/?userId=u1", { method: "POST", headers: data, body: JSON.stringify(auditEntry()) });
     const day = (await raw.audit.get("audit-trails/u1-2026-11-22.json"))!;
     await raw.audit.put("audit-trails/u2-2026-11-22.json", day);
+    // Each of its entries is refused where it stands (reported unreadable, never served); verification names it.
     const moved = await app.request("/data/audit/?userId=u2", { headers: data });
-    expect(moved.status).toBe(500);
-    expect(((await moved.json()) as { message: string }).message).toMatch(/failed its integrity check/);
+    expect(moved.status).toBe(200);
+    const { entries } = (await moved.json()) as { entries: { unreadable?: boolean; reason?: string; action?: string }[] };
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ unreadable: true, reason: expect.stringMatching(/failed its integrity check/) });
+    const verdict = await app.request("/data/audit/verify?userId=u2&startDate=2026-11-22&endDate=2026-11-22", { headers: data });
+    expect(verdict.status).toBe(200);
+    expect(await verdict.json()).toMatchObject({ valid: false, firstBad: { reason: "unreadable" } });
   }, timeout);
 
   it(`[${name}] a document and a user record read before (their plaintexts kept) are still refused once swapped or altered in the store, and read back what another process rewrote or re-wrapped`, async () => {
@@ -179,6 +185,57 @@ export function encryptionSuite(name: string, backend: EncryptionBackend, timeou
     await raw.users.put("u1", (await raw.users.get("u2"))!);
     await raw.users.put("u2", u1);
     for (const id of ["u1", "u2"]) expect((await app.request(`/user/${id}`, { headers: user })).status).toBe(500);
+  }, timeout);
+
+  it(`[${name}] an envelope with a byte of its magic or its version altered is refused, never served as plaintext`, async () => {
+    const raw = await backend.ports();
+    const app = serviceOver(raw, new Keyring([dataKey("k1")]));
+    const text = JSON.stringify({ caseNumber: "C-9", files: [] });
+    await app.request("/data/u1/C-9/data.json", { method: "PUT", headers: data, body: text });
+    const sealed = (await raw.data.get("u1/C-9/data.json"))!;
+    // One bit flipped in each of the magic's six bytes and the version's, then an unknown version.
+    const damaged = [0, 1, 2, 3, 4, 5, 6].map((at) => {
+      const copy = sealed.slice();
+      copy[at]! ^= 1;
+      return copy;
+    });
+    const unknownVersion = sealed.slice();
+    unknownVersion[6] = 9;
+    for (const [i, bytes] of [...damaged, unknownVersion].entries()) {
+      await raw.data.put("u1/C-9/data.json", bytes);
+      const response = await app.request("/data/u1/C-9/data.json", { headers: data });
+      expect(response.status, `damaged #${i}`).toBe(500);
+      expect(((await response.json()) as { message: string }).message).toMatch(/u1\/C-9\/data.json failed its integrity check/);
+    }
+    await raw.data.put("u1/C-9/data.json", sealed);
+    expect(await (await app.request("/data/u1/C-9/data.json", { headers: data })).text()).toBe(text);
+  }, timeout);
+
+  it(`[${name}] an audit day with one entry altered in the store serves the others and names that one, on reading and verifying`, async () => {
+    const raw = await backend.ports();
+    const app = serviceOver(raw, new Keyring([dataKey("k1")]));
+    for (const action of ["case-create", "case-rename", "case-delete"]) {
+      const posted = await app.request("/data/audit/?userId=u1", { method: "POST", headers: data, body: JSON.stringify(auditEntry({ action })) });
+      expect(posted.status).toBe(200);
+    }
+    const key = "audit-trails/u1-2026-11-22.json";
+    const day = new TextDecoder().decode((await raw.audit.get(key))!);
+    // One character of the second entry's sealed text changed (base64 stays base64).
+    const lines = day.split("\n");
+    const second = lines[2]!;
+    const at = second.length - 20;
+    lines[2] = second.slice(0, at) + (second[at] === "A" ? "B" : "A") + second.slice(at + 1);
+    await raw.audit.put(key, new TextEncoder().encode(lines.join("\n")));
+    const read = await app.request("/data/audit/?userId=u1&startDate=2026-11-22&endDate=2026-11-22", { headers: data });
+    expect(read.status).toBe(200);
+    const { entries, total } = (await read.json()) as { entries: Record<string, unknown>[]; total: number };
+    expect(total).toBe(3);
+    // Newest first: the third and the first are served, the second is reported in its place.
+    expect(entries.map((entry) => entry.unreadable === true ? "unreadable" : entry.action)).toEqual(["case-delete", "unreadable", "case-create"]);
+    expect(entries[1]).toMatchObject({ index: 1, reason: expect.stringMatching(/failed its integrity check/) });
+    const verdict = await app.request("/data/audit/verify?userId=u1&startDate=2026-11-22&endDate=2026-11-22", { headers: data });
+    expect(verdict.status).toBe(200);
+    expect(await verdict.json()).toMatchObject({ valid: false, firstBad: { reason: "unreadable", seq: 2 } });
   }, timeout);
 
   it(`[${name}] a large image is sealed into the store chunk by chunk, reads back byte for byte, and a swapped one is refused`, async () => {

@@ -347,6 +347,11 @@ function writtenHeadOf(store: BlobStore, userId: string, bytes: Uint8Array | nul
   return bytes !== null && written !== undefined && sameBytes(bytes, written.bytes) ? written : undefined;
 }
 
+/** Runs `read` while this process's appends to the user's trail wait, so the head cannot move under it. */
+export function whileAppendsWait<T>(store: BlobStore, userId: string, read: () => Promise<T>): Promise<T> {
+  return lockOf(store).run(userId, read);
+}
+
 function lockOf(store: BlobStore): KeyedMutex {
   let lock = locks.get(store);
   if (lock === undefined) locks.set(store, lock = new KeyedMutex());

@@ -11,7 +11,12 @@ import { parseJsonArray, UnreadableJsonItem } from "../storage/json-array.ts";
 import { auditDayRange, utcDay } from "./days.ts";
 import { ServiceError } from "../errors.ts";
 import type { AuditTrailDay, AuditTrailInput } from "./verify.ts";
-import { appendChained, type AuditChainOptions, extendableCopy, heldEntries, readHead } from "./chain.ts";
+import { appendChained, type AuditChainOptions, extendableCopy, heldEntries, readHead, whileAppendsWait } from "./chain.ts";
+import { isSealedItem } from "../encryption/stored-value.ts";
+import { sameBytes } from "../encoding/same-bytes.ts";
+
+/** Why an entry the encrypted store left sealed (it did not open) cannot be served. */
+const UNOPENED = "the entry failed its integrity check under encryption at rest (altered, swapped, or under a key DATA_ENCRYPTION_KEYS does not hold)";
 
 /** What an append answers (docs/api.md#audit). */
 export interface AuditAppendResult {
@@ -73,18 +78,21 @@ export async function readAuditDays(
   days: readonly string[],
   parallel = 16,
 ): Promise<unknown[]> {
-  const perDay: unknown[][] = new Array(days.length);
-  for (let i = 0; i < days.length; i += parallel) {
-    await Promise.all(
-      days.slice(i, i + parallel).map(async (day, offset) => {
-        perDay[i + offset] = await readAuditDay(store, userId, day);
-      }),
-    );
-  }
+  const { value: perDay, head } = await withSteadyHead(store, userId, async () => {
+    const read: unknown[][] = new Array(days.length);
+    for (let i = 0; i < days.length; i += parallel) {
+      await Promise.all(
+        days.slice(i, i + parallel).map(async (day, offset) => {
+          read[i + offset] = await readAuditDay(store, userId, day);
+        }),
+      );
+    }
+    return read;
+  });
   // The newest entry (or two, on files with fsync) is in the head before it is in its day: while
   // its append runs, or when the writer died or the power was cut in between (the next append
   // stores it). It is part of the trail either way.
-  const stored = readHead(await store.get(storageKeys.auditHead(userId)));
+  const stored = readHead(head);
   for (const held of stored.kind === "head" ? heldEntries(stored.head) : []) {
     const at = days.indexOf(held.day);
     if (at !== -1 && !perDay[at]!.some((item) => isRecord(item) && item.hash === held.entry.hash)) perDay[at]!.push(held.entry);
@@ -102,9 +110,10 @@ export async function readAuditDay(store: BlobStore, userId: string, day: string
   const files = await Promise.all(keys.map((key) => store.get(key)));
   return files.flatMap((bytes, file) => {
     if (bytes === null) return [];
-    return parseJsonArray(bytes).items.map((item, index) =>
-      item instanceof UnreadableJsonItem ? unreadableEntry(keys[file]!, index, item.reason, userId, day) : item
-    );
+    return parseJsonArray(bytes).items.map((item, index) => {
+      if (item instanceof UnreadableJsonItem) return unreadableEntry(keys[file]!, index, item.reason, userId, day);
+      return isSealedItem(item) ? unreadableEntry(keys[file]!, index, UNOPENED, userId, day) : item;
+    });
   });
 }
 
@@ -128,7 +137,11 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 
 /** The stored head of a user's chain as parsed JSON; null when there is none or it is not JSON. */
 export async function readStoredHead(store: BlobStore, userId: string): Promise<unknown> {
-  const bytes = await store.get(storageKeys.auditHead(userId));
+  return storedHeadValue(await store.get(storageKeys.auditHead(userId)));
+}
+
+/** A stored head's bytes as the verifier takes them: parsed, `{ unreadable: true }` when not JSON, null when absent. */
+function storedHeadValue(bytes: Uint8Array | null): unknown {
   if (bytes === null) return null;
   try {
     return JSON.parse(new TextDecoder().decode(bytes));
@@ -172,17 +185,46 @@ export async function auditVerifyDays(
  * entry that cannot be read as `{ unreadable: true }`, the head's entry not added to its day.
  */
 export async function readAuditTrail(store: BlobStore, userId: string, days: readonly string[], parallel = 16): Promise<AuditTrailInput> {
-  const perDay: AuditTrailDay[] = [];
-  for (let i = 0; i < days.length; i += parallel) {
-    const batch = await Promise.all(days.slice(i, i + parallel).map(async (date) => {
-      const keys = [storageKeys.legacyAuditDay(userId, date), storageKeys.auditDay(userId, date)];
-      const files = await Promise.all(keys.map((key) => store.get(key)));
-      const entries = files.flatMap((bytes) =>
-        bytes === null ? [] : parseJsonArray(bytes).items.map((item) => (item instanceof UnreadableJsonItem ? { unreadable: true } : item))
-      );
-      return { date, entries };
-    }));
-    perDay.push(...batch.filter((day) => day.entries.length > 0));
+  const { value: perDay, head } = await withSteadyHead(store, userId, async () => {
+    const read: AuditTrailDay[] = [];
+    for (let i = 0; i < days.length; i += parallel) {
+      const batch = await Promise.all(days.slice(i, i + parallel).map(async (date) => {
+        const keys = [storageKeys.legacyAuditDay(userId, date), storageKeys.auditDay(userId, date)];
+        const files = await Promise.all(keys.map((key) => store.get(key)));
+        const entries = files.flatMap((bytes) =>
+          bytes === null ? [] : parseJsonArray(bytes).items.map((item) => (item instanceof UnreadableJsonItem || isSealedItem(item) ? { unreadable: true } : item))
+        );
+        return { date, entries };
+      }));
+      read.push(...batch.filter((day) => day.entries.length > 0));
+    }
+    return read;
+  });
+  return { userId, days: perDay, head: storedHeadValue(head), from: days[0], to: days[days.length - 1] };
+}
+
+/** How many times a read starts over when appends moved the head while it read the days, before it makes them wait. */
+const STEADY_HEAD_TRIES = 3;
+
+/**
+ * Runs `read` (of a user's days) between two reads of the user's head until the head did not
+ * change meanwhile, and returns what it read with that head. An append writes its head before
+ * its day, and a head drops the entries it held once they are in their day: days read while
+ * the head moved on can end before what the head still holds (a false `tail dropped`, entries
+ * missing from a read). Under appends that never pause, the last try holds this process's
+ * appends to the user's trail back while it reads (another process's are not held).
+ */
+async function withSteadyHead<T>(store: BlobStore, userId: string, read: () => Promise<T>): Promise<{ value: T; head: Uint8Array | null }> {
+  const key = storageKeys.auditHead(userId);
+  let before = await store.get(key);
+  for (let attempt = 1; attempt < STEADY_HEAD_TRIES; attempt++) {
+    const value = await read();
+    const after = await store.get(key);
+    if (before === null ? after === null : after !== null && sameBytes(before, after)) return { value, head: after };
+    before = after;
   }
-  return { userId, days: perDay, head: await readStoredHead(store, userId), from: days[0], to: days[days.length - 1] };
+  return whileAppendsWait(store, userId, async () => {
+    const value = await read();
+    return { value, head: await store.get(key) };
+  });
 }

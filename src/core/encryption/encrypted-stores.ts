@@ -31,6 +31,8 @@ export interface EncryptedBlobStore extends BlobStore {
 /** Wraps `inner` so every value is sealed with `keyring` (see {@link SealOptions} for arrays). */
 export function encryptedBlobStore(inner: BlobStore, keyring: Keyring, options: SealOptions = {}): EncryptedBlobStore {
   const reveal = (key: string, stored: Bytes | null) => (stored === null ? null : openValue(keyring, key, stored));
+  // Reads of an append-only log serve the items that open; a rewrite (update) still refuses a damaged one.
+  const readable = { keepUnopenedItems: options.appendLog === true };
   const underCurrentKey = (key: string, stored: Bytes): boolean => {
     try {
       return isEnvelope(stored) && readHeader(stored, key).kid === keyring.currentKid;
@@ -50,12 +52,15 @@ export function encryptedBlobStore(inner: BlobStore, keyring: Keyring, options: 
     return inner.put(key, await sealValue(keyring, key, value, options));
   };
   return {
-    get: async (key) => reveal(key, await inner.get(key)),
+    get: async (key) => {
+      const stored = await inner.get(key);
+      return stored === null ? null : openValue(keyring, key, stored, readable);
+    },
     async getStream(key) {
       const stored = await inner.get(key);
       if (stored === null) return null;
       if (isEnvelope(stored)) return openStream(keyring, "object", key, stored);
-      const bytes = await openValue(keyring, key, stored);
+      const bytes = await openValue(keyring, key, stored, readable);
       return { size: bytes.length, body: new Response(bytes).body! };
     },
     put,

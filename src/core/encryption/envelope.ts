@@ -66,6 +66,18 @@ export function isEnvelope(bytes: Uint8Array): boolean {
   return bytes[VERSION_AT] === 0x02 || bytes[VERSION_AT] === 0x01;
 }
 
+/**
+ * True when the bytes start like an envelope altered in one byte of its magic, or of a version
+ * this code does not know. No plaintext a store holds starts so (JSON cannot, nor an image):
+ * such an object is damaged, to be refused rather than served as plaintext.
+ */
+export function isDamagedEnvelope(bytes: Uint8Array): boolean {
+  if (bytes.length < MAGIC.length || isEnvelope(bytes)) return false;
+  let differing = 0;
+  for (let i = 0; i < VERSION_AT; i++) if (bytes[i] !== MAGIC[i]) differing++;
+  return differing === 0 || (differing === 1 && (bytes[VERSION_AT] === 0x02 || bytes[VERSION_AT] === 0x01));
+}
+
 /** An envelope's header, read and bounds-checked. */
 export interface EnvelopeHeader {
   /** The id of the key-encryption key the data key is wrapped with. */

@@ -10,7 +10,7 @@ import type { Bytes } from "../ports.ts";
 import { decodeBase64Url, encodeBase64Url } from "../encoding/base64url.ts";
 import { encodeJsonArray, parseJsonArray, startsArray, UnreadableJsonItem } from "../storage/json-array.ts";
 import { ServiceError } from "../errors.ts";
-import { isEnvelope, open, rewrap, seal } from "./envelope.ts";
+import { isDamagedEnvelope, isEnvelope, open, rewrap, seal } from "./envelope.ts";
 import type { Keyring } from "./keyring.ts";
 
 /** The one field of a sealed array item: `{"fa-enc": "<base64url envelope>"}`. */
@@ -24,7 +24,8 @@ const decoder = new TextDecoder();
 /** A sealed array item as it is stored. */
 type SealedItem = { [SEALED_ITEM_FIELD]: string };
 
-function isSealedItem(item: unknown): item is SealedItem {
+/** Whether an array item is a sealed one as stored (e.g. one left sealed because it did not open). */
+export function isSealedItem(item: unknown): item is SealedItem {
   if (item === null || typeof item !== "object" || Array.isArray(item) || item instanceof UnreadableJsonItem) return false;
   const keys = Object.keys(item);
   return keys.length === 1 && keys[0] === SEALED_ITEM_FIELD && typeof (item as SealedItem)[SEALED_ITEM_FIELD] === "string";
@@ -77,11 +78,24 @@ export async function sealValue(keyring: Keyring, key: string, value: Uint8Array
   return seal(keyring, "object", key, value);
 }
 
+/** How {@link openValue} treats an array item that does not open. */
+export interface OpenOptions {
+  /**
+   * Keep an item that fails its integrity check sealed, as stored, instead of refusing the
+   * whole value: an append-only log (an audit day) still serves its other items, and its
+   * reader reports that one as unreadable.
+   */
+  keepUnopenedItems?: boolean;
+}
+
 /** The plaintext of any stored value: opened envelopes and items, plaintext as it is. */
-export async function openValue(keyring: Keyring | undefined, key: string, stored: Bytes): Promise<Bytes> {
+export async function openValue(keyring: Keyring | undefined, key: string, stored: Bytes, options: OpenOptions = {}): Promise<Bytes> {
   if (isEnvelope(stored)) {
     if (keyring === undefined) throw ServiceError.integrity(`Stored object ${key} is encrypted, and DATA_ENCRYPTION_KEYS is not set`, { key });
     return open(keyring, "object", key, stored);
+  }
+  if (isDamagedEnvelope(stored)) {
+    throw ServiceError.integrity(`Stored object ${key} failed its integrity check: its encryption header's magic or version is altered`, { key });
   }
   if (!startsArray(stored)) return stored;
   const text = decoder.decode(stored);
@@ -94,7 +108,16 @@ export async function openValue(keyring: Keyring | undefined, key: string, store
   const texts: string[] = new Array(items.length);
   for (let i = 0; i < items.length; i++) {
     const item = items[i];
-    texts[i] = isSealedItem(item) ? await openItem(keyring, key, item) : itemText(item);
+    if (!isSealedItem(item)) {
+      texts[i] = itemText(item);
+      continue;
+    }
+    try {
+      texts[i] = await openItem(keyring, key, item);
+    } catch (err) {
+      if (!options.keepUnopenedItems || !(err instanceof ServiceError && err.kind === "integrity-failed")) throw err;
+      texts[i] = itemText(item);
+    }
   }
   return encoder.encode(`[\n${texts.join(",\n")}\n]`);
 }

@@ -22,6 +22,25 @@ export function decodeUtf8(bytes: ArrayBuffer | Uint8Array, what = "Request body
 }
 
 /**
+ * The refusal for a request body that broke off while being read: the client closed or reset
+ * the connection before the body's end (Node: "aborted", Deno: "BadResource", Bun: "AbortError").
+ * The request's fault, a 400 and not an unhandled 500; a refusal of ours (413) passes as it is.
+ */
+export function bodyReadFailure(err: unknown): unknown {
+  if (err instanceof ServiceError) return err;
+  return ServiceError.validation("Request body ended before it was complete (the connection closed or broke while it was sent)");
+}
+
+/** The whole request body's bytes, or a 400 when the connection breaks off before its end. */
+export async function readRequestBytes(request: Request): Promise<ArrayBuffer> {
+  try {
+    return await request.arrayBuffer();
+  } catch (err) {
+    throw bodyReadFailure(err);
+  }
+}
+
+/**
  * Parses JSON text or throws a 400 that says why: nesting deeper than {@link MAX_JSON_DEPTH}
  * is refused before parsing, and a syntax fault is described by position, not by the
  * engine's message.
@@ -53,7 +72,10 @@ export function parseJsonText(text: string, what = "Request body"): unknown {
  * the decoder drops: the same bytes `TextEncoder` would make of the text, without encoding it).
  */
 export async function readJsonText(c: Context): Promise<{ text: string; value: unknown; bytes: Uint8Array<ArrayBuffer> }> {
-  const body = new Uint8Array(await c.req.arrayBuffer());
+  // Through hono's request, which keeps the bytes for any later reader of the same body.
+  const body = new Uint8Array(await c.req.arrayBuffer().catch((err: unknown) => {
+    throw bodyReadFailure(err);
+  }));
   const text = decodeUtf8(body);
   const value = parseJsonText(text);
   const bom = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf;

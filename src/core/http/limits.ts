@@ -18,6 +18,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { ServiceError } from "../errors.ts";
+import { bodyReadFailure } from "./body.ts";
 
 /** How much of a refused body is read and discarded to keep the connection, and for how long. */
 export interface UnreadBodyBound {
@@ -47,7 +48,9 @@ export function limitBody(maxBytes: number): MiddlewareHandler {
     const chunks: Uint8Array[] = [];
     let size = 0;
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done, value } = await reader.read().catch((err: unknown) => {
+        throw bodyReadFailure(err);
+      });
       if (done) break;
       size += value.byteLength;
       if (size > maxBytes) {

@@ -6,7 +6,7 @@
 import type { CaptchaVerifier } from "../ports.ts";
 import type { ServiceConfig } from "../config/mod.ts";
 import { CaptchaRequestSchema, CaptchaResponseSchema } from "../schemas/captcha.ts";
-import { decodeUtf8, parseJsonText, parseWith } from "../http/body.ts";
+import { decodeUtf8, parseJsonText, parseWith, readRequestBytes } from "../http/body.ts";
 import { limitBody } from "../http/limits.ts";
 import { type AccessControl, accessControl } from "../http/access.ts";
 import { rateLimit } from "../http/rate-limit.ts";
@@ -55,7 +55,7 @@ async function readCaptchaBody(request: Request): Promise<unknown> {
     if (form === null) return {};
     return Object.fromEntries([...form.entries()].filter(([, value]) => typeof value === "string"));
   }
-  return parseJsonText(decodeUtf8(await request.arrayBuffer()));
+  return parseJsonText(decodeUtf8(await readRequestBytes(request)));
 }
 
 /** The captcha worker's app, with the types of its route (for hono's `hc` client). */

@@ -17,6 +17,7 @@ import type { Bytes, ImageHost, ImageHostFactory } from "../ports.ts";
 import type { ServiceConfig } from "../config/mod.ts";
 import { bearerCheck } from "../http/auth.ts";
 import { errorResponse } from "../http/errors.ts";
+import { bodyReadFailure } from "../http/body.ts";
 import { ServiceError } from "../errors.ts";
 import { createRoute } from "../http/openapi-app.ts";
 import { keyedSecurity, OPEN } from "../http/credentials-doc.ts";
@@ -127,13 +128,15 @@ async function readUpload(request: Request, maxBytes: number): Promise<{ bytes: 
       throw ServiceError.validation(`The image is larger than ${Math.round(maxBytes / MB)} MB`, { limitBytes: maxBytes });
     }
     if (err instanceof MaxPartsExceededError) throw ServiceError.validation("The multipart body has more than 16 parts", { maxParts: 16 });
-    if (err instanceof MultipartParseError) {
+    // The parser decodes each part's headers with a fatal UTF-8 decoder: its TypeError is the body's bytes, not ours.
+    if (err instanceof MultipartParseError || err instanceof TypeError) {
       // The parser's own wording is not ours to show; say what a valid body looks like.
       throw ServiceError.validation(
         "The multipart body is malformed: it must be multipart/form-data with the boundary its Content-Type names, complete up to the closing boundary",
       );
     }
-    throw err;
+    // Anything else broke while the body was read (the connection ended before its end).
+    throw bodyReadFailure(err);
   }
   throw ServiceError.validation("No file: send the image in a multipart field named file");
 }
@@ -185,7 +188,8 @@ function imageWorker(deps: ImageWorkerDeps) {
     },
     credential: bearer,
     // The signed URL is the delivery's credential: only its per-IP limit applies.
-    isPublic: (c) => c.req.method === "GET" && isDelivery(c) && typeof deps.host === "function",
+    // HEAD too: it answers what GET would, without the bytes (a CDN or a client checking the link).
+    isPublic: (c) => (c.req.method === "GET" || c.req.method === "HEAD") && isDelivery(c) && typeof deps.host === "function",
   });
   /**
    * Who must own the image: in identity mode the calling user (only the user recorded at

@@ -76,6 +76,33 @@ describe("image worker, local host (spec 4.2, CONTRACT hosted images)", () => {
     expect(await ports.images.list("")).toEqual([]);
   });
 
+  it("part headers that are not UTF-8 (a Latin-1 filename or type) are a 400, not a 500", async () => {
+    const { app, ports } = service();
+    const png = fixture("sample.png");
+    const ascii = (text: string) => new TextEncoder().encode(text);
+    for (const header of ['filename="caf\xe9.png"\r\nContent-Type: image/png', 'filename="a.png"\r\nContent-Type: image/\xe9']) {
+      // Latin-1 bytes as a browser of another era sends them: one byte per character.
+      const head = Uint8Array.from(`--x\r\nContent-Disposition: form-data; name="file"; ${header}\r\n\r\n`, (ch) => ch.charCodeAt(0));
+      const body = new Uint8Array([...head, ...png, ...ascii("\r\n--x--\r\n")]);
+      const response = await app.request("/image/", { method: "POST", body, headers: { ...bearer, "Content-Type": "multipart/form-data; boundary=x" } });
+      expect(response.status, header).toBe(400);
+      expect(await response.json()).toMatchObject({ code: "VALIDATION_ERROR" });
+    }
+    expect(await ports.images.list("")).toEqual([]);
+  });
+
+  it("HEAD of a signed delivery URL answers as GET does, without the bytes, and needs no bearer token; an unsigned one is refused", async () => {
+    const { app } = service();
+    const { body } = await upload(app, "sample.png");
+    const signed = await sign(app, body.result.variants[0]!);
+    const head = await app.request(local(signed.text), { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-type")).toBe("image/png");
+    expect((await head.arrayBuffer()).byteLength).toBe(0);
+    const unsigned = await app.request(new URL(signed.text).pathname, { method: "HEAD" });
+    expect(unsigned.status).toBe(403);
+  });
+
   it("a delivery URL with broken percent-encoding is a 400, not a 500", async () => {
     const { app } = service();
     for (const broken of ["http://localhost/image/delivery/%E0%A4/public", "https://imagedelivery.net/account-hash-abc/%E0%A4/public"]) {

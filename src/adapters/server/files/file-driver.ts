@@ -258,8 +258,14 @@ function openToRead(path: string): number | null {
  */
 function mayBeFile(path: string): boolean {
   if (LOOK_FIRST && !existsSync(path)) return false;
-  const found = statSync(path, { throwIfNoEntry: false });
-  return found === undefined ? false : !found.isDirectory();
+  try {
+    const found = statSync(path, { throwIfNoEntry: false });
+    return found === undefined ? false : !found.isDirectory();
+  } catch (err) {
+    // A document where a folder of the path would be (`x.json` read as `x.json/y.json`) throws ENOTDIR: nothing there either.
+    if (isMissing(err)) return false;
+    throw err;
+  }
 }
 
 /**

@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promise
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createFileBlobStore } from "../../../../src/adapters/server/files/file-ports.ts";
+import { createFileBlobStore, createFilePorts } from "../../../../src/adapters/server/files/file-ports.ts";
 import { documentFiles } from "../../../../src/adapters/server/files/file-driver.ts";
 import { encodeJsonArray } from "../../../../src/core/storage/json-array.ts";
 
@@ -179,6 +179,21 @@ describe("file blob store: names a folder takes or a file name cannot hold (issu
     expect(await store.appendToJsonArray("u1/d.json", { n: 1 })).toBe(1); // appends beside the folder too
     expect(await store.appendToJsonArray("u1/d.json", { n: 2 })).toBe(2);
     expect(JSON.parse(await readFile(join(dir, "u1", "d.json#"), "utf8"))).toEqual([{ n: 1 }, { n: 2 }]);
+  });
+
+  it("a key under a document's name (`x.json/y.json` beside the file `x.json`) reads as absent, not as an error; a user record `encryption` leaves the canary's key absent", async () => {
+    const store = createFileBlobStore(dir);
+    await store.put("u1/x.json", bytes('{"doc":"x"}'));
+    expect(await store.get("u1/x.json/y.json")).toBeNull();
+    expect(await store.has("u1/x.json/y.json")).toBe(false);
+    expect(await store.delete("u1/x.json/y.json")).toBe(false);
+    expect(text(await store.get("u1/x.json"))).toBe('{"doc":"x"}');
+    // The user records of `serve`: a user named "encryption" is a file where the encryption canary's folder would be,
+    // and every start looks for that canary.
+    const { users } = createFilePorts(join(dir, "data"));
+    await users.put("encryption", '{"uid":"encryption"}');
+    expect(await users.get("encryption/canary")).toBeNull();
+    expect(await users.get("encryption")).toBe('{"uid":"encryption"}');
   });
 
   it("a name over 255 bytes is a hashed file plus a side record naming it; listings return the real key; a restarted store appends on", async () => {
