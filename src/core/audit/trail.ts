@@ -78,17 +78,7 @@ export async function readAuditDays(
   days: readonly string[],
   parallel = 16,
 ): Promise<unknown[]> {
-  const { value: perDay, head } = await withSteadyHead(store, userId, async () => {
-    const read: unknown[][] = new Array(days.length);
-    for (let i = 0; i < days.length; i += parallel) {
-      await Promise.all(
-        days.slice(i, i + parallel).map(async (day, offset) => {
-          read[i + offset] = await readAuditDay(store, userId, day);
-        }),
-      );
-    }
-    return read;
-  });
+  const { value: perDay, head } = await withSteadyHead(store, userId, () => eachDay(days, parallel, (day) => readAuditDay(store, userId, day)));
   // The newest entry (or two, on files with fsync) is in the head before it is in its day: while
   // its append runs, or when the writer died or the power was cut in between (the next append
   // stores it). It is part of the trail either way.
@@ -105,16 +95,37 @@ export async function readAuditDays(
  * then the current key. Never fails as a whole: an entry that cannot be served is an
  * {@link UnreadableAuditEntry} in its place.
  */
-export async function readAuditDay(store: BlobStore, userId: string, day: string): Promise<unknown[]> {
+export function readAuditDay(store: BlobStore, userId: string, day: string): Promise<unknown[]> {
+  return readDayItems(store, userId, day, (filename, index, reason) => unreadableEntry(filename, index, reason, userId, day));
+}
+
+/**
+ * One day's items as stored, the legacy file's first; `unreadable(filename, index, reason)`
+ * stands in for an item that cannot be served (not JSON, too deep, not an object, or left
+ * sealed because it did not open).
+ */
+async function readDayItems(
+  store: BlobStore,
+  userId: string,
+  day: string,
+  unreadable: (filename: string, index: number, reason: string) => unknown,
+): Promise<unknown[]> {
   const keys = [storageKeys.legacyAuditDay(userId, day), storageKeys.auditDay(userId, day)];
   const files = await Promise.all(keys.map((key) => store.get(key)));
   return files.flatMap((bytes, file) => {
     if (bytes === null) return [];
     return parseJsonArray(bytes).items.map((item, index) => {
-      if (item instanceof UnreadableJsonItem) return unreadableEntry(keys[file]!, index, item.reason, userId, day);
-      return isSealedItem(item) ? unreadableEntry(keys[file]!, index, UNOPENED, userId, day) : item;
+      if (item instanceof UnreadableJsonItem) return unreadable(keys[file]!, index, item.reason);
+      return isSealedItem(item) ? unreadable(keys[file]!, index, UNOPENED) : item;
     });
   });
+}
+
+/** `read` of every day, at most `parallel` at a time, answered in the days' order. */
+async function eachDay<T>(days: readonly string[], parallel: number, read: (day: string) => Promise<T>): Promise<T[]> {
+  const out: T[] = [];
+  for (let i = 0; i < days.length; i += parallel) out.push(...(await Promise.all(days.slice(i, i + parallel).map((day) => read(day)))));
+  return out;
 }
 
 function unreadableEntry(filename: string, index: number, reason: string, userId: string, day: string): UnreadableAuditEntry {
@@ -186,19 +197,11 @@ export async function auditVerifyDays(
  */
 export async function readAuditTrail(store: BlobStore, userId: string, days: readonly string[], parallel = 16): Promise<AuditTrailInput> {
   const { value: perDay, head } = await withSteadyHead(store, userId, async () => {
-    const read: AuditTrailDay[] = [];
-    for (let i = 0; i < days.length; i += parallel) {
-      const batch = await Promise.all(days.slice(i, i + parallel).map(async (date) => {
-        const keys = [storageKeys.legacyAuditDay(userId, date), storageKeys.auditDay(userId, date)];
-        const files = await Promise.all(keys.map((key) => store.get(key)));
-        const entries = files.flatMap((bytes) =>
-          bytes === null ? [] : parseJsonArray(bytes).items.map((item) => (item instanceof UnreadableJsonItem || isSealedItem(item) ? { unreadable: true } : item))
-        );
-        return { date, entries };
-      }));
-      read.push(...batch.filter((day) => day.entries.length > 0));
-    }
-    return read;
+    const read = await eachDay(days, parallel, async (date): Promise<AuditTrailDay> => ({
+      date,
+      entries: await readDayItems(store, userId, date, () => ({ unreadable: true })),
+    }));
+    return read.filter((day) => day.entries.length > 0);
   });
   return { userId, days: perDay, head: storedHeadValue(head), from: days[0], to: days[days.length - 1] };
 }

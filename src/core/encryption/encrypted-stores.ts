@@ -12,7 +12,7 @@
 import type { BlobStore, Bytes, KvStore } from "../ports.ts";
 import { CHUNK_BYTES, isEnvelope, openStream, readHeader, sealStream } from "./envelope.ts";
 import type { Keyring } from "./keyring.ts";
-import { openItemValue, openRecord, openValue, type SealOptions, sealItem, sealRecord, sealValue, startsArray } from "./stored-value.ts";
+import { openItemValue, openRecord, openValue, type OpenOptions, type SealOptions, sealItem, sealRecord, sealValue, startsArray } from "./stored-value.ts";
 import { joinStream, piecesOf } from "../storage/byte-stream.ts";
 
 /** The key of a blob store's canary: one segment, which no case, audit or image key is. */
@@ -30,9 +30,9 @@ export interface EncryptedBlobStore extends BlobStore {
 
 /** Wraps `inner` so every value is sealed with `keyring` (see {@link SealOptions} for arrays). */
 export function encryptedBlobStore(inner: BlobStore, keyring: Keyring, options: SealOptions = {}): EncryptedBlobStore {
-  const reveal = (key: string, stored: Bytes | null) => (stored === null ? null : openValue(keyring, key, stored));
   // Reads of an append-only log serve the items that open; a rewrite (update) still refuses a damaged one.
   const readable = { keepUnopenedItems: options.appendLog === true };
+  const reveal = (key: string, stored: Bytes | null, open: OpenOptions = {}) => (stored === null ? null : openValue(keyring, key, stored, open));
   const underCurrentKey = (key: string, stored: Bytes): boolean => {
     try {
       return isEnvelope(stored) && readHeader(stored, key).kid === keyring.currentKid;
@@ -52,10 +52,7 @@ export function encryptedBlobStore(inner: BlobStore, keyring: Keyring, options: 
     return inner.put(key, await sealValue(keyring, key, value, options));
   };
   return {
-    get: async (key) => {
-      const stored = await inner.get(key);
-      return stored === null ? null : openValue(keyring, key, stored, readable);
-    },
+    get: async (key) => reveal(key, await inner.get(key), readable),
     async getStream(key) {
       const stored = await inner.get(key);
       if (stored === null) return null;

@@ -27,6 +27,8 @@ type SealedItem = { [SEALED_ITEM_FIELD]: string };
 /** Whether an array item is a sealed one as stored (e.g. one left sealed because it did not open). */
 export function isSealedItem(item: unknown): item is SealedItem {
   if (item === null || typeof item !== "object" || Array.isArray(item) || item instanceof UnreadableJsonItem) return false;
+  // Every audit entry read is asked: the field first, so a plain entry costs no array of its keys.
+  if (typeof (item as Partial<SealedItem>)[SEALED_ITEM_FIELD] !== "string") return false;
   const keys = Object.keys(item);
   return keys.length === 1 && keys[0] === SEALED_ITEM_FIELD && typeof (item as SealedItem)[SEALED_ITEM_FIELD] === "string";
 }

@@ -22,13 +22,13 @@ export function decodeUtf8(bytes: ArrayBuffer | Uint8Array, what = "Request body
 }
 
 /**
- * The refusal for a request body that broke off while being read: the client closed or reset
+ * Throws the refusal for a request body that broke off while being read: the client closed or reset
  * the connection before the body's end (Node: "aborted", Deno: "BadResource", Bun: "AbortError").
  * The request's fault, a 400 and not an unhandled 500; a refusal of ours (413) passes as it is.
  */
-export function bodyReadFailure(err: unknown): unknown {
-  if (err instanceof ServiceError) return err;
-  return ServiceError.validation("Request body ended before it was complete (the connection closed or broke while it was sent)");
+export function failedBodyRead(err: unknown): never {
+  if (err instanceof ServiceError) throw err;
+  throw ServiceError.validation("Request body ended before it was complete (the connection closed or broke while it was sent)");
 }
 
 /** The whole request body's bytes, or a 400 when the connection breaks off before its end. */
@@ -36,7 +36,7 @@ export async function readRequestBytes(request: Request): Promise<ArrayBuffer> {
   try {
     return await request.arrayBuffer();
   } catch (err) {
-    throw bodyReadFailure(err);
+    return failedBodyRead(err);
   }
 }
 
@@ -73,9 +73,7 @@ export function parseJsonText(text: string, what = "Request body"): unknown {
  */
 export async function readJsonText(c: Context): Promise<{ text: string; value: unknown; bytes: Uint8Array<ArrayBuffer> }> {
   // Through hono's request, which keeps the bytes for any later reader of the same body.
-  const body = new Uint8Array(await c.req.arrayBuffer().catch((err: unknown) => {
-    throw bodyReadFailure(err);
-  }));
+  const body = new Uint8Array(await c.req.arrayBuffer().catch(failedBodyRead));
   const text = decodeUtf8(body);
   const value = parseJsonText(text);
   const bom = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf;

@@ -18,7 +18,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { ServiceError } from "../errors.ts";
-import { bodyReadFailure } from "./body.ts";
+import { failedBodyRead } from "./body.ts";
 
 /** How much of a refused body is read and discarded to keep the connection, and for how long. */
 export interface UnreadBodyBound {
@@ -48,9 +48,7 @@ export function limitBody(maxBytes: number): MiddlewareHandler {
     const chunks: Uint8Array[] = [];
     let size = 0;
     for (;;) {
-      const { done, value } = await reader.read().catch((err: unknown) => {
-        throw bodyReadFailure(err);
-      });
+      const { done, value } = await reader.read().catch(failedBodyRead);
       if (done) break;
       size += value.byteLength;
       if (size > maxBytes) {

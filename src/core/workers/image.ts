@@ -17,7 +17,7 @@ import type { Bytes, ImageHost, ImageHostFactory } from "../ports.ts";
 import type { ServiceConfig } from "../config/mod.ts";
 import { bearerCheck } from "../http/auth.ts";
 import { errorResponse } from "../http/errors.ts";
-import { bodyReadFailure } from "../http/body.ts";
+import { failedBodyRead } from "../http/body.ts";
 import { ServiceError } from "../errors.ts";
 import { createRoute } from "../http/openapi-app.ts";
 import { keyedSecurity, OPEN } from "../http/credentials-doc.ts";
@@ -136,7 +136,7 @@ async function readUpload(request: Request, maxBytes: number): Promise<{ bytes: 
       );
     }
     // Anything else broke while the body was read (the connection ended before its end).
-    throw bodyReadFailure(err);
+    failedBodyRead(err);
   }
   throw ServiceError.validation("No file: send the image in a multipart field named file");
 }
