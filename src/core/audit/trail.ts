@@ -7,13 +7,16 @@
 import type { BlobStore, Clock } from "../ports.ts";
 import type { ValidationAuditEntry } from "../schemas/audit.ts";
 import { storageKeys } from "../storage/keys.ts";
-import { parseJsonArray, UnreadableJsonItem } from "../storage/json-array.ts";
+import { jsonArrayLines, NOT_JSON, parseJsonArray, readJsonItem, UnreadableJsonItem } from "../storage/json-array.ts";
+import { quoted } from "../encoding/canonical-json.ts";
 import { auditDayRange, utcDay } from "./days.ts";
 import { ServiceError } from "../errors.ts";
 import type { AuditTrailDay, AuditTrailInput } from "./verify.ts";
 import { appendChained, type AuditChainOptions, extendableCopy, heldEntries, readHead, whileAppendsWait } from "./chain.ts";
 import { isSealedItem } from "../encryption/stored-value.ts";
 import { sameBytes } from "../encoding/same-bytes.ts";
+
+const decoder = new TextDecoder();
 
 /** Why an entry the encrypted store left sealed (it did not open) cannot be served. */
 const UNOPENED = "the entry failed its integrity check under encryption at rest (altered, swapped, or under a key DATA_ENCRYPTION_KEYS does not hold)";
@@ -70,33 +73,87 @@ export interface UnreadableAuditEntry {
 
 /**
  * Reads several days (at most `parallel` files at a time), newest first: the last day first,
- * and in each day the last entry received first.
+ * and in each day the last entry received first. Each entry is the JSON text GET /audit/
+ * answers for it: the stored line itself where it is a servable entry, so a long day is
+ * answered without building (and the collector keeping) an object for every entry.
  */
-export async function readAuditDays(
+export async function readAuditEntryTexts(
   store: BlobStore,
   userId: string,
   days: readonly string[],
   parallel = 16,
-): Promise<unknown[]> {
-  const { value: perDay, head } = await withSteadyHead(store, userId, () => eachDay(days, parallel, (day) => readAuditDay(store, userId, day)));
+): Promise<string[]> {
+  const { value: perDay, head } = await withSteadyHead(store, userId, () => eachDay(days, parallel, (day) => readAuditDayTexts(store, userId, day)));
   // The newest entry (or two, on files with fsync) is in the head before it is in its day: while
   // its append runs, or when the writer died or the power was cut in between (the next append
   // stores it). It is part of the trail either way.
   const stored = readHead(head);
   for (const held of stored.kind === "head" ? heldEntries(stored.head) : []) {
     const at = days.indexOf(held.day);
-    if (at !== -1 && !perDay[at]!.some((item) => isRecord(item) && item.hash === held.entry.hash)) perDay[at]!.push(held.entry);
+    if (at !== -1 && !holdsEntry(perDay[at]!, held.entry.hash)) perDay[at]!.push(JSON.stringify(held.entry));
   }
-  return perDay.reverse().flatMap((entries) => entries.reverse());
+  return perDay.reverse().flatMap((texts) => texts.reverse());
 }
 
 /**
- * One day in the order received: the entries under the legacy key first (they are older),
- * then the current key. Never fails as a whole: an entry that cannot be served is an
- * {@link UnreadableAuditEntry} in its place.
+ * Whether a day's texts hold the entry whose hash is `hash`: found by its last member as the
+ * service writes it (`"hash":"…"}` ends the line; a nested member would end in `}}`), else
+ * by parsing each text (a day written in another member order).
  */
-export function readAuditDay(store: BlobStore, userId: string, day: string): Promise<unknown[]> {
-  return readDayItems(store, userId, day, (filename, index, reason) => unreadableEntry(filename, index, reason, userId, day));
+function holdsEntry(texts: readonly string[], hash: string): boolean {
+  const ending = `"hash":${quoted(hash)}}`;
+  if (texts.some((text) => text.endsWith(ending))) return true;
+  return texts.some((text) => {
+    const item = readJsonItem(text);
+    return isRecord(item) && item.hash === hash;
+  });
+}
+
+/**
+ * One day in the order received, as the JSON text served for each entry: the entries under
+ * the legacy key first (they are older), then the current key. Never fails as a whole: an
+ * entry that cannot be served is an {@link UnreadableAuditEntry} in its place.
+ */
+export async function readAuditDayTexts(store: BlobStore, userId: string, day: string): Promise<string[]> {
+  const keys = [storageKeys.legacyAuditDay(userId, day), storageKeys.auditDay(userId, day)];
+  const files = await Promise.all(keys.map((key) => store.get(key)));
+  const texts: string[] = [];
+  for (let file = 0; file < keys.length; file++) {
+    const bytes = files[file]!;
+    if (bytes === null) continue;
+    const unreadable = (index: number, reason: string) => JSON.stringify(unreadableEntry(keys[file]!, index, reason, userId, day));
+    const text = decoder.decode(bytes);
+    const lines = servedLines(text, unreadable);
+    if (lines !== undefined) {
+      texts.push(...lines);
+      continue;
+    }
+    parseJsonArray(text).items.forEach((item, index) => {
+      if (item instanceof UnreadableJsonItem) texts.push(unreadable(index, item.reason));
+      else texts.push(isSealedItem(item) ? unreadable(index, UNOPENED) : JSON.stringify(item));
+    });
+  }
+  return texts;
+}
+
+/**
+ * The served texts of a file in the one-entry-per-line form the service writes, each line as
+ * stored when it is a servable entry; undefined when the file is not in that form or a line is
+ * not JSON at all (a tear or an edit across lines), which the full parse reads instead.
+ */
+function servedLines(text: string, unreadable: (index: number, reason: string) => string): string[] | undefined {
+  const lines = jsonArrayLines(text);
+  if (lines === undefined) return undefined;
+  for (let index = 0; index < lines.length; index++) {
+    const item = readJsonItem(lines[index]!);
+    if (item instanceof UnreadableJsonItem) {
+      if (item.reason === NOT_JSON) return undefined;
+      lines[index] = unreadable(index, item.reason);
+    } else if (isSealedItem(item)) {
+      lines[index] = unreadable(index, UNOPENED);
+    }
+  }
+  return lines;
 }
 
 /**
@@ -155,7 +212,7 @@ export async function readStoredHead(store: BlobStore, userId: string): Promise<
 function storedHeadValue(bytes: Uint8Array | null): unknown {
   if (bytes === null) return null;
   try {
-    return JSON.parse(new TextDecoder().decode(bytes));
+    return JSON.parse(decoder.decode(bytes));
   } catch {
     return { unreadable: true };
   }

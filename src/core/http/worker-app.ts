@@ -360,6 +360,14 @@ export function answerJson<T, S extends ContentfulStatusCode>(c: Context<WorkerE
   return answerWith(c, JSON.stringify(value), status, "application/json") as Response & TypedResponse<JSONParsed<T>, S, "json">;
 }
 
+/**
+ * A JSON answer whose text is already written (stored JSON served as stored, or a small answer
+ * written out), typed as `c.json(value: T)` would type it; the caller vouches that `text` is `T`.
+ */
+export function answerJsonText<T, S extends ContentfulStatusCode>(c: Context<WorkerEnv>, text: string, status: S): Response & TypedResponse<JSONParsed<T>, S, "json"> {
+  return answerWith(c, text, status, "application/json") as Response & TypedResponse<JSONParsed<T>, S, "json">;
+}
+
 /** The client IP the adapter passed in (`fetch(request, { clientIp })`) or a host app's middleware set, if any. */
 export function clientIp(c: Context<WorkerEnv>): string | undefined {
   const value: unknown = (c.env as ServiceBindings | undefined)?.clientIp;

@@ -75,6 +75,27 @@ export function encodeAppendedItem(item: unknown): Uint8Array {
   return encoder.encode(`,\n${itemText(item)}${JSON_ARRAY_TAIL}`);
 }
 
+/**
+ * The items' texts when `text` is exactly in the one-item-per-line form {@link encodeJsonArray}
+ * writes (`[` and `]` on lines of their own, items joined by `,` and a line break), else
+ * undefined. No JSON string holds a raw line break, so in that form every break separates.
+ */
+export function jsonArrayLines(text: string): string[] | undefined {
+  if (text === "[]") return [];
+  if (text.length < 5 || !text.startsWith("[\n") || !text.endsWith(JSON_ARRAY_TAIL)) return undefined;
+  const lines = text.slice(2, -2).split(",\n");
+  for (const line of lines) if (line === "" || line.includes("\n")) return undefined;
+  return lines;
+}
+
+/**
+ * One item's text read as {@link parseJsonArray} reads an item of an array: the parsed object,
+ * or an {@link UnreadableJsonItem} (too deep, not JSON, not an object).
+ */
+export function readJsonItem(text: string): unknown {
+  return readItem(text);
+}
+
 /** The result of reading a stored array. */
 export interface ParsedJsonArray {
   /** The items in stored order: parsed objects, or {@link UnreadableJsonItem} where one cannot be served. */
@@ -154,6 +175,9 @@ function splitArray(text: string): ItemSlice[] | undefined {
   return undefined;
 }
 
+/** The reason of an {@link UnreadableJsonItem} whose text is not JSON at all. */
+export const NOT_JSON = "the entry is not valid JSON";
+
 /** One stored item's text: the parsed object, or an {@link UnreadableJsonItem} saying why not. */
 function readItem(slice: string, tooDeep = jsonDepthOverflow(slice, MAX_JSON_DEPTH) !== -1): unknown {
   if (tooDeep) return new UnreadableJsonItem(oneLine(slice), tooDeepMessage("the entry"));
@@ -161,7 +185,7 @@ function readItem(slice: string, tooDeep = jsonDepthOverflow(slice, MAX_JSON_DEP
   try {
     value = JSON.parse(slice);
   } catch {
-    return new UnreadableJsonItem(oneLine(slice), "the entry is not valid JSON");
+    return new UnreadableJsonItem(oneLine(slice), NOT_JSON);
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     return new UnreadableJsonItem(oneLine(slice), "the entry is not a JSON object");

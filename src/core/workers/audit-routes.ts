@@ -18,11 +18,10 @@ import { parseWith, readJsonText, readQuery } from "../http/body.ts";
 import { ServiceError } from "../errors.ts";
 import { limitBody } from "../http/limits.ts";
 import { createRoute } from "../http/openapi-app.ts";
-import { answerJson, answerWith, errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
-import type { TypedResponse } from "hono";
+import { answerJson, answerJsonText, errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
 import { checkSegment } from "../storage/keys.ts";
 import { auditDayRange } from "../audit/days.ts";
-import { appendAuditEntry, auditVerifyDays, readAuditDays, readAuditTrail, RECEIVED_AT } from "../audit/trail.ts";
+import { appendAuditEntry, auditVerifyDays, readAuditEntryTexts, readAuditTrail, RECEIVED_AT } from "../audit/trail.ts";
 import { type AuditKeyConfig, auditKeys } from "../audit/signing-keys.ts";
 import { verifyAuditTrail } from "../audit/verify.ts";
 import { CHAIN_FIELDS } from "../audit/chain.ts";
@@ -132,10 +131,10 @@ export function registerAuditRoutes<A extends WorkerApp>(app: A, deps: AuditRout
         });
       }
       const { entryCount, filename } = await appendAuditEntry(audit, clock, userId, entry, chain);
-      // Built with the request's frame (answerWith): the security and CORS headers are in it
+      // Built with the request's frame (answerJsonText): the security and CORS headers are in it
       // from the start, not set afterwards on a web Headers object.
       const answer = JSON.stringify({ success: true, entryCount, filename });
-      return answerWith(c, answer, 200, "application/json") as unknown as TypedResponse<{ success: true; entryCount: number; filename: string }, 200, "json">;
+      return answerJsonText<{ success: true; entryCount: number; filename: string }, 200>(c, answer, 200);
     })
     .openapi({ ...readEntriesRoute, operationId: `readAuditEntries${via}` }, async (c) => {
       const query = readQuery(c, AuditGetQuerySchema);
@@ -143,8 +142,9 @@ export function registerAuditRoutes<A extends WorkerApp>(app: A, deps: AuditRout
       await requireOwner(c, access, query.userId);
       const days = auditDayRange(query.startDate, query.endDate, clock.now());
       // Served as stored: each entry was checked when it was appended.
-      const entries = (await readAuditDays(audit, query.userId, days)) as AuditEntriesResponse["entries"];
-      return answerJson(c, { entries, total: entries.length }, 200);
+      const entries = await readAuditEntryTexts(audit, query.userId, days);
+      const answer = `{"entries":[${entries.join(",")}],"total":${entries.length}}`;
+      return answerJsonText<AuditEntriesResponse, 200>(c, answer, 200);
     })
     .openapi({ ...verifyTrailRoute, operationId: `verifyAuditTrail${via}` }, async (c) => {
       const query = readQuery(c, AuditGetQuerySchema);

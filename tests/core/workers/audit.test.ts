@@ -275,6 +275,48 @@ describe("audit endpoints (spec 4.8)", () => {
     expect(listed.body.entries.filter((entry) => entry.unreadable === true).map((entry) => entry.index)).toEqual([4, 3, 1]);
   });
 
+  it("a day in the service's one-entry-per-line form is served as stored, line by line; entries that cannot be served are reported in place", async () => {
+    const { app, ports } = testService();
+    const deep = JSON.stringify(auditEntry({ action: "security-violation" })).replace(/}$/, `,"x":${"[".repeat(100)}${"]".repeat(100)}}`);
+    // Written by another tool: spaces after the colons and an escaped é, both kept as stored.
+    const spaced = '{"timestamp": "2026-11-22T09:00:00.000Z", "userId": "u1", "userEmail": "u1@lab.example", "action": "user-login", "result": "success", "details": {"note": "caf\\u00e9"}}';
+    const stored = [spaced, deep, "42", '{"fa-enc":"AAAA"}', JSON.stringify(auditEntry({ action: "user-logout" }))];
+    await ports.audit.put("audit-trails/u1-2026-11-22.json", new TextEncoder().encode(`[\n${stored.join(",\n")}\n]`));
+    const response = await app.request("/data/audit/?userId=u1", { headers: dataHeaders });
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(text).toContain(spaced);
+    expect(text).toContain(stored[4]);
+    const body = JSON.parse(text) as { entries: Record<string, unknown>[]; total: number };
+    expect(body.total).toBe(5);
+    expect(body.entries.map((entry) => (entry.unreadable === true ? `unreadable ${String(entry.index)}` : entry.action))).toEqual([
+      "user-logout",
+      "unreadable 3",
+      "unreadable 2",
+      "unreadable 1",
+      "user-login",
+    ]);
+    expect(String(body.entries[1]!.reason)).toContain("integrity check under encryption at rest");
+    expect(body.entries[2]!.reason).toBe("the entry is not a JSON object");
+    expect(String(body.entries[3]!.reason)).toContain("nested deeper than 64");
+    expect((body.entries[4]!.details as { note: string }).note).toBe("café");
+  });
+
+  it("the newest entry, held by the chain's head, is listed once even when its day stores its members in another order", async () => {
+    const { app, ports } = testService();
+    for (const action of ["case-create", "case-rename"] as const) expect((await post(app, auditEntry({ action }))).status).toBe(200);
+    const key = "audit-trails/u1-2026-11-22.json";
+    const lines = new TextDecoder().decode((await ports.audit.get(key))!).split("\n");
+    // The last entry with its hash moved first (a day rewritten by another tool, still the same entry).
+    const { hash, ...rest } = JSON.parse(lines[2]!) as Record<string, unknown>;
+    lines[2] = JSON.stringify({ hash, ...rest });
+    await ports.audit.put(key, new TextEncoder().encode(lines.join("\n")));
+    const { status, body } = await list(app, "?userId=u1");
+    expect(status).toBe(200);
+    expect(body.entries.map((entry) => entry.action)).toEqual(["case-rename", "case-create"]);
+    expect(body.entries[0]!.hash).toBe(hash);
+  });
+
   it("an entry whose userId is not the query's is a 400 in key-only mode, and nothing is stored", async () => {
     const { app, ports } = testService();
     const response = await post(app, auditEntry({ userId: "u2" }), "?userId=u1");
