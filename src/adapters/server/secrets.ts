@@ -8,6 +8,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { GENERATED_SECRETS } from "../../core/config/mod.ts";
 import { writeFileAtomic } from "./files/file-driver.ts";
+import { bytesToHex } from "../../core/encoding/hex.ts";
 
 /** The environment with every generated secret filled in, and the names made just now. */
 export interface SecretsResult {
@@ -19,7 +20,7 @@ export interface SecretsResult {
 
 function newSecret(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+  return bytesToHex(bytes);
 }
 
 /** Fills unset secrets from `DATA/secrets.json`, generating and storing missing ones. */

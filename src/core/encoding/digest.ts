@@ -4,18 +4,16 @@
  * and confirmation exports (docs/exchange.md).
  */
 
-const encoder = new TextEncoder();
+import { bytesToHex } from "./hex.ts";
 
-function hex(buffer: ArrayBuffer): string {
-  return Array.from(new Uint8Array(buffer), (byte) => byte.toString(16).padStart(2, "0")).join("");
-}
+const encoder = new TextEncoder();
 
 /** Lower-case hex SHA-256 of bytes, or of the UTF-8 of a string. */
 export async function sha256Hex(input: Uint8Array | string): Promise<string> {
   const bytes = typeof input === "string" ? encoder.encode(input) : input;
   // web crypto wants an ArrayBuffer-backed view; a SharedArrayBuffer one is copied first.
   const view = bytes.buffer instanceof ArrayBuffer ? (bytes as Uint8Array<ArrayBuffer>) : new Uint8Array(bytes);
-  return hex(await crypto.subtle.digest("SHA-256", view));
+  return bytesToHex(await crypto.subtle.digest("SHA-256", view));
 }
 
 /** Compares two hex digests without regard to letter case. */

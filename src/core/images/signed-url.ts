@@ -5,13 +5,28 @@
  * `pathname + "?" + query`. The local host verifies what it signed the same way.
  */
 import { secretsEqual } from "../encoding/secrets-equal.ts";
+import { bytesToHex } from "../encoding/hex.ts";
 
 const encoder = new TextEncoder();
 
+// A service signs with one key (HMAC_KEY): imported once, not on every signature and check.
+const MAX_KEPT_KEYS = 8;
+const importedKeys = new Map<string, Promise<CryptoKey>>();
+
+function hmacKey(key: string): Promise<CryptoKey> {
+  let imported = importedKeys.get(key);
+  if (imported === undefined) {
+    imported = crypto.subtle.importKey("raw", encoder.encode(key), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    if (importedKeys.size >= MAX_KEPT_KEYS) importedKeys.clear();
+    importedKeys.set(key, imported);
+    // A key that failed to import is not kept: the next call tries again.
+    imported.catch(() => importedKeys.delete(key));
+  }
+  return imported;
+}
+
 async function hmacHex(key: string, message: string): Promise<string> {
-  const cryptoKey = await crypto.subtle.importKey("raw", encoder.encode(key), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  const signature = new Uint8Array(await crypto.subtle.sign("HMAC", cryptoKey, encoder.encode(message)));
-  return Array.from(signature, (byte) => byte.toString(16).padStart(2, "0")).join("");
+  return bytesToHex(await crypto.subtle.sign("HMAC", await hmacKey(key), encoder.encode(message)));
 }
 
 /** Adds `exp` and `sig` to a delivery URL. */
