@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createFileBlobStore } from "../../src/adapters/server/files/file-ports.ts";
-import { appendAuditEntry, readAuditEntryTexts, readAuditTrail } from "../../src/core/audit/trail.ts";
+import { appendAuditEntry, readAuditEntryJson, readAuditTrail } from "../../src/core/audit/trail.ts";
 import { verifyAuditTrail } from "../../src/core/audit/verify.ts";
 import { FLUSH_AT, MAX_HELD } from "../../src/core/audit/chain.ts";
 import type { BlobStore, Clock } from "../../src/core/ports.ts";
@@ -88,7 +88,7 @@ describe("audit chain on files with FSYNC=audit: the states a power cut can leav
       expect(verdict.valid).toBe(true);
       expect(verdict.head).toMatchObject({ seq: count, pending: true });
       // Reading the trail serves them from the head meanwhile.
-      expect((await readAuditEntryTexts(restarted, "u1", [DAY1])).map((text) => (JSON.parse(text) as { seq: number }).seq)).toEqual(range(1, count).reverse());
+      expect((await readAuditEntryJson(restarted, "u1", [DAY1])).map((json) => (JSON.parse(new TextDecoder().decode(json)) as { seq: number }).seq)).toEqual(range(1, count).reverse());
       await append(restarted, DAY1, count + 1);
       expect(await seqs(DAY1)).toEqual(range(1, count + 1));
       expect((await lines(DAY1)).slice(0, count)).toEqual(all);

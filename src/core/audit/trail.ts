@@ -17,6 +17,9 @@ import { isSealedItem } from "../encryption/stored-value.ts";
 import { sameBytes } from "../encoding/same-bytes.ts";
 
 const decoder = new TextDecoder();
+// Fatal, and a byte order mark kept (it is not JSON whitespace): a line is served as stored only when it is valid as is.
+const strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const encoder = new TextEncoder();
 
 /** Why an entry the encrypted store left sealed (it did not open) cannot be served. */
 const UNOPENED = "the entry failed its integrity check under encryption at rest (altered, swapped, or under a key DATA_ENCRYPTION_KEYS does not hold)";
@@ -73,84 +76,101 @@ export interface UnreadableAuditEntry {
 
 /**
  * Reads several days (at most `parallel` files at a time), newest first: the last day first,
- * and in each day the last entry received first. Each entry is the JSON text GET /audit/
- * answers for it: the stored line itself where it is a servable entry, so a long day is
- * answered without building (and the collector keeping) an object for every entry.
+ * and in each day the last entry received first. Each entry is the UTF-8 JSON GET /audit/
+ * answers for it: the stored line's own bytes where it is a servable entry, so a long day is
+ * answered without building (and the collector keeping) an object or a string of it.
  */
-export async function readAuditEntryTexts(
+export async function readAuditEntryJson(
   store: BlobStore,
   userId: string,
   days: readonly string[],
   parallel = 16,
-): Promise<string[]> {
-  const { value: perDay, head } = await withSteadyHead(store, userId, () => eachDay(days, parallel, (day) => readAuditDayTexts(store, userId, day)));
+): Promise<Uint8Array[]> {
+  const { value: perDay, head } = await withSteadyHead(store, userId, () => eachDay(days, parallel, (day) => readAuditDayJson(store, userId, day)));
   // The newest entry (or two, on files with fsync) is in the head before it is in its day: while
   // its append runs, or when the writer died or the power was cut in between (the next append
   // stores it). It is part of the trail either way.
   const stored = readHead(head);
   for (const held of stored.kind === "head" ? heldEntries(stored.head) : []) {
     const at = days.indexOf(held.day);
-    if (at !== -1 && !holdsEntry(perDay[at]!, held.entry.hash)) perDay[at]!.push(JSON.stringify(held.entry));
+    if (at !== -1 && !holdsEntry(perDay[at]!, held.entry.hash)) perDay[at]!.push(encoder.encode(JSON.stringify(held.entry)));
   }
-  return perDay.reverse().flatMap((texts) => texts.reverse());
+  return perDay.reverse().flatMap((entries) => entries.reverse());
 }
 
 /**
- * Whether a day's texts hold the entry whose hash is `hash`: found by its last member as the
+ * Whether a day's entries hold the one whose hash is `hash`: found by its last member as the
  * service writes it (`"hash":"…"}` ends the line; a nested member would end in `}}`), else
- * by parsing each text (a day written in another member order).
+ * by parsing each entry (a day written in another member order).
  */
-function holdsEntry(texts: readonly string[], hash: string): boolean {
-  const ending = `"hash":${quoted(hash)}}`;
-  if (texts.some((text) => text.endsWith(ending))) return true;
-  return texts.some((text) => {
-    const item = readJsonItem(text);
+function holdsEntry(entries: readonly Uint8Array[], hash: string): boolean {
+  const ending = encoder.encode(`"hash":${quoted(hash)}}`);
+  if (entries.some((entry) => endsWith(entry, ending))) return true;
+  return entries.some((entry) => {
+    const item = readJsonItem(decoder.decode(entry));
     return isRecord(item) && item.hash === hash;
   });
 }
 
-/**
- * One day in the order received, as the JSON text served for each entry: the entries under
- * the legacy key first (they are older), then the current key. Never fails as a whole: an
- * entry that cannot be served is an {@link UnreadableAuditEntry} in its place.
- */
-export async function readAuditDayTexts(store: BlobStore, userId: string, day: string): Promise<string[]> {
-  const keys = [storageKeys.legacyAuditDay(userId, day), storageKeys.auditDay(userId, day)];
-  const files = await Promise.all(keys.map((key) => store.get(key)));
-  const texts: string[] = [];
-  for (let file = 0; file < keys.length; file++) {
-    const bytes = files[file]!;
-    if (bytes === null) continue;
-    const unreadable = (index: number, reason: string) => JSON.stringify(unreadableEntry(keys[file]!, index, reason, userId, day));
-    const text = decoder.decode(bytes);
-    const lines = servedLines(text, unreadable);
-    if (lines !== undefined) {
-      texts.push(...lines);
-      continue;
-    }
-    parseJsonArray(text).items.forEach((item, index) => {
-      if (item instanceof UnreadableJsonItem) texts.push(unreadable(index, item.reason));
-      else texts.push(isSealedItem(item) ? unreadable(index, UNOPENED) : JSON.stringify(item));
-    });
-  }
-  return texts;
+function endsWith(bytes: Uint8Array, ending: Uint8Array): boolean {
+  if (bytes.length < ending.length) return false;
+  const from = bytes.length - ending.length;
+  for (let i = 0; i < ending.length; i++) if (bytes[from + i] !== ending[i]) return false;
+  return true;
 }
 
 /**
- * The served texts of a file in the one-entry-per-line form the service writes, each line as
- * stored when it is a servable entry; undefined when the file is not in that form or a line is
- * not JSON at all (a tear or an edit across lines), which the full parse reads instead.
+ * One day in the order received, as the UTF-8 JSON served for each entry: the entries under
+ * the legacy key first (they are older), then the current key. Never fails as a whole: an
+ * entry that cannot be served is an {@link UnreadableAuditEntry} in its place.
  */
-function servedLines(text: string, unreadable: (index: number, reason: string) => string): string[] | undefined {
-  const lines = jsonArrayLines(text);
+export async function readAuditDayJson(store: BlobStore, userId: string, day: string): Promise<Uint8Array[]> {
+  const keys = [storageKeys.legacyAuditDay(userId, day), storageKeys.auditDay(userId, day)];
+  const files = await Promise.all(keys.map((key) => store.get(key)));
+  const entries: Uint8Array[] = [];
+  for (let file = 0; file < keys.length; file++) {
+    const bytes = files[file]!;
+    if (bytes === null) continue;
+    const unreadable = (index: number, reason: string) => encoder.encode(JSON.stringify(unreadableEntry(keys[file]!, index, reason, userId, day)));
+    const lines = servedLines(bytes, unreadable);
+    if (lines !== undefined) {
+      entries.push(...lines);
+      continue;
+    }
+    parseJsonArray(bytes).items.forEach((item, index) => {
+      if (item instanceof UnreadableJsonItem) entries.push(unreadable(index, item.reason));
+      else entries.push(isSealedItem(item) ? unreadable(index, UNOPENED) : encoder.encode(JSON.stringify(item)));
+    });
+  }
+  return entries;
+}
+
+/**
+ * The served entries of a file in the one-entry-per-line form the service writes, each line's
+ * own bytes when it is a servable entry in valid UTF-8; undefined when the file is not in that
+ * form or a line is not JSON at all (a tear or an edit across lines), which the full parse reads.
+ */
+function servedLines(bytes: Uint8Array, unreadable: (index: number, reason: string) => Uint8Array): Uint8Array[] | undefined {
+  const lines = jsonArrayLines(bytes);
   if (lines === undefined) return undefined;
   for (let index = 0; index < lines.length; index++) {
-    const item = readJsonItem(lines[index]!);
+    let text: string;
+    let valid = true;
+    try {
+      text = strictDecoder.decode(lines[index]);
+    } catch {
+      // Not UTF-8: read as the full parse reads it (bad bytes replaced) and served as rewritten.
+      text = decoder.decode(lines[index]);
+      valid = false;
+    }
+    const item = readJsonItem(text);
     if (item instanceof UnreadableJsonItem) {
       if (item.reason === NOT_JSON) return undefined;
       lines[index] = unreadable(index, item.reason);
     } else if (isSealedItem(item)) {
       lines[index] = unreadable(index, UNOPENED);
+    } else if (!valid) {
+      lines[index] = encoder.encode(JSON.stringify(item));
     }
   }
   return lines;

@@ -361,10 +361,10 @@ export function answerJson<T, S extends ContentfulStatusCode>(c: Context<WorkerE
 }
 
 /**
- * A JSON answer whose text is already written (stored JSON served as stored, or a small answer
- * written out), typed as `c.json(value: T)` would type it; the caller vouches that `text` is `T`.
+ * A JSON answer whose text (or its UTF-8) is already written (stored JSON served as stored, or
+ * a small answer written out), typed as `c.json(value: T)` would type it; the caller vouches that `text` is `T`.
  */
-export function answerJsonText<T, S extends ContentfulStatusCode>(c: Context<WorkerEnv>, text: string, status: S): Response & TypedResponse<JSONParsed<T>, S, "json"> {
+export function answerJsonText<T, S extends ContentfulStatusCode>(c: Context<WorkerEnv>, text: string | Uint8Array<ArrayBuffer>, status: S): Response & TypedResponse<JSONParsed<T>, S, "json"> {
   return answerWith(c, text, status, "application/json") as Response & TypedResponse<JSONParsed<T>, S, "json">;
 }
 

@@ -76,16 +76,50 @@ export function encodeAppendedItem(item: unknown): Uint8Array {
 }
 
 /**
- * The items' texts when `text` is exactly in the one-item-per-line form {@link encodeJsonArray}
- * writes (`[` and `]` on lines of their own, items joined by `,` and a line break), else
- * undefined. No JSON string holds a raw line break, so in that form every break separates.
+ * The items' bytes (views of `bytes`) when it is exactly in the one-item-per-line form
+ * {@link encodeJsonArray} writes (`[` and `]` on lines of their own, each item but the last
+ * followed by `,` and a line break), else undefined. No JSON string holds a raw line break,
+ * and no byte of a multi-byte UTF-8 character is one, so in that form every break separates.
  */
-export function jsonArrayLines(text: string): string[] | undefined {
-  if (text === "[]") return [];
-  if (text.length < 5 || !text.startsWith("[\n") || !text.endsWith(JSON_ARRAY_TAIL)) return undefined;
-  const lines = text.slice(2, -2).split(",\n");
-  for (const line of lines) if (line === "" || line.includes("\n")) return undefined;
-  return lines;
+export function jsonArrayLines(bytes: Uint8Array): Uint8Array[] | undefined {
+  const end = bytes.length;
+  if (end === 2 && bytes[0] === 0x5b && bytes[1] === 0x5d) return [];
+  if (end < 5 || bytes[0] !== 0x5b || bytes[1] !== 0x0a || bytes[end - 2] !== 0x0a || bytes[end - 1] !== 0x5d) return undefined;
+  const lines: Uint8Array[] = [];
+  let start = 2;
+  for (;;) {
+    const brk = bytes.indexOf(0x0a, start);
+    if (brk === end - 2) {
+      if (brk === start) return undefined;
+      lines.push(bytes.subarray(start, brk));
+      return lines;
+    }
+    // Every line before the last ends with the comma that separates it from the next.
+    if (brk - 1 <= start || bytes[brk - 1] !== 0x2c) return undefined;
+    lines.push(bytes.subarray(start, brk - 1));
+    start = brk + 1;
+  }
+}
+
+/**
+ * The UTF-8 of `before`, the items joined by commas, then `after`, in one array: a JSON answer
+ * that carries stored items (`{"entries":[` … `]}`) built from their bytes.
+ */
+export function joinJsonItems(before: string, items: readonly Uint8Array[], after: string): Uint8Array<ArrayBuffer> {
+  const head = encoder.encode(before);
+  const tail = encoder.encode(after);
+  let length = head.length + tail.length + Math.max(0, items.length - 1);
+  for (const item of items) length += item.length;
+  const out = new Uint8Array(length);
+  out.set(head, 0);
+  let offset = head.length;
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) out[offset++] = 0x2c;
+    out.set(items[i]!, offset);
+    offset += items[i]!.length;
+  }
+  out.set(tail, offset);
+  return out;
 }
 
 /**

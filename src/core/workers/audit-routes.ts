@@ -21,10 +21,11 @@ import { createRoute } from "../http/openapi-app.ts";
 import { answerJson, answerJsonText, errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
 import { checkSegment } from "../storage/keys.ts";
 import { auditDayRange } from "../audit/days.ts";
-import { appendAuditEntry, auditVerifyDays, readAuditEntryTexts, readAuditTrail, RECEIVED_AT } from "../audit/trail.ts";
+import { appendAuditEntry, auditVerifyDays, readAuditEntryJson, readAuditTrail, RECEIVED_AT } from "../audit/trail.ts";
 import { type AuditKeyConfig, auditKeys } from "../audit/signing-keys.ts";
 import { verifyAuditTrail } from "../audit/verify.ts";
 import { CHAIN_FIELDS } from "../audit/chain.ts";
+import { joinJsonItems } from "../storage/json-array.ts";
 import { type AccessControl, requireOwner } from "../http/access.ts";
 import { keyedSecurity } from "../http/credentials-doc.ts";
 
@@ -142,9 +143,8 @@ export function registerAuditRoutes<A extends WorkerApp>(app: A, deps: AuditRout
       await requireOwner(c, access, query.userId);
       const days = auditDayRange(query.startDate, query.endDate, clock.now());
       // Served as stored: each entry was checked when it was appended.
-      const entries = await readAuditEntryTexts(audit, query.userId, days);
-      const answer = `{"entries":[${entries.join(",")}],"total":${entries.length}}`;
-      return answerJsonText<AuditEntriesResponse, 200>(c, answer, 200);
+      const entries = await readAuditEntryJson(audit, query.userId, days);
+      return answerJsonText<AuditEntriesResponse, 200>(c, joinJsonItems('{"entries":[', entries, `],"total":${entries.length}}`), 200);
     })
     .openapi({ ...verifyTrailRoute, operationId: `verifyAuditTrail${via}` }, async (c) => {
       const query = readQuery(c, AuditGetQuerySchema);

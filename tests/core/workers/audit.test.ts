@@ -302,6 +302,29 @@ describe("audit endpoints (spec 4.8)", () => {
     expect((body.entries[4]!.details as { note: string }).note).toBe("café");
   });
 
+  it("a stored line that is not valid UTF-8 is answered as valid UTF-8 (the bad byte replaced), never as the stored bytes", async () => {
+    const { app, ports } = testService();
+    const encoder = new TextEncoder();
+    const good = encoder.encode(JSON.stringify(auditEntry({ action: "user-login" })));
+    // An entry whose note holds a lone 0xff byte.
+    const bad = encoder.encode(JSON.stringify(auditEntry({ action: "user-logout", details: { note: "a?b" } })));
+    bad[bad.indexOf(0x3f)] = 0xff;
+    await ports.audit.put("audit-trails/u1-2026-11-22.json", Uint8Array.of(0x5b, 0x0a, ...good, 0x2c, 0x0a, ...bad, 0x0a, 0x5d));
+    // The legacy file of the day: a line starting with a byte order mark.
+    await ports.audit.put("audit-trails/u1/2026-11-22.json", Uint8Array.of(0x5b, 0x0a, 0xef, 0xbb, 0xbf, ...good, 0x0a, 0x5d));
+    const response = await app.request("/data/audit/?userId=u1", { headers: dataHeaders });
+    expect(response.status).toBe(200);
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+    expect(text).not.toContain("\ufeff");
+    const body = JSON.parse(text) as { entries: Record<string, unknown>[]; total: number };
+    expect(body.total).toBe(3);
+    expect((body.entries[0]!.details as { note: string }).note).toBe("a\ufffdb");
+    expect(body.entries[1]!.action).toBe("user-login");
+    // The marked line reads as the full parse reads it (the mark is whitespace there), without the mark.
+    expect(body.entries[2]!.action).toBe("user-login");
+  });
+
   it("the newest entry, held by the chain's head, is listed once even when its day stores its members in another order", async () => {
     const { app, ports } = testService();
     for (const action of ["case-create", "case-rename"] as const) expect((await post(app, auditEntry({ action }))).status).toBe(200);
