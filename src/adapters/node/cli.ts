@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=8
+#!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=25
 /**
  * @module
  * The `forensic-annotation` command on Node. The young generation is held to 2 x 8 MB (V8's
