@@ -125,24 +125,33 @@ function endsWith(bytes: Uint8Array, ending: Uint8Array): boolean {
  * entry that cannot be served is an {@link UnreadableAuditEntry} in its place.
  */
 export async function readAuditDayJson(store: BlobStore, userId: string, day: string): Promise<Uint8Array[]> {
-  const keys = [storageKeys.legacyAuditDay(userId, day), storageKeys.auditDay(userId, day)];
-  const files = await Promise.all(keys.map((key) => store.get(key)));
   const entries: Uint8Array[] = [];
-  for (let file = 0; file < keys.length; file++) {
-    const bytes = files[file]!;
-    if (bytes === null) continue;
-    const unreadable = (index: number, reason: string) => encoder.encode(JSON.stringify(unreadableEntry(keys[file]!, index, reason, userId, day)));
+  for (const { key, bytes } of await readDayFiles(store, userId, day)) {
+    const unreadable = (index: number, reason: string) => encoder.encode(JSON.stringify(unreadableEntry(key, index, reason, userId, day)));
     const lines = servedLines(bytes, unreadable);
     if (lines !== undefined) {
       entries.push(...lines);
       continue;
     }
     parseJsonArray(bytes).items.forEach((item, index) => {
-      if (item instanceof UnreadableJsonItem) entries.push(unreadable(index, item.reason));
-      else entries.push(isSealedItem(item) ? unreadable(index, UNOPENED) : encoder.encode(JSON.stringify(item)));
+      const reason = unservable(item);
+      entries.push(reason === undefined ? encoder.encode(JSON.stringify(item)) : unreadable(index, reason));
     });
   }
   return entries;
+}
+
+/** A day's stored files that exist, the legacy key's first (its entries are older). */
+async function readDayFiles(store: BlobStore, userId: string, day: string): Promise<{ key: string; bytes: Uint8Array }[]> {
+  const keys = [storageKeys.legacyAuditDay(userId, day), storageKeys.auditDay(userId, day)];
+  const files = await Promise.all(keys.map((key) => store.get(key)));
+  return keys.flatMap((key, i) => (files[i] === null ? [] : [{ key, bytes: files[i]! }]));
+}
+
+/** Why a parsed item cannot be served (not JSON, too deep, not an object, left sealed), or undefined when it can. */
+function unservable(item: unknown): string | undefined {
+  if (item instanceof UnreadableJsonItem) return item.reason;
+  return isSealedItem(item) ? UNOPENED : undefined;
 }
 
 /**
@@ -164,14 +173,10 @@ function servedLines(bytes: Uint8Array, unreadable: (index: number, reason: stri
       valid = false;
     }
     const item = readJsonItem(text);
-    if (item instanceof UnreadableJsonItem) {
-      if (item.reason === NOT_JSON) return undefined;
-      lines[index] = unreadable(index, item.reason);
-    } else if (isSealedItem(item)) {
-      lines[index] = unreadable(index, UNOPENED);
-    } else if (!valid) {
-      lines[index] = encoder.encode(JSON.stringify(item));
-    }
+    const reason = unservable(item);
+    if (reason === NOT_JSON) return undefined;
+    if (reason !== undefined) lines[index] = unreadable(index, reason);
+    else if (!valid) lines[index] = encoder.encode(JSON.stringify(item));
   }
   return lines;
 }
@@ -187,15 +192,12 @@ async function readDayItems(
   day: string,
   unreadable: (filename: string, index: number, reason: string) => unknown,
 ): Promise<unknown[]> {
-  const keys = [storageKeys.legacyAuditDay(userId, day), storageKeys.auditDay(userId, day)];
-  const files = await Promise.all(keys.map((key) => store.get(key)));
-  return files.flatMap((bytes, file) => {
-    if (bytes === null) return [];
-    return parseJsonArray(bytes).items.map((item, index) => {
-      if (item instanceof UnreadableJsonItem) return unreadable(keys[file]!, index, item.reason);
-      return isSealedItem(item) ? unreadable(keys[file]!, index, UNOPENED) : item;
-    });
-  });
+  return (await readDayFiles(store, userId, day)).flatMap(({ key, bytes }) =>
+    parseJsonArray(bytes).items.map((item, index) => {
+      const reason = unservable(item);
+      return reason === undefined ? item : unreadable(key, index, reason);
+    })
+  );
 }
 
 /** `read` of every day, at most `parallel` at a time, answered in the days' order. */

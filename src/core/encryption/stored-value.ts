@@ -29,8 +29,9 @@ export function isSealedItem(item: unknown): item is SealedItem {
   if (item === null || typeof item !== "object" || Array.isArray(item) || item instanceof UnreadableJsonItem) return false;
   // Every audit entry read is asked: the field first, so a plain entry costs no array of its keys.
   if (typeof (item as Partial<SealedItem>)[SEALED_ITEM_FIELD] !== "string") return false;
+  // The field is a string (above): a sealed item has no other member.
   const keys = Object.keys(item);
-  return keys.length === 1 && keys[0] === SEALED_ITEM_FIELD && typeof (item as SealedItem)[SEALED_ITEM_FIELD] === "string";
+  return keys.length === 1 && keys[0] === SEALED_ITEM_FIELD;
 }
 
 const itemText = (item: unknown): string => (item instanceof UnreadableJsonItem ? item.raw : JSON.stringify(item));

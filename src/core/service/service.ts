@@ -6,8 +6,7 @@ import * as z from "zod";
 import { createRoute } from "../http/openapi-app.ts";
 import type { BlobStore, CaptchaVerifier, Clock, ImageHost, ImageHostFactory, KvStore, Mailer } from "../ports.ts";
 import type { ImagesConfig, ServiceConfig } from "../config/mod.ts";
-import { answerWith, createWorkerApp, mountOf, mountWorker, type WorkerApp } from "../http/worker-app.ts";
-import type { TypedResponse } from "hono";
+import { answerJsonText, createWorkerApp, mountOf, mountWorker, type WorkerApp } from "../http/worker-app.ts";
 import { createDataWorker } from "../workers/data.ts";
 import { createAuditWorker } from "../workers/audit.ts";
 import { createKeysWorker } from "../workers/keys.ts";
@@ -110,7 +109,7 @@ function openApiObject(mount: string) {
 /** Mounts every worker on one app with `/health` and `/openapi.json`. */
 export function createService(ports: ServicePorts, config: ServiceConfig): WorkerApp {
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin });
-  app.openapi(healthRoute, (c) => answerWith(c, HEALTHY, 200, "application/json") as unknown as TypedResponse<{ ok: true }, 200, "json">);
+  app.openapi(healthRoute, (c) => answerJsonText<{ ok: true }, 200>(c, HEALTHY, 200));
   app.doc31("/openapi.json", (c) => openApiObject(mountOf(c)));
   if (config.apiDocs === "on") registerDocsPage(app);
 

@@ -21,6 +21,7 @@ import { limitBody } from "../http/limits.ts";
 import { ServiceError } from "../errors.ts";
 import {
   answerJson,
+  answerJsonText,
   answerWith,
   createWorkerApp,
   errorResponses,
@@ -232,7 +233,7 @@ function dataWorker(deps: DataWorkerDeps) {
     const write = () => blobs.put(key, bytes);
     if (records === undefined || isReadOnlyCase(value) || key.split("/").length !== 3) await write();
     else await storeWithinLimits(records, key, value, write);
-    return answerWith(c, STORED, 200, "application/json") as unknown as TypedResponse<{ success: true }, 200, "json">;
+    return answerJsonText<{ success: true }, 200>(c, STORED, 200);
   };
   const remove = async (c: Context<WorkerEnv>) => {
     const key = await ownedKey(c);

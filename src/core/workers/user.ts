@@ -5,8 +5,7 @@
  * or wrong key is 401 (docs/api.md#worker-credentials).
  */
 import * as z from "zod";
-import type { Context, TypedResponse } from "hono";
-import type { JSONParsed } from "hono/utils/types";
+import type { Context } from "hono";
 import { createRoute } from "../http/openapi-app.ts";
 import { keyedSecurity } from "../http/credentials-doc.ts";
 import type { Clock, KvStore, Mailer } from "../ports.ts";
@@ -15,7 +14,7 @@ import { authKeyCheck } from "../http/auth.ts";
 import { readBody } from "../http/body.ts";
 import { limitBody } from "../http/limits.ts";
 import { redactSecrets, ServiceError } from "../errors.ts";
-import { answerJson, answerWith, createWorkerApp, errorResponses, methodNotAllowed, rawPathAfterMount } from "../http/worker-app.ts";
+import { answerJson, answerJsonText, createWorkerApp, errorResponses, methodNotAllowed, rawPathAfterMount } from "../http/worker-app.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
 import { checkSegment, decodeSegment } from "../storage/keys.ts";
 import {
@@ -213,8 +212,7 @@ function userWorker(deps: UserWorkerDeps) {
     // The record as validated when it was last read, not parsed again while it is unchanged.
     const answer = await records.answer(uid);
     if (answer === null) throw notFound(uid);
-    const response = answerWith(c, answer, 200, "application/json");
-    return response as unknown as TypedResponse<JSONParsed<UserData>, 200, "json">;
+    return answerJsonText<UserData, 200>(c, answer, 200);
   };
 
   const assignCases = async (c: Context<WorkerEnv>) => {
@@ -272,9 +270,7 @@ function userWorker(deps: UserWorkerDeps) {
     });
     await profileUpdated(c, uid, created ? "created" : "updated");
     const text = JSON.stringify(user);
-    return created
-      ? (answerWith(c, text, 201, "application/json") as unknown as TypedResponse<JSONParsed<UserData>, 201, "json">)
-      : (answerWith(c, text, 200, "application/json") as unknown as TypedResponse<JSONParsed<UserData>, 200, "json">);
+    return created ? answerJsonText<UserData, 201>(c, text, 201) : answerJsonText<UserData, 200>(c, text, 200);
   };
 
   const removeCases = async (c: Context<WorkerEnv>) => {
