@@ -144,6 +144,18 @@ export function conformance(runtime: Runtime): void {
       expect(await (await call("/data/u1/case%201/data.json", { headers: data })).json()).toEqual([1]);
     });
 
+    it(t("a path's dot segments (`..`, `.`, `%2e%2e`, `.%2E`) resolve as the URL standard says, the same on every runtime"), async () => {
+      const body = JSON.stringify({ caseNumber: "dots" });
+      expect((await call("/data/dots2/C-1/data.json", { method: "PUT", headers: data, body })).status).toBe(200);
+      const paths = ["/data/dots1/%2e%2e/dots2/C-1/data.json", "/data/dots1/../dots2/C-1/data.json", "/data/dots1/.%2E/dots2/./C-1/data.json", "/data/dots2/%2e/C-1/data.json"];
+      for (const path of paths) expect(await sendRaw(url, { method: "GET", path, headers: data }), path).toEqual({ status: 200, body });
+      // A write through a dot segment stores the resolved key, with its body.
+      const put = await sendRaw(url, { method: "PUT", path: "/data/dots1/%2e%2e/dots3/C-1/data.json", headers: data, body });
+      expect(put.status).toBe(200);
+      expect(await (await call("/data/dots3/C-1/data.json", { headers: data })).text()).toBe(body);
+      expect(await sendRaw(url, { method: "GET", path: "/data/%2e%2e/health", headers: {} })).toEqual({ status: 200, body: '{"ok":true}' });
+    });
+
     it(t("data: bad input is a 400/403/405/413 standard body, never 500"), async () => {
       const cases: [string, RequestInit, number][] = [
         ["/data/u1/C-1/data.json", { method: "PUT", headers: data, body: "{not json" }, 400],

@@ -7,6 +7,7 @@ import type { WorkerApp } from "../../core/http/worker-app.ts";
 import type { Listen, Listening, RunningServer, ServeOptions } from "../server/start.ts";
 import { startService } from "../server/start.ts";
 import { denoKvStorage } from "./kv-ports.ts";
+import { withDotSegmentsResolved } from "../../core/http/dot-segments.ts";
 
 /** The part of Deno's API this adapter uses (so it type-checks without Deno's types). */
 interface DenoHttpServer {
@@ -31,7 +32,8 @@ function deno(): DenoApi {
 export const denoListen: Listen = (app: WorkerApp, address: { port: number; hostname: string }): Promise<Listening> => {
   const server = deno().serve(
     { port: address.port, hostname: address.hostname, onListen: () => {} },
-    (request, info) => app.fetch(request, { clientIp: info.remoteAddr.hostname }),
+    // Deno hands the path over as sent; Node's and Bun's servers resolve its dot segments first.
+    (request, info) => app.fetch(withDotSegmentsResolved(request), { clientIp: info.remoteAddr.hostname }),
   );
   // shutdown() stops accepting and resolves once in-flight requests are answered.
   return Promise.resolve({ port: server.addr.port, close: () => server.shutdown() });

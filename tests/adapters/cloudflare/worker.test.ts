@@ -3,6 +3,7 @@ import type { Miniflare } from "miniflare";
 import { auditEntry } from "../../helpers/audit-entry.ts";
 import { SERVICE_STORES, useWorkerd } from "../../helpers/workerd-service.ts";
 import type { R2BucketLike } from "../../../src/adapters/cloudflare/bindings.ts";
+import { sendRaw } from "../../helpers/raw-request.ts";
 
 const bucket = async (mf: Miniflare, name: string) => (await mf.getR2Bucket(name)) as unknown as R2BucketLike;
 
@@ -54,6 +55,19 @@ describe("Cloudflare module workers in workerd", () => {
     await audit.put(`audit-trails/u9/${today}.json`, JSON.stringify([auditEntry({ userId: "u9", action: "user-login" })]));
     const listed = await mf.dispatchFetch("http://w/audit/?userId=u9", { headers: { "X-Custom-Auth-Key": KEY } });
     expect(((await listed.json()) as { entries: { action: string }[] }).entries.map((e) => e.action)).toEqual(["user-login"]);
+  }, 60_000);
+
+  it("[workerd] a path's dot segments resolve as on Node, Bun and Deno (workerd resolves them before the worker)", async () => {
+    const mf = await start("all");
+    const headers = { "X-Custom-Auth-Key": KEY };
+    expect((await mf.dispatchFetch("http://w/data/u2/C-1/data.json", { method: "PUT", headers, body: "[2]" })).status).toBe(200);
+    // Sent as written to workerd's own socket (dispatchFetch would resolve them on the way).
+    const base = (await mf.ready).href;
+    for (const path of ["/data/u1/%2e%2e/u2/C-1/data.json", "/data/u1/.%2E/u2/./C-1/data.json"]) {
+      expect(await sendRaw(base, { method: "GET", path, headers }), path).toEqual({ status: 200, body: "[2]" });
+    }
+    expect((await sendRaw(base, { method: "PUT", path: "/data/u1/%2e%2e/u3/C-1/data.json", headers, body: "[3]" })).status).toBe(200);
+    expect(await (await mf.dispatchFetch("http://w/data/u3/C-1/data.json", { headers })).text()).toBe("[3]");
   }, 60_000);
 
   it("[workerd] the data worker deployed alone serves at its root", async () => {
