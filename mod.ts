@@ -19,6 +19,7 @@
  */
 // The service and its configuration.
 export { createService, type ServicePorts } from "./src/core/service/service.ts";
+import { loadOpenApiGenerators } from "./src/core/http/openapi-document.ts";
 export { ConfigError, type IdentityConfig, parseConfig, type ServiceConfig } from "./src/core/config/mod.ts";
 export type { ServiceBindings, WorkerApp, WorkerEnv } from "./src/core/http/worker-app.ts";
 // The ports, and the stores and services that can stand behind them.
@@ -58,3 +59,6 @@ export { type FailureKind, ServiceError } from "./src/core/errors.ts";
 export type { AuditEntry, CaseData, ErrorBody, UserData } from "./src/core/schemas/resources.ts";
 export type { ErrorCode } from "./src/core/schemas/error.ts";
 export type { AnnotationData, BoxAnnotation } from "./src/core/schemas/annotation.ts";
+
+// A worker made alone from this entry documents itself as the service does (getOpenAPI31Document, doc31).
+loadOpenApiGenerators();

@@ -28,6 +28,8 @@ export {
   userWorkerOnBindings,
 } from "./worker.ts";
 export { passClientIp } from "./client-ip.ts";
+// Not loaded by this entry (a worker serving no document carries no generator): call it to document a worker made alone.
+export { loadOpenApiGenerators } from "../../core/http/openapi-document.ts";
 export type { HostMiddleware } from "../../core/http/worker-app.ts";
 export { createR2BlobStore, r2Backend, type R2BlobStoreOptions } from "./r2-store.ts";
 export type { ArrayBlockOptions } from "../../core/storage/array-blocks.ts";

@@ -8,7 +8,8 @@
  * are `@hono/zod-openapi`'s own, so routes and handlers type-check exactly as with it.
  */
 import type { OpenAPIHono as ZodOpenAPIHono, createRoute as zodCreateRoute } from "@hono/zod-openapi";
-import { extendZodWithOpenApi, getOpenApiMetadata, OpenApiGeneratorV3, OpenApiGeneratorV31, OpenAPIRegistry, type RouteConfig } from "@asteasolutions/zod-to-openapi";
+import { extendZodWithOpenApi, getOpenApiMetadata, OpenAPIRegistry, type RouteConfig } from "@asteasolutions/zod-to-openapi";
+import type { OpenApiGeneratorV3, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
 import { zValidator } from "@hono/zod-validator";
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
@@ -21,6 +22,28 @@ extendZodWithOpenApi({ ZodType } as Parameters<typeof extendZodWithOpenApi>[0]);
 type ObjectConfig = ConstructorParameters<typeof OpenApiGeneratorV31>[0] extends unknown ? Parameters<OpenApiGeneratorV31["generateDocument"]>[0] : never;
 type GeneratorOptions = ConstructorParameters<typeof OpenApiGeneratorV31>[1];
 type Configure<T> = T | ((c: Context) => T);
+type Definitions = OpenAPIRegistry["definitions"];
+
+/** Makes the generators of OpenAPI 3.0 and 3.1 documents (zod-to-openapi's), set by `loadOpenApiGenerators` (openapi-document.ts). */
+export interface DocumentGenerators {
+  v3(definitions: Definitions, options?: GeneratorOptions): Pick<OpenApiGeneratorV3, "generateDocument">;
+  v31(definitions: Definitions, options?: GeneratorOptions): Pick<OpenApiGeneratorV31, "generateDocument">;
+}
+
+// Apart from the routing app: a worker bundled alone serves no document and carries no generator.
+let generators: DocumentGenerators | undefined;
+
+/** Sets how every app of this module generates its OpenAPI document. */
+export function setDocumentGenerators(chosen: DocumentGenerators): void {
+  generators = chosen;
+}
+
+function documentGenerators(): DocumentGenerators {
+  if (generators === undefined) {
+    throw new Error("No OpenAPI document generator is loaded: call loadOpenApiGenerators() (src/core/http/openapi-document.ts) first; the package's entry and createService do");
+  }
+  return generators;
+}
 type ValidationHook = (result: { success: boolean }, c: Context) => unknown;
 type Target = "query" | "param" | "header" | "cookie" | "json" | "form";
 type Validatable = Parameters<typeof zValidator>[1];
@@ -173,12 +196,12 @@ class OpenAPIApp extends LooseHono {
   };
 
   getOpenAPIDocument = (objectConfig: ObjectConfig, generatorConfig?: GeneratorOptions) => {
-    const document = new OpenApiGeneratorV3(this.openAPIRegistry.definitions, generatorConfig).generateDocument(objectConfig);
+    const document = documentGenerators().v3(this.openAPIRegistry.definitions, generatorConfig).generateDocument(objectConfig);
     return this._basePath ? withBasePath(document, this._basePath) : document;
   };
 
   getOpenAPI31Document = (objectConfig: ObjectConfig, generatorConfig?: GeneratorOptions) => {
-    const document = new OpenApiGeneratorV31(this.openAPIRegistry.definitions, generatorConfig).generateDocument(objectConfig);
+    const document = documentGenerators().v31(this.openAPIRegistry.definitions, generatorConfig).generateDocument(objectConfig);
     return this._basePath ? withBasePath(document, this._basePath) : document;
   };
 

@@ -4,6 +4,7 @@
  */
 import * as z from "zod";
 import { createRoute } from "../http/openapi-app.ts";
+import { loadOpenApiGenerators } from "../http/openapi-document.ts";
 import type { BlobStore, CaptchaVerifier, Clock, ImageHost, ImageHostFactory, KvStore, Mailer } from "../ports.ts";
 import type { ImagesConfig, ServiceConfig } from "../config/mod.ts";
 import { answerJsonText, createWorkerApp, mountOf, mountWorker, type WorkerApp } from "../http/worker-app.ts";
@@ -108,6 +109,8 @@ function openApiObject(mount: string) {
 
 /** Mounts every worker on one app with `/health` and `/openapi.json`. */
 export function createService(ports: ServicePorts, config: ServiceConfig): WorkerApp {
+  // Here, not at import: a Cloudflare worker bundled alone imports this module but serves no document.
+  loadOpenApiGenerators();
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin });
   app.openapi(healthRoute, (c) => answerJsonText<{ ok: true }, 200>(c, HEALTHY, 200));
   app.doc31("/openapi.json", (c) => openApiObject(mountOf(c)));

@@ -43,7 +43,7 @@ describe("Cloudflare worker bundles", () => {
     }
   }, 120_000);
 
-  it("a worker that renders no report carries neither pdf-lib nor the fonts, and no worker carries all of zod", async () => {
+  it("a worker that renders no report carries neither pdf-lib nor the fonts nor the OpenAPI generators, and no worker carries all of zod", async () => {
     for (const name of ["data", "keys", "user"]) {
       const code = await readFile(await (bundleWorker as (entry: string, out: string) => Promise<string>)(name, join(dir, `${name}-plain.js`)), "utf8");
       expect(code, name).not.toContain("DEJAVU_SANS");
@@ -52,10 +52,15 @@ describe("Cloudflare worker bundles", () => {
       expect(code, name).toContain("node_modules/zod/v4/locales/en.js");
       expect(code, name).not.toMatch(/node_modules\/zod\/v4\/locales\/(?!en\.js)/);
       expect(code, name).not.toContain("node_modules/zod/v4/classic/from-json-schema.js");
+      // It serves no OpenAPI document: the generators stay out (src/core/http/openapi-document.ts).
+      expect(code, name).not.toContain("OpenApiGeneratorV31");
     }
     const pdf = await readFile(await (bundleWorker as (entry: string, out: string) => Promise<string>)("pdf", join(dir, "pdf-plain.js")), "utf8");
     expect(pdf).toContain("node_modules/pdf-lib/");
     expect(pdf).not.toContain("node_modules/@pdf-lib/fontkit/");
     expect(pdf).not.toMatch(/node_modules\/zod\/v4\/locales\/(?!en\.js)/);
+    expect(pdf).not.toContain("OpenApiGeneratorV31");
+    // The whole service serves /openapi.json: its bundle has them.
+    expect(await readFile(await (bundleWorker as (entry: string, out: string) => Promise<string>)("all", join(dir, "all-plain.js")), "utf8")).toContain("OpenApiGeneratorV31");
   }, 120_000);
 });

@@ -4,6 +4,10 @@
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { createRoute, OpenAPIHono } from "../../../src/core/http/openapi-app.ts";
+import { loadOpenApiGenerators } from "../../../src/core/http/openapi-document.ts";
+
+// As the package's entry and createService do.
+loadOpenApiGenerators();
 
 const Item = z.object({ name: z.string().min(1).openapi({ example: "bullet" }) }).openapi("Item");
 

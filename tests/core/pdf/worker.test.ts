@@ -6,6 +6,7 @@ import { fullRequest, testConfig } from "./requests.ts";
 import { deflateSync } from "node:zlib";
 import { chunk, dataUrl, solidJpeg, solidPng, withPngSize } from "./images.ts";
 import { startHttpServer } from "../../helpers/http-server.ts";
+import { loadOpenApiGenerators } from "../../../src/core/http/openapi-document.ts";
 
 type ErrorBody = { error: string; code: string; message: string; details: Record<string, unknown> };
 
@@ -105,6 +106,7 @@ describe("PDF worker over HTTP (spec 4.3)", () => {
   });
 
   it("describes POST / in the OpenAPI document", async () => {
+    loadOpenApiGenerators();
     const app = worker();
     const document = app.getOpenAPI31Document({ openapi: "3.1.0", info: { title: "pdf", version: "1" } });
     const post = document.paths?.["/"]?.post;
