@@ -8,7 +8,7 @@
  */
 import type { Bytes } from "../ports.ts";
 import { decodeBase64Url, encodeBase64Url } from "../encoding/base64url.ts";
-import { encodeJsonArray, parseJsonArray, startsArray, UnreadableJsonItem } from "../storage/json-array.ts";
+import { encodeJsonArray, parseCheckedJsonArray, parseJsonArray, startsArray, UnreadableJsonItem } from "../storage/json-array.ts";
 import { ServiceError } from "../errors.ts";
 import { isDamagedEnvelope, isEnvelope, open, rewrap, seal } from "./envelope.ts";
 import type { Keyring } from "./keyring.ts";
@@ -70,7 +70,7 @@ export interface SealOptions {
 /** The bytes an encrypted store writes for `value` under `key`. */
 export async function sealValue(keyring: Keyring, key: string, value: Uint8Array, options: SealOptions = {}): Promise<Bytes> {
   if (startsArray(value)) {
-    const parsed = parseJsonArray(value);
+    const parsed = parseCheckedJsonArray(value);
     if (options.appendLog || (parsed.canonical && !parsed.recovered)) {
       // Nothing to hide in an empty array, and appends need it to stay an array.
       if (parsed.items.length === 0) return encodeJsonArray([]) as Bytes;

@@ -136,6 +136,10 @@ export interface ParsedJsonArray {
   items: unknown[];
   /** True when the stored bytes were not a complete array and complete lines were recovered. */
   recovered: boolean;
+}
+
+/** A stored array read by {@link parseCheckedJsonArray}: also whether its bytes are the canonical form. */
+export interface CheckedJsonArray extends ParsedJsonArray {
   /** True when the bytes are exactly the canonical form (safe to append in place). */
   canonical: boolean;
 }
@@ -246,31 +250,40 @@ function parsedArrayOfObjects(text: string): unknown[] | undefined {
  * last line itself was never acknowledged and is dropped.
  */
 export function parseJsonArray(bytes: Uint8Array | string): ParsedJsonArray {
+  return parseText(typeof bytes === "string" ? bytes : decoder.decode(bytes));
+}
+
+/**
+ * {@link parseJsonArray}, and whether the bytes are exactly the canonical one-item-per-line
+ * form: found by serialising the items again, which only a writer about to append in place
+ * (or to seal item by item) needs, so reads do not pay for it.
+ */
+export function parseCheckedJsonArray(bytes: Uint8Array | string): CheckedJsonArray {
   const text = typeof bytes === "string" ? bytes : decoder.decode(bytes);
+  const { items, recovered } = parseText(text);
+  return { items, recovered, canonical: !recovered && items.length > 0 && text === decoder.decode(encodeJsonArray(items)) };
+}
+
+function parseText(text: string): ParsedJsonArray {
   // The common case at the speed of one parse: a whole array of objects, none too deep.
   if (jsonDepthOverflow(text, MAX_JSON_DEPTH + 1) === -1) {
     const whole = parsedArrayOfObjects(text);
-    if (whole !== undefined) {
-      const canonical = whole.length > 0 && text === decoder.decode(encodeJsonArray(whole));
-      return { items: whole, recovered: false, canonical };
-    }
+    if (whole !== undefined) return { items: whole, recovered: false };
   }
   const slices = splitArray(text);
   if (slices !== undefined) {
-    const items = slices.filter((slice) => slice.text !== "").map((slice) => readItem(slice.text, slice.tooDeep));
-    const canonical = items.length > 0 && text === decoder.decode(encodeJsonArray(items));
-    return { items, recovered: false, canonical };
+    return { items: slices.filter((slice) => slice.text !== "").map((slice) => readItem(slice.text, slice.tooDeep)), recovered: false };
   }
   // A lone object (written by hand) is one entry.
   const trimmed = text.trim();
   if (trimmed.startsWith("{") && trimmed.endsWith("}")) {
     const item = readItem(trimmed);
-    if (!(item instanceof UnreadableJsonItem)) return { items: [item], recovered: true, canonical: false };
+    if (!(item instanceof UnreadableJsonItem)) return { items: [item], recovered: true };
   }
   const lines = text.split("\n").map((line) => line.trim().replace(/^\[/, "").replace(/\]$/, "").replace(/,$/, "").trim());
   while (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
   const items = lines.filter((line) => line !== "").map((line) => readItem(line));
   // The last line of a file that does not end its array is the append a crash cut short.
   if (!trimmed.endsWith("]") && items[items.length - 1] instanceof UnreadableJsonItem) items.pop();
-  return { items, recovered: true, canonical: false };
+  return { items, recovered: true };
 }

@@ -7,7 +7,7 @@
  * serializes appends per key, so this is lossless within one process. With `sync`, the
  * append is fsynced before it resolves, so an acknowledged entry survives power loss.
  */
-import { encodeAppendedItem, encodeJsonArray, parseJsonArray } from "../../../core/storage/json-array.ts";
+import { encodeAppendedItem, encodeJsonArray, parseCheckedJsonArray } from "../../../core/storage/json-array.ts";
 import { closeSync, fstatSync, writeSync } from "node:fs";
 import { descriptors, type DocumentFiles, documentFiles } from "./file-driver.ts";
 import type { AppendOptions } from "../../../core/ports.ts";
@@ -69,7 +69,7 @@ export function createDeferringJsonArrayAppend(
         const { ino, size } = fstatSync(fd);
         let file = known.get(document.path);
         if (file === undefined || file.path !== path || file.ino !== ino || file.size !== size) {
-          const parsed = parseJsonArray(await descriptors.readAll(fd));
+          const parsed = parseCheckedJsonArray(await descriptors.readAll(fd));
           if (atIndex !== undefined && parsed.items.length > atIndex) return parsed.items.length;
           if (!parsed.canonical) {
             // Not in the one-item-per-line form (written elsewhere, or torn): rewrite it once.
