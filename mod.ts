@@ -17,9 +17,10 @@
  * const response = await app.request("/health");
  * ```
  */
+import { loadOpenApiGenerators } from "./src/core/http/openapi-document.ts";
+
 // The service and its configuration.
 export { createService, type ServicePorts } from "./src/core/service/service.ts";
-import { loadOpenApiGenerators } from "./src/core/http/openapi-document.ts";
 export { ConfigError, type IdentityConfig, parseConfig, type ServiceConfig } from "./src/core/config/mod.ts";
 export type { ServiceBindings, WorkerApp, WorkerEnv } from "./src/core/http/worker-app.ts";
 // The ports, and the stores and services that can stand behind them.

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { build } from "esbuild";
 import { Miniflare } from "miniflare";
 import { spawnUntilReady, type Served } from "../helpers/spawn-serve.ts";
+import { sendRaw } from "../helpers/raw-request.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const bin = (name: string) => join(root, "node_modules/.bin", name);
@@ -53,6 +54,10 @@ describe("examples run as written", () => {
     const refused = await fetch(`${served.url}/keys/ACCOUNT_HASH`, { headers: { "X-Custom-Auth-Key": "a guess" } });
     expect(refused.status).toBe(403);
     expect(((await refused.json()) as { message: string }).message).toContain("this server has no KEYS_AUTH configured");
+    // A dot segment resolves as under `serve` (Deno.serve hands the path over as sent).
+    const headers = { "X-Custom-Auth-Key": "example-key" };
+    expect((await fetch(`${served.url}/data/u2/C-1/data.json`, { method: "PUT", headers, body: "[2]" })).status).toBe(200);
+    expect(await sendRaw(served.url, { method: "GET", path: "/data/u1/%2e%2e/u2/C-1/data.json", headers })).toEqual({ status: 200, body: "[2]" });
   }, 90_000);
 
   it("examples/embed-in-hono keeps its own middleware and routes", async () => {

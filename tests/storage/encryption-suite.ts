@@ -99,6 +99,18 @@ export function encryptionSuite(name: string, backend: EncryptionBackend, timeou
     expect((await backend.dump(raw)).some((value) => containsBytes(value, encoder.encode(MARKER)))).toBe(true);
   }, timeout);
 
+  it(`[${name}] an array document reads back byte for byte, in the one-item-per-line form (sealed item by item) or any other (sealed whole)`, async () => {
+    const raw = await backend.ports();
+    const keyring = new Keyring([dataKey("k1")]);
+    await checkCanaries(raw, keyring);
+    const app = serviceOver(raw, keyring);
+    for (const [key, text] of [["C-2", `[{"a":"${MARKER}"},{"b":2}]`], ["C-3", `[\n{"a":"${MARKER}"},\n{"b":2}\n]`], ["C-4", `[ 1, "${MARKER}" ]`]]) {
+      expect((await app.request(`/data/u1/${key}/data.json`, { method: "PUT", headers: data, body: text })).status).toBe(200);
+      expect(await (await app.request(`/data/u1/${key}/data.json`, { headers: data })).text(), text).toBe(text);
+    }
+    await expectNoPlaintext(backend, raw);
+  }, timeout);
+
   it(`[${name}] refuses an object swapped for another in the store, and an audit entry moved to another day`, async () => {
     const raw = await backend.ports();
     const keyring = new Keyring([dataKey("k1")]);

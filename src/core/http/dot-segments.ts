@@ -1,7 +1,8 @@
 /**
  * @module
- * Dot segments of a request's path, resolved as the URL standard resolves them: Node's and
- * Bun's servers and workerd do it before the service sees the request; `Deno.serve` does not.
+ * Dot segments of a request's path, resolved as the URL standard resolves them: on Node
+ * (`@hono/node-server` builds the URL with `new URL`), Bun and workerd that is done before the
+ * service sees the request; `Deno.serve` hands the path over as sent.
  */
 
 /**
@@ -15,9 +16,28 @@ export function withDotSegmentsResolved(request: Request): Request {
   return resolved === url ? request : new Request(resolved, request);
 }
 
-/** A URL as `new URL(url).href` writes it (`%2e` a dot, `\` a `/`) when it may hold a dot segment; else `url` itself. */
+// A `.` or `..` segment, a dot written `%2e` included.
+const DOT_SEGMENT = /\/(?:\.|%2e)(?:\.|%2e)?(?:\/|$)/i;
+
+/**
+ * `url` with the dot segments of its path resolved as `new URL` resolves them (the path and
+ * query as Node writes them then); `url` itself when its path has none, holds a `\` (which Node
+ * refuses with 400, and the key rules here too), or its origin is not one `new URL` keeps as
+ * written (a Host header Deno passed on unchecked): the request then goes on as it came.
+ */
 export function dotSegmentsResolved(url: string): string {
-  // Three native searches spare the common request a URL parse.
-  if (!url.includes("/.") && !url.includes("%2") && !url.includes("\\")) return url;
-  return new URL(url).href;
+  const scheme = url.indexOf("://");
+  const pathStart = scheme === -1 ? -1 : url.indexOf("/", scheme + 3);
+  if (pathStart === -1) return url;
+  const queryStart = url.indexOf("?", pathStart);
+  const path = queryStart === -1 ? url.slice(pathStart) : url.slice(pathStart, queryStart);
+  if (!DOT_SEGMENT.test(path) || path.includes("\\")) return url;
+  const origin = url.slice(0, pathStart);
+  try {
+    if (new URL(origin).href !== `${origin}/`) return url;
+    const resolved = new URL(`http://h${url.slice(pathStart)}`);
+    return `${origin}${resolved.pathname}${resolved.search}`;
+  } catch {
+    return url;
+  }
 }

@@ -22,6 +22,10 @@ extendZodWithOpenApi({ ZodType } as Parameters<typeof extendZodWithOpenApi>[0]);
 type ObjectConfig = ConstructorParameters<typeof OpenApiGeneratorV31>[0] extends unknown ? Parameters<OpenApiGeneratorV31["generateDocument"]>[0] : never;
 type GeneratorOptions = ConstructorParameters<typeof OpenApiGeneratorV31>[1];
 type Configure<T> = T | ((c: Context) => T);
+type ValidationHook = (result: { success: boolean }, c: Context) => unknown;
+type Target = "query" | "param" | "header" | "cookie" | "json" | "form";
+type Validatable = Parameters<typeof zValidator>[1];
+type Route = RouteConfig & { middleware?: MiddlewareHandler | MiddlewareHandler[]; hide?: boolean };
 type Definitions = OpenAPIRegistry["definitions"];
 
 /** Makes the generators of OpenAPI 3.0 and 3.1 documents (zod-to-openapi's), set by `loadOpenApiGenerators` (openapi-document.ts). */
@@ -40,14 +44,10 @@ export function setDocumentGenerators(chosen: DocumentGenerators): void {
 
 function documentGenerators(): DocumentGenerators {
   if (generators === undefined) {
-    throw new Error("No OpenAPI document generator is loaded: call loadOpenApiGenerators() (src/core/http/openapi-document.ts) first; the package's entry and createService do");
+    throw new Error("No OpenAPI document generator is loaded: call loadOpenApiGenerators() first (the ./cloudflare entry exports it; the root entry and createService call it)");
   }
   return generators;
 }
-type ValidationHook = (result: { success: boolean }, c: Context) => unknown;
-type Target = "query" | "param" | "header" | "cookie" | "json" | "form";
-type Validatable = Parameters<typeof zValidator>[1];
-type Route = RouteConfig & { middleware?: MiddlewareHandler | MiddlewareHandler[]; hide?: boolean };
 
 const isZod = (schema: unknown): schema is Validatable =>
   typeof schema === "object" && schema !== null && ["parse", "safeParse", "parseAsync", "safeParseAsync"].every((name) => typeof (schema as Record<string, unknown>)[name] === "function");
