@@ -386,6 +386,29 @@ export function conformance(runtime: Runtime): void {
       expect((await call("/health")).status).toBe(200);
     });
 
+    it(t("bytes the HTTP parser refuses (a 20 KB header, a 100 KB URL, a bad request line, a bad chunk) never cost the service; behind Node's server they are a 4xx in the standard body"), async () => {
+      const host = `Host: ${new URL(url).host}`;
+      const cases: [string, string, number][] = [
+        ["a 20 KB header", `GET /health HTTP/1.1\r\n${host}\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`, 431],
+        ["a 100 KB URL", `GET /data/u1/${"a".repeat(100_000)}/data.json HTTP/1.1\r\n${host}\r\n\r\n`, 431],
+        ["a bad request line", "GARBAGE\r\n\r\n", 400],
+        ["a bad chunk size", `PUT /data/u1/C-1/data.json HTTP/1.1\r\n${host}\r\nX-Custom-Auth-Key: ${SECRETS.R2_KEY_SECRET}\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`, 400],
+      ];
+      // Bun's and Deno's own servers answer these before any code of the service (a bare status, a reset or nothing).
+      const nodeFront = runtime === "node" || runtime === "workerd";
+      for (const [what, bytes, status] of cases) {
+        const answer = await sendRawBytes(new URL(url), bytes).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+        if (nodeFront) {
+          if (answer instanceof Error) throw new Error(`${what}: ${answer.message}`);
+          expect(answer.status, what).toBe(status);
+          expect(Object.keys(JSON.parse(answer.body) as object).sort(), what).toEqual(ERROR_KEYS);
+        } else if (!(answer instanceof Error)) {
+          expect(answer.status, what).toBeLessThan(500);
+        }
+        expect((await call("/health")).status, `after ${what}`).toBe(200);
+      }
+    });
+
     it(t("a 110 MB body to a data PUT is answered 413 (150 MB too, past Bun's own cap), and the next request works"), async () => {
       const MB = 1024 * 1024;
       const response = await call("/data/u1/ka/data.json", { method: "PUT", headers: data, body: new Uint8Array(110 * MB) });

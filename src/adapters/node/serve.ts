@@ -7,6 +7,7 @@ import { serve as serveHono, type HttpBindings } from "@hono/node-server";
 import type { WorkerApp } from "../../core/http/worker-app.ts";
 import { settleRequestBody } from "../../core/http/limits.ts";
 import { lingerOnClose } from "./lingering-close.ts";
+import { answerClientError } from "./client-error.ts";
 import { type Listen, type Listening, type RunningServer, type ServeOptions, startService } from "../server/start.ts";
 
 /** Listens with Node's HTTP server; the client IP is the socket's peer. */
@@ -32,6 +33,7 @@ export const nodeListen: Listen = async (app: WorkerApp, address: { port: number
       () => resolve(started),
     );
     started.once("error", reject);
+    started.on("clientError", answerClientError);
   });
   return {
     port: (server.address() as AddressInfo).port,
