@@ -235,6 +235,13 @@ export function conformance(runtime: Runtime): void {
       const signing = await call(`/image/${result.variants[0]}`, { headers: bearer });
       expect(signing.status).toBe(200);
       const signed = await signing.text();
+      // Signed as Cloudflare Images documents it: hex HMAC-SHA256 with HMAC_KEY over path?query without sig.
+      const unsigned = new URL(signed);
+      const sig = unsigned.searchParams.get("sig");
+      unsigned.searchParams.delete("sig");
+      const hmacKey = await crypto.subtle.importKey("raw", new TextEncoder().encode(SECRETS.HMAC_KEY), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+      const expected = await crypto.subtle.sign("HMAC", hmacKey, new TextEncoder().encode(`${unsigned.pathname}?${unsigned.searchParams.toString()}`));
+      expect(sig).toBe(Buffer.from(expected).toString("hex"));
       const served = await fetch(signed);
       expect(served.status).toBe(200);
       expect(served.headers.get("content-type")).toBe("image/png");
