@@ -8,7 +8,7 @@
  */
 import type { Socket } from "node:net";
 import { errorBody } from "../../core/http/errors.ts";
-import { LINGER_MS } from "./lingering-close.ts";
+import { discardUntilClosed } from "./lingering-close.ts";
 
 /** Node's parser errors by the status they are answered with; any other is a 400. */
 const STATUS_OF: Record<string, number> = { HPE_HEADER_OVERFLOW: 431, ERR_HTTP_REQUEST_TIMEOUT: 408 };
@@ -34,10 +34,5 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
       `X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
   );
   // The parser is done with this socket: what still arrives is read and dropped until the client closes.
-  socket.removeAllListeners("data");
-  socket.resume();
-  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
-  timer.unref();
-  socket.once("close", () => clearTimeout(timer));
-  socket.once("end", () => socket.destroy());
+  discardUntilClosed(socket, socket);
 }

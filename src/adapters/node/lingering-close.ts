@@ -9,6 +9,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
+import type { Readable } from "node:stream";
 
 /** How long a closing connection keeps discarding what the client still sends. */
 export const LINGER_MS = 2000;
@@ -21,13 +22,22 @@ export function lingerOnClose(incoming: IncomingMessage, lingerMs = LINGER_MS): 
   const socket: Socket = incoming.socket;
   socket.destroySoon = function lingeringClose(this: Socket): void {
     this.end();
-    // As Node's own discard of an unread body: nothing reads it any more, let it flow away.
-    incoming.removeAllListeners("data");
-    incoming.resume();
-    const timer = setTimeout(() => this.destroy(), lingerMs);
-    timer.unref();
-    this.once("close", () => clearTimeout(timer));
-    // The client read the answer and closed its side: nothing left to wait for.
-    this.once("end", () => this.destroy());
+    discardUntilClosed(this, incoming, lingerMs);
   };
+}
+
+/**
+ * After `socket` was ended (its FIN sent behind the answer): reads and drops what `source`
+ * (the request, or the socket itself once no parser reads it) still brings, and destroys the
+ * socket when the client closes its side or `lingerMs` pass.
+ */
+export function discardUntilClosed(socket: Socket, source: Readable, lingerMs = LINGER_MS): void {
+  // As Node's own discard of an unread body: nothing reads it any more, let it flow away.
+  source.removeAllListeners("data");
+  source.resume();
+  const timer = setTimeout(() => socket.destroy(), lingerMs);
+  timer.unref();
+  socket.once("close", () => clearTimeout(timer));
+  // The client read the answer and closed its side: nothing left to wait for.
+  socket.once("end", () => socket.destroy());
 }
