@@ -8,11 +8,13 @@
 // worker it guards answers 403 (401 for users) saying "this server has no … configured".
 // (Behind a TLS-intercepting proxy, DENO_TLS_CA_STORE=system lets Deno fetch the npm packages.)
 import { createService, parseConfig } from "@forensic-annotation/service";
-import { denoKvPorts, withDotSegmentsResolved } from "@forensic-annotation/service/deno";
+import { answerUnreadableUrl, denoKvPorts, withDotSegmentsResolved } from "@forensic-annotation/service/deno";
 
 const kv = await Deno.openKv(Deno.env.get("KV_PATH"));
 const app = createService(denoKvPorts(kv), parseConfig(Deno.env.toObject()));
 const port = Number(Deno.env.get("PORT") ?? 8000);
 
-// Deno hands the path over as sent: `/data/u1/%2e%2e/u2/...` is resolved as Node, Bun and Cloudflare resolve it.
-Deno.serve({ port, hostname: "127.0.0.1" }, (request, info) => app.fetch(withDotSegmentsResolved(request), { clientIp: info.remoteAddr.hostname }));
+// Deno hands the URL over as sent: one that does not parse (a bad Host) is a 400, and
+// `/data/u1/%2e%2e/u2/...` is resolved, as Node, Bun and Cloudflare do.
+Deno.serve({ port, hostname: "127.0.0.1" }, (request, info) =>
+  answerUnreadableUrl(request) ?? app.fetch(withDotSegmentsResolved(request), { clientIp: info.remoteAddr.hostname }));

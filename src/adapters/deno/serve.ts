@@ -8,6 +8,7 @@ import type { Listen, Listening, RunningServer, ServeOptions } from "../server/s
 import { startService } from "../server/start.ts";
 import { denoKvStorage } from "./kv-ports.ts";
 import { withDotSegmentsResolved } from "../../core/http/dot-segments.ts";
+import { answerUnreadableUrl } from "../../core/http/unreadable-url.ts";
 
 /** The part of Deno's API this adapter uses (so it type-checks without Deno's types). */
 interface DenoHttpServer {
@@ -32,8 +33,9 @@ function deno(): DenoApi {
 export const denoListen: Listen = (app: WorkerApp, address: { port: number; hostname: string }): Promise<Listening> => {
   const server = deno().serve(
     { port: address.port, hostname: address.hostname, onListen: () => {} },
-    // Deno hands the path over as sent; Node's and Bun's servers resolve its dot segments first.
-    (request, info) => app.fetch(withDotSegmentsResolved(request), { clientIp: info.remoteAddr.hostname }),
+    // Deno hands the URL over as sent: one that does not parse is refused, and dot segments are
+    // resolved, as Node's and Bun's servers do before any code runs.
+    (request, info) => answerUnreadableUrl(request) ?? app.fetch(withDotSegmentsResolved(request), { clientIp: info.remoteAddr.hostname }),
   );
   // shutdown() stops accepting and resolves once in-flight requests are answered.
   return Promise.resolve({ port: server.addr.port, close: () => server.shutdown() });

@@ -3,37 +3,41 @@
  * `serve` on Node, with `@hono/node-server`.
  */
 import type { AddressInfo } from "node:net";
-import { serve as serveHono, type HttpBindings } from "@hono/node-server";
+import { createServer } from "node:http";
+import { getRequestListener, type HttpBindings, RequestError } from "@hono/node-server";
 import type { WorkerApp } from "../../core/http/worker-app.ts";
 import { settleRequestBody } from "../../core/http/limits.ts";
 import { lingerOnClose } from "./lingering-close.ts";
 import { answerClientError } from "./client-error.ts";
+import { errorBody } from "../../core/http/errors.ts";
 import { type Listen, type Listening, type RunningServer, type ServeOptions, startService } from "../server/start.ts";
 
 /** Listens with Node's HTTP server; the client IP is the socket's peer. */
 export const nodeListen: Listen = async (app: WorkerApp, address: { port: number; hostname: string }): Promise<Listening> => {
-  const server = await new Promise<ReturnType<typeof serveHono>>((resolve, reject) => {
-    const started = serveHono(
-      {
-        fetch: (request, env) => {
-          const { incoming } = env as HttpBindings;
-          const answered = app.fetch(request, { clientIp: incoming.socket.remoteAddress });
-          // The adapter gives a GET or HEAD request no body (null) whatever arrives: there is
-          // nothing to settle (settleRequestBody returns the answer as it is), so no extra step.
-          if (request.method === "GET" || request.method === "HEAD") return answered;
-          // complete: the whole request arrived, nothing of it is left on the connection.
-          // The answer goes back as it came (no extra async step) when it is.
-          const settle = (response: Response): Response | Promise<Response> =>
-            incoming.complete ? response : settleIncomplete(request, response, incoming);
-          return answered instanceof Promise ? answered.then(settle) : settle(answered);
-        },
-        port: address.port,
-        hostname: address.hostname,
-      },
-      () => resolve(started),
-    );
-    started.once("error", reject);
-    started.on("clientError", answerClientError);
+  const listener = getRequestListener(
+    (request, env) => {
+      const { incoming } = env as HttpBindings;
+      const answered = app.fetch(request, { clientIp: incoming.socket.remoteAddress });
+      // The adapter gives a GET or HEAD request no body (null) whatever arrives: there is
+      // nothing to settle (settleRequestBody returns the answer as it is), so no extra step.
+      if (request.method === "GET" || request.method === "HEAD") return answered;
+      // complete: the whole request arrived, nothing of it is left on the connection.
+      // The answer goes back as it came (no extra async step) when it is.
+      const settle = (response: Response): Response | Promise<Response> =>
+        incoming.complete ? response : settleIncomplete(request, response, incoming);
+      return answered instanceof Promise ? answered.then(settle) : settle(answered);
+    },
+    // serve() of @hono/node-server takes no error handler: its listener on Node's own server does.
+    { hostname: address.hostname, errorHandler: answerUnbuiltRequest },
+  );
+  const server = createServer(listener);
+  server.on("clientError", answerClientError);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(address.port, address.hostname, () => {
+      server.off("error", reject);
+      resolve();
+    });
   });
   return {
     port: (server.address() as AddressInfo).port,
@@ -63,3 +67,18 @@ async function settleIncomplete(request: Request, response: Response, incoming: 
 export function startServer(options: ServeOptions): Promise<RunningServer> {
   return startService(options, nodeListen);
 }
+
+/**
+ * The answer when no `Request` can be made of what Node parsed (a `\` in the path, a Host header
+ * that is not one, a URL that is not one): the standard error body, where @hono/node-server
+ * answers a bare 400. Anything else thrown on the way (never the service's own answers, which
+ * its error handler makes) is a 500 in the same body.
+ */
+function answerUnbuiltRequest(err: unknown): Response {
+  const refused = err instanceof RequestError;
+  if (!refused) console.error(err);
+  const status = refused ? 400 : 500;
+  const message = refused ? `The request cannot be read: ${err.message}` : "Internal Server Error";
+  return Response.json(errorBody(status, message), { status, headers: { "X-Content-Type-Options": "nosniff" } });
+}
+
