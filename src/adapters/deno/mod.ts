@@ -11,8 +11,7 @@
 export { denoListen, startServer } from "./serve.ts";
 export { passClientIp } from "./client-ip.ts";
 // For an app on Deno.serve of its own: what `serve` does to the URL Deno hands over (Node, Bun and workerd do it themselves).
-export { withDotSegmentsResolved } from "../../core/http/dot-segments.ts";
-export { answerUnreadableUrl } from "../../core/http/unreadable-url.ts";
+export { answerUnreadableUrl, withDotSegmentsResolved } from "./request-url.ts";
 export type { HostMiddleware } from "../../core/http/worker-app.ts";
 export { denoKvPorts, denoKvStorage } from "./kv-ports.ts";
 export { createDenoKvBlobStore, createDenoKvStore, denoKvBackend, type DenoKvLike, type KvKey } from "./kv-blob-store.ts";

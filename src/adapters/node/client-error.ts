@@ -28,9 +28,10 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
     return;
   }
   const status = STATUS_OF[err.code ?? ""] ?? 400;
-  const body = JSON.stringify(errorBody(status, MESSAGE_OF[status]!, err.code === undefined ? {} : { reason: err.code }));
+  const answer = errorBody(status, MESSAGE_OF[status]!, err.code === undefined ? {} : { reason: err.code });
+  const body = JSON.stringify(answer);
   socket.end(
-    `HTTP/1.1 ${status} ${errorBody(status, "").error}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+    `HTTP/1.1 ${status} ${answer.error}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
       `X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
   );
   // The parser is done with this socket: what still arrives is read and dropped until the client closes.

@@ -9,7 +9,7 @@ import type { WorkerApp } from "../../core/http/worker-app.ts";
 import { settleRequestBody } from "../../core/http/limits.ts";
 import { lingerOnClose } from "./lingering-close.ts";
 import { answerClientError } from "./client-error.ts";
-import { errorBody } from "../../core/http/errors.ts";
+import { errorAnswer } from "../../core/http/errors.ts";
 import { type Listen, type Listening, type RunningServer, type ServeOptions, startService } from "../server/start.ts";
 
 /** Listens with Node's HTTP server; the client IP is the socket's peer. */
@@ -78,7 +78,5 @@ function answerUnbuiltRequest(err: unknown): Response {
   const refused = err instanceof RequestError;
   if (!refused) console.error(err);
   const status = refused ? 400 : 500;
-  const message = refused ? `The request cannot be read: ${err.message}` : "Internal Server Error";
-  return Response.json(errorBody(status, message), { status, headers: { "X-Content-Type-Options": "nosniff" } });
+  return errorAnswer(status, refused ? `The request cannot be read: ${err.message}` : "Internal Server Error");
 }
-

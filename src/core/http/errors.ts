@@ -16,8 +16,8 @@ const REASON: Record<number, string> = {
   403: "Forbidden",
   404: "Not Found",
   405: "Method Not Allowed",
-  413: "Payload Too Large",
   408: "Request Timeout",
+  413: "Payload Too Large",
   415: "Unsupported Media Type",
   429: "Too Many Requests",
   431: "Request Header Fields Too Large",
@@ -82,6 +82,14 @@ export class HttpRefusal extends ServiceError {
 /** The standard body for a status and message. */
 export function errorBody(status: number, message: string, details: Record<string, unknown> = {}): ErrorBody {
   return { error: REASON[status] ?? "Error", code: codeForStatus(status), message, details };
+}
+
+/**
+ * An error in the standard body as a `Response`, for an adapter answering before any app runs
+ * (a request the runtime could not make whole): the body every refusal carries, sniffing off.
+ */
+export function errorAnswer(status: number, message: string): Response {
+  return Response.json(errorBody(status, message), { status, headers: { "X-Content-Type-Options": "nosniff" } });
 }
 
 /** The headers an error's answer carries: `Allow` on a 405, `Retry-After` on a busy 503, its own for an {@link HttpRefusal}. */

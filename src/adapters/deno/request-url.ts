@@ -1,9 +1,31 @@
 /**
  * @module
- * Dot segments of a request's path, resolved as the URL standard resolves them: on Node
- * (`@hono/node-server` builds the URL with `new URL`), Bun and workerd that is done before the
- * service sees the request; `Deno.serve` hands the path over as sent.
+ * The URL `Deno.serve` hands a request over with, made what Node's and Bun's servers and
+ * workerd make of it before any code runs: one that does not parse (Deno builds it from the
+ * Host header as sent, `Host: a b`) is refused with 400, and the dot segments of its path are
+ * resolved as the URL standard resolves them.
  */
+import { errorAnswer } from "../../core/http/errors.ts";
+
+/** Where the path starts in `url` (after `scheme://host`), or -1. */
+function pathStartOf(url: string): number {
+  const scheme = url.indexOf("://");
+  return scheme === -1 ? -1 : url.indexOf("/", scheme + 3);
+}
+
+// The last origin seen to parse: a server's requests nearly all share one, and a path never
+// makes a URL of a good origin fail, so the common request is checked without a URL parse.
+let readableOrigin = "";
+
+/** The 400 in the standard body for a request whose URL does not parse, as Node answers it; undefined for any other. */
+export function answerUnreadableUrl(request: Request): Response | undefined {
+  const url = request.url;
+  if (readableOrigin !== "" && url.startsWith(readableOrigin) && url.charCodeAt(readableOrigin.length) === 0x2f) return undefined;
+  if (!URL.canParse(url)) return errorAnswer(400, "The request cannot be read: Invalid URL");
+  const pathStart = pathStartOf(url);
+  if (pathStart !== -1) readableOrigin = url.slice(0, pathStart);
+  return undefined;
+}
 
 /**
  * `request` with the `.` and `..` segments of its path resolved ({@link dotSegmentsResolved}),
@@ -23,11 +45,10 @@ const DOT_SEGMENT = /\/(?:\.|%2e)(?:\.|%2e)?(?:\/|$)/i;
  * `url` with the dot segments of its path resolved as `new URL` resolves them (the path and
  * query as Node writes them then); `url` itself when its path has none, holds a `\` (which Node
  * refuses with 400, and the key rules here too), or its origin is not one `new URL` keeps as
- * written (a Host header Deno passed on unchecked): the request then goes on as it came.
+ * written: the request then goes on as it came.
  */
 export function dotSegmentsResolved(url: string): string {
-  const scheme = url.indexOf("://");
-  const pathStart = scheme === -1 ? -1 : url.indexOf("/", scheme + 3);
+  const pathStart = pathStartOf(url);
   if (pathStart === -1) return url;
   const queryStart = url.indexOf("?", pathStart);
   const path = queryStart === -1 ? url.slice(pathStart) : url.slice(pathStart, queryStart);

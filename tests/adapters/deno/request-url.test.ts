@@ -6,7 +6,7 @@
  * (tests/conformance/suite.ts) and the workerd tests.
  */
 import { describe, expect, it } from "vitest";
-import { dotSegmentsResolved, withDotSegmentsResolved } from "../../../src/core/http/dot-segments.ts";
+import { dotSegmentsResolved, withDotSegmentsResolved } from "../../../src/adapters/deno/request-url.ts";
 
 /** A request whose `url` reads as `sent`, as `Deno.serve` gives it. */
 function asSent(sent: string, init?: RequestInit): Request {
