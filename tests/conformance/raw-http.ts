@@ -26,8 +26,12 @@ function headEnd(buffer: Buffer): number {
   return buffer.indexOf("\r\n\r\n");
 }
 
-/** Parses one complete response from `buffer`, or returns undefined while it is incomplete. */
-function parseResponse(buffer: Buffer): { response: RawResponse; rest: Buffer } | undefined {
+/**
+ * Parses one complete response from `buffer`, or returns undefined while it is incomplete. With
+ * `untilEnd`, a body with neither a length nor chunks (HTTP/1.0) runs to the connection's end:
+ * complete once `ended`; otherwise such a body is read as empty.
+ */
+function parseResponse(buffer: Buffer, untilEnd?: { ended: boolean }): { response: RawResponse; rest: Buffer } | undefined {
   const end = headEnd(buffer);
   if (end < 0) return undefined;
   const [statusLine, ...lines] = buffer.subarray(0, end).toString("latin1").split("\r\n");
@@ -52,6 +56,10 @@ function parseResponse(buffer: Buffer): { response: RawResponse; rest: Buffer } 
       if (size === 0) break;
     }
     body = Buffer.concat(parts);
+  } else if (untilEnd !== undefined && headers["content-length"] === undefined && status !== 204 && status !== 304) {
+    if (!untilEnd.ended) return undefined;
+    body = buffer.subarray(offset);
+    offset = buffer.length;
   } else {
     const length = status === 204 || status === 304 ? 0 : Number(headers["content-length"] ?? 0);
     if (buffer.length < offset + length) return undefined;
@@ -204,7 +212,7 @@ export async function sendRawBytes(url: URL, request: string | Uint8Array | Asyn
     return await new Promise<RawResponse>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no response within ${timeoutMs} ms`)), timeoutMs);
       const check = (ended: boolean) => {
-        const parsed = parseResponse(received);
+        const parsed = parseResponse(received, { ended });
         if (parsed) {
           clearTimeout(timer);
           resolve(parsed.response);

@@ -6,6 +6,7 @@
 import type { WorkerApp } from "../../core/http/worker-app.ts";
 import type { Listen, Listening, RunningServer, ServeOptions } from "../server/start.ts";
 import { startService } from "../server/start.ts";
+import { withReadableUrl } from "./request-url.ts";
 
 /** The part of Bun's API this adapter uses (so it type-checks without Bun's types). */
 interface BunServer {
@@ -30,14 +31,20 @@ function bun(): BunApi {
 
 /** Listens with `Bun.serve`; the client IP is `server.requestIP`. */
 export const bunListen: Listen = (app: WorkerApp, address: { port: number; hostname: string }): Promise<Listening> => {
+  let origin = "";
   const server = bun().serve({
     port: address.port,
     hostname: address.hostname,
     // Bun drops a connection whose body passes this (default 128 MiB) without an answer; the
     // routes' own limits answer 413 instead, and Bun discards the rest of a refused body.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-    fetch: (request, srv) => app.fetch(request, { clientIp: srv.requestIP(request)?.address }),
+    fetch: (request, srv) => {
+      const readable = withReadableUrl(request, origin);
+      return readable instanceof Response ? readable : app.fetch(readable, { clientIp: srv.requestIP(request)?.address });
+    },
   });
+  // A request without a Host is addressed to the server itself, as Node's server does.
+  origin = `http://${address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname}:${server.port}`;
   // stop(false) stops accepting and resolves once in-flight requests are answered.
   return Promise.resolve({ port: server.port, close: () => server.stop(false) });
 };

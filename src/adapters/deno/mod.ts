@@ -11,7 +11,8 @@
 export { denoListen, startServer } from "./serve.ts";
 export { passClientIp } from "./client-ip.ts";
 // For an app on Deno.serve of its own: what `serve` does to the URL Deno hands over (Node, Bun and workerd do it themselves).
-export { answerUnreadableUrl, withDotSegmentsResolved } from "./request-url.ts";
+export { answerUnreadableUrl } from "../server/request-url.ts";
+export { withDotSegmentsResolved } from "./request-url.ts";
 export type { HostMiddleware } from "../../core/http/worker-app.ts";
 export { denoKvPorts, denoKvStorage } from "./kv-ports.ts";
 export { createDenoKvBlobStore, createDenoKvStore, denoKvBackend, type DenoKvLike, type KvKey } from "./kv-blob-store.ts";

@@ -1,31 +1,10 @@
 /**
  * @module
- * The URL `Deno.serve` hands a request over with, made what Node's and Bun's servers and
- * workerd make of it before any code runs: one that does not parse (Deno builds it from the
- * Host header as sent, `Host: a b`) is refused with 400, and the dot segments of its path are
- * resolved as the URL standard resolves them.
+ * The path `Deno.serve` hands a request over with, made what Node's and Bun's servers and
+ * workerd make of it before any code runs: its dot segments resolved as the URL standard
+ * resolves them. (A URL that does not parse is refused by `answerUnreadableUrl`, shared with Bun.)
  */
-import { errorAnswer } from "../../core/http/errors.ts";
-
-/** Where the path starts in `url` (after `scheme://host`), or -1. */
-function pathStartOf(url: string): number {
-  const scheme = url.indexOf("://");
-  return scheme === -1 ? -1 : url.indexOf("/", scheme + 3);
-}
-
-// The last origin seen to parse: a server's requests nearly all share one, and a path never
-// makes a URL of a good origin fail, so the common request is checked without a URL parse.
-let readableOrigin = "";
-
-/** The 400 in the standard body for a request whose URL does not parse, as Node answers it; undefined for any other. */
-export function answerUnreadableUrl(request: Request): Response | undefined {
-  const url = request.url;
-  if (readableOrigin !== "" && url.startsWith(readableOrigin) && url.charCodeAt(readableOrigin.length) === 0x2f) return undefined;
-  if (!URL.canParse(url)) return errorAnswer(400, "The request cannot be read: Invalid URL");
-  const pathStart = pathStartOf(url);
-  if (pathStart !== -1) readableOrigin = url.slice(0, pathStart);
-  return undefined;
-}
+import { pathStartOf } from "../server/request-url.ts";
 
 /**
  * `request` with the `.` and `..` segments of its path resolved ({@link dotSegmentsResolved}),

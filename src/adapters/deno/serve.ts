@@ -7,7 +7,8 @@ import type { WorkerApp } from "../../core/http/worker-app.ts";
 import type { Listen, Listening, RunningServer, ServeOptions } from "../server/start.ts";
 import { startService } from "../server/start.ts";
 import { denoKvStorage } from "./kv-ports.ts";
-import { answerUnreadableUrl, withDotSegmentsResolved } from "./request-url.ts";
+import { answerUnreadableUrl } from "../server/request-url.ts";
+import { withDotSegmentsResolved } from "./request-url.ts";
 
 /** The part of Deno's API this adapter uses (so it type-checks without Deno's types). */
 interface DenoHttpServer {

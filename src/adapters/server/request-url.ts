@@ -1,0 +1,30 @@
+/**
+ * @module
+ * A request whose URL cannot be read, refused as Node's server refuses it (400 in the standard
+ * body) by the adapters whose server hands such a URL over: Deno builds it from the Host header
+ * as sent (`http://a b/health`), Bun gives the path alone when the Host is not one.
+ */
+import { errorAnswer } from "../../core/http/errors.ts";
+
+/** Where the path starts in `url` (after `scheme://host`), or -1. */
+export function pathStartOf(url: string): number {
+  const scheme = url.indexOf("://");
+  return scheme === -1 ? -1 : url.indexOf("/", scheme + 3);
+}
+
+// The last origin seen to parse: a server's requests nearly all share one, and a path never
+// makes a URL of a good origin fail, so the common request is checked without a URL parse.
+let readableOrigin = "";
+
+/** The message of that 400, as Node's server words it. */
+export const UNREADABLE_URL = "The request cannot be read: Invalid URL";
+
+/** The 400 in the standard body for a request whose URL does not parse, as Node answers it; undefined for any other. */
+export function answerUnreadableUrl(request: Request): Response | undefined {
+  const url = request.url;
+  if (readableOrigin !== "" && url.startsWith(readableOrigin) && url.charCodeAt(readableOrigin.length) === 0x2f) return undefined;
+  if (!URL.canParse(url)) return errorAnswer(400, UNREADABLE_URL);
+  const pathStart = pathStartOf(url);
+  if (pathStart !== -1) readableOrigin = url.slice(0, pathStart);
+  return undefined;
+}
