@@ -35,16 +35,19 @@ export type DeletionOutcome =
   | { status: "not-found" }
   | { status: "mail-failed"; reason: string };
 
+/** Whether `segment` can be one segment of a stored key. */
+function canNameStored(segment: string): boolean {
+  try {
+    checkSegment(segment);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Case numbers that can name a stored case (a malformed one in the record cannot). */
 function storableCaseNumbers(numbers: string[]): string[] {
-  return [...new Set(numbers)].filter((caseNumber) => {
-    try {
-      checkSegment(caseNumber);
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  return [...new Set(numbers)].filter(canNameStored);
 }
 
 const SERVER_KINDS: ReadonlySet<string> = new Set<ServerFailureKind>(["failed", "upstream-failed", "unavailable", "upstream-timeout"]);
@@ -61,7 +64,8 @@ async function deleteCases(resources: CaseStore, userUid: string, listed: string
   for (const caseNumber of caseNumbers) {
     // No case document (removed by an earlier attempt, or never written): what is left of its folder still goes.
     const fileIds = await caseFileIds(resources, userUid, caseNumber) ?? [];
-    for (const fileId of fileIds) {
+    // A case document is any JSON its owner stored: an id no stored file or image can have (`a/b`) names nothing to remove.
+    for (const fileId of fileIds.filter(canNameStored)) {
       await resources.deleteAnnotations(userUid, caseNumber, fileId);
       await resources.deleteImage(fileId, userUid);
     }

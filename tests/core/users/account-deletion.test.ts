@@ -77,6 +77,22 @@ describe("account deletion against real files (spec 4.1 rules 4 and 5)", () => {
     }
   });
 
+  it("a case document listing file ids no stored file can have (`a/b`, `..`, 300 bytes, NUL, `:`) still deletes: those ids are skipped, the real files go", async () => {
+    const dir = await dataDir();
+    const { app, call } = serviceOn(dir);
+    const mine = await seedAccount(call, "u1", { own: ["C-1"], readOnly: [], filesPerCase: 2 });
+    const real = mine["C-1"]!;
+    const hostile = ["a/b", "..", "x".repeat(300), "a\u0000b", "a:b", "a\\b"];
+    const files = [...hostile.map((id) => ({ id })), ...real.map((id) => ({ id }))];
+    const put = await call.data("/u1/C-1/data.json", { method: "PUT", headers: { "X-Custom-Auth-Key": KEYS.R2_KEY_SECRET }, body: JSON.stringify({ caseNumber: "C-1", files }) });
+    expect(put.status).toBe(200);
+
+    const response = await app.request("/user/u1", { method: "DELETE", headers: userHeaders });
+    expect(response.status).toBe(200);
+    expect(await remains(dir, "u1", real)).toEqual([]);
+    expect((await app.request("/user/u1", { headers: userHeaders })).status).toBe(404);
+  });
+
   it("names and company never become markup: the HTML part is escaped, headers stay single lines", async () => {
     const dir = await dataDir();
     const { app } = serviceOn(dir);
