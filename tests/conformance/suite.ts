@@ -164,6 +164,10 @@ export function conformance(runtime: Runtime): void {
         ["/health", { Host: "a b" }],
         ["/image/delivery/x/public?exp=1&sig=a", { Host: "a b" }],
         ["/data/u1/C-1/data.json", { ...data, Host: "[::1" }],
+        // A Host holding a path, a query or a user: on Deno the first read `/data.json` as `/data/dots2/C-1/data.json` (a 200).
+        ["/data.json", { ...data, Host: `${new URL(url).host}/data/dots2/C-1` }],
+        ["/health", { Host: "h?x" }],
+        ["/health", { Host: "u@h" }],
       ];
       for (const [path, headers] of cases) {
         const answer = await sendRaw(url, { method: "GET", path, headers });

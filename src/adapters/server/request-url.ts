@@ -2,7 +2,8 @@
  * @module
  * A request whose URL cannot be read, refused as Node's server refuses it (400 in the standard
  * body) by the adapters whose server hands such a URL over: Deno builds it from the Host header
- * as sent (`http://a b/health`), Bun gives the path alone when the Host is not one.
+ * as sent (`http://a b/health`, and `Host: h/data/u1` before `GET /x` is `http://h/data/u1/x`),
+ * Bun gives the path alone when the Host is not one.
  */
 import { errorAnswer } from "../../core/http/errors.ts";
 
@@ -18,9 +19,19 @@ let readableOrigin = "";
 
 /** The message of that 400, as Node's server words it. */
 export const UNREADABLE_URL = "The request cannot be read: Invalid URL";
+const INVALID_HOST = "The request cannot be read: Invalid host header";
 
-/** The 400 in the standard body for a request whose URL does not parse, as Node answers it; undefined for any other. */
+// What ends a URL's host: a Host header holding one would move the routed path (`Host:
+// 127.0.0.1/data/u1/C-1` before `GET /data.json` is `/data/u1/C-1/data.json` on Deno).
+const ENDS_HOST = /[/?#@\\]/;
+
+/**
+ * The 400 in the standard body, as Node answers it, for a request whose URL does not parse or
+ * whose Host header holds more than a host (a path, a query, a user); undefined for any other.
+ */
 export function answerUnreadableUrl(request: Request): Response | undefined {
+  const host = request.headers.get("host");
+  if (host !== null && ENDS_HOST.test(host)) return errorAnswer(400, INVALID_HOST);
   const url = request.url;
   if (readableOrigin !== "" && url.startsWith(readableOrigin) && url.charCodeAt(readableOrigin.length) === 0x2f) return undefined;
   if (!URL.canParse(url)) return errorAnswer(400, UNREADABLE_URL);

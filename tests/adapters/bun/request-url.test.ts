@@ -49,4 +49,13 @@ describe("withReadableUrl", () => {
       });
     }
   });
+
+  it("refuses a Host holding a path, a query, a user or a backslash, even when the URL it made parses (Deno's `http://h/data/u1/x.json` from `Host: h/data/u1`)", async () => {
+    for (const host of ["h/data/u1", "h?x", "h#x", "u@h", "h\\x"]) {
+      const request = asSent("http://h/data/u1/x.json", { headers: { Host: host } });
+      expect(await refusal(withReadableUrl(request, ORIGIN)), host).toMatchObject({ message: "The request cannot be read: Invalid host header" });
+    }
+    const fine = asSent("http://EXAMPLE.com:8787/health", { headers: { Host: "EXAMPLE.com:8787" } });
+    expect(withReadableUrl(fine, ORIGIN)).toBe(fine);
+  });
 });
