@@ -16,6 +16,7 @@ import { parseServeFlags } from "../dist/src/adapters/server/command.js";
 import { readEnvironment } from "../dist/src/adapters/server/environment.js";
 import { ensureSecrets } from "../dist/src/adapters/server/secrets.js";
 import { WORKER_MOUNTS } from "../dist/src/core/service/service.js";
+import { errorAnswer } from "../dist/src/core/http/errors.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -40,7 +41,19 @@ const STOP_WAIT_MS = 30_000;
 /** How long an answer waits for the rest of its request body to reach workerd (Node's own settle bound). */
 const UPLOAD_WAIT_MS = 3000;
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding"]);
+// Miniflare's own header (how it compressed the answer for dispatchFetch): not the worker's, so not the client's.
+const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "mf-content-encoding"]);
+// Methods fetch refuses to send (undici throws on them), so no request with one reaches workerd.
+const UNSENDABLE = new Set(["CONNECT", "TRACE", "TRACK"]);
+/** The methods any route of the service answers. */
+const SERVED_METHODS = "GET, HEAD, POST, PUT, DELETE, OPTIONS";
+
+/** The service's 405 in its standard body, for a method no route takes that cannot reach the worker or that workerd does not know. */
+function methodRefused(method) {
+  const answer = errorAnswer(405, `Method ${method} is not allowed`);
+  answer.headers.set("Allow", SERVED_METHODS);
+  return answer;
+}
 
 /**
  * Moves each `.eml` object of the outbox bucket into `--data/outbox/` (the file store's
@@ -84,13 +97,27 @@ function within(promise, ms) {
 function forwardTo(mf, mirror) {
   return {
     async fetch(request, { clientIp }) {
+      if (UNSENDABLE.has(request.method)) return methodRefused(request.method);
       const headers = new Headers(request.headers);
       headers.delete("cf-connecting-ip");
       if (clientIp !== undefined) headers.set("CF-Connecting-IP", clientIp);
       let uploaded;
+      let complete = false;
       const sent = new Promise((resolve) => (uploaded = resolve));
-      const body = request.body === null ? undefined : request.body.pipeThrough(new TransformStream({ flush: () => uploaded() }));
-      const answer = await mf.dispatchFetch(request.url, { method: request.method, headers, body, duplex: "half", redirect: "manual" });
+      const body = request.body === null ? undefined : request.body.pipeThrough(new TransformStream({ flush: () => (complete = true, uploaded()) }));
+      let answer;
+      try {
+        answer = await mf.dispatchFetch(request.url, { method: request.method, headers, body, duplex: "half", redirect: "manual" });
+      } catch (err) {
+        // workerd closes a connection whose request sent no byte of its body for 15 s: the client's stall, not the service's failure.
+        if (body !== undefined && !complete) return errorAnswer(408, "The request body did not arrive in time");
+        throw err;
+      }
+      // workerd's own refusal of a method it does not know (M-SEARCH, LINK), in plain text: the service's 405 instead.
+      if (answer.status === 501 && (answer.headers.get("content-type") ?? "").startsWith("text/plain")) {
+        await answer.body?.cancel();
+        return methodRefused(request.method);
+      }
       // The worker reads a refused body to the end; waiting for it keeps the client's connection alive.
       if (body !== undefined) await within(sent, UPLOAD_WAIT_MS);
       // A failed move leaves the mail in the bucket for the next run; the answer stands.

@@ -436,6 +436,30 @@ export function conformance(runtime: Runtime): void {
       expect((await call("/health")).status).toBe(200);
     });
 
+    it(t("a method no route takes (TRACE, M-SEARCH, LINK, PROPFIND) is a 404 or 405 in the standard body, never a 5xx"), async () => {
+      // Under start:workerd, fetch cannot send TRACE to workerd and workerd does not know M-SEARCH or LINK (a 500 and a plain-text 501 before).
+      for (const method of ["TRACE", "M-SEARCH", "LINK", "PROPFIND"]) {
+        for (const path of ["/health", "/data/u1/C-1/data.json"]) {
+          const answer = await sendRawBytes(new URL(url), `${method} ${path} HTTP/1.1\r\nHost: ${new URL(url).host}\r\nX-Custom-Auth-Key: ${SECRETS.R2_KEY_SECRET}\r\n\r\n`);
+          expect([404, 405], `${method} ${path}: ${answer.status} ${answer.body}`).toContain(answer.status);
+          expect(Object.keys(JSON.parse(answer.body) as object).sort(), `${method} ${path}`).toEqual(ERROR_KEYS);
+        }
+      }
+    });
+
+    it(t("a refused PUT whose client stalls before its body's end is answered in the standard body within seconds, not a 5xx"), async () => {
+      const head = (length: number) => `PUT /data/u1/C-1/stall.json HTTP/1.1\r\nHost: ${new URL(url).host}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+      const started = Date.now();
+      // No key: refused at once. 2 of 100 bytes sent, then none of 2 (workerd closed the second's connection after 15 s: a 500 before).
+      const [some, none] = await Promise.all([sendRawBytes(new URL(url), `${head(100)}{}`, 25_000), sendRawBytes(new URL(url), head(2), 25_000)]);
+      for (const [what, answer] of [["2 of 100 bytes", some], ["0 of 2 bytes", none]] as const) {
+        expect([403, 408], `${what}: ${answer.status} ${answer.body}`).toContain(answer.status);
+        expect(Object.keys(JSON.parse(answer.body) as object).sort(), what).toEqual(ERROR_KEYS);
+      }
+      expect(Date.now() - started).toBeLessThan(20_000);
+      expect((await call("/health")).status).toBe(200);
+    }, 40_000);
+
     it(t("bytes the HTTP parser refuses (a 20 KB header, a 100 KB URL, a bad request line, a bad chunk) never cost the service; behind Node's server they are a 4xx in the standard body"), async () => {
       const host = `Host: ${new URL(url).host}`;
       const cases: [string, string, number][] = [

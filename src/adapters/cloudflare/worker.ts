@@ -217,9 +217,10 @@ export const userWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: Servi
 /**
  * workerd resets a connection whose request body was left unread and cannot announce
  * `Connection: close`, so a refused body is read to the end, up to the largest body any
- * Cloudflare plan admits (500 MB); reading is waiting on I/O, not CPU time.
+ * Cloudflare plan admits (500 MB); reading is waiting on I/O, not CPU time. A client whose
+ * body stalls for 3 s (as long as Node's server waits) gets its answer then, not after a minute.
  */
-const REFUSED_BODY_READ = { maxBytes: 512 * 1024 * 1024, maxMs: 60_000 };
+const REFUSED_BODY_READ = { maxBytes: 512 * 1024 * 1024, maxMs: 60_000, maxIdleMs: 3_000 };
 
 const noop = (): void => {};
 

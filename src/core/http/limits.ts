@@ -26,6 +26,8 @@ export interface UnreadBodyBound {
   maxBytes: number;
   /** Milliseconds spent at most; a slower body closes the connection instead. */
   maxMs: number;
+  /** Milliseconds waited at most for the next bytes; a body stalled longer closes the connection instead. Default `maxMs`. */
+  maxIdleMs?: number;
 }
 
 /** A few MB: reading them costs less than a new connection; 100 MB is not worth reading. */
@@ -85,7 +87,7 @@ async function discardRest(body: ReadableStream<Uint8Array>, bound: UnreadBodyBo
   let read = 0;
   try {
     for (;;) {
-      const next = await readWithin(reader.read(), deadline - Date.now());
+      const next = await readWithin(reader.read(), Math.min(deadline - Date.now(), bound.maxIdleMs ?? Infinity));
       if (next === "timeout") return false;
       if (next.done) return true;
       read += next.value.byteLength;

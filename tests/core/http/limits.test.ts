@@ -58,6 +58,29 @@ describe("settleRequestBody: a body left unread by a refusal", () => {
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
+  it("stalled longer than the idle bound closes the connection then, though the time bound is far off; a steady slow body is read to its end", async () => {
+    // 2 bytes, then nothing: the client stopped sending.
+    let sentFirst = false;
+    const stalled = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (!sentFirst) {
+          sentFirst = true;
+          controller.enqueue(new Uint8Array(2));
+        }
+        return new Promise(() => {});
+      },
+    });
+    const started = Date.now();
+    const answer = await settleRequestBody(put(stalled), refusal(), { bound: { maxBytes: 1024 * 1024, maxMs: 60_000, maxIdleMs: 200 } });
+    expect(answer.headers.get("Connection")).toBe("close");
+    expect(Date.now() - started).toBeLessThan(2000);
+    // 10 chunks 50 ms apart: never idle for 200 ms, read whole.
+    const { body, pulled } = countedBody(10, 10, 50);
+    const steady = await settleRequestBody(put(body), refusal(), { bound: { maxBytes: 1024 * 1024, maxMs: 60_000, maxIdleMs: 200 } });
+    expect(steady.headers.get("Connection")).toBeNull();
+    expect(pulled()).toBe(100);
+  });
+
   it("costs nothing when the app read the body, unless the adapter knows some has not arrived", async () => {
     const request = put(new Uint8Array(10));
     await request.arrayBuffer();
