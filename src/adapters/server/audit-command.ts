@@ -154,7 +154,8 @@ export async function runAuditCommand(
     }
     const config = parseConfig(io.env);
     const keys = auditKeys(config);
-    const storage = await storagePorts(config, resolve(flags.data), options.runtimeStorage);
+    // Reads only: beside a running serve, which holds the data folder's write lock.
+    const storage = await storagePorts(config, resolve(flags.data), options.runtimeStorage, { readOnly: true });
     close = storage.close;
     const { audit, clock } = storage.ports;
     const user = flags.user;

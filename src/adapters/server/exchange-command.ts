@@ -343,7 +343,9 @@ export async function runExchangeCommand(argv: readonly string[], options: Excha
     if (command === "export" && positionals.length > 0) throw new UsageError(`Unexpected argument: ${positionals[0]}`);
     const signatures = await signatureConfig(io.env, flags["require-signature"]);
     const config = parseConfig(io.env);
-    const storage = await storagePorts(config, resolve(flags.data), options.runtimeStorage);
+    // A preview writes nothing; an export writes its audit entry, an import the case.
+    const use = command === "import" && flags.preview ? { readOnly: true } : { command };
+    const storage = await storagePorts(config, resolve(flags.data), options.runtimeStorage, use);
     close = storage.close;
     const ports = storage.ports;
     const host = hostForDirectUse(ports.imageHost ?? imageHostOf(config, ports.clock, () => ports.images), config);

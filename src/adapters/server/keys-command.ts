@@ -34,9 +34,11 @@ Options:
   --kid ID      generate: the new key's id (default k-YYYY-MM-DD-xxxx)
   --help        show this help
 
-rotate and encrypt-all work on the stores STORAGE names while serve runs; each
-object is changed with a compare-and-swap, and a run that stopped is resumed by
-running it again (what is done is skipped).
+rotate and encrypt-all work on the stores STORAGE names: on Redis, S3 and Deno KV
+while serve runs (each object is changed with a compare-and-swap); with the file
+store (the default) one process writes a --data folder at a time, so stop serve
+first (they refuse a folder serve holds). A run that stopped is resumed by running
+it again (what is done is skipped).
 `;
 
 /** Options of {@link runKeysCommand}. */
@@ -87,7 +89,7 @@ export async function runKeysCommand(argv: readonly string[], options: KeysComma
     }
     const keyring = config.dataEncryptionKeys === undefined ? undefined : keyringOf(config, await serverCipherSuite());
     if (keyring === undefined) throw new ConfigError([`DATA_ENCRYPTION_KEYS: required by keys ${command}`]);
-    const storage = await rawStoragePorts(config, resolve(values.data), options.runtimeStorage);
+    const storage = await rawStoragePorts(config, resolve(values.data), options.runtimeStorage, { command: `keys ${command}` });
     close = storage.close;
     await checkCanaries(storage.ports, keyring);
     const progress = progressPrinter(err);

@@ -9,6 +9,7 @@ import { createService, WORKER_MOUNTS } from "../../core/service/service.ts";
 import type { WorkerApp } from "../../core/http/worker-app.ts";
 import { join } from "node:path";
 import { createFileBlobStore, createFilePorts } from "./files/file-ports.ts";
+import { lockDataFolder } from "./files/folder-lock.ts";
 import { createRedisPorts } from "./redis/redis-ports.ts";
 import { createS3Ports, s3LocationFromUrl } from "../s3/s3-ports.ts";
 import { createMemoryPorts } from "../../core/service/memory-ports.ts";
@@ -44,8 +45,8 @@ export type RuntimeStorage = (config: ServiceConfig, dataDir: string) => Promise
  * Each store's canary is checked first: a missing or wrong key is a `ConfigError` naming the
  * store and the reason, so `serve` and the commands stop before answering anything.
  */
-export async function storagePorts(config: ServiceConfig, dataDir: string, runtimeStorage?: RuntimeStorage): Promise<StoragePorts> {
-  const storage = await rawStoragePorts(config, dataDir, runtimeStorage);
+export async function storagePorts(config: ServiceConfig, dataDir: string, runtimeStorage?: RuntimeStorage, use: StorageUse = {}): Promise<StoragePorts> {
+  const storage = await rawStoragePorts(config, dataDir, runtimeStorage, use);
   const keyring = config.dataEncryptionKeys === undefined ? undefined : keyringOf(config, await serverCipherSuite());
   try {
     await checkCanaries(storage.ports, keyring);
@@ -58,16 +59,31 @@ export async function storagePorts(config: ServiceConfig, dataDir: string, runti
   return { ...storage, ports: encryptPorts(storage.ports, keyring), description: `${storage.description}${encrypted}` };
 }
 
-/** The stores `STORAGE` names as they are: sealed objects stay sealed (the `keys` commands work on these). */
-export async function rawStoragePorts(config: ServiceConfig, dataDir: string, runtimeStorage?: RuntimeStorage): Promise<StoragePorts> {
+/** How a process uses the stores it opens. */
+export interface StorageUse {
+  /** Only reads (`audit verify`): the data folder's write lock is not taken. Default false. */
+  readOnly?: boolean;
+  /** The command named to another writer the file store's lock refuses (default `a process`). */
+  command?: string;
+}
+
+/**
+ * The stores `STORAGE` names as they are: sealed objects stay sealed (the `keys` commands work
+ * on these). With the file store, a writer holds the data folder's lock until `close`
+ * (files/folder-lock.ts): a second writer on the folder is a `ConfigError` naming the first.
+ */
+export async function rawStoragePorts(config: ServiceConfig, dataDir: string, runtimeStorage?: RuntimeStorage, use: StorageUse = {}): Promise<StoragePorts> {
   const none = async () => {};
   const own = await runtimeStorage?.(config, dataDir);
   if (own) return own;
   switch (config.storage) {
     case "deno-kv":
       throw new ConfigError(["STORAGE: deno-kv runs under Deno only (npm run start:deno)"]);
-    case "fs":
-      return { ports: createFilePorts(dataDir, { fsync: config.fsync }), description: `data in ${dataDir}`, close: none };
+    case "fs": {
+      const lock = use.readOnly === true ? undefined : lockDataFolder(dataDir, use.command ?? "a process");
+      const close = async () => lock?.release();
+      return { ports: createFilePorts(dataDir, { fsync: config.fsync }), description: `data in ${dataDir}`, close };
+    }
     case "memory":
       return { ports: createMemoryPorts(), description: "storage: memory (lost on exit)", close: none };
     case "redis": {
@@ -129,7 +145,7 @@ export async function startService(options: ServeOptions, listen: Listen, runtim
   );
   const secrets = await ensureSecrets(options.dataDir, defined);
   const config = parseConfig(secrets.env);
-  const storage = await storagePorts(config, options.dataDir, runtimeStorage);
+  const storage = await storagePorts(config, options.dataDir, runtimeStorage, { command: "serve" });
   const app = createService(
     {
       ...storage.ports,

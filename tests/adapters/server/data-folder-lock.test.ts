@@ -1,0 +1,53 @@
+/**
+ * The file store serializes each key within one process only, so a command writing the data
+ * folder of a running `serve` lost audit entries (a chain then read as tampered). `serve` on
+ * Node, Bun and Deno holds the folder's lock; `export`, `import` and `keys` are refused while
+ * it runs (exit 2, naming it), `audit verify` reads beside it, and all run once it stopped.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { CLI, type Runtime, spawnServe } from "../../helpers/spawn-serve.ts";
+
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+const run = (args: string[]) =>
+  spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "" } });
+
+describe.each(["node", "bun", "deno"] as Runtime[])("the data folder of a running serve on %s", (runtime) => {
+  it("refuses export, import and a second serve while it runs; audit verify reads beside it; all run once it stopped", async () => {
+    const dir = await mkdtemp(join(tmpdir(), `fa-folder-${runtime}-`));
+    dirs.push(dir);
+    const served = await spawnServe({ runtime, dataDir: dir });
+    const pid = served.proc.pid!;
+    const writers = [
+      ["export", "--user", "u1", "--case", "C-1", "--data", dir, "--out", join(dir, "C-1.zip")],
+      ["import", "--user", "u1", "--data", dir, join(dir, "missing.zip")],
+      ["serve", "--port", "0", "--data", dir],
+    ];
+    try {
+      for (const args of writers) {
+        const refused = run(args);
+        expect(refused.status, `${args[0]}: ${refused.stderr}`).toBe(2);
+        expect(refused.stderr).toContain(`is in use by serve (pid ${pid},`);
+        expect(refused.stderr).not.toMatch(/\n\s+at /);
+      }
+      expect(existsSync(join(dir, "C-1.zip"))).toBe(false);
+      const verify = run(["audit", "verify", "--user", "u1", "--data", dir]);
+      expect(verify.status, verify.stderr).toBe(0);
+      expect((await fetch(`${served.url}/health`)).status).toBe(200);
+    } finally {
+      expect(await served.stop()).toBe(0);
+    }
+    expect(existsSync(join(dir, ".lock"))).toBe(false);
+    const exported = run(writers[0]!);
+    expect(exported.stderr).not.toContain("is in use");
+    expect(exported.stderr).toContain("C-1");
+  }, 90_000);
+});
