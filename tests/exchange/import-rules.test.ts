@@ -214,6 +214,33 @@ describe("import rule 8: rollback", () => {
   });
 });
 
+describe("file ids", () => {
+  it("two files of one id, or the id __proto__, are refused whatever validateIntegrity says, and nothing is written", async () => {
+    const { store, ports } = await seedCase();
+    const before = await storedImageIds(ports);
+    const pkg = await streamBytes(exportCaseZip(store, ANALYST, CASE));
+    const twice = await repackage(pkg, (data) => {
+      data.files[1].fileData.id = data.files[0].fileData.id;
+    });
+    const proto = await repackage(pkg, (data) => {
+      data.files[0].fileData.id = "__proto__";
+    });
+    for (const [name, zipped, reason] of [
+      ["one id twice", twice, /^The data file lists the file id ".+" twice: each file needs an id of its own$/],
+      ["__proto__", proto, /^The file id "__proto__" \(.+\) cannot be imported: it cannot name a file$/],
+    ] as const) {
+      for (const validateIntegrity of [true, false]) {
+        const result = await importCase(store, zipped, REVIEWER, { validateIntegrity });
+        expect(result.success, `${name}, validateIntegrity ${validateIntegrity}`).toBe(false);
+        expect(result.errors?.[0]).toMatch(reason);
+        expect((await previewCaseImport(zipped, { validateIntegrity })).canImport).toBe(false);
+      }
+    }
+    expect(await storedImageIds(ports)).toEqual(before);
+    expect(await readJson(ports, storageKeys.case(REVIEWER, CASE))).toBeNull();
+  });
+});
+
 describe("imported images are checked as uploads are", () => {
   it("an image cut short, consistent with its manifest, is refused by its structure and nothing is written", async () => {
     const before = await storedImageIds(seeded.ports);

@@ -216,7 +216,22 @@ function parseData(dataBytes: Uint8Array): CaseExportData {
     const issue = parsed.error.issues[0];
     throw new PackageRefusal(`The data file is not a case export: ${issue?.path.join(".") ?? ""} ${issue?.message ?? ""}`.trim());
   }
-  return value as CaseExportData;
+  const data = value as CaseExportData;
+  checkFileIds(data);
+  return data;
+}
+
+/**
+ * Each file names its own id: two files of one id would share one image (the other's dropped),
+ * and `__proto__` cannot be a key of the stored `originalImageIds` (it would set no member).
+ */
+function checkFileIds(data: CaseExportData): void {
+  const seen = new Set<string>();
+  for (const { fileData } of data.files) {
+    if (fileData.id === "__proto__") throw new PackageRefusal(`The file id "__proto__" (${fileData.originalFilename}) cannot be imported: it cannot name a file`);
+    if (seen.has(fileData.id)) throw new PackageRefusal(`The data file lists the file id ${JSON.stringify(fileData.id)} twice: each file needs an id of its own`);
+    seen.add(fileData.id);
+  }
 }
 
 /** Finds each file's image: `{basename}-{fileId}{ext}`, or the original file name (older clients). */
