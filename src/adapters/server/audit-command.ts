@@ -10,7 +10,7 @@
  * why), 2 on bad usage or configuration. Heads are checked with `AUDIT_SIGNING_KEY`'s public
  * half and `AUDIT_VERIFY_KEYS`.
  */
-import { open, rename, rm } from "node:fs/promises";
+import { OutputPathError, writeOutputFile } from "./output-file.ts";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, parseConfig } from "../../core/config/mod.ts";
@@ -112,21 +112,6 @@ export function describeVerification(result: AuditVerification): string[] {
   ];
 }
 
-async function writeAtomically(path: string, bytes: Uint8Array): Promise<void> {
-  const temporary = `${path}.partial-${crypto.randomUUID().slice(0, 8)}`;
-  const handle = await open(temporary, "w");
-  try {
-    await handle.writeFile(bytes);
-    await handle.sync();
-    await handle.close();
-    await rename(temporary, path);
-  } catch (err) {
-    await handle.close().catch(() => {});
-    await rm(temporary, { force: true });
-    throw err;
-  }
-}
-
 /**
  * Runs `audit verify ...` or `audit export ...` (argv without the program name, starting with
  * `audit`) and resolves with the exit code: 0 intact or written, 1 tampered or failed, 2 bad usage.
@@ -181,7 +166,7 @@ export async function runAuditCommand(
       : format === "csv"
       ? new TextEncoder().encode(auditExportCsv(input))
       : await renderAuditReport(input, result, { generatedAt: clock.now() });
-    await writeAtomically(path, bytes);
+    await writeOutputFile(path, (write) => write(bytes));
     for (const line of describeVerification(result)) io.err.write(`${line}\n`);
     io.out(path);
     return 0;
@@ -190,7 +175,7 @@ export async function runAuditCommand(
       io.err.write(`${err.message}\n\n${USAGE}`);
       return 2;
     }
-    if (err instanceof ConfigError) {
+    if (err instanceof ConfigError || err instanceof OutputPathError) {
       io.err.write(`${err.message}\n`);
       return 2;
     }

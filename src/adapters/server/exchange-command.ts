@@ -11,7 +11,8 @@
  * `EXPORT_SIGNING_KEY` (a private JWK) when it is set, and verified on import against its
  * public half and `EXPORT_VERIFY_KEYS`.
  */
-import { type FileHandle, open, rename, rm } from "node:fs/promises";
+import { type FileHandle, open } from "node:fs/promises";
+import { OutputPathError, writeOutputFile } from "./output-file.ts";
 import { auditKeys } from "../../core/audit/signing-keys.ts";
 import { basename, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -197,30 +198,6 @@ function imageReader(config: ServiceConfig, host: ImageHost): ((imageId: string)
   };
 }
 
-/** Writes through a temporary file renamed into place, so a failed export leaves nothing behind. */
-async function writeAtomically(path: string, produce: (write: (chunk: Uint8Array) => Promise<void>) => Promise<void>): Promise<number> {
-  const temporary = `${path}.partial-${crypto.randomUUID().slice(0, 8)}`;
-  const handle = await open(temporary, "w");
-  let bytes = 0;
-  try {
-    await produce(async (chunk) => {
-      for (let offset = 0; offset < chunk.length;) {
-        const { bytesWritten } = await handle.write(chunk, offset, chunk.length - offset);
-        offset += bytesWritten;
-      }
-      bytes += chunk.length;
-    });
-    await handle.sync();
-    await handle.close();
-    await rename(temporary, path);
-    return bytes;
-  } catch (err) {
-    await handle.close().catch(() => {});
-    await rm(temporary, { force: true });
-    throw err;
-  }
-}
-
 async function runExport(flags: Flags, store: ExchangeStore, io: ExchangeCommandIo, signer: ManifestSigner | undefined): Promise<number> {
   const user = flags.user!;
   const options = { includeAnnotations: !flags["no-annotations"], includeMetadata: !flags["no-metadata"] };
@@ -233,7 +210,7 @@ async function runExport(flags: Flags, store: ExchangeStore, io: ExchangeCommand
     const file = await exportAllCases(store, user, format, { ...options, onCase: (done, total) => progress.show("cases", done, total) });
     progress.end();
     const path = resolve(flags.out ?? file.fileName);
-    const bytes = await writeAtomically(path, (write) => write(file.bytes));
+    const bytes = await writeOutputFile(path, (write) => write(file.bytes));
     const failed = file.data.cases.filter((data) => data.summary?.exportError !== undefined);
     io.out(`exported ${file.data.cases.length} case(s) of ${user} (${file.data.metadata.totalFiles} files) to ${path} (${bytes} bytes)`);
     for (const data of failed) io.out(`case ${data.metadata.caseNumber} failed: ${data.summary?.exportError ?? ""}`);
@@ -246,14 +223,14 @@ async function runExport(flags: Flags, store: ExchangeStore, io: ExchangeCommand
     const file = await exportCase(store, user, caseNumber, format, { ...options, onProgress });
     progress.end();
     const path = resolve(flags.out ?? file.fileName);
-    const bytes = await writeAtomically(path, (write) => write(file.bytes));
+    const bytes = await writeOutputFile(path, (write) => write(file.bytes));
     io.out(`exported case ${caseNumber} of ${user} (${file.data.metadata.totalFiles} files) to ${path} (${bytes} bytes)`);
     return 0;
   }
   if (format !== "zip") throw new UsageError(`--format must be json, csv or zip, not "${format}"`);
   const path = resolve(flags.out ?? `${caseNumber}-export-${store.now().toISOString().slice(0, 10).replaceAll("-", "")}.zip`);
   let summary: CaseZipSummary | undefined;
-  const bytes = await writeAtomically(path, async (write) => {
+  const bytes = await writeOutputFile(path, async (write) => {
     summary = await writeCaseZip(store, user, caseNumber, write, { ...options, onProgress, signer, fileName: basename(path), crc32: nativeCrc32 });
   });
   progress.end();
@@ -356,7 +333,7 @@ export async function runExchangeCommand(argv: readonly string[], options: Excha
       io.err.write(`${err.message}\n\n${USAGE}`);
       return 2;
     }
-    if (err instanceof ConfigError) {
+    if (err instanceof ConfigError || err instanceof OutputPathError) {
       io.err.write(`${err.message}\n`);
       return 2;
     }

@@ -81,7 +81,7 @@ export async function rawStoragePorts(config: ServiceConfig, dataDir: string, ru
       throw new ConfigError(["STORAGE: deno-kv runs under Deno only (npm run start:deno)"]);
     case "fs": {
       const lock = use.readOnly === true ? undefined : lockDataFolder(dataDir, use.command ?? "a process");
-      const close = async () => lock?.release();
+      const close = () => Promise.resolve(lock?.release());
       return { ports: createFilePorts(dataDir, { fsync: config.fsync }), description: `data in ${dataDir}`, close };
     }
     case "memory":
