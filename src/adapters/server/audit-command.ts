@@ -103,6 +103,9 @@ export function describeVerification(result: AuditVerification): string[] {
   const range = `${result.from ?? "-"} to ${result.to ?? "-"}`;
   const head = result.head === null ? "no head" : `head seq ${result.head.seq}, signature ${result.head.signature}${result.head.pending ? ", newest entry still in the head" : ""}`;
   const counts = `${result.entries} entries${result.unchained > 0 ? `, ${result.unchained} unchained (stored before the chain began)` : ""}`;
+  if (result.valid && result.entries === 0 && result.unchained === 0 && result.head === null) {
+    return [`audit trail of ${result.userId}, ${range}: none stored (no entries, no head: nothing to check; a trail removed whole, head included, reads the same)`];
+  }
   if (result.valid) return [`audit trail of ${result.userId}, ${range}: intact (${counts}; ${head})`];
   const bad = result.firstBad!;
   return [
@@ -140,7 +143,7 @@ export async function runAuditCommand(
     const config = parseConfig(io.env);
     const keys = auditKeys(config);
     // Reads only: beside a running serve, which holds the data folder's write lock.
-    const storage = await storagePorts(config, resolve(flags.data), options.runtimeStorage, { readOnly: true });
+    const storage = await storagePorts(config, resolve(flags.data), options.runtimeStorage, { readOnly: true, existing: true });
     close = storage.close;
     const { audit, clock } = storage.ports;
     const user = flags.user;

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { readEnvironment } from "./environment.ts";
 import { ConfigError } from "../../core/config/mod.ts";
-import { type Listen, type RuntimeStorage, startService } from "./start.ts";
+import { type Listen, ListenError, type RuntimeStorage, startService } from "./start.ts";
 import { runExchangeCommand } from "./exchange-command.ts";
 import { runAuditCommand } from "./audit-command.ts";
 import { runKeysCommand } from "./keys-command.ts";
@@ -145,8 +145,13 @@ export async function runServeCommand(argv: readonly string[], listen: Listen, r
       console.error(err.message);
       return 2;
     }
-    if (addressInUse(err)) {
+    if (addressInUse(err) || addressInUse((err as { cause?: unknown } | null)?.cause)) {
       console.error(`${flags.host}:${flags.port} is already in use: stop what listens there or pass another --port (0 picks a free one)`);
+      return 1;
+    }
+    // A host that is no address here (--host 999.1.1.1, a name that does not resolve): one line, not a stack.
+    if (err instanceof ListenError) {
+      console.error(`${err.message} (--host names an address of this machine: 127.0.0.1, 0.0.0.0, ::)`);
       return 1;
     }
     throw err;

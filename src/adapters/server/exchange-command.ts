@@ -321,7 +321,7 @@ export async function runExchangeCommand(argv: readonly string[], options: Excha
     const signatures = await signatureConfig(io.env, flags["require-signature"]);
     const config = parseConfig(io.env);
     // A preview writes nothing; an export writes its audit entry, an import the case.
-    const use = command === "import" && flags.preview ? { readOnly: true } : { command };
+    const use = command === "import" && flags.preview ? { readOnly: true, existing: true } : { command, existing: true };
     const storage = await storagePorts(config, resolve(flags.data), options.runtimeStorage, use);
     close = storage.close;
     const ports = storage.ports;

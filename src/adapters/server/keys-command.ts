@@ -89,7 +89,7 @@ export async function runKeysCommand(argv: readonly string[], options: KeysComma
     }
     const keyring = config.dataEncryptionKeys === undefined ? undefined : keyringOf(config, await serverCipherSuite());
     if (keyring === undefined) throw new ConfigError([`DATA_ENCRYPTION_KEYS: required by keys ${command}`]);
-    const storage = await rawStoragePorts(config, resolve(values.data), options.runtimeStorage, { command: `keys ${command}` });
+    const storage = await rawStoragePorts(config, resolve(values.data), options.runtimeStorage, { command: `keys ${command}`, existing: true });
     close = storage.close;
     await checkCanaries(storage.ports, keyring);
     const progress = progressPrinter(err);

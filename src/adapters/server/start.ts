@@ -8,6 +8,7 @@ import { parseConfig } from "../../core/config/mod.ts";
 import { createService, WORKER_MOUNTS } from "../../core/service/service.ts";
 import type { WorkerApp } from "../../core/http/worker-app.ts";
 import { join } from "node:path";
+import { type Stats, statSync } from "node:fs";
 import { createFileBlobStore, createFilePorts } from "./files/file-ports.ts";
 import { lockDataFolder } from "./files/folder-lock.ts";
 import { createRedisPorts } from "./redis/redis-ports.ts";
@@ -65,6 +66,23 @@ export interface StorageUse {
   readOnly?: boolean;
   /** The command named to another writer the file store's lock refuses (default `a process`). */
   command?: string;
+  /**
+   * The file store's `--data` must be a folder already (the commands: a mistyped path is a
+   * `ConfigError`, not a new empty store that reads as an intact trail). Default false (`serve` makes it).
+   */
+  existing?: boolean;
+}
+
+/** A `ConfigError` when `dataDir` is there but no folder (serve would fail deep in a write), or, with `existing`, not there. */
+function checkDataFolder(dataDir: string, existing: boolean): void {
+  let found: Stats;
+  try {
+    found = statSync(dataDir);
+  } catch (err) {
+    if (!existing && typeof err === "object" && err !== null && "code" in err && err.code === "ENOENT") return;
+    throw new ConfigError([`--data ${dataDir} does not exist${existing ? " (serve makes it; the commands work on the data serve wrote)" : ""}`]);
+  }
+  if (!found.isDirectory()) throw new ConfigError([`--data ${dataDir} is not a folder`]);
 }
 
 /**
@@ -80,6 +98,7 @@ export async function rawStoragePorts(config: ServiceConfig, dataDir: string, ru
     case "deno-kv":
       throw new ConfigError(["STORAGE: deno-kv runs under Deno only (npm run start:deno)"]);
     case "fs": {
+      checkDataFolder(dataDir, use.existing === true);
       const lock = use.readOnly === true ? undefined : lockDataFolder(dataDir, use.command ?? "a process");
       const close = () => Promise.resolve(lock?.release());
       return { ports: createFilePorts(dataDir, { fsync: config.fsync }), description: `data in ${dataDir}`, close };
@@ -137,12 +156,21 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** The runtime's server could not listen (a port in use, a host that is no address here); `cause` is the runtime's error. */
+export class ListenError extends Error {
+  constructor(readonly host: string, readonly port: number, cause: unknown) {
+    super(`cannot listen on ${host.includes(":") ? `[${host}]` : host}:${port}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = "ListenError";
+  }
+}
+
 /** Starts the service on `listen` and prints one line per worker with its base URL. */
 export async function startService(options: ServeOptions, listen: Listen, runtimeStorage?: RuntimeStorage): Promise<RunningServer> {
   const log = options.log ?? ((line: string) => console.log(line));
   const defined = Object.fromEntries(
     Object.entries(options.env).filter((entry): entry is [string, string] => typeof entry[1] === "string"),
   );
+  checkDataFolder(options.dataDir, false);
   const secrets = await ensureSecrets(options.dataDir, defined);
   const config = parseConfig(secrets.env);
   const storage = await storagePorts(config, options.dataDir, runtimeStorage, { command: "serve" });
@@ -156,7 +184,13 @@ export async function startService(options: ServeOptions, listen: Listen, runtim
     },
     config,
   );
-  const server = await listen(app, { port: options.port, hostname: options.host });
+  let server: Listening;
+  try {
+    server = await listen(app, { port: options.port, hostname: options.host });
+  } catch (err) {
+    await storage.close();
+    throw new ListenError(options.host, options.port, err);
+  }
   const shownHost = options.host.includes(":") ? `[${options.host}]` : options.host;
   const url = `http://${shownHost}:${server.port}`;
 

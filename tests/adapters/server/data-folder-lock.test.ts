@@ -5,12 +5,12 @@
  * it runs (exit 2, naming it), `audit verify` reads beside it, and all run once it stopped.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CLI, type Runtime, spawnServe } from "../../helpers/spawn-serve.ts";
+import { CLI, type Runtime, RUNTIMES, spawnServe } from "../../helpers/spawn-serve.ts";
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -50,4 +50,44 @@ describe.each(["node", "bun", "deno"] as Runtime[])("the data folder of a runnin
     expect(exported.stderr).not.toContain("is in use");
     expect(exported.stderr).toContain("C-1");
   }, 90_000);
+
+  it("a --data that is a file, or a --host that is no address here, stops serve in one line (exit 2, exit 1), not a stack trace", async () => {
+    const dir = await mkdtemp(join(tmpdir(), `fa-start-${runtime}-`));
+    dirs.push(dir);
+    writeFileSync(join(dir, "a-file"), "");
+    const [command, ...prefix] = RUNTIMES[runtime];
+    const serve = (args: string[]) =>
+      spawnSync(command, [...prefix, "--port", "0", ...args], { encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" } });
+    const cases: [string[], number, string][] = [
+      [["--data", join(dir, "a-file")], 2, `--data ${join(dir, "a-file")} is not a folder`],
+      [["--data", join(dir, "d"), "--host", "999.1.1.1"], 1, "cannot listen on 999.1.1.1:0: "],
+    ];
+    for (const [args, status, message] of cases) {
+      const stopped = serve(args);
+      expect(stopped.status, `${args.join(" ")}: ${stopped.stderr}`).toBe(status);
+      expect(stopped.stderr).toContain(message);
+      expect(stopped.stderr).not.toMatch(/\n\s+at /);
+    }
+  }, 60_000);
+});
+
+describe("the commands' --data", () => {
+  it("a --data that does not exist is an exit 2 naming it, and is not made; an existing empty one has no trail stored", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "fa-commands-"));
+    dirs.push(dir);
+    const missing = join(dir, "typo");
+    for (const args of [
+      ["export", "--user", "u1", "--case", "C-1", "--data", missing, "--out", join(dir, "C-1.zip")],
+      ["import", "--user", "u1", "--data", missing, join(dir, "missing.zip")],
+      ["audit", "verify", "--user", "u1", "--data", missing],
+    ]) {
+      const refused = run(args);
+      expect(refused.status, `${args.join(" ")}: ${refused.stderr}`).toBe(2);
+      expect(refused.stderr).toContain(`--data ${missing} does not exist`);
+      expect(existsSync(missing)).toBe(false);
+    }
+    const empty = run(["audit", "verify", "--user", "u1", "--data", dir]);
+    expect(empty.status).toBe(0);
+    expect(empty.stdout).toMatch(/^audit trail of u1, [-0-9]+ to [-0-9]+: none stored \(no entries, no head/);
+  });
 });
