@@ -17,6 +17,7 @@ import { readEnvironment } from "../dist/src/adapters/server/environment.js";
 import { ensureSecrets } from "../dist/src/adapters/server/secrets.js";
 import { WORKER_MOUNTS } from "../dist/src/core/service/service.js";
 import { errorAnswer } from "../dist/src/core/http/errors.js";
+import { hostInUrl } from "../dist/src/adapters/server/request-url.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -102,19 +103,22 @@ function forwardTo(mf, mirror) {
       headers.delete("cf-connecting-ip");
       if (clientIp !== undefined) headers.set("CF-Connecting-IP", clientIp);
       let uploaded;
-      let complete = false;
+      let started = false;
       const sent = new Promise((resolve) => (uploaded = resolve));
-      const body = request.body === null ? undefined : request.body.pipeThrough(new TransformStream({ flush: () => (complete = true, uploaded()) }));
+      const body = request.body === null ? undefined : request.body.pipeThrough(new TransformStream({
+        transform: (chunk, controller) => (started = true, controller.enqueue(chunk)),
+        flush: () => uploaded(),
+      }));
       let answer;
       try {
         answer = await mf.dispatchFetch(request.url, { method: request.method, headers, body, duplex: "half", redirect: "manual" });
       } catch (err) {
-        // workerd closes a connection whose request sent no byte of its body for 15 s: the client's stall, not the service's failure.
-        if (body !== undefined && !complete) return errorAnswer(408, "The request body did not arrive in time");
+        // fetch sends nothing to workerd before the body's first byte, and workerd drops that connection after 15 s: the client's stall.
+        if (body !== undefined && !started) return errorAnswer(408, "The request body did not arrive in time");
         throw err;
       }
       // workerd's own refusal of a method it does not know (M-SEARCH, LINK), in plain text: the service's 405 instead.
-      if (answer.status === 501 && (answer.headers.get("content-type") ?? "").startsWith("text/plain")) {
+      if (answer.status === 501 && !SERVED_METHODS.split(", ").includes(request.method) && (answer.headers.get("content-type") ?? "").startsWith("text/plain")) {
         await answer.body?.cancel();
         return methodRefused(request.method);
       }
@@ -188,8 +192,7 @@ async function main(argv) {
   await mf.ready;
   await mirror();
   listening = await nodeListen(forwardTo(mf, mirror), { port: flags.port, hostname: flags.host });
-  const shownHost = flags.host.includes(":") ? `[${flags.host}]` : flags.host;
-  const url = `http://${shownHost}:${listening.port}`;
+  const url = `http://${hostInUrl(flags.host)}:${listening.port}`;
   for (const name of secrets.generated) console.log(`generated ${name}=${secrets.env[name]} (kept in ${dataDir}/secrets.json; shown once)`);
   for (const [name, mount] of Object.entries(WORKER_MOUNTS)) console.log(`${name.padEnd(8)} ${url}${mount}`);
   console.log(`ready    ${url} (data in ${dataDir}, workerd)`);

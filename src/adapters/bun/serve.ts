@@ -7,6 +7,7 @@ import type { WorkerApp } from "../../core/http/worker-app.ts";
 import type { Listen, Listening, RunningServer, ServeOptions } from "../server/start.ts";
 import { startService } from "../server/start.ts";
 import { withReadableUrl } from "./request-url.ts";
+import { serverAuthority } from "../server/request-url.ts";
 
 /** The part of Bun's API this adapter uses (so it type-checks without Bun's types). */
 interface BunServer {
@@ -44,7 +45,7 @@ export const bunListen: Listen = (app: WorkerApp, address: { port: number; hostn
     },
   });
   // A request without a Host is addressed to the server itself, as Node's server does.
-  origin = `http://${address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname}:${server.port}`;
+  origin = `http://${serverAuthority(address.hostname, server.port)}`;
   // stop(false) stops accepting and resolves once in-flight requests are answered.
   return Promise.resolve({ port: server.port, close: () => server.stop(false) });
 };

@@ -10,7 +10,7 @@
  */
 export { denoListen, startServer } from "./serve.ts";
 export { passClientIp } from "./client-ip.ts";
-// For an app on Deno.serve of its own: what `serve` does to the URL Deno hands over (Node, Bun and workerd do it themselves).
+// For an app on Deno.serve of its own: what `serve` does to the URL Deno hands over (Node's server and workerd do it themselves; ./bun has its own).
 export { answerUnreadableUrl } from "../server/request-url.ts";
 export { withDotSegmentsResolved } from "./request-url.ts";
 export type { HostMiddleware } from "../../core/http/worker-app.ts";

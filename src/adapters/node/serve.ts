@@ -10,10 +10,21 @@ import { settleRequestBody } from "../../core/http/limits.ts";
 import { lingerOnClose } from "./lingering-close.ts";
 import { answerClientError } from "./client-error.ts";
 import { errorAnswer } from "../../core/http/errors.ts";
+import { serverAuthority } from "../server/request-url.ts";
 import { type Listen, type Listening, type RunningServer, type ServeOptions, startService } from "../server/start.ts";
 
 /** Listens with Node's HTTP server; the client IP is the socket's peer. */
 export const nodeListen: Listen = async (app: WorkerApp, address: { port: number; hostname: string }): Promise<Listening> => {
+  const server = createServer();
+  server.on("clientError", answerClientError);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(address.port, address.hostname, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
   const listener = getRequestListener(
     (request, env) => {
       const { incoming } = env as HttpBindings;
@@ -28,19 +39,13 @@ export const nodeListen: Listen = async (app: WorkerApp, address: { port: number
       return answered instanceof Promise ? answered.then(settle) : settle(answered);
     },
     // serve() of @hono/node-server takes no error handler: its listener on Node's own server does.
-    { hostname: address.hostname, errorHandler: answerUnbuiltRequest },
+    // A request without a Host is addressed to host:port (the port known once listening), as on Bun.
+    { hostname: serverAuthority(address.hostname, port), errorHandler: answerUnbuiltRequest },
   );
-  const server = createServer(listener);
-  server.on("clientError", answerClientError);
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(address.port, address.hostname, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
+  // Attached before the listen callback's tick ends: no request is read before it.
+  server.on("request", listener);
   return {
-    port: (server.address() as AddressInfo).port,
+    port,
     close: () =>
       new Promise<void>((resolve, reject) => {
         // Keep-alive sockets would hold close() open: close each one as soon as its

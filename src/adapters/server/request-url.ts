@@ -39,3 +39,17 @@ export function answerUnreadableUrl(request: Request): Response | undefined {
   if (pathStart !== -1) readableOrigin = url.slice(0, pathStart);
   return undefined;
 }
+
+/** `host` as a URL writes it: an IPv6 address in brackets, its zone's `%` encoded (`[fe80::1%25eth0]`). */
+export function hostInUrl(host: string): string {
+  return host.includes(":") ? `[${host.replaceAll("%", "%25")}]` : host;
+}
+
+/**
+ * The `host:port` a request that names no Host (HTTP/1.0, `Host:` empty) is addressed to: the
+ * address the server listens on, or `localhost` where no URL can hold that address (an IPv6 zone).
+ */
+export function serverAuthority(host: string, port: number): string {
+  const authority = `${hostInUrl(host)}:${port}`;
+  return URL.canParse(`http://${authority}/`) ? authority : `localhost:${port}`;
+}

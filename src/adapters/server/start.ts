@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { type Stats, statSync } from "node:fs";
 import { createFileBlobStore, createFilePorts } from "./files/file-ports.ts";
 import { lockDataFolder } from "./files/folder-lock.ts";
+import { hostInUrl } from "./request-url.ts";
 import { createRedisPorts } from "./redis/redis-ports.ts";
 import { createS3Ports, s3LocationFromUrl } from "../s3/s3-ports.ts";
 import { createMemoryPorts } from "../../core/service/memory-ports.ts";
@@ -159,7 +160,7 @@ export interface RunningServer {
 /** The runtime's server could not listen (a port in use, a host that is no address here); `cause` is the runtime's error. */
 export class ListenError extends Error {
   constructor(readonly host: string, readonly port: number, cause: unknown) {
-    super(`cannot listen on ${host.includes(":") ? `[${host}]` : host}:${port}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    super(`cannot listen on ${hostInUrl(host)}:${port}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
     this.name = "ListenError";
   }
 }
@@ -191,8 +192,7 @@ export async function startService(options: ServeOptions, listen: Listen, runtim
     await storage.close();
     throw new ListenError(options.host, options.port, err);
   }
-  const shownHost = options.host.includes(":") ? `[${options.host}]` : options.host;
-  const url = `http://${shownHost}:${server.port}`;
+  const url = `http://${hostInUrl(options.host)}:${server.port}`;
 
   for (const name of secrets.generated) {
     log(`generated ${name}=${secrets.env[name]} (kept in ${options.dataDir}/secrets.json; shown once)`);

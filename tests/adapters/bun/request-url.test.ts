@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { withReadableUrl } from "../../../src/adapters/bun/request-url.ts";
+import { hostInUrl, serverAuthority } from "../../../src/adapters/server/request-url.ts";
 
 const ORIGIN = "http://127.0.0.1:8787";
 
@@ -57,5 +58,14 @@ describe("withReadableUrl", () => {
     }
     const fine = asSent("http://EXAMPLE.com:8787/health", { headers: { Host: "EXAMPLE.com:8787" } });
     expect(withReadableUrl(fine, ORIGIN)).toBe(fine);
+  });
+
+  it("addresses a request without a Host to the listening host and port, bracketed as a URL writes them", () => {
+    expect(serverAuthority("127.0.0.1", 8787)).toBe("127.0.0.1:8787");
+    expect(serverAuthority("::", 8787)).toBe("[::]:8787");
+    expect(serverAuthority("0.0.0.0", 1)).toBe("0.0.0.0:1");
+    expect(hostInUrl("fe80::1%eth0")).toBe("[fe80::1%25eth0]");
+    // A URL holds no IPv6 zone: localhost instead of a URL that does not parse.
+    expect(serverAuthority("fe80::1%eth0", 8787)).toBe("localhost:8787");
   });
 });
