@@ -251,4 +251,16 @@ describe("imported images are checked as uploads are", () => {
     expect(result.errors?.[0]).toMatch(/is not a readable (PNG|JPEG|WebP|GIF|TIFF|BMP)/);
     await expectNothingWritten(before);
   });
+
+  it("the preview refuses what the import would (an image cut short, bytes that are no image), with the same reason", async () => {
+    const original = entries(zip)[names.image]!;
+    for (const bytes of [original.slice(0, 60), utf8("not an image at all")]) {
+      const bad = await repackage(zip, () => {}, { [names.image]: bytes });
+      const preview = await previewCaseImport(bad);
+      const result = await importCase(seeded.store, bad, REVIEWER);
+      expect(result.success).toBe(false);
+      expect(preview.canImport).toBe(false);
+      expect(preview.warnings[0]).toBe(result.errors?.[0]);
+    }
+  });
 });

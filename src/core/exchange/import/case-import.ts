@@ -9,11 +9,10 @@
  * removed only once the new one is in place. The audit entry `case-import` is written either way.
  */
 import { fileIdsOf } from "../../cases/case-store.ts";
-import { describeRefusal } from "../../images/image-structure.ts";
 import { checkCasePackage, type CheckedPackage, type PackageFacts, PackageRefusal } from "../package/case-package.ts";
 import { messageOf } from "../exchange-error.ts";
 import { recordAudit } from "../exchange-audit.ts";
-import { checkExporter, checkImporterCases, consistencyProblems } from "./import-rules.ts";
+import { checkExporter, checkImages, checkImporterCases, consistencyProblems } from "./import-rules.ts";
 import type { ImportOptions, ImportResult } from "../shapes.ts";
 import type { SignatureVerification } from "../package/signature.ts";
 import type { ExchangeStore, ExchangeUser, ReadOnlyCaseEntry } from "../sources.ts";
@@ -80,17 +79,7 @@ async function writeCase(
   const importedAt = store.now().toISOString();
   const preserve = options.preserveTimestamps !== false;
   const files = data.files.filter((file) => pkg.images.has(file.fileData.id));
-
-  // Every image must be one the image host accepts, checked as an upload is, before anything is written.
-  for (const file of files) {
-    const image = pkg.images.get(file.fileData.id)!;
-    const inspection = image.inspection;
-    if (!inspection.ok) {
-      throw new PackageRefusal(inspection.reason === "not-an-image"
-        ? `images/${image.name} is not a JPEG, PNG, GIF, WebP, TIFF or BMP image`
-        : describeRefusal(`images/${image.name}`, inspection).message);
-    }
-  }
+  checkImages(pkg);
 
   const originalImageIds: Record<string, string> = {};
   options.onProgress?.({ stage: "images", done: 0, total: files.length });

@@ -9,7 +9,7 @@ import { checkCasePackage, type PackageFacts } from "../package/case-package.ts"
 import type { CaseImportOptions } from "./case-import.ts";
 import { readCaseCsv } from "../formats/csv.ts";
 import { messageOf } from "../exchange-error.ts";
-import { checkExporter, checkImporterCases, consistencyProblems } from "./import-rules.ts";
+import { checkExporter, checkImages, checkImporterCases, consistencyProblems } from "./import-rules.ts";
 import type { CaseImportPreview } from "../shapes.ts";
 import type { ExchangeStore } from "../sources.ts";
 import type { ArchiveReader } from "../package/zip-read.ts";
@@ -70,6 +70,7 @@ export async function previewCaseImport(zip: Uint8Array | Blob | ArchiveReader, 
     const problems = consistencyProblems(pkg);
     if (problems.length > 0 && context.validateIntegrity !== false) throw new Error(`The package is inconsistent: ${problems.join("; ")}`);
     warnings.push(...problems);
+    checkImages(pkg);
   } catch (err) {
     canImport = false;
     warnings.unshift(messageOf(err));

@@ -5,6 +5,7 @@
  * (`validateIntegrity`). Shared by the preview and the import, so both decide alike.
  */
 import { type CheckedPackage, PackageRefusal } from "../package/case-package.ts";
+import { describeRefusal } from "../../images/image-structure.ts";
 import type { CaseExportData } from "../shapes.ts";
 import type { ExchangeUser } from "../sources.ts";
 
@@ -42,4 +43,16 @@ export function consistencyProblems(pkg: CheckedPackage): string[] {
     problems.push(`metadata.totalFiles is ${pkg.data.metadata.totalFiles} but the data file lists ${pkg.data.files.length} files`);
   }
   return problems;
+}
+
+/** Rule 8: every image to store is one the image host accepts, checked as an upload is (before anything is written). */
+export function checkImages(pkg: CheckedPackage): void {
+  for (const file of pkg.data.files) {
+    const image = pkg.images.get(file.fileData.id);
+    if (image === undefined || image.inspection.ok) continue;
+    const inspection = image.inspection;
+    throw new PackageRefusal(inspection.reason === "not-an-image"
+      ? `images/${image.name} is not a JPEG, PNG, GIF, WebP, TIFF or BMP image`
+      : describeRefusal(`images/${image.name}`, inspection).message);
+  }
 }
