@@ -137,6 +137,26 @@ describe("forensic-annotation export / import (runExchangeCommand)", () => {
     expect(ok.out[0]).toMatch(/signature true$/);
   });
 
+  it("an EXPORT_SIGNING_KEY that cannot sign is a configuration error (exit 2) before any export is written", async () => {
+    await seedFiles();
+    const { privateKey, publicKey } = await generateKeyPair("ES256", { extractable: true });
+    const { crv: _crv, ...noCurve } = await exportJWK(privateKey);
+    const cases: [string, string][] = [
+      ["[]", "EXPORT_SIGNING_KEY: one private JWK expected, found 0"],
+      [JSON.stringify({ keys: [] }), "EXPORT_SIGNING_KEY: one private JWK expected, found 0"],
+      [JSON.stringify(await exportJWK(publicKey)), 'EXPORT_SIGNING_KEY: not a private key (it has no "d")'],
+      [JSON.stringify(noCurve), "EXPORT_SIGNING_KEY: "],
+    ];
+    for (const [value, message] of cases) {
+      const out = join(dir, "refused.zip");
+      const run = io({ EXPORT_SIGNING_KEY: value });
+      expect(await runExchangeCommand(["export", "--user", "analyst", "--case", "C-1", "--out", out, "--data", dataDir], run.options), value).toBe(2);
+      expect(run.err()).toContain(message);
+      expect(run.err()).not.toContain("Cannot read properties");
+      expect(existsSync(out)).toBe(false);
+    }
+  });
+
   it("answers 2 with the usage for bad arguments, 1 for a missing case, and leaves no partial file", async () => {
     await seedFiles();
     for (const args of [["export"], ["export", "--user", "a"], ["export", "--user", "a", "--all", "--format", "csv"], ["import", "--user", "a"], ["frobnicate"], ["export", "--user", "a", "--case", "C", "--format", "pdf"]]) {

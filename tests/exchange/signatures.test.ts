@@ -25,6 +25,17 @@ describe("signed manifests (EXCHANGE.md Signatures)", () => {
     expect(result.warnings).toBeUndefined();
   });
 
+  it("a key without a kid signs under its RFC 7638 thumbprint, and its public half without a kid verifies it", async () => {
+    const { store } = await seedCase();
+    const jwk = await privateJwk("ES256");
+    expect(jwk).not.toHaveProperty("kid");
+    const zip = await streamBytes(exportCaseZip(store, ANALYST, CASE, { signer: await signerFromJwk(jwk) }));
+    const publicKeys = [publicJwkOf(jwk)];
+    expect(publicKeys[0]).not.toHaveProperty("kid");
+    const result = await importCase(store, zip, REVIEWER, { verification: { publicKeys, requireSignature: true } });
+    expect(result).toMatchObject({ success: true, signatureValid: true });
+  });
+
   it("reports a signature made with another key as false, and refuses it when signatures are required", async () => {
     const { store } = await seedCase();
     const signer = await signerFromJwk(await privateJwk("EdDSA"));

@@ -13,6 +13,7 @@
  */
 import { type FileHandle, open } from "node:fs/promises";
 import { OutputPathError, writeOutputFile } from "./output-file.ts";
+import { importJWK, type JWK } from "jose";
 import { auditKeys } from "../../core/audit/signing-keys.ts";
 import { basename, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -170,14 +171,27 @@ function parseJwkList(text: string, name: string): ExchangeJwk[] {
   return list as ExchangeJwk[];
 }
 
+/** The signer of `EXPORT_SIGNING_KEY`, checked before any work: one private key jose can sign with, else a `ConfigError`. */
+async function usableSigner(list: ExchangeJwk[]): Promise<ManifestSigner> {
+  if (list.length !== 1) throw new ConfigError([`EXPORT_SIGNING_KEY: one private JWK expected, found ${list.length}`]);
+  const jwk = list[0]!;
+  if (!("d" in jwk)) throw new ConfigError(["EXPORT_SIGNING_KEY: not a private key (it has no \"d\")"]);
+  try {
+    const signer = await signerFromJwk(jwk);
+    await importJWK(signer.privateKey as JWK, signer.algorithm);
+    return signer;
+  } catch (err) {
+    throw new ConfigError([`EXPORT_SIGNING_KEY: ${err instanceof Error ? err.message : String(err)}`]);
+  }
+}
+
 /** The signer and the verification keys the environment configures. */
 async function signatureConfig(env: ExchangeCommandIo["env"], requireSignature: boolean): Promise<{ signer?: ManifestSigner; verification: SignatureVerification }> {
   const keys: ExchangeJwk[] = [];
   let signer: ManifestSigner | undefined;
   const signing = env.EXPORT_SIGNING_KEY;
   if (signing !== undefined && signing !== "") {
-    const [jwk] = parseJwkList(signing, "EXPORT_SIGNING_KEY");
-    signer = await signerFromJwk(jwk!);
+    signer = await usableSigner(parseJwkList(signing, "EXPORT_SIGNING_KEY"));
     keys.push(publicJwkOf(signer.privateKey as ExchangeJwk));
   }
   const verify = env.EXPORT_VERIFY_KEYS;
