@@ -44,16 +44,20 @@ const UPLOAD_WAIT_MS = 3000;
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 // Miniflare's own header (how it compressed the answer for dispatchFetch): not the worker's, so not the client's.
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "mf-content-encoding"]);
-// Methods fetch refuses to send (undici throws on them), so no request with one reaches workerd.
-const UNSENDABLE = new Set(["CONNECT", "TRACE", "TRACK"]);
-/** The methods any route of the service answers. */
-const SERVED_METHODS = "GET, HEAD, POST, PUT, DELETE, OPTIONS";
+/** The methods routes of the service take. */
+const SERVED_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"]);
+// Another method goes to workerd as PATCH, which fetch sends (not TRACE), workerd knows (not
+// M-SEARCH) and no route takes either: the worker's own 404 or 405 answers it, as on `serve`.
+const STAND_IN = "PATCH";
 
-/** The service's 405 in its standard body, for a method no route takes that cannot reach the worker or that workerd does not know. */
-function methodRefused(method) {
-  const answer = errorAnswer(405, `Method ${method} is not allowed`);
-  answer.headers.set("Allow", SERVED_METHODS);
-  return answer;
+/** The worker's answer to the stand-in, its message naming the method the client sent. */
+async function answerOf(method, answer) {
+  if (!(answer.headers.get("content-type") ?? "").includes("json")) return answer;
+  const body = await answer.json();
+  if (typeof body?.message === "string") body.message = body.message.replace(`${STAND_IN} `, `${method} `);
+  const headers = new Headers(answer.headers);
+  headers.delete("content-length");
+  return new Response(JSON.stringify(body), { status: answer.status, statusText: answer.statusText, headers });
 }
 
 /**
@@ -98,7 +102,6 @@ function within(promise, ms) {
 function forwardTo(mf, mirror) {
   return {
     async fetch(request, { clientIp }) {
-      if (UNSENDABLE.has(request.method)) return methodRefused(request.method);
       const headers = new Headers(request.headers);
       headers.delete("cf-connecting-ip");
       if (clientIp !== undefined) headers.set("CF-Connecting-IP", clientIp);
@@ -111,16 +114,13 @@ function forwardTo(mf, mirror) {
       }));
       let answer;
       try {
-        answer = await mf.dispatchFetch(request.url, { method: request.method, headers, body, duplex: "half", redirect: "manual" });
+        const method = SERVED_METHODS.has(request.method) ? request.method : STAND_IN;
+        answer = await mf.dispatchFetch(request.url, { method, headers, body, duplex: "half", redirect: "manual" });
+        if (method !== request.method) answer = await answerOf(request.method, answer);
       } catch (err) {
         // fetch sends nothing to workerd before the body's first byte, and workerd drops that connection after 15 s: the client's stall.
         if (body !== undefined && !started) return errorAnswer(408, "The request body did not arrive in time");
         throw err;
-      }
-      // workerd's own refusal of a method it does not know (M-SEARCH, LINK), in plain text: the service's 405 instead.
-      if (answer.status === 501 && !SERVED_METHODS.split(", ").includes(request.method) && (answer.headers.get("content-type") ?? "").startsWith("text/plain")) {
-        await answer.body?.cancel();
-        return methodRefused(request.method);
       }
       // The worker reads a refused body to the end; waiting for it keeps the client's connection alive.
       if (body !== undefined) await within(sent, UPLOAD_WAIT_MS);
