@@ -7,7 +7,7 @@
  * that name, and a lock whose process is gone (a crash, `kill -9`) is taken over.
  */
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { resolve } from "node:path";
 import process from "node:process";
 import { ConfigError } from "../../../core/config/mod.ts";
 
@@ -80,7 +80,8 @@ function heldBy(path: string): FolderLock {
  * `ConfigError` naming the holder when another running process holds it.
  */
 export function lockDataFolder(dataDir: string, command: string): FolderLock {
-  const path = join(dataDir, LOCK_FILE);
+  // Resolved: one folder named two ways (relative, absolute) is one lock.
+  const path = resolve(dataDir, LOCK_FILE);
   const count = holders.get(path);
   if (count !== undefined) {
     holders.set(path, count + 1);

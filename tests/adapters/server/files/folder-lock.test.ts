@@ -6,7 +6,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import process from "node:process";
 import { afterEach, describe, expect, it } from "vitest";
 import { LOCK_FILE, lockDataFolder } from "../../../../src/adapters/server/files/folder-lock.ts";
@@ -35,7 +35,8 @@ describe("the data folder's write lock", () => {
     const first = lockDataFolder(dir, "serve");
     const path = join(dir, LOCK_FILE);
     expect(JSON.parse(readFileSync(path, "utf8"))).toMatchObject({ pid: process.pid, command: "serve" });
-    const second = lockDataFolder(dir, "import");
+    // The same folder named relatively is the same lock.
+    const second = lockDataFolder(relative(process.cwd(), dir), "import");
     first.release();
     first.release();
     expect(existsSync(path)).toBe(true);
