@@ -3,10 +3,12 @@
  * One process writes a `--data` folder at a time. The file store serializes each key within its
  * own process only (docs/storage.md), so a second writer on the same folder (a `keys rotate`,
  * an `import` or an `export` beside `serve`) loses audit entries and writes: `serve` and the
- * commands that write hold `DIR/.lock`, naming their process; another writer is refused with
- * that name, and a lock whose process is gone (a crash, `kill -9`) is taken over.
+ * commands that write hold `DIR/.lock`, naming their process and host; another writer is
+ * refused with that name, and a lock whose process is gone on this host (a crash, `kill -9`)
+ * is taken over, by one process at a time.
  */
-import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { resolve } from "node:path";
 import process from "node:process";
 import { ConfigError } from "../../../core/config/mod.ts";
@@ -23,12 +25,21 @@ export interface FolderLock {
 /** What a lock file says of its holder. */
 interface Holder {
   pid: number;
+  host: string;
   command: string;
   since: string;
+  /** Names this one taking of the lock: a release or a takeover removes only the lock it read. */
+  token: string;
 }
 
-// Per lock file, how many holders this process has (a process may open its folder more than once).
-const holders = new Map<string, number>();
+/** A lock this process holds: its file, how many times it is held, and its token. */
+interface Held {
+  count: number;
+  token: string;
+}
+
+// Per lock file (resolved), what this process holds (a process may open its folder more than once).
+const held = new Map<string, Held>();
 
 function codeOf(err: unknown): string | undefined {
   return typeof err === "object" && err !== null && "code" in err ? String(err.code) : undefined;
@@ -39,21 +50,64 @@ function holderOf(path: string): Holder | undefined {
   try {
     const value: unknown = JSON.parse(readFileSync(path, "utf8"));
     if (typeof value !== "object" || value === null) return undefined;
-    const { pid, command, since } = value as Record<string, unknown>;
+    const { pid, host, command, since, token } = value as Record<string, unknown>;
     if (!Number.isSafeInteger(pid) || typeof command !== "string") return undefined;
-    return { pid: pid as number, command, since: typeof since === "string" ? since : "?" };
+    const text = (field: unknown) => (typeof field === "string" ? field : "?");
+    return { pid: pid as number, host: text(host), command, since: text(since), token: text(token) };
   } catch {
     return undefined;
   }
 }
 
-/** Whether a process with this id runs (one of another user counts: it cannot be signalled, but it is there). */
-function running(pid: number): boolean {
+/**
+ * Whether the holder's process is gone: only on this host (another host's pids cannot be
+ * asked), and only when the system says there is no such process; this process's own pid
+ * names an earlier run of it (a container restarted) unless it is the lock this process holds.
+ */
+function gone(holder: Holder): boolean {
+  if (holder.host !== hostname()) return false;
+  if (holder.pid === process.pid) return true;
   try {
-    process.kill(pid, 0);
-    return true;
+    process.kill(holder.pid, 0);
+    return false;
   } catch (err) {
-    return codeOf(err) === "EPERM";
+    return codeOf(err) === "ESRCH";
+  }
+}
+
+/** Sleeps `ms` without giving the event loop a turn (the lock is taken in synchronous calls). */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** A takeover left by a process that died in it is this old. */
+const STALE_TAKEOVER_MS = 10_000;
+
+/**
+ * Replaces the lock of the gone `holder` with `mine`, one process at a time (`.lock.takeover`,
+ * made with O_EXCL): the lock is re-read there and removed only if it is still that holder's,
+ * so two processes finding one stale lock cannot both take it. False when another took it.
+ */
+function takeOver(path: string, holder: Holder, mine: string): boolean {
+  const guard = `${path}.takeover`;
+  try {
+    writeFileSync(guard, String(process.pid), { flag: "wx" });
+  } catch (err) {
+    if (codeOf(err) !== "EEXIST") throw err;
+    try {
+      if (Date.now() - statSync(guard).mtimeMs > STALE_TAKEOVER_MS) unlinkSync(guard);
+    } catch {
+      // Gone meanwhile: the next attempt takes it.
+    }
+    return false;
+  }
+  try {
+    if (holderOf(path)?.token !== holder.token) return false;
+    unlinkSync(path);
+    writeFileSync(path, mine, { flag: "wx", mode: 0o600 });
+    return true;
+  } finally {
+    unlinkSync(guard);
   }
 }
 
@@ -63,9 +117,12 @@ function heldBy(path: string): FolderLock {
     release() {
       if (released) return;
       released = true;
-      const count = (holders.get(path) ?? 1) - 1;
-      if (count > 0) return void holders.set(path, count);
-      holders.delete(path);
+      const mine = held.get(path);
+      if (mine === undefined) return;
+      if (--mine.count > 0) return;
+      held.delete(path);
+      // Only the lock this process took: one taken over meanwhile (it was removed by hand) stays.
+      if (holderOf(path)?.token !== mine.token) return;
       try {
         unlinkSync(path);
       } catch {
@@ -82,35 +139,35 @@ function heldBy(path: string): FolderLock {
 export function lockDataFolder(dataDir: string, command: string): FolderLock {
   // Resolved: one folder named two ways (relative, absolute) is one lock.
   const path = resolve(dataDir, LOCK_FILE);
-  const count = holders.get(path);
-  if (count !== undefined) {
-    holders.set(path, count + 1);
+  const mine = held.get(path);
+  if (mine !== undefined) {
+    mine.count++;
     return heldBy(path);
   }
   mkdirSync(dataDir, { recursive: true });
-  const mine: Holder = { pid: process.pid, command, since: new Date().toISOString() };
-  for (let attempt = 0; attempt < 3; attempt++) {
+  const token = crypto.randomUUID();
+  const line = `${JSON.stringify({ pid: process.pid, host: hostname(), command, since: new Date().toISOString(), token })}\n`;
+  for (let attempt = 0; attempt < 50; attempt++) {
     try {
-      writeFileSync(path, `${JSON.stringify(mine)}\n`, { flag: "wx", mode: 0o600 });
-      holders.set(path, 1);
+      writeFileSync(path, line, { flag: "wx", mode: 0o600 });
+      held.set(path, { count: 1, token });
       return heldBy(path);
     } catch (err) {
       if (codeOf(err) !== "EEXIST") throw err;
     }
     const holder = holderOf(path);
-    if (holder !== undefined && holder.pid !== process.pid && running(holder.pid)) {
+    if (holder !== undefined && !gone(holder)) {
+      const where = holder.host === hostname() ? "" : ` on ${holder.host}`;
       throw new ConfigError([
-        `--data ${dataDir} is in use by ${holder.command} (pid ${holder.pid}, since ${holder.since}): with the file store one process writes a data folder at a time; stop it first, or use STORAGE=redis or s3, which take writers side by side (a lock left by a process that is gone is taken over; ${path})`,
+        `--data ${dataDir} is in use by ${holder.command} (pid ${holder.pid}${where}, since ${holder.since}): with the file store one process writes a data folder at a time; stop it first, or use STORAGE=redis or s3, which take writers side by side (a lock left by a process that is gone is taken over; if none runs, remove ${path})`,
       ]);
     }
-    // Its process is gone (or the file was being written as it was read): taken over.
-    if (holder !== undefined) {
-      try {
-        unlinkSync(path);
-      } catch {
-        // Another process took it over first: the next attempt sees its lock.
-      }
+    if (holder !== undefined && takeOver(path, holder, line)) {
+      held.set(path, { count: 1, token });
+      return heldBy(path);
     }
+    // Being written or taken over by another process: look again shortly.
+    pause(10);
   }
   throw new ConfigError([`--data ${dataDir}: its lock ${path} could not be taken; if no serve or command uses the folder, remove the file`]);
 }

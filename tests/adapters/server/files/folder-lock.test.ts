@@ -3,9 +3,9 @@
  * refuses another running process, is taken over from one that is gone, and is held once per
  * process however often the process opens the folder. Runs under Node, Bun and Deno.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import process from "node:process";
 import { afterEach, describe, expect, it } from "vitest";
@@ -46,7 +46,7 @@ describe("the data folder's write lock", () => {
 
   it("refuses a folder another running process holds, naming it, and leaves its lock in place", () => {
     const dir = folder();
-    const theirs = `${JSON.stringify({ pid: process.ppid, command: "serve", since: "2026-11-25T10:00:00.000Z" })}\n`;
+    const theirs = `${JSON.stringify({ pid: process.ppid, host: hostname(), command: "serve", since: "2026-11-25T10:00:00.000Z", token: "t" })}\n`;
     writeFileSync(join(dir, LOCK_FILE), theirs);
     let refusal: unknown;
     try {
@@ -61,9 +61,43 @@ describe("the data folder's write lock", () => {
 
   it("takes over the lock of a process that is gone (a crash, kill -9)", () => {
     const dir = folder();
-    writeFileSync(join(dir, LOCK_FILE), JSON.stringify({ pid: endedPid(), command: "serve", since: "2026-11-25T10:00:00.000Z" }));
+    writeFileSync(join(dir, LOCK_FILE), JSON.stringify({ pid: endedPid(), host: hostname(), command: "serve", since: "2026-11-25T10:00:00.000Z", token: "t" }));
     const lock = lockDataFolder(dir, "import");
     expect(JSON.parse(readFileSync(join(dir, LOCK_FILE), "utf8"))).toMatchObject({ pid: process.pid, command: "import" });
     lock.release();
   });
+
+  it("refuses a lock of another host (its process cannot be asked), naming the host", () => {
+    const dir = folder();
+    writeFileSync(join(dir, LOCK_FILE), JSON.stringify({ pid: endedPid(), host: "other-host", command: "serve", since: "2026-11-25T10:00:00.000Z", token: "t" }));
+    expect(() => lockDataFolder(dir, "import")).toThrow(/is in use by serve \(pid \d+ on other-host, since/);
+  });
+
+  it("a release leaves a lock that is not the one it took (removed by hand and taken by another meanwhile)", () => {
+    const dir = folder();
+    const lock = lockDataFolder(dir, "serve");
+    const other = `${JSON.stringify({ pid: process.ppid, host: hostname(), command: "import", since: "2026-11-25T10:00:00.000Z", token: "other" })}\n`;
+    writeFileSync(join(dir, LOCK_FILE), other);
+    lock.release();
+    expect(readFileSync(join(dir, LOCK_FILE), "utf8")).toBe(other);
+  });
+});
+
+describe("a stale lock found by several processes at once", () => {
+  it("is taken by one of them; the others are refused, naming it", async () => {
+    const dir = folder();
+    writeFileSync(join(dir, LOCK_FILE), JSON.stringify({ pid: endedPid(), host: hostname(), command: "serve", since: "2026-11-25T10:00:00.000Z", token: "t" }));
+    const module = new URL("../../../../dist/src/adapters/server/files/folder-lock.js", import.meta.url).href;
+    // Each holds what it took for a while, so the others find it alive.
+    const script = `const { lockDataFolder } = await import(${JSON.stringify(module)});
+      try { const lock = lockDataFolder(${JSON.stringify(dir)}, "import"); console.log("took"); setTimeout(() => lock.release(), 1500); }
+      catch (err) { console.log(/is in use by import/.test(err.message) ? "refused" : "error " + err.message); }`;
+    const outcomes = await Promise.all(Array.from({ length: 6 }, () => new Promise<string>((done) => {
+      const child = spawn("node", ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+      let out = "";
+      child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+      child.on("close", () => done(out.trim()));
+    })));
+    expect(outcomes.sort()).toEqual(["refused", "refused", "refused", "refused", "refused", "took"]);
+  }, 30_000);
 });
