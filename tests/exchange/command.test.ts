@@ -137,6 +137,14 @@ describe("forensic-annotation export / import (runExchangeCommand)", () => {
     expect(ok.out[0]).toMatch(/signature true$/);
   });
 
+  it("a symmetric EXPORT_SIGNING_KEY (oct, HS256) signs, as the docs list it", async () => {
+    await seedFiles();
+    const key = { kty: "oct", k: "c2VjcmV0LXNpZ25pbmcta2V5LW9mLTMyLWJ5dGVzLWxvbmc", kid: "lab-hmac" };
+    const run = io({ EXPORT_SIGNING_KEY: JSON.stringify(key) });
+    expect(await runExchangeCommand(["export", "--user", "analyst", "--case", "C-1", "--format", "zip", "--out", join(dir, "hs.zip"), "--data", dataDir], run.options), run.err()).toBe(0);
+    expect(run.out[1]).toMatch(/signed with key lab-hmac$/);
+  });
+
   it("an EXPORT_SIGNING_KEY that cannot sign is a configuration error (exit 2) before any export is written", async () => {
     await seedFiles();
     const { privateKey, publicKey } = await generateKeyPair("ES256", { extractable: true });

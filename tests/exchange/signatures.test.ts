@@ -36,6 +36,15 @@ describe("signed manifests (EXCHANGE.md Signatures)", () => {
     expect(result).toMatchObject({ success: true, signatureValid: true });
   });
 
+  it("a verification key jose cannot read is left out: the others still verify", async () => {
+    const { store } = await seedCase();
+    const jwk = await privateJwk("ES256");
+    const zip = await streamBytes(exportCaseZip(store, ANALYST, CASE, { signer: await signerFromJwk(jwk) }));
+    const publicKeys = [{ kty: "EC" } as ExchangeJwk, publicJwkOf(jwk)];
+    const result = await importCase(store, zip, REVIEWER, { verification: { publicKeys, requireSignature: true } });
+    expect(result).toMatchObject({ success: true, signatureValid: true });
+  });
+
   it("reports a signature made with another key as false, and refuses it when signatures are required", async () => {
     const { store } = await seedCase();
     const signer = await signerFromJwk(await privateJwk("EdDSA"));

@@ -175,7 +175,8 @@ function parseJwkList(text: string, name: string): ExchangeJwk[] {
 async function usableSigner(list: ExchangeJwk[]): Promise<ManifestSigner> {
   if (list.length !== 1) throw new ConfigError([`EXPORT_SIGNING_KEY: one private JWK expected, found ${list.length}`]);
   const jwk = list[0]!;
-  if (!("d" in jwk)) throw new ConfigError(["EXPORT_SIGNING_KEY: not a private key (it has no \"d\")"]);
+  // A private key holds "d"; a symmetric one (oct, HS256) is its "k".
+  if (!("d" in jwk) && !(jwk.kty === "oct" && "k" in jwk)) throw new ConfigError(["EXPORT_SIGNING_KEY: not a private key (it has no \"d\")"]);
   try {
     const signer = await signerFromJwk(jwk);
     await importJWK(signer.privateKey as JWK, signer.algorithm);

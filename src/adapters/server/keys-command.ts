@@ -3,7 +3,8 @@
  * The `keys` commands of encryption at rest (docs/storage.md#encryption-at-rest): `generate`
  * prints `DATA_ENCRYPTION_KEYS` with a new key first, `rotate` re-wraps every data key under
  * the first key (turning version 1 envelopes into version 2), `encrypt-all` seals what was stored before encryption was turned on. Both
- * run against the stores `STORAGE` names while `serve` keeps running, and a stopped run is
+ * run against the stores `STORAGE` names (beside a running `serve` on Redis, S3 and Deno KV;
+ * with the file store, once `serve` stopped: files/folder-lock.ts), and a stopped run is
  * resumed by running it again.
  */
 import { resolve } from "node:path";

@@ -51,7 +51,8 @@ export async function storagePorts(config: ServiceConfig, dataDir: string, runti
   const storage = await rawStoragePorts(config, dataDir, runtimeStorage, use);
   const keyring = config.dataEncryptionKeys === undefined ? undefined : keyringOf(config, await serverCipherSuite());
   try {
-    await checkCanaries(storage.ports, keyring);
+    // A reader leaves a missing canary for the next writer: sealing it would change the store beside serve.
+    await checkCanaries(storage.ports, keyring, { writeMissing: use.readOnly !== true });
   } catch (err) {
     await storage.close();
     if (err instanceof CanaryError) throw new ConfigError([`DATA_ENCRYPTION_KEYS: ${err.message}`]);
@@ -172,39 +173,51 @@ export async function startService(options: ServeOptions, listen: Listen, runtim
     Object.entries(options.env).filter((entry): entry is [string, string] => typeof entry[1] === "string"),
   );
   checkDataFolder(options.dataDir, false);
-  const secrets = await ensureSecrets(options.dataDir, defined);
-  const config = parseConfig(secrets.env);
-  const storage = await storagePorts(config, options.dataDir, runtimeStorage, { command: "serve" });
-  const app = createService(
-    {
-      ...storage.ports,
-      auditHash: nodeSha256Hex,
-      // The outbox is files under --data whatever STORAGE is (docs/storage.md).
-      outbox: createFileBlobStore(join(options.dataDir, "outbox"), { sync: config.fsync === "all" }),
-      ...(config.mailTransport === "smtp" ? { mailer: await smtpMailer(config) } : {}),
-    },
-    config,
-  );
+  // With the file store, the folder's lock before anything is written there (secrets.json); storagePorts takes it again (held once per process).
+  const early = (defined.STORAGE ?? "fs") === "fs" ? lockDataFolder(options.dataDir, "serve") : undefined;
+  let storage: StoragePorts | undefined;
   let server: Listening;
+  let secrets: Awaited<ReturnType<typeof ensureSecrets>>;
   try {
-    server = await listen(app, { port: options.port, hostname: options.host });
+    secrets = await ensureSecrets(options.dataDir, defined);
+    const config = parseConfig(secrets.env);
+    storage = await storagePorts(config, options.dataDir, runtimeStorage, { command: "serve" });
+    const app = createService(
+      {
+        ...storage.ports,
+        auditHash: nodeSha256Hex,
+        // The outbox is files under --data whatever STORAGE is (docs/storage.md).
+        outbox: createFileBlobStore(join(options.dataDir, "outbox"), { sync: config.fsync === "all" }),
+        ...(config.mailTransport === "smtp" ? { mailer: await smtpMailer(config) } : {}),
+      },
+      config,
+    );
+    try {
+      server = await listen(app, { port: options.port, hostname: options.host });
+    } catch (err) {
+      throw new ListenError(options.host, options.port, err);
+    }
   } catch (err) {
-    await storage.close();
-    throw new ListenError(options.host, options.port, err);
+    // A start that failed holds nothing: the lock and the stores' connections go.
+    await storage?.close();
+    early?.release();
+    throw err;
   }
+  const opened = storage;
   const url = `http://${hostInUrl(options.host)}:${server.port}`;
 
   for (const name of secrets.generated) {
     log(`generated ${name}=${secrets.env[name]} (kept in ${options.dataDir}/secrets.json; shown once)`);
   }
   for (const [name, mount] of Object.entries(WORKER_MOUNTS)) log(`${name.padEnd(8)} ${url}${mount}`);
-  log(`ready    ${url} (${storage.description})`);
+  log(`ready    ${url} (${opened.description})`);
   return {
     url,
     port: server.port,
     close: async () => {
       await server.close();
-      await storage.close();
+      await opened.close();
+      early?.release();
     },
   };
 }

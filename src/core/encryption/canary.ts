@@ -26,8 +26,14 @@ export class CanaryError extends Error {
 
 const reasonOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
+/** Options of the canary checks. */
+export interface CanaryOptions {
+  /** Write a missing canary (the first encrypted start); false for a process that only reads. Default true. */
+  writeMissing?: boolean;
+}
+
 /** Checks (or, on its first encrypted start, writes) the canary of the blob store `name` (the *unwrapped* store). */
-export async function checkBlobCanary(store: BlobStore, keyring: Keyring | undefined, name: string): Promise<void> {
+export async function checkBlobCanary(store: BlobStore, keyring: Keyring | undefined, name: string, options: CanaryOptions = {}): Promise<void> {
   const stored = await store.get(BLOB_CANARY_KEY);
   if (keyring === undefined) {
     if (stored !== null && isEnvelope(stored)) {
@@ -36,7 +42,7 @@ export async function checkBlobCanary(store: BlobStore, keyring: Keyring | undef
     return;
   }
   if (stored === null) {
-    await store.put(BLOB_CANARY_KEY, await seal(keyring, "object", BLOB_CANARY_KEY, encoder.encode(CANARY_TEXT)));
+    if (options.writeMissing !== false) await store.put(BLOB_CANARY_KEY, await seal(keyring, "object", BLOB_CANARY_KEY, encoder.encode(CANARY_TEXT)));
     return;
   }
   let text: string;
@@ -49,7 +55,7 @@ export async function checkBlobCanary(store: BlobStore, keyring: Keyring | undef
 }
 
 /** Checks (or writes) the canary of a KV store (the *unwrapped* store). */
-export async function checkKvCanary(store: KvStore, keyring: Keyring | undefined, name: string): Promise<void> {
+export async function checkKvCanary(store: KvStore, keyring: Keyring | undefined, name: string, options: CanaryOptions = {}): Promise<void> {
   const stored = await store.get(KV_CANARY_KEY);
   if (keyring === undefined) {
     if (stored !== null && stored.startsWith(SEALED_RECORD_PREFIX)) {
@@ -58,7 +64,7 @@ export async function checkKvCanary(store: KvStore, keyring: Keyring | undefined
     return;
   }
   if (stored === null) {
-    await store.put(KV_CANARY_KEY, await sealRecord(keyring, KV_CANARY_KEY, CANARY_TEXT));
+    if (options.writeMissing !== false) await store.put(KV_CANARY_KEY, await sealRecord(keyring, KV_CANARY_KEY, CANARY_TEXT));
     return;
   }
   let text: string;

@@ -6,7 +6,7 @@
  * it is: it is read by whoever relays the mail.
  */
 import type { ServiceConfig } from "../config/mod.ts";
-import { checkBlobCanary, checkKvCanary, type CipherSuite, encryptedBlobStore, encryptedKvStore, Keyring, type MaintainedStores } from "../encryption/mod.ts";
+import { type CanaryOptions, checkBlobCanary, checkKvCanary, type CipherSuite, encryptedBlobStore, encryptedKvStore, Keyring, type MaintainedStores } from "../encryption/mod.ts";
 import type { ServicePorts } from "./service.ts";
 
 /** The keyring of `DATA_ENCRYPTION_KEYS` (Web Crypto unless `suite` is given), or undefined when encryption at rest is off. */
@@ -31,11 +31,11 @@ export function encryptPorts(ports: ServicePorts, keyring: Keyring | undefined):
  * no keyring, refusing stores that hold encrypted objects). Throws a `CanaryError` naming the
  * store and the reason.
  */
-export async function checkCanaries(ports: ServicePorts, keyring: Keyring | undefined): Promise<void> {
-  await checkBlobCanary(ports.data, keyring, "data");
-  await checkBlobCanary(ports.audit, keyring, "audit");
-  await checkBlobCanary(ports.images, keyring, "image");
-  await checkKvCanary(ports.users, keyring, "user");
+export async function checkCanaries(ports: ServicePorts, keyring: Keyring | undefined, options: CanaryOptions = {}): Promise<void> {
+  await checkBlobCanary(ports.data, keyring, "data", options);
+  await checkBlobCanary(ports.audit, keyring, "audit", options);
+  await checkBlobCanary(ports.images, keyring, "image", options);
+  await checkKvCanary(ports.users, keyring, "user", options);
 }
 
 /** The stores of `ports` that encryption at rest covers, for the `keys` commands. */

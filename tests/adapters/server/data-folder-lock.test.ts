@@ -5,7 +5,8 @@
  * it runs (exit 2, naming it), `audit verify` reads beside it, and all run once it stopped.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -51,6 +52,17 @@ describe.each(["node", "bun", "deno"] as Runtime[])("the data folder of a runnin
     expect(exported.stderr).toContain("C-1");
   }, 90_000);
 
+  it("a folder another running process holds stops serve before it writes anything there (no secrets.json)", async () => {
+    const dir = await mkdtemp(join(tmpdir(), `fa-held-${runtime}-`));
+    dirs.push(dir);
+    writeFileSync(join(dir, ".lock"), JSON.stringify({ pid: process.pid, host: hostname(), command: "import", since: "2026-11-25T10:00:00.000Z", token: "t" }));
+    const [command, ...prefix] = RUNTIMES[runtime];
+    const refused = spawnSync(command, [...prefix, "--port", "0", "--data", dir], { encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" } });
+    expect(refused.status, refused.stderr).toBe(2);
+    expect(refused.stderr).toContain(`is in use by import (pid ${process.pid},`);
+    expect(readdirSync(dir)).toEqual([".lock"]);
+  }, 60_000);
+
   it("a --data that is a file, or a --host that is no address here, stops serve in one line (exit 2, exit 1), not a stack trace", async () => {
     const dir = await mkdtemp(join(tmpdir(), `fa-start-${runtime}-`));
     dirs.push(dir);
@@ -88,6 +100,11 @@ describe("the commands' --data", () => {
     }
     const empty = run(["audit", "verify", "--user", "u1", "--data", dir]);
     expect(empty.status).toBe(0);
+    // Encrypted, a reader leaves the missing canaries for the next writer (nothing is written beside serve).
+    const keys = run(["keys", "generate"]).stdout.trim();
+    const encrypted = spawnSync(process.execPath, [CLI, "audit", "verify", "--user", "u1", "--data", dir], { encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "", DATA_ENCRYPTION_KEYS: keys } });
+    expect(encrypted.status, encrypted.stderr).toBe(0);
+    expect(readdirSync(dir, { recursive: true }).filter((name) => String(name).includes("canary"))).toEqual([]);
     expect(empty.stdout).toMatch(/^audit trail of u1, [-0-9]+ to [-0-9]+: none stored \(no entries, no head/);
   });
 });

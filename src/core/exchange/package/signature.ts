@@ -94,8 +94,11 @@ export async function verifyManifestSignature(
   if (parts.length !== 3 || parts[1] !== "") return { valid: false, reason: "the signature is not a detached compact JWS" };
   try {
     // A key without a kid is known by its RFC 7638 thumbprint, the keyId a signer without one writes.
-    const named = await Promise.all(keys.map(async (key) => (key.kid !== undefined ? { ...key } : { ...key, kid: await calculateJwkThumbprint(publicJwkOf(key) as JWK) })));
-    const jwks = createLocalJWKSet({ keys: named as JWK[] });
+    // A key that has no thumbprint (not a key jose reads) is left out: it verifies nothing, and the others still do.
+    const named = await Promise.all(keys.map((key) =>
+      key.kid !== undefined ? { ...key } : calculateJwkThumbprint(publicJwkOf(key) as JWK).then((kid) => ({ ...key, kid }), () => undefined)
+    ));
+    const jwks = createLocalJWKSet({ keys: named.filter((key) => key !== undefined) as JWK[] });
     const { protectedHeader } = await compactVerify(`${parts[0]}.${base64url.encode(manifestHash)}.${parts[2]}`, jwks);
     if (protectedHeader.kid !== signature.keyId || protectedHeader.alg !== signature.algorithm) {
       return { valid: false, reason: "the signature's header does not match its keyId and algorithm" };
