@@ -17,6 +17,7 @@
 export { checkCanaries, encryptedStoresOf, encryptPorts, keyringOf } from "./encrypted-ports.ts";
 export {
   CanaryError,
+  type CanaryOptions,
   type CipherSuite,
   type DataKeyJwk,
   type EncryptedBlobStore,
