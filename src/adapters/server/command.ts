@@ -145,13 +145,11 @@ export async function runServeCommand(argv: readonly string[], listen: Listen, r
       console.error(err.message);
       return 2;
     }
-    if (addressInUse(err) || addressInUse((err as { cause?: unknown } | null)?.cause)) {
-      console.error(`${flags.host}:${flags.port} is already in use: stop what listens there or pass another --port (0 picks a free one)`);
-      return 1;
-    }
-    // A host that is no address here (--host 999.1.1.1, a name that does not resolve): one line, not a stack.
+    // What the runtime's listen threw: a busy port, or a host that is no address here (999.1.1.1): one line, not a stack.
     if (err instanceof ListenError) {
-      console.error(`${err.message} (--host names an address of this machine: 127.0.0.1, 0.0.0.0, ::)`);
+      console.error(addressInUse(err.cause)
+        ? `${flags.host}:${flags.port} is already in use: stop what listens there or pass another --port (0 picks a free one)`
+        : `${err.message} (--host names an address of this machine: 127.0.0.1, 0.0.0.0, ::)`);
       return 1;
     }
     throw err;

@@ -168,20 +168,29 @@ export class ListenError extends Error {
 
 /** Starts the service on `listen` and prints one line per worker with its base URL. */
 export async function startService(options: ServeOptions, listen: Listen, runtimeStorage?: RuntimeStorage): Promise<RunningServer> {
-  const log = options.log ?? ((line: string) => console.log(line));
   const defined = Object.fromEntries(
     Object.entries(options.env).filter((entry): entry is [string, string] => typeof entry[1] === "string"),
   );
   checkDataFolder(options.dataDir, false);
   // With the file store, the folder's lock before anything is written there (secrets.json); storagePorts takes it again (held once per process).
   const early = (defined.STORAGE ?? "fs") === "fs" ? lockDataFolder(options.dataDir, "serve") : undefined;
-  let storage: StoragePorts | undefined;
-  let server: Listening;
-  let secrets: Awaited<ReturnType<typeof ensureSecrets>>;
   try {
-    secrets = await ensureSecrets(options.dataDir, defined);
-    const config = parseConfig(secrets.env);
-    storage = await storagePorts(config, options.dataDir, runtimeStorage, { command: "serve" });
+    const started = await startOnFolder(options, defined, listen, runtimeStorage);
+    return { ...started, close: () => started.close().finally(() => early?.release()) };
+  } catch (err) {
+    early?.release();
+    throw err;
+  }
+}
+
+/** {@link startService} once the data folder is checked and, for the file store, locked. */
+async function startOnFolder(options: ServeOptions, defined: Record<string, string>, listen: Listen, runtimeStorage?: RuntimeStorage): Promise<RunningServer> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const secrets = await ensureSecrets(options.dataDir, defined);
+  const config = parseConfig(secrets.env);
+  const storage = await storagePorts(config, options.dataDir, runtimeStorage, { command: "serve" });
+  let server: Listening;
+  try {
     const app = createService(
       {
         ...storage.ports,
@@ -195,29 +204,26 @@ export async function startService(options: ServeOptions, listen: Listen, runtim
     try {
       server = await listen(app, { port: options.port, hostname: options.host });
     } catch (err) {
+      // Caught here, not with .catch: Bun's and Deno's serve throw before a promise exists.
       throw new ListenError(options.host, options.port, err);
     }
   } catch (err) {
     // A start that failed holds nothing: the lock and the stores' connections go.
-    await storage?.close();
-    early?.release();
+    await storage.close();
     throw err;
   }
-  const opened = storage;
   const url = `http://${hostInUrl(options.host)}:${server.port}`;
-
   for (const name of secrets.generated) {
     log(`generated ${name}=${secrets.env[name]} (kept in ${options.dataDir}/secrets.json; shown once)`);
   }
   for (const [name, mount] of Object.entries(WORKER_MOUNTS)) log(`${name.padEnd(8)} ${url}${mount}`);
-  log(`ready    ${url} (${opened.description})`);
+  log(`ready    ${url} (${storage.description})`);
   return {
     url,
     port: server.port,
     close: async () => {
       await server.close();
-      await opened.close();
-      early?.release();
+      await storage.close();
     },
   };
 }
