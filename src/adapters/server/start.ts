@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { type Stats, statSync } from "node:fs";
 import { createFileBlobStore, createFilePorts } from "./files/file-ports.ts";
 import { lockDataFolder } from "./files/folder-lock.ts";
+import { removeLeftoverTemporaries } from "./files/leftover-temporaries.ts";
 import { hostInUrl } from "./request-url.ts";
 import { createRedisPorts } from "./redis/redis-ports.ts";
 import { createS3Ports, s3LocationFromUrl } from "../s3/s3-ports.ts";
@@ -174,12 +175,37 @@ export async function startService(options: ServeOptions, listen: Listen, runtim
   checkDataFolder(options.dataDir, false);
   // With the file store, the folder's lock before anything is written there (secrets.json); storagePorts takes it again (held once per process).
   const early = (defined.STORAGE ?? "fs") === "fs" ? lockDataFolder(options.dataDir, "serve") : undefined;
+  // Older than the lock by a margin: file times lag the clock a little, and this process's own writes come after it.
+  const lockedAt = Date.now() - LEFTOVER_MARGIN_MS;
+  let started: RunningServer;
   try {
-    const started = await startOnFolder(options, defined, listen, runtimeStorage);
-    return { ...started, close: () => started.close().finally(() => early?.release()) };
+    started = await startOnFolder(options, defined, listen, runtimeStorage);
   } catch (err) {
     early?.release();
     throw err;
+  }
+  if (early === undefined) return started;
+  let stopping = false;
+  const sweep = sweepLeftovers(options, lockedAt, () => stopping);
+  const close = async () => {
+    stopping = true;
+    await sweep;
+    await started.close().finally(() => early.release());
+  };
+  return { ...started, close };
+}
+
+const LEFTOVER_MARGIN_MS = 1_000;
+
+/** Removes, in the background, the temporary files a stopped writer left under --data (files/leftover-temporaries.ts); never fails the service. */
+async function sweepLeftovers(options: ServeOptions, olderThan: number, stopped: () => boolean): Promise<void> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  try {
+    const { removed, failed } = await removeLeftoverTemporaries(options.dataDir, { olderThan, stopped });
+    if (removed > 0) log(`removed ${removed} temporary file${removed === 1 ? "" : "s"} a stopped process left under ${options.dataDir}`);
+    if (failed > 0) log(`could not read or remove ${failed} file${failed === 1 ? "" : "s"} or folder${failed === 1 ? "" : "s"} while looking for leftover temporary files under ${options.dataDir}`);
+  } catch (err) {
+    log(`looking for leftover temporary files under ${options.dataDir} failed: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 

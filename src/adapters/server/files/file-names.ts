@@ -8,7 +8,9 @@
  *   document is `x.json#`;
  * - the name is longer than a file name may be (255 bytes; an audit day of a 255-byte
  *   user id is 271): the document is `{prefix}#{hash}` and a side record
- *   `{prefix}#{hash}#key` holds the real name, so listings return it.
+ *   `{prefix}#{hash}#key` holds the real name, so listings return it;
+ * - the name has a temporary file's shape (`.{name}.{uuid}.tmp`, below): the document is
+ *   `{name}#`, so listings and the leftover sweep never take it for one.
  *
  * Key segments never contain `#` (storage/keys.ts), so these names never meet a real one.
  */
@@ -43,11 +45,21 @@ export function utf8Prefix(text: string, maxBytes: number): string {
   return text.slice(0, end);
 }
 
+// What temporaryName makes: a dot, the target's name cut short, a random UUID, `.tmp`.
+const TEMPORARY = /^\.[\s\S]*\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/;
+
+/**
+ * Temporary files are `.{name}.{uuid}.tmp` (the name cut short so that it always fits);
+ * listings skip them, and `serve` removes those a stopped process left. A document whose
+ * segment has that shape is stored under its escaped name (`{segment}#`), so none is taken for one.
+ */
+export const isTemporary = (name: string): boolean => name.endsWith(".tmp") && TEMPORARY.test(name);
+
 /** Where one document may be on disk. */
 export interface DocumentNames {
   /** The segment itself, when it fits a file name. */
   plain: string | undefined;
-  /** The name used when `plain` is a folder or does not fit. */
+  /** The name used when `plain` is a folder, does not fit, or has a temporary file's shape. */
   escaped: string;
   /** The side record holding the real name, when `escaped` is hashed. */
   record: string | undefined;
@@ -56,15 +68,13 @@ export interface DocumentNames {
 /** The possible on-disk names of a document whose last key segment is `segment`. */
 export function documentNames(segment: string): DocumentNames {
   const bytes = byteLength(segment);
-  const plain = bytes <= MAX_NAME_BYTES ? segment : undefined;
+  // A segment shaped like a temporary file's name would be skipped by listings and removed as a leftover.
+  const plain = bytes <= MAX_NAME_BYTES && !isTemporary(segment) ? segment : undefined;
   if (bytes + MARK.length <= MAX_NAME_BYTES) return { plain, escaped: `${segment}${MARK}`, record: undefined };
   const hash = createHash("sha256").update(segment).digest("hex").slice(0, 32);
   const escaped = `${utf8Prefix(segment, HASHED_PREFIX_BYTES)}${MARK}${hash}`;
   return { plain, escaped, record: `${escaped}${RECORD_SUFFIX}` };
 }
-
-/** Temporary files are `.{name}.{uuid}.tmp` (the name cut short so that it always fits); listings skip them. */
-export const isTemporary = (name: string): boolean => name.startsWith(".") && name.endsWith(".tmp");
 
 /** A temporary name beside `name`, unique per call. */
 export function temporaryName(name: string): string {

@@ -47,8 +47,28 @@ describe("file blob store (embedded default)", () => {
     await Promise.all(Array.from({ length: 50 }, (_, i) => store.put("u1/doc.json", bytes(JSON.stringify({ i, pad: "x".repeat(10_000) })))));
     expect(await readdir(join(dir, "u1"))).toEqual(["doc.json"]);
     JSON.parse(await readFile(join(dir, "u1", "doc.json"), "utf8"));
-    await writeFile(join(dir, "u1", ".doc.json.1234.tmp"), "{half");
+    await writeFile(join(dir, "u1", `.doc.json.${crypto.randomUUID()}.tmp`), "{half");
     expect(await store.list("")).toEqual(["u1/doc.json"]);
+  });
+
+  it("documents named like temporary files are stored, listed, read back and removed like any other", async () => {
+    const store = createFilePorts(dir);
+    // The shape of the store's own temporary files (a dot, a name, a UUID, .tmp), and two near it.
+    const names = [`.x.${crypto.randomUUID()}.tmp`, ".x.tmp", `.${crypto.randomUUID()}.tmp`, `.x.${crypto.randomUUID().toUpperCase()}.tmp`];
+    for (const name of names) {
+      await store.data.put(`u1/C-1/${name}`, bytes(`{"name":${JSON.stringify(name)}}`));
+      await store.users.put(name, `{"uid":${JSON.stringify(name)}}`);
+    }
+    expect(await store.data.list("u1/")).toEqual(names.map((name) => `u1/C-1/${name}`).sort());
+    expect((await store.users.list("")).filter((key) => key.endsWith(".tmp")).sort()).toEqual([...names].sort());
+    for (const name of names) {
+      expect(JSON.parse(text(await store.data.get(`u1/C-1/${name}`))!)).toEqual({ name });
+      expect(JSON.parse((await store.users.get(name))!)).toEqual({ uid: name });
+    }
+    // Only the exact shape is kept under its escaped name; the others keep their own.
+    expect((await readdir(join(dir, "data", "u1", "C-1"))).sort()).toEqual([`${names[0]}#`, ...names.slice(1)].sort());
+    for (const name of names) expect(await store.data.delete(`u1/C-1/${name}`)).toBe(true);
+    expect(await store.data.list("u1/")).toEqual([]);
   });
 
   it("a write issued while its document is held (an append under way) lands after it, not before", async () => {
