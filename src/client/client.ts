@@ -59,10 +59,10 @@ export class ServiceClientError extends Error {
   /** `Retry-After` of a 429, in seconds. */
   readonly retryAfterSeconds: number | undefined;
 
-  /** Wraps an error answer. */
-  constructor(status: number, body: unknown, retryAfterSeconds?: number) {
+  /** Wraps an error answer; `message` says what went wrong when the body cannot (a redirect, an unreadable answer). */
+  constructor(status: number, body: unknown, retryAfterSeconds?: number, message?: string) {
     const error = isErrorBody(body) ? body : undefined;
-    const said = error?.message ?? (isRecord(body) && typeof body["message"] === "string" ? body["message"] : undefined);
+    const said = message ?? error?.message ?? (isRecord(body) && typeof body["message"] === "string" ? body["message"] : undefined);
     super(`${status}${said === undefined ? "" : `: ${said}`}`);
     this.name = "ServiceClientError";
     this.status = status;
@@ -77,9 +77,70 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
+// Every ErrorCode, checked by the compiler both ways (a value, not an import: the client carries no server code).
+const ERROR_CODES: Record<ErrorCode, true> = { UNAUTHORIZED: true, FORBIDDEN: true, NOT_FOUND: true, VALIDATION_ERROR: true, SERVER_ERROR: true };
+
 function isErrorBody(value: unknown): value is ErrorBody {
-  return isRecord(value) && typeof value["error"] === "string" && typeof value["code"] === "string" && typeof value["message"] === "string" &&
-    isRecord(value["details"]);
+  return isRecord(value) && typeof value["error"] === "string" && typeof value["code"] === "string" && Object.hasOwn(ERROR_CODES, value["code"]) &&
+    typeof value["message"] === "string" && isRecord(value["details"]);
+}
+
+/** The 400 the service answers for a path segment it refuses, raised before sending such a request. */
+function refusedBeforeSending(message: string, details: Record<string, unknown>): ServiceClientError {
+  return new ServiceClientError(400, { error: "Bad Request", code: "VALIDATION_ERROR", message, details });
+}
+
+// A UTF-16 surrogate without its other half: no URL can carry it (encodeURIComponent throws, URLSearchParams makes it U+FFFD).
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * One path segment, percent-encoded. Empty, `.` and `..` are refused: `new Request` would
+ * resolve a dot segment (encoded or not) before the service sees it, sending the call and its
+ * credentials to another key, another worker or another app on the origin.
+ */
+function pathSegment(value: string, what: string): string {
+  if (value === "" || value === "." || value === "..") {
+    throw refusedBeforeSending(`${what} may not be ${value === "" ? "empty" : `"${value}"`}`, { [what]: value });
+  }
+  return encodeURIComponent(wellFormed(value, what));
+}
+
+/** `value` unchanged, or the refusal of a text holding a lone surrogate. */
+function wellFormed(value: string, what: string): string {
+  if (LONE_SURROGATE.test(value)) throw refusedBeforeSending(`${what} holds a lone UTF-16 surrogate, which no URL can carry`, {});
+  return value;
+}
+
+/** The most of an error answer's body read (the service's are a few hundred bytes); the rest is cancelled. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
+/** The start of a body as text, at most `max` bytes of it. */
+async function textUpTo(response: Response, max: number): Promise<string> {
+  if (response.body === null) return "";
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  let read = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    const room = max - read;
+    read += value.length;
+    text += decoder.decode(value.subarray(0, room), { stream: true });
+    if (read >= max) {
+      await reader.cancel();
+      return text + decoder.decode();
+    }
+  }
+}
+
+/** `Retry-After` in seconds: a number of seconds or an HTTP date; undefined when absent or unreadable. */
+function retryAfterSeconds(header: string | null, now: number): number | undefined {
+  if (header === null) return undefined;
+  // Delay-seconds is digits only ("-5" or "1.5" is no delay, and no date either).
+  if (/^[\s\d.+-]*$/.test(header)) return /^\s*\d+\s*$/.test(header) ? Number(header) : undefined;
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }
 
 /** The user worker's calls. */
@@ -147,7 +208,7 @@ type Credential = "user" | "data" | "keys" | "image" | "none";
 
 /** The query of the audit reads: the user and, when given, the range's days. */
 function rangeQuery(userId: string, range: AuditRange): URLSearchParams {
-  const query = new URLSearchParams({ userId });
+  const query = new URLSearchParams({ userId: wellFormed(userId, "userId") });
   if (range.startDate !== undefined) query.set("startDate", range.startDate);
   if (range.endDate !== undefined) query.set("endDate", range.endDate);
   return query;
@@ -202,50 +263,63 @@ export function createClient(options: ClientOptions): ServiceClient {
     } else if (body !== undefined) {
       payload = body.form;
     }
-    const response = await doFetch(new Request(url, { method, headers, body: payload }));
+    // Never followed: fetch keeps custom headers (every key here) and re-sends bodies across origins.
+    const response = await doFetch(new Request(url, { method, headers, body: payload, redirect: "manual" }));
     if (response.ok) return response;
-    const text = await response.text();
+    if (response.type === "opaqueredirect" || (response.status >= 300 && response.status < 400)) {
+      await response.body?.cancel();
+      const location = response.headers.get("Location");
+      throw new ServiceClientError(response.status, "", undefined, `redirected${location === null ? "" : ` to ${location}`}; the client follows no redirects, which would carry its credentials (check baseUrl and workers)`);
+    }
+    const text = await textUpTo(response, MAX_ERROR_BODY_BYTES);
     let parsed: unknown = text;
     try {
       parsed = JSON.parse(text);
     } catch {
       // Not JSON: the text is the body.
     }
-    const retryAfter = Number(response.headers.get("Retry-After") ?? Number.NaN);
-    throw new ServiceClientError(response.status, parsed, Number.isFinite(retryAfter) ? retryAfter : undefined);
+    throw new ServiceClientError(response.status, parsed, retryAfterSeconds(response.headers.get("Retry-After"), Date.now()));
   };
-  const json = async <T>(response: Promise<Response>): Promise<T> => (await (await response).json()) as T;
+  const json = async <T>(pending: Promise<Response>): Promise<T> => {
+    const response = await pending;
+    const text = await response.text();
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new ServiceClientError(response.status, text.slice(0, MAX_ERROR_BODY_BYTES), undefined, "the answer is not JSON");
+    }
+  };
   const done = async (response: Promise<Response>): Promise<void> => {
     await (await response).body?.cancel();
   };
-  const segment = (value: string) => encodeURIComponent(value);
-  const keyPath = (key: DataKey) => `/${(typeof key === "string" ? key.split("/") : [...key]).map(segment).join("/")}`;
+  const segment = pathSegment;
+  const keyPath = (key: DataKey) => `/${(typeof key === "string" ? key.split("/") : [...key]).map((part) => segment(part, "key segment")).join("/")}`;
 
   const data: DataClient = {
-    get: <T>(key: DataKey) => json<T | []>(send("data", "data", "GET", keyPath(key))),
-    put: (key, value) => done(send("data", "data", "PUT", keyPath(key), { json: value })),
-    delete: (key) => done(send("data", "data", "DELETE", keyPath(key))),
+    get: async <T>(key: DataKey) => await json<T | []>(send("data", "data", "GET", keyPath(key))),
+    put: async (key, value) => await done(send("data", "data", "PUT", keyPath(key), { json: value })),
+    delete: async (key) => await done(send("data", "data", "DELETE", keyPath(key))),
     getCase: async (uid, caseNumber) => {
       const stored = await data.get<CaseData>([uid, caseNumber, "data.json"]);
       return Array.isArray(stored) ? undefined : stored;
     },
-    putCase: (uid, caseNumber, value) => data.put([uid, caseNumber, "data.json"], value),
+    putCase: async (uid, caseNumber, value) => await data.put([uid, caseNumber, "data.json"], value),
   };
 
   return {
-    health: () => json<{ ok: true }>(sendTo(`${base}/health`, "none", "GET", undefined, false)),
+    health: async () => await json<{ ok: true }>(sendTo(`${base}/health`, "none", "GET", undefined, false)),
     user: {
-      get: (uid) => json<UserData>(send("user", "user", "GET", `/${segment(uid)}`)),
-      put: (uid, body) => json<UserData>(send("user", "user", "PUT", `/${segment(uid)}`, { json: body })),
-      delete: (uid) => json<UserDeletion>(send("user", "user", "DELETE", `/${segment(uid)}`)),
-      addCases: (uid, cases) => json<UserData>(send("user", "user", "PUT", `/${segment(uid)}/cases`, { json: { cases } })),
-      removeCases: (uid, caseNumbers) => json<UserData>(send("user", "user", "DELETE", `/${segment(uid)}/cases`, { json: { casesToDelete: caseNumbers } })),
+      get: async (uid) => await json<UserData>(send("user", "user", "GET", `/${segment(uid, "uid")}`)),
+      put: async (uid, body) => await json<UserData>(send("user", "user", "PUT", `/${segment(uid, "uid")}`, { json: body })),
+      delete: async (uid) => await json<UserDeletion>(send("user", "user", "DELETE", `/${segment(uid, "uid")}`)),
+      addCases: async (uid, cases) => await json<UserData>(send("user", "user", "PUT", `/${segment(uid, "uid")}/cases`, { json: { cases } })),
+      removeCases: async (uid, caseNumbers) => await json<UserData>(send("user", "user", "DELETE", `/${segment(uid, "uid")}/cases`, { json: { casesToDelete: caseNumbers } })),
     },
     data,
     audit: {
-      append: (entry: AuditEntryInput) => json<AuditAppended>(send("audit", "data", "POST", `/audit?userId=${segment(entry.userId)}`, { json: entry })),
-      read: (userId, range = {}) => json<AuditEntries>(send("audit", "data", "GET", `/audit?${rangeQuery(userId, range)}`)),
-      verify: (userId, range = {}) => json<AuditVerification>(send("audit", "data", "GET", `/audit/verify?${rangeQuery(userId, range)}`)),
+      append: async (entry: AuditEntryInput) => await json<AuditAppended>(send("audit", "data", "POST", `/audit?${new URLSearchParams({ userId: wellFormed(entry.userId, "userId") })}`, { json: entry })),
+      read: async (userId, range = {}) => await json<AuditEntries>(send("audit", "data", "GET", `/audit?${rangeQuery(userId, range)}`)),
+      verify: async (userId, range = {}) => await json<AuditVerification>(send("audit", "data", "GET", `/audit/verify?${rangeQuery(userId, range)}`)),
     },
     image: {
       upload: async (file, filename) => {
@@ -253,12 +327,12 @@ export function createClient(options: ClientOptions): ServiceClient {
         form.set("file", file, filename ?? (file instanceof File ? file.name : "image"));
         return (await json<{ result: UploadedImage }>(send("image", "image", "POST", "", { form }))).result;
       },
-      sign: async (deliveryUrl) => await (await send("image", "image", "GET", `/${segment(deliveryUrl)}`)).text(),
-      delete: (imageId, deleteOptions = {}) =>
-        done(send("image", "image", "DELETE", `/${segment(imageId)}${deleteOptions.owner === undefined ? "" : `?owner=${segment(deleteOptions.owner)}`}`)),
+      sign: async (deliveryUrl) => await (await send("image", "image", "GET", `/${segment(deliveryUrl, "deliveryUrl")}`)).text(),
+      delete: async (imageId, deleteOptions = {}) =>
+        await done(send("image", "image", "DELETE", `/${segment(imageId, "imageId")}${deleteOptions.owner === undefined ? "" : `?${new URLSearchParams({ owner: wellFormed(deleteOptions.owner, "owner") })}`}`)),
     },
-    keys: { get: async (name) => await (await send("keys", "keys", "GET", `/${segment(name)}`)).text() },
-    captcha: { verify: (token) => json<CaptchaResult>(send("captcha", "none", "POST", "", { json: { "captcha-response": token } }, false)) },
+    keys: { get: async (name) => await (await send("keys", "keys", "GET", `/${segment(name, "keyName")}`)).text() },
+    captcha: { verify: async (token) => await json<CaptchaResult>(send("captcha", "none", "POST", "", { json: { "captcha-response": token } }, false)) },
     pdf: { render: async (request) => new Uint8Array(await (await send("pdf", "none", "POST", "", { json: request })).arrayBuffer()) },
   };
 }

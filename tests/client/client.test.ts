@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { Hono } from "hono";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { createClient, type ServiceClient, ServiceClientError } from "../../src/client/mod.ts";
-import type { AuditEntries, CaseData, ErrorCode, UserData } from "../../src/client/mod.ts";
+import type { AuditEntries, AuditEntryInput, CaseData, ErrorCode, UserData } from "../../src/client/mod.ts";
 import { KEYS, stubVerifier, testService } from "../helpers/service.ts";
 import { auditEntry } from "../helpers/audit-entry.ts";
 import { fixture } from "../helpers/images.ts";
@@ -83,6 +83,99 @@ describe("the typed client", () => {
     // A key segment with "/" is encoded, so the service refuses that segment (400), never a different key.
     const slash = await client.data.get(["u1", "a/b", "data.json"]).catch((err: unknown) => err);
     expect(slash).toMatchObject({ status: 400, code: "VALIDATION_ERROR" });
+  });
+
+  it("refuses dot segments, empty segments and lone surrogates before sending (a Request resolves dot segments, so `..` reached another user's key or app)", async () => {
+    const sent: string[] = [];
+    const client = createClient({ baseUrl: "https://lab.example/forensic", ...keys, adminKey: "admin", fetch: async (request) => (sent.push(request.url), new Response("[]")) });
+    const calls: [string, () => Promise<unknown>][] = [
+      ["key with ..", () => client.data.get("attacker/../victim/C1/data.json")],
+      ["segments climbing out of the mount", () => client.data.get(["..", "..", "other-app", "collect"])],
+      ["delete through ..", () => client.data.delete("u1/C1/../../u2/C9/data.json")],
+      ["case number ..", () => client.data.putCase("u1", "..", { caseNumber: "..", files: [], createdAt: "2026-11-25T00:00:00Z" })],
+      ["case number .", () => client.data.getCase("u1", ".")],
+      ["empty segment", () => client.data.get("u1//data.json")],
+      ["uid ..", () => client.user.delete("..")],
+      ["uid empty", () => client.user.get("")],
+      ["cases of uid .", () => client.user.addCases(".", [{ caseNumber: "C-1" }])],
+      ["delivery URL ..", () => client.image.sign("..")],
+      ["image id .", () => client.image.delete(".")],
+      ["key name ..", () => client.keys.get("..")],
+      ["lone surrogate in a uid", () => client.user.get("u\uD800")],
+      ["lone surrogate in a key", () => client.data.get(["u1", "\uDC00", "data.json"])],
+      ["lone surrogate in an audit userId", () => client.audit.append(auditEntry({ userId: "u\uD800" }) as unknown as AuditEntryInput)],
+      ["lone surrogate in a read's userId", () => client.audit.read("u\uDBFF")],
+      ["lone surrogate in an owner", () => client.image.delete("img-1", { owner: "\uD800x" })],
+    ];
+    for (const [what, call] of calls) {
+      const refused = await call().catch((err: unknown) => err);
+      expect(refused, what).toBeInstanceOf(ServiceClientError);
+      expect(refused, what).toMatchObject({ status: 400, code: "VALIDATION_ERROR" });
+    }
+    expect(sent).toEqual([]);
+    // Dots inside a segment and a well-formed pair are ordinary names.
+    await client.data.get(["u1", "..C", ".data.json"]);
+    await client.user.get("u\uD83D\uDE00");
+    expect(sent).toEqual(["https://lab.example/forensic/data/u1/..C/.data.json", "https://lab.example/forensic/user/u%F0%9F%98%80"]);
+  });
+
+  it("follows no redirect: the keys and the body never reach the other origin, the call fails naming where it was sent", async () => {
+    const { createServer } = await import("node:http");
+    const seen: { url: string; headers: Record<string, unknown> }[] = [];
+    const thief = createServer((req, res) => {
+      seen.push({ url: req.url ?? "", headers: req.headers });
+      res.setHeader("Content-Type", "application/json").end('{"stolen":true}');
+    });
+    await new Promise<void>((ready) => thief.listen(0, "127.0.0.1", ready));
+    const thiefPort = (thief.address() as { port: number }).port;
+    const redirecting = createServer((req, res) => {
+      req.resume();
+      res.statusCode = req.method === "GET" ? 302 : 307;
+      res.setHeader("Location", `http://localhost:${thiefPort}/steal`);
+      res.end();
+    });
+    await new Promise<void>((ready) => redirecting.listen(0, "127.0.0.1", ready));
+    try {
+      const client = createClient({ baseUrl: `http://127.0.0.1:${(redirecting.address() as { port: number }).port}`, ...keys, adminKey: "admin", identityToken: "token" });
+      const read = await client.user.get("u1").catch((err: unknown) => err);
+      expect(read).toBeInstanceOf(ServiceClientError);
+      expect(read).toMatchObject({ status: 302 });
+      expect((read as Error).message).toContain(`redirected to http://localhost:${thiefPort}/steal`);
+      expect(await client.data.put("u1/C-1/data.json", { secret: 1 }).catch((err: unknown) => err)).toMatchObject({ status: 307 });
+      expect(seen).toEqual([]);
+    } finally {
+      await Promise.all([thief, redirecting].map((server) => new Promise((closed) => server.close(closed))));
+    }
+  });
+
+  it("an unreadable answer is a ServiceClientError too: a success that is not JSON, an error body of megabytes (read to 64 KiB), an unknown code, Retry-After as a date", async () => {
+    let pulled = 0;
+    const answers: Record<string, () => Response> = {
+      "/user/not-json": () => new Response("<html>proxy</html>", { status: 200 }),
+      "/user/empty": () => new Response(null, { status: 204 }),
+      "/user/huge": () =>
+        new Response(new ReadableStream({ pull(controller) {
+          pulled += 1;
+          controller.enqueue(new Uint8Array(64 * 1024).fill(0x61));
+        } }), { status: 500 }),
+      "/user/odd-code": () => Response.json({ error: "Teapot", code: "<script>", message: "m", details: {} }, { status: 418 }),
+      "/user/dated": () => new Response("busy", { status: 429, headers: { "Retry-After": new Date(Date.now() + 30_000).toUTCString() } }),
+      "/user/negative": () => new Response("busy", { status: 429, headers: { "Retry-After": "-5" } }),
+    };
+    const client = createClient({ baseUrl: "http://service.test", ...keys, fetch: async (request) => answers[new URL(request.url).pathname]!() });
+    const failure = (uid: string) => client.user.get(uid).catch((err: unknown) => err as ServiceClientError);
+    expect(await failure("not-json")).toMatchObject({ status: 200, message: "200: the answer is not JSON", body: "<html>proxy</html>" });
+    expect(await failure("empty")).toMatchObject({ status: 204, message: "204: the answer is not JSON" });
+    const huge = await failure("huge");
+    expect(huge).toMatchObject({ status: 500 });
+    expect((huge.body as string).length).toBe(64 * 1024);
+    expect(pulled).toBeLessThan(8);
+    const odd = await failure("odd-code");
+    expect(odd).toBeInstanceOf(ServiceClientError);
+    expect([odd.code, odd.error]).toEqual([undefined, undefined]);
+    expect((await failure("dated")).retryAfterSeconds).toBeGreaterThanOrEqual(28);
+    expect((await failure("dated")).retryAfterSeconds).toBeLessThanOrEqual(31);
+    expect((await failure("negative")).retryAfterSeconds).toBeUndefined();
   });
 
   it("sends the identity token (a function asked per call) and the admin key", async () => {
