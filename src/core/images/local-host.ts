@@ -29,6 +29,9 @@ export interface LocalImageHostOptions {
   cloudflareForm?: { accountHash: string | undefined; deliveryHost: string };
 }
 
+/** An image's metadata is stored beside its bytes under this suffix (`images/{id}.json`). */
+const METADATA_SUFFIX = ".json";
+
 /** The variant every image has (the original bytes). */
 export const PUBLIC_VARIANT = "public";
 
@@ -41,7 +44,7 @@ export type LocalImageHost = ImageHost & Required<Pick<ImageHost, "serve">>;
 /** Creates the local image host. */
 export function createLocalImageHost(options: LocalImageHostOptions): LocalImageHost {
   const base = new URL(options.deliveryBase.replace(/\/+$/, ""));
-  const metadataKey = (id: string) => `${storageKeys.image(id)}.json`;
+  const metadataKey = (id: string) => `${storageKeys.image(id)}${METADATA_SUFFIX}`;
   const deliveryUrl = (id: string, variant: string) => new URL(`${base.href}/${encodeURIComponent(id)}/${encodeURIComponent(variant)}`);
   const key = () => {
     if (options.signingKey === undefined) throw ServiceError.server("HMAC_KEY is not configured on this service");
@@ -129,6 +132,8 @@ export function createLocalImageHost(options: LocalImageHostOptions): LocalImage
 
     async delete(imageId) {
       checkSegment(imageId, "imageId");
+      // `X.json` is image X's metadata key, not an image: deleting "its" bytes would delete X's metadata.
+      if (imageId.endsWith(METADATA_SUFFIX)) return false;
       // Metadata first: the image is gone at once; bytes a failed attempt left go with the retry (404).
       const existed = await options.store.delete(metadataKey(imageId));
       await options.store.delete(storageKeys.image(imageId));
@@ -171,11 +176,19 @@ export function createLocalImageHost(options: LocalImageHostOptions): LocalImage
         ETag: etag,
         "X-Content-Type-Options": "nosniff",
       };
-      if (ifNoneMatch !== undefined && ifNoneMatch.split(",").some((tag) => tag.trim() === etag)) {
+      if (ifNoneMatch !== undefined && matchesNoneMatch(ifNoneMatch, etag)) {
         if (stored.body instanceof ReadableStream) await stored.body.cancel();
         return new Response(null, { status: 304, headers });
       }
       return new Response(stored.body, { status: 200, headers: { ...headers, "Content-Length": String(stored.size) } });
     },
   };
+}
+
+/** Whether `If-None-Match` names `etag` (RFC 9110 13.1.2: weak comparison, so `W/` is ignored) or is `*`. */
+function matchesNoneMatch(header: string, etag: string): boolean {
+  return header.split(",").some((tag) => {
+    const trimmed = tag.trim();
+    return trimmed === "*" || trimmed === etag || trimmed === `W/${etag}`;
+  });
 }

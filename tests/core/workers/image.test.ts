@@ -148,6 +148,11 @@ describe("image worker, local host (spec 4.2, CONTRACT hosted images)", () => {
       expect(etag).toBe(`"${body.result.id}"`); // an id names one upload's bytes forever
       const again = await app.request(local(signed.text), { headers: { "If-None-Match": etag! } });
       expect(again.status).toBe(304);
+      // RFC 9110 13.1.2: If-None-Match compares weakly, and `*` matches any current image.
+      for (const tags of [`W/${etag}`, "*", `"other", W/${etag}`]) {
+        expect((await app.request(local(signed.text), { headers: { "If-None-Match": tags } })).status, tags).toBe(304);
+      }
+      expect((await app.request(local(signed.text), { headers: { "If-None-Match": '"other"' } })).status).toBe(200);
     }
   });
 
@@ -211,6 +216,19 @@ describe("image worker, local host (spec 4.2, CONTRACT hosted images)", () => {
     expect(await again.json()).toMatchObject({ code: "NOT_FOUND" });
     expect((await app.request(local(signed))).status).toBe(404);
     expect(await ports.images.list("")).toEqual([]);
+  });
+
+  it("DELETE of {id}.json (its metadata's key) is a 404 that leaves the image whole", async () => {
+    const { app, ports } = service();
+    const { body } = await upload(app, "sample.png");
+    const signed = (await sign(app, body.result.variants[0]!)).text;
+    const stored = (await ports.images.list("")).sort();
+    const refused = await app.request(`/image/${body.result.id}.json`, { method: "DELETE", headers: bearer });
+    expect(refused.status).toBe(404);
+    expect(await refused.json()).toMatchObject({ code: "NOT_FOUND" });
+    expect((await ports.images.list("")).sort()).toEqual(stored);
+    expect((await app.request(local(signed))).status).toBe(200);
+    expect((await sign(app, body.result.variants[0]!)).status).toBe(200);
   });
 
   it("without PUBLIC_URL, delivery URLs are built on the request's origin and mount", async () => {
