@@ -51,8 +51,9 @@ export function parseJsonText(text: string, what = "Request body"): unknown {
   if (overflow !== -1) {
     throw ServiceError.validation(tooDeepMessage(what), { maxDepth: MAX_JSON_DEPTH, position: overflow });
   }
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
     const fault = jsonSyntaxFault(text);
     if (fault === undefined) throw ServiceError.validation(`${what} is not valid JSON`);
@@ -64,6 +65,27 @@ export function parseJsonText(text: string, what = "Request body"): unknown {
       column,
     });
   }
+  // Only a number of 309 digits or more, or with a 3-digit exponent, can overflow; the walk runs when the text holds one.
+  if (MAY_OVERFLOW.test(text)) {
+    const path = nonFiniteNumberPath(value, []);
+    if (path !== undefined) {
+      throw ServiceError.validation(`${what} holds a number too large for a double (JSON numbers here are at most about 1.8e308)${path === "" ? "" : ` at "${path}"`}`, { path });
+    }
+  }
+  return value;
+}
+
+const MAY_OVERFLOW = /\d[eE]\+?\d{3}|\d{309}/;
+
+/** The path of the first number JSON.parse made ±Infinity of (a literal like 1e400), or undefined. */
+function nonFiniteNumberPath(value: unknown, path: string[]): string | undefined {
+  if (typeof value === "number") return Number.isFinite(value) ? undefined : path.join(".");
+  if (typeof value !== "object" || value === null) return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const found = nonFiniteNumberPath(item, [...path, key]);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 /**

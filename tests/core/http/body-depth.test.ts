@@ -155,6 +155,28 @@ describe("every JSON body of every worker", () => {
     }
   });
 
+  it("a number too large for a double (1e400, -1e999, 309 digits) is a 400 naming where, not a 500 or a silent null; nothing is stored", async () => {
+    const { app, ports } = service();
+    for (const route of JSON_ROUTES) {
+      for (const [extra, path] of [["1e400", "extra"], ["[1, -1E+999]", "extra.1"], [`{"n":${"9".repeat(309)}}`, "extra.n"]] as const) {
+        const response = await app.request(route.path, { method: route.method, headers: route.headers, body: route.body(extra) });
+        expect(response.status, `${route.name} ${extra.slice(0, 20)}`).toBe(400);
+        const body = (await response.json()) as { code: string; message: string; details: Record<string, unknown> };
+        expect(body.code).toBe("VALIDATION_ERROR");
+        expect(body.message, route.name).toContain("a number too large for a double");
+        expect(body.details.path, route.name).toBe(path.replace(/^extra/, route.name === "user cases PUT" ? "cases.0.extra" : "extra"));
+      }
+    }
+    expect(await ports.data.list("")).toEqual([]);
+    expect(await ports.audit.list("")).toEqual([]);
+    expect(await ports.users.list("")).toEqual([]);
+    // The largest doubles, tiny numbers and such text in strings are ordinary.
+    for (const extra of ["1.7976931348623157e308", "1e-400", '"1e400"', `"${"9".repeat(400)}"`]) {
+      const body = `{"caseNumber":"C-1","extra":${extra}}`;
+      expect((await app.request("/data/u1/C-1/data.json", { method: "PUT", headers: dataHeaders, body })).status, extra).toBe(200);
+    }
+  });
+
   it("62 levels inside a body (64 in all) are accepted and read back", async () => {
     const { app } = service();
     const body = `{"caseNumber":"C-1","extra":${nested(62)}}`;
