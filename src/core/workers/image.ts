@@ -118,14 +118,22 @@ async function readUpload(request: Request, maxBytes: number): Promise<{ bytes: 
   if (!/^multipart\/form-data\b/i.test(request.headers.get("Content-Type") ?? "")) {
     throw ServiceError.validation("Expected multipart/form-data with the image in a field named file");
   }
+  const tooLarge = () => ServiceError.validation(`The image is larger than ${Math.round(maxBytes / MB)} MB`, { limitBytes: maxBytes });
+  // A declared length over the body's cap is refused unread (the adapter discards what still comes).
+  const declared = request.headers.get("content-length");
+  if (declared !== null && !request.headers.has("transfer-encoding") && Number(declared) > maxBytes + MB) throw tooLarge();
+  let file: { bytes: Bytes; filename: string } | undefined;
   try {
+    // Read to the closing boundary: a body cut short after its file part is refused, not stored.
     for await (const part of parseMultipartRequest(request, { maxFileSize: maxBytes, maxTotalSize: maxBytes + MB, maxParts: 16 })) {
+      if (part.name !== "file") continue;
+      if (file !== undefined) throw ServiceError.validation("The multipart body has more than one field named file: one image per upload");
       // One copy: the part's chunks joined into a fresh ArrayBuffer, handed on as is.
-      if (part.name === "file") return { bytes: part.bytes as Bytes, filename: part.filename ?? "image" };
+      file = { bytes: part.bytes as Bytes, filename: part.filename ?? "image" };
     }
   } catch (err) {
     if (err instanceof MaxFileSizeExceededError || err instanceof MaxTotalSizeExceededError) {
-      throw ServiceError.validation(`The image is larger than ${Math.round(maxBytes / MB)} MB`, { limitBytes: maxBytes });
+      throw tooLarge();
     }
     if (err instanceof MaxPartsExceededError) throw ServiceError.validation("The multipart body has more than 16 parts", { maxParts: 16 });
     // The parser decodes each part's headers with a fatal UTF-8 decoder: its TypeError is the body's bytes, not ours.
@@ -138,7 +146,8 @@ async function readUpload(request: Request, maxBytes: number): Promise<{ bytes: 
     // Anything else broke while the body was read (the connection ended before its end).
     failedBodyRead(err);
   }
-  throw ServiceError.validation("No file: send the image in a multipart field named file");
+  if (file === undefined) throw ServiceError.validation("No file: send the image in a multipart field named file");
+  return file;
 }
 
 /** The delivery URL a sign request names: the whole URL as the path, percent-encoded or not. */

@@ -76,6 +76,57 @@ describe("image worker, local host (spec 4.2, CONTRACT hosted images)", () => {
     expect(await ports.images.list("")).toEqual([]);
   });
 
+  it("a body cut short after its file part, without its closing boundary, with two files or 17 parts is a 400; nothing is stored", async () => {
+    const { app, ports } = service();
+    const png = fixture("sample.png");
+    const head = (name: string) => new TextEncoder().encode(`--XB\r\nContent-Disposition: form-data; name="${name}"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`);
+    const text = (value: string) => new TextEncoder().encode(value);
+    const joined = (...pieces: Uint8Array[]) => new Uint8Array(pieces.flatMap((piece) => [...piece]));
+    const filePart = joined(head("file"), png, text("\r\n"));
+    const headers = { ...bearer, "Content-Type": "multipart/form-data; boundary=XB" };
+    const bodies: [string, () => BodyInit, string][] = [
+      ["no closing boundary after a later part began", () => joined(filePart, text('--XB\r\nContent-Disposition: form-data; name="note"\r\n\r\nhal')), "malformed"],
+      ["connection broken after the file part", () =>
+        new ReadableStream({
+          start(controller) {
+            controller.enqueue(joined(filePart, text('--XB\r\nContent-Disposition: form-data; name="note"\r\n\r\n')));
+            controller.error(new Error("aborted"));
+          },
+        }), "ended before it was complete"],
+      ["two files", () => joined(filePart, filePart, text("--XB--\r\n")), "more than one field named file"],
+      ["17 parts, the file first", () => joined(filePart, ...Array.from({ length: 16 }, (_, i) => text(`--XB\r\nContent-Disposition: form-data; name="n${i}"\r\n\r\nx\r\n`)), text("--XB--\r\n")), "more than 16 parts"],
+    ];
+    for (const [what, body, message] of bodies) {
+      const response = await app.request("/image/", { method: "POST", body: body(), headers, duplex: "half" } as RequestInit);
+      expect(response.status, what).toBe(400);
+      expect(((await response.json()) as { message: string }).message, what).toContain(message);
+    }
+    expect(await ports.images.list("")).toEqual([]);
+    // The same file part, closed, is stored.
+    const whole = await app.request("/image/", { method: "POST", body: joined(filePart, text("--XB--\r\n")), headers });
+    expect(whole.status).toBe(200);
+  });
+
+  it("a declared Content-Length over the upload's cap (MAX_IMAGE_BYTES + 1 MiB) is refused before a byte of the body is read", async () => {
+    const { app, ports } = service({ MAX_IMAGE_BYTES: "2048" });
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({ pull(controller) {
+      pulled += 1;
+      controller.enqueue(new Uint8Array(1024));
+    } });
+    const cap = 2048 + 1024 * 1024;
+    const response = await app.request("/image/", {
+      method: "POST",
+      body,
+      duplex: "half",
+      headers: { ...bearer, "Content-Type": "multipart/form-data; boundary=XB", "Content-Length": String(cap + 1) },
+    } as RequestInit);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ code: "VALIDATION_ERROR", details: { limitBytes: 2048 } });
+    expect(pulled).toBeLessThanOrEqual(1); // a stream may pull once when it is made; nothing was read
+    expect(await ports.images.list("")).toEqual([]);
+  });
+
   it("part headers that are not UTF-8 (a Latin-1 filename or type) are a 400, not a 500", async () => {
     const { app, ports } = service();
     const png = fixture("sample.png");
