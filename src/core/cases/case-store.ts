@@ -64,6 +64,11 @@ export interface CaseStore {
    * keys can be listed (the data worker's HTTP API has no listing route).
    */
   storedCaseNumbers?(userUid: string): Promise<string[]>;
+  /**
+   * Removes every key left under `{userUid}/` once the cases are gone (documents a client
+   * stored beside them, such as `{userUid}/profile.json`); absent is fine. Only where keys can be listed.
+   */
+  deleteUserDocuments?(userUid: string): Promise<void>;
 }
 
 /** A stored document that is not JSON or nests too deeply; `text` is what was stored. */

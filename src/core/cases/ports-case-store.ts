@@ -6,7 +6,7 @@
  * ports store (`serve`, the export and import commands).
  */
 import type { BlobStore, ImageHost } from "../ports.ts";
-import { storageKeys } from "../storage/keys.ts";
+import { checkSegment, storageKeys } from "../storage/keys.ts";
 import { type CaseStore, parseDocument } from "./case-store.ts";
 import { storedCaseNumbers } from "./stored-cases.ts";
 
@@ -77,5 +77,8 @@ export function portsCaseStore(ports: CasePorts, options: PortsCaseStoreOptions 
       await data.delete(document);
     },
     storedCaseNumbers: async (userUid) => await storedCaseNumbers(data, userUid),
+    async deleteUserDocuments(userUid) {
+      for (const key of await data.list(`${checkSegment(userUid, "userUid")}/`)) await data.delete(key);
+    },
   };
 }

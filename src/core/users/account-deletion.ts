@@ -72,6 +72,8 @@ async function deleteCases(resources: CaseStore, userUid: string, listed: string
     if (resources.deleteCaseFolder !== undefined) await resources.deleteCaseFolder(userUid, caseNumber);
     else await resources.deleteCase(userUid, caseNumber);
   }
+  // What the user stored outside any case folder goes too.
+  await resources.deleteUserDocuments?.(userUid);
   return caseNumbers.length;
 }
 

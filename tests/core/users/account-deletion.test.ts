@@ -53,6 +53,10 @@ describe("account deletion against real files (spec 4.1 rules 4 and 5)", () => {
     const myImages = Object.values(mine).flat();
     expect(myImages).toHaveLength(9);
     expect((await remains(dir, "u1", myImages)).length).toBeGreaterThan(9 * 3);
+    // Documents a client stored beside the case folders go too.
+    for (const key of ["u1/profile.json", "u1/notes.json"]) {
+      expect((await app.request(`/data/${key}`, { method: "PUT", headers: { "X-Custom-Auth-Key": KEYS.R2_KEY_SECRET }, body: "{}" })).status).toBe(200);
+    }
 
     const response = await app.request("/user/u1", { method: "DELETE", headers: userHeaders });
     expect(response.status).toBe(200);
