@@ -228,8 +228,13 @@ export async function verifyAuditTrail(input: AuditTrailInput, options: VerifyAu
     const facts: HeadFacts = headFacts(head);
     const signature = await checkHeadSignature(head.signature, facts, options.publicKeys ?? []);
     headResult = { seq: head.seq, hash: head.hash, day: head.day, updatedAt: head.updatedAt, signature: signature.status };
-    const inRange = to === null || head.day <= to;
-    const day = inRange ? headDay(head.day) : undefined;
+    // A range that ends before the head's day has nothing to hold against it; one that starts after
+    // it lists no day of the head's (its entries, if any, came after the head: judged on the first).
+    const day = to !== null && head.day > to
+      ? undefined
+      : from !== null && head.day < from
+      ? days.find((candidate) => candidate.entries > 0)
+      : headDay(head.day);
     const entryOk = head.entry.seq === head.seq && head.entry.hash === head.hash && entryHash(head.entry) === head.hash;
     // The entries before the newest the head holds (files with fsync): each must be the one the entry after it follows.
     const held = (head.held ?? []).map((candidate) => candidate.entry);
