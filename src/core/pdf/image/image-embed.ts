@@ -28,6 +28,7 @@ import type { Rect } from "../layout/page-layout.ts";
 import { jpegOrientation, type Orientation, orientedMatrix, swapsSides } from "./jpeg-orientation.ts";
 import { splitAlpha } from "./png-alpha.ts";
 import { checkPngData, UnreadablePngData } from "./png-data.ts";
+import { DecodeBudget } from "./decode-budget.ts";
 
 /** An image in the document, ready to be drawn. */
 export interface EmbeddedImage {
@@ -128,8 +129,11 @@ type PngPlan =
   | { kind: "as-is"; width: number; height: number; depth: number; colours: 1 | 3; palette: Uint8Array | undefined; data: Uint8Array }
   /** Decoded here and split into colour and soft mask (8-bit grey+alpha or RGBA). */
   | { kind: "alpha"; width: number; height: number; channels: 2 | 4; data: Uint8Array }
-  /** Decoded by pdf-lib: transparency chunks, interlacing, 16-bit alpha. */
-  | { kind: "pdf-lib"; width: number; height: number };
+  /** Decoded by pdf-lib: transparency chunks, interlacing, 16-bit alpha; `bytesPerPixel` as stored. */
+  | { kind: "pdf-lib"; width: number; height: number; bytesPerPixel: number; interlaced: boolean };
+
+/** Samples per pixel of each PNG colour type (grey, RGB, palette, grey+alpha, RGBA). */
+const PNG_CHANNELS: Readonly<Record<number, number>> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
 
 const readUint32 = (bytes: Uint8Array, at: number): number =>
   (((bytes[at] ?? 0) << 24) | ((bytes[at + 1] ?? 0) << 16) | ((bytes[at + 2] ?? 0) << 8) | (bytes[at + 3] ?? 0)) >>> 0;
@@ -167,7 +171,8 @@ function pngPlan(bytes: Uint8Array): PngPlan {
   if (header === undefined || header.width === 0 || header.height === 0) throw broken("has no valid header");
   if (idat.length === 0) throw broken("has no image data");
   const { width, height, depth, type, interlace } = header;
-  if (interlace !== 0 || transparency) return { kind: "pdf-lib", width, height };
+  const decodedByPdfLib = { kind: "pdf-lib", width, height, bytesPerPixel: Math.ceil(((PNG_CHANNELS[type] ?? 4) * depth) / 8), interlaced: interlace !== 0 } as const;
+  if (interlace !== 0 || transparency) return decodedByPdfLib;
   const data = concatBytes(idat);
   if ((type === 0 || type === 2) && (depth === 8 || depth === 16)) {
     return { kind: "as-is", width, height, depth, colours: type === 2 ? 3 : 1, palette: undefined, data };
@@ -176,36 +181,80 @@ function pngPlan(bytes: Uint8Array): PngPlan {
     return { kind: "as-is", width, height, depth, colours: 1, palette, data };
   }
   if ((type === 4 || type === 6) && depth === 8) return { kind: "alpha", width, height, channels: type === 6 ? 4 : 2, data };
-  return { kind: "pdf-lib", width, height };
+  return decodedByPdfLib;
 }
 
-/** The most pixels of a PNG that is decoded (about 120 MB as RGBA): more could exhaust a worker's memory. */
-export const MAX_DECODED_PNG_PIXELS = 30_000_000;
+/** The most memory one PNG's decode may take, estimated (an 8-bit RGBA PNG of 30 megapixels takes 240 MB). */
+export const MAX_DECODED_PNG_BYTES = 256 * 1024 * 1024;
+
+/** What all decodes in flight in this process or isolate may hold together; later ones wait their turn. */
+export const decodeBudget: DecodeBudget = new DecodeBudget(2 * MAX_DECODED_PNG_BYTES);
+
+/**
+ * The peak bytes of decoding the PNG, estimated per pixel: split here, the inflated samples
+ * and the colour and mask planes; through pdf-lib, the inflated samples (twice when
+ * interlaced: the passes and the image), its 8-bit RGBA copy and the planes split from it.
+ * A 16-bit RGBA PNG of 30 megapixels, estimated 480 MB, peaked at about 570 MB over the server's
+ * own in a red team's run; an interlaced 16-bit RGB one at 675 MB, estimated 600.
+ */
+function decodedBytes(png: Exclude<PngPlan, { kind: "as-is" }>): number {
+  const pixels = png.width * png.height;
+  if (png.kind === "alpha") return pixels * png.channels * 2;
+  return pixels * (png.bytesPerPixel * (png.interlaced ? 2 : 1) + 8);
+}
+
+/**
+ * The bytes decoding the report's image will hold until the PDF is saved, estimated: 0 for a
+ * JPEG or a PNG embedded as it is; a 400 beyond {@link MAX_DECODED_PNG_BYTES}, and for a file
+ * whose structure is broken (as its embedding would answer).
+ */
+export function reportImageDecodeBytes(image: ReportImage): number {
+  if (image.type === "image/jpeg") return 0;
+  let png: PngPlan;
+  try {
+    png = pngPlan(image.bytes);
+  } catch {
+    return 0; // its embedding says what is broken, before anything is decoded
+  }
+  if (png.kind === "as-is") return 0;
+  const estimated = decodedBytes(png);
+  if (estimated > MAX_DECODED_PNG_BYTES) {
+    const mb = (value: number) => Math.ceil(value / (1024 * 1024));
+    throw ServiceError.validation(
+      `The PNG at imageUrl (${png.width} x ${png.height} pixels, with transparency, interlacing or 16-bit samples) would take about ${mb(estimated)} MB to decode; at most ${mb(MAX_DECODED_PNG_BYTES)} MB`,
+      { field: "imageUrl", estimatedBytes: estimated, limitBytes: MAX_DECODED_PNG_BYTES },
+    );
+  }
+  return estimated;
+}
 
 async function embedPng(doc: PDFDocument, bytes: Uint8Array): Promise<EmbeddedImage> {
   const png = pngPlan(bytes);
-  if (png.kind !== "as-is" && png.width * png.height > MAX_DECODED_PNG_PIXELS) {
-    throw ServiceError.validation(
-      `The PNG at imageUrl has ${png.width * png.height} pixels; a PNG with transparency or interlacing may have at most ${MAX_DECODED_PNG_PIXELS}`,
-      { field: "imageUrl", limitPixels: MAX_DECODED_PNG_PIXELS },
-    );
-  }
+  if (png.kind === "as-is") return await embedPngAsIs(doc, png);
+  // The caller reserved the decode's memory (reportImageDecodeBytes, decodeBudget) for the whole render.
+  return await embedDecodedPng(doc, bytes, png);
+}
+
+/** Embeds a PNG that must be decoded: split here (8-bit alpha) or by pdf-lib. */
+async function embedDecodedPng(doc: PDFDocument, bytes: Uint8Array, png: Exclude<PngPlan, { kind: "as-is" }>): Promise<EmbeddedImage> {
   if (png.kind === "pdf-lib") {
     const image = await doc.embedPng(bytes);
     return { width: image.width, height: image.height, draw: (page, rect) => page.drawImage(image, rect) };
   }
-  if (png.kind === "alpha") {
-    const planes = await splitAlpha(png.data, png.width, png.height, png.channels);
-    const mask = planes.alpha === null
-      ? undefined
-      : registerImage(doc, png.width, png.height, { BitsPerComponent: 8, ColorSpace: "DeviceGray", Filter: "FlateDecode" }, planes.alpha);
-    return register(doc, png.width, png.height, {
-      BitsPerComponent: 8,
-      ColorSpace: planes.colours === 3 ? "DeviceRGB" : "DeviceGray",
-      Filter: "FlateDecode",
-      SMask: mask,
-    }, planes.colour);
-  }
+  const planes = await splitAlpha(png.data, png.width, png.height, png.channels);
+  const mask = planes.alpha === null
+    ? undefined
+    : registerImage(doc, png.width, png.height, { BitsPerComponent: 8, ColorSpace: "DeviceGray", Filter: "FlateDecode" }, planes.alpha);
+  return register(doc, png.width, png.height, {
+    BitsPerComponent: 8,
+    ColorSpace: planes.colours === 3 ? "DeviceRGB" : "DeviceGray",
+    Filter: "FlateDecode",
+    SMask: mask,
+  }, planes.colour);
+}
+
+/** Embeds an opaque PNG's compressed data as it is. */
+async function embedPngAsIs(doc: PDFDocument, png: Extract<PngPlan, { kind: "as-is" }>): Promise<EmbeddedImage> {
   // Embedded without decoding, so checked here: sound chunks around garbage data would draw a broken image.
   await checkPngData(png.data, png.height * (1 + Math.ceil((png.width * png.colours * png.depth) / 8)));
   const colorSpace = png.palette === undefined
