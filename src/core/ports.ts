@@ -105,6 +105,14 @@ export interface KvStore {
   delete(key: string): Promise<boolean>;
   /** Keys that start with `prefix`. */
   list(prefix: string): Promise<string[]>;
+  /**
+   * Compare-and-set: stores `value` only if the stored string is exactly `expected` (or, with
+   * `expected` null, only if the key is absent), as one atomic step of the backend; true when
+   * written. Present where the backend has a compare-and-swap (Redis, S3, Deno KV) or one
+   * process holds the store (memory, files); absent on Workers KV, which has none. User records
+   * use it so that read-change-write stays lossless across processes.
+   */
+  replaceIf?(key: string, expected: string | null, value: string): Promise<boolean>;
 }
 
 /** One plain-text message (the account-deletion mails). */

@@ -14,7 +14,13 @@ blobStoreSuite("Deno KV", () => createDenoKvBlobStore(kv, `s${n++}`), {
     return Promise.resolve([createDenoKvBlobStore(kv, store), createDenoKvBlobStore(kv, store)]);
   },
 });
-kvStoreSuite("Deno KV", () => createDenoKvStore(kv, `kv${n++}`));
+kvStoreSuite("Deno KV", () => createDenoKvStore(kv, `kv${n++}`), {
+  compareAndSet: true,
+  makePair: () => {
+    const store = `kvpair${n++}`;
+    return Promise.resolve([createDenoKvStore(kv, store), createDenoKvStore(kv, store)]);
+  },
+});
 
 it("[Deno KV] keeps blobs far larger than one KV value (64 KiB) and one commit (800 KiB)", async () => {
   const store = createDenoKvBlobStore(kv, `big${n++}`);

@@ -20,6 +20,6 @@ afterAll(async () => {
 });
 
 blobStoreSuite("memory", () => createBlobStore(createStorage({ driver: memoryDriver() })));
-kvStoreSuite("memory", () => createKvStore(createStorage({ driver: memoryDriver() })));
+kvStoreSuite("memory", () => createKvStore(createStorage({ driver: memoryDriver() })), { compareAndSet: true });
 blobStoreSuite("files", async () => createFileBlobStore(await freshDir()));
-kvStoreSuite("files", async () => createKvStore(createStorage({ driver: atomicFileDriver({ base: await freshDir() }) })));
+kvStoreSuite("files", async () => createKvStore(createStorage({ driver: atomicFileDriver({ base: await freshDir() }) })), { compareAndSet: true });

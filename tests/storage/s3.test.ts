@@ -1,13 +1,15 @@
 import { expect, it } from "vitest";
-import { createS3BlobStore, probeConditionalWrites, type S3Location } from "../../src/adapters/s3/s3-store.ts";
+import { createS3BlobStore, createS3KvStore, probeConditionalWrites, type S3Location } from "../../src/adapters/s3/s3-store.ts";
 import { useS3 } from "../helpers/s3-server.ts";
-import { blobStoreSuite } from "./suite.ts";
+import { blobStoreSuite, kvStoreSuite } from "./suite.ts";
 
 const at = useS3();
 let n = 0;
 const location = (): S3Location => at(`t${n++}/`);
 
 blobStoreSuite("S3 (s3rver)", () => createS3BlobStore(location()));
+// s3rver ignores If-Match (below), so no pair of processes here: the compare-and-set's answers only.
+kvStoreSuite("S3 (s3rver)", () => createS3KvStore(location()), { compareAndSet: true });
 
 it("[S3 (s3rver)] lists every page (max-keys 2, 7 keys)", async () => {
   const store = createS3BlobStore({ ...location(), listPageSize: 2 });

@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { BlobStore, KvStore } from "../../src/core/ports.ts";
 import { keyFromRawPath, MAX_KEY_BYTES, MAX_SEGMENT_BYTES, storageKeys } from "../../src/core/storage/keys.ts";
+import { userRecords } from "../../src/core/users/user-records.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (value: Uint8Array | null) => (value === null ? null : new TextDecoder().decode(value));
@@ -232,8 +233,75 @@ export function blobStoreSuite(
 }
 
 /** Runs the KvStore cases against `make()`. */
-export function kvStoreSuite(name: string, make: () => Promise<KvStore> | KvStore): void {
+/** Options of {@link kvStoreSuite}. */
+export interface KvStoreSuiteOptions {
+  /** Whether the backend offers `replaceIf` (a compare-and-swap, or one process holding the store). */
+  compareAndSet: boolean;
+  /** Two stores over the same keys with no lock in common, as two server processes have. */
+  makePair?: () => Promise<[KvStore, KvStore]>;
+}
+
+/**
+ * 100 concurrent case additions to one user record, alternating between two stores over the
+ * same keys (two processes' worth): every case is kept.
+ */
+export async function expectNoLostRecordUpdates([first, second]: [KvStore, KvStore], additions = 100): Promise<void> {
+  const records = [userRecords(first), userRecords(second)];
+  const createdAt = "2026-11-22T12:00:00.000Z";
+  await records[0]!.update("u1", () => ({
+    next: { uid: "u1", email: null, firstName: "A", lastName: "B", company: "Lab", permitted: true, cases: [], createdAt },
+    result: undefined,
+  }));
+  let runs = 0;
+  await Promise.all(Array.from({ length: additions }, (_, i) =>
+    records[i % 2]!.update("u1", (current) => {
+      runs++;
+      return { next: { ...current!, cases: [...current!.cases, { caseNumber: `C-${i}`, createdAt }] }, result: undefined };
+    })));
+  const kept = (await records[1]!.get("u1"))!.cases.map((assignment) => assignment.caseNumber);
+  expect(kept.length).toBe(additions);
+  expect(new Set(kept)).toEqual(new Set(Array.from({ length: additions }, (_, i) => `C-${i}`)));
+  // The two stores did write over each other's reads: conflicts happened and were retried.
+  expect(runs).toBeGreaterThan(additions);
+}
+
+export function kvStoreSuite(name: string, make: () => Promise<KvStore> | KvStore, options: KvStoreSuiteOptions): void {
   describe(`KvStore on ${name}`, () => {
+    if (!options.compareAndSet) {
+      it(`[${name}] offers no compare-and-set`, async () => {
+        expect((await make()).replaceIf).toBeUndefined();
+      });
+    } else {
+      it(`[${name}] replaceIf writes only over the expected string, or an absent key for null`, async () => {
+        const store = await make();
+        const replaceIf = store.replaceIf!.bind(store);
+        expect(await replaceIf("u1", "{}", '{"a":1}')).toBe(false); // absent, a value expected
+        expect(await store.get("u1")).toBeNull();
+        expect(await replaceIf("u1", null, '{"a":"Zoë"}')).toBe(true); // absent, absent expected
+        expect(await store.get("u1")).toBe('{"a":"Zoë"}');
+        expect(await replaceIf("u1", null, '{"a":2}')).toBe(false); // present, absent expected
+        expect(await replaceIf("u1", '{"a":"Zoe"}', '{"a":3}')).toBe(false); // another string
+        expect(await replaceIf("u1", '{"a":"Zoë"} ', '{"a":3}')).toBe(false); // not exactly it
+        expect(await store.get("u1")).toBe('{"a":"Zoë"}');
+        expect(await replaceIf("u1", '{"a":"Zoë"}', '{"a":4}')).toBe(true); // exactly the stored string
+        expect(await store.get("u1")).toBe('{"a":4}');
+        expect(await replaceIf("u1", '{"a":4}', "")).toBe(true);
+        expect(await replaceIf("u1", "", '{"a":5}')).toBe(true); // the empty string is a value, not absence
+        expect(await store.get("u1")).toBe('{"a":5}');
+        expect(await store.delete("u1")).toBe(true);
+        expect(await replaceIf("u1", '{"a":5}', '{"a":6}')).toBe(false);
+        expect(await store.get("u1")).toBeNull();
+      });
+    }
+
+    if (options.makePair !== undefined) {
+      const makePair = options.makePair;
+      it(`[${name}] two stores on the same keys lose none of 100 concurrent user-record updates`, async () => {
+        await expectNoLostRecordUpdates(await makePair());
+      }, 60_000);
+    }
+
+
     it(`[${name}] put, get, delete, list`, async () => {
       const store = await make();
       expect(await store.get("u1")).toBeNull();

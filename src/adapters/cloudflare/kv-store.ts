@@ -5,7 +5,10 @@
 import type { KvStore } from "../../core/ports.ts";
 import type { KVNamespaceLike } from "./bindings.ts";
 
-/** A `KvStore` on a KV namespace binding. */
+/**
+ * A `KvStore` on a KV namespace binding. Workers KV has no compare-and-swap, so there is no
+ * `replaceIf`: a user record's read-change-write is serialized within one isolate only.
+ */
 export function createKvNamespaceStore(namespace: KVNamespaceLike): KvStore {
   return {
     get: (key) => namespace.get(key, "text"),

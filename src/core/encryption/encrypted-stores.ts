@@ -110,5 +110,15 @@ export function encryptedKvStore(inner: KvStore, keyring: Keyring): KvStore {
       return inner.delete(key);
     },
     list: async (prefix) => (await inner.list(prefix)).filter((key) => key !== KV_CANARY_KEY),
+    ...(inner.replaceIf === undefined ? {} : {
+      // Sealing is not deterministic, so `expected` cannot be sealed again to compare: the stored
+      // string is read and opened, and the inner compare-and-set is made on that sealed string.
+      async replaceIf(key: string, expected: string | null, value: string): Promise<boolean> {
+        const stored = await inner.get(key);
+        if ((stored === null ? null : await openRecord(keyring, key, stored)) !== expected) return false;
+        keyring.opened.forget(key);
+        return inner.replaceIf!(key, stored, await sealRecord(keyring, key, value));
+      },
+    }),
   };
 }

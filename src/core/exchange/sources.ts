@@ -72,7 +72,10 @@ export type ExchangeImageUpload = CaseImageUpload;
 export interface ExchangeStore extends CaseStore {
   /** The user record, or null. */
   getUser(userUid: string): Promise<ExchangeUser | null>;
-  /** Changes the user's `readOnlyCases` (the only field exchanges touch); NOT_FOUND when the user is absent. */
+  /**
+   * Changes the user's `readOnlyCases` (the only field exchanges touch); NOT_FOUND when the user
+   * is absent. `change` may run more than once (again on a record another process changed).
+   */
   updateReadOnlyCases(userUid: string, change: (current: ReadOnlyCaseEntry[]) => ReadOnlyCaseEntry[]): Promise<void>;
   /** Appends an audit entry to the user's audit day. */
   appendAudit(userUid: string, entry: ExchangeAuditEntry): Promise<void>;

@@ -162,6 +162,15 @@ export function createKvStore(storage: Storage): KvStore {
       return bytes === null ? null : decoder.decode(bytes);
     },
     put: (key, value) => mutex.run(key, () => storage.setItemRaw(toStorageKey(key), encoder.encode(value))),
+    // unstorage has no compare-and-swap: compared and written under the key's lock, atomic
+    // within this process, which is all memory and files need (one process holds a data folder).
+    replaceIf: (key, expected, value) =>
+      mutex.run(key, async () => {
+        const bytes = toBytes(await storage.getItemRaw(toStorageKey(key)));
+        if ((bytes === null ? null : decoder.decode(bytes)) !== expected) return false;
+        await storage.setItemRaw(toStorageKey(key), encoder.encode(value));
+        return true;
+      }),
     delete: (key) =>
       mutex.run(key, async () => {
         if (!(await storage.hasItem(toStorageKey(key)))) return false;

@@ -68,7 +68,8 @@ export interface VersionedStoreOptions {
   maxAttempts?: number;
 }
 
-const pause = (attempt: number): Promise<void> =>
+/** The short random pause after the `attempt`th conflicting conditional write (up to 200 ms). */
+export const pauseAfterConflict = (attempt: number): Promise<void> =>
   new Promise((resolve) => setTimeout(resolve, Math.min(200, 2 ** Math.min(attempt, 7)) * Math.random()));
 
 /** A lossless `BlobStore` over a compare-and-swap backend. */
@@ -81,7 +82,7 @@ export function createVersionedBlobStore(backend: VersionedBackend, options: Ver
       const current = await backend.get(key);
       const next = await change(current?.bytes ?? null);
       if (await backend.putIf(key, next, current?.version ?? null)) return next;
-      await pause(attempt);
+      await pauseAfterConflict(attempt);
     }
     throw new ContentionError(key, maxAttempts);
   }
@@ -110,14 +111,18 @@ export function createVersionedBlobStore(backend: VersionedBackend, options: Ver
         for (let attempt = 0; attempt < maxAttempts; attempt++) {
           const count = backend.appendToJsonArray ? await backend.appendToJsonArray(key, item, atIndex) : await rewriteAppend(key, item, atIndex);
           if (count !== null) return count;
-          await pause(attempt);
+          await pauseAfterConflict(attempt);
         }
         throw new ContentionError(key, maxAttempts);
       }),
   };
 }
 
-/** A `KvStore` (strings, such as user records) over the same backend: values stored as UTF-8. */
+/**
+ * A `KvStore` (strings, such as user records) over the same backend: values stored as UTF-8.
+ * Its compare-and-set compares the stored text, then writes conditioned on the version read
+ * with it, so a write in between (by any process) makes it answer false.
+ */
 export function createVersionedKvStore(backend: VersionedBackend): KvStore {
   const encoder = new TextEncoder();
   const decoder = new TextDecoder();
@@ -127,6 +132,11 @@ export function createVersionedKvStore(backend: VersionedBackend): KvStore {
       return stored === null ? null : decoder.decode(stored.bytes);
     },
     put: (key, value) => backend.put(key, encoder.encode(value)),
+    async replaceIf(key, expected, value) {
+      const stored = await backend.get(key);
+      if (stored === null ? expected !== null : expected === null || decoder.decode(stored.bytes) !== expected) return false;
+      return backend.putIf(key, encoder.encode(value), stored?.version ?? null);
+    },
     delete: (key) => backend.delete(key),
     // Backends may list more than the prefix (Deno KV lists by key parts).
     list: async (prefix) => (await backend.list(prefix)).filter((key) => key.startsWith(prefix)).sort(),

@@ -2,11 +2,14 @@
  * @module
  * User records in the user store (`USER_DB`, keyed by userUid): read with the schema,
  * written whole. Read-modify-write runs under a per-user lock so that two concurrent
- * updates of one user in this process do not lose each other.
+ * updates of one user in this process do not lose each other, and, where the store has a
+ * compare-and-set (`replaceIf`), writes only over the text it read, retrying on a conflict,
+ * so that updates from other processes are not lost either.
  */
 import type { KvStore } from "../ports.ts";
 import { ServiceError } from "../errors.ts";
 import { KeyedMutex } from "../storage/keyed-mutex.ts";
+import { ContentionError, pauseAfterConflict } from "../storage/versioned-store.ts";
 import { storageKeys } from "../storage/keys.ts";
 import { type UserData, UserDataSchema } from "../schemas/user.ts";
 
@@ -21,7 +24,12 @@ export interface UserRecords {
   view(userUid: string): Promise<KeptUserData | null>;
   /** The record as a GET answers it (the JSON text of {@link UserRecords.get}'s record), or null. */
   answer(userUid: string): Promise<string | null>;
-  /** Runs `change` on the current record (or null) and stores what it returns, under the user's lock. */
+  /**
+   * Runs `change` on the current record (or null) and stores what it returns (nothing when
+   * `next` is null), under the user's lock. Where the store has a compare-and-set, `change` runs
+   * again on the new record when another process wrote in between (up to 50 times), so it must
+   * have no effect beyond its answer that may not happen twice.
+   */
   update<T>(userUid: string, change: (current: UserData | null) => Promise<{ next: UserData | null; result: T }> | { next: UserData | null; result: T }): Promise<T>;
   /** Removes the record; true when it existed. */
   delete(userUid: string): Promise<boolean>;
@@ -42,6 +50,9 @@ interface Validated {
   /** The record as JSON, what a GET answers. */
   answer: string;
 }
+
+/** Compare-and-set attempts of one update before it gives up (as the blob stores' updates). */
+const MAX_ATTEMPTS = 50;
 
 /** How many characters of validated records are kept, so a read of an unchanged record skips the parse and the schema. */
 const VALIDATED_CHARS = 4 * 1024 * 1024;
@@ -98,9 +109,18 @@ export function userRecords(users: KvStore): UserRecords {
     update(userUid, change) {
       const key = storageKeys.user(userUid);
       return mutex.run(key, async () => {
-        const { next, result } = await change(await get(userUid));
-        if (next !== null) await users.put(key, JSON.stringify(next));
-        return result;
+        if (users.replaceIf === undefined) {
+          const { next, result } = await change(await get(userUid));
+          if (next !== null) await users.put(key, JSON.stringify(next));
+          return result;
+        }
+        for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+          const entry = await read(userUid);
+          const { next, result } = await change(entry === null ? null : (JSON.parse(entry.answer) as UserData));
+          if (next === null || (await users.replaceIf(key, entry?.stored ?? null, JSON.stringify(next)))) return result;
+          await pauseAfterConflict(attempt);
+        }
+        throw new ContentionError(key, MAX_ATTEMPTS);
       });
     },
     delete: (userUid) => users.delete(storageKeys.user(userUid)),

@@ -11,6 +11,9 @@
  * `{key}#d` (`#` never occurs in a key), and the hash holds its item count `n` and length
  * `l` instead of `d`: an append is one script that writes the new item over the closing `\n]`
  * with `SETRANGE`, so it moves the item's bytes, not the day's.
+ *
+ * User records stay plain strings (existing data reads as it is); their compare-and-set
+ * compares the whole string in one script.
  */
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
@@ -83,6 +86,16 @@ redis.call('SET', KEYS[2], ARGV[2])
 redis.call('HDEL', KEYS[1], 'd')
 redis.call('HSET', KEYS[1], 'n', ARGV[3], 'l', #ARGV[2])
 redis.call('HINCRBY', KEYS[1], 'v', 1)
+return 1`;
+
+// A user record's compare-and-set, on the plain string: ARGV[1] "1" when a value is expected
+// ("0": the key must be absent), ARGV[2] that value, ARGV[3] the new one.
+const REPLACE_IF = `
+local current = redis.call('GET', KEYS[1])
+if ARGV[1] == '0' then
+  if current then return 0 end
+elseif current ~= ARGV[2] then return 0 end
+redis.call('SET', KEYS[1], ARGV[3])
 return 1`;
 
 const scriptShas = new Map<string, string>();
@@ -188,13 +201,18 @@ export function createRedisBlobStore(options: RedisStoreOptions): BlobStore {
   return createVersionedBlobStore(redisBackend(options));
 }
 
-/** A `KvStore` on Redis (plain string values). */
+/**
+ * A `KvStore` on Redis (plain string values), with a compare-and-set as one Lua script: a user
+ * record's read-change-write is lossless across processes.
+ */
 export function createRedisKvStore({ client, prefix }: RedisStoreOptions): KvStore {
   return {
     get: (key) => client.get(`${prefix}${key}`),
     put: async (key, value) => {
       await client.set(`${prefix}${key}`, value);
     },
+    replaceIf: async (key, expected, value) =>
+      (await runScript(client, REPLACE_IF, [`${prefix}${key}`], [expected === null ? "0" : "1", expected ?? "", value])) === 1,
     delete: async (key) => (await client.del(`${prefix}${key}`)) > 0,
     list: async (keyPrefix) =>
       (await scanKeys(client, `${escapeGlob(`${prefix}${keyPrefix}`)}*`)).map((key) => key.slice(prefix.length)).sort(),

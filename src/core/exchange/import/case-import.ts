@@ -141,6 +141,9 @@ async function writeCase(
     sourceHash: manifest.manifestHash.toLowerCase(),
     isReadOnly: true,
   };
+  // Noted before the write, as the case document is, so a write that fails after it applied is
+  // still undone. The change may run again on a conflict (another process wrote the record):
+  // each run notes the entry of the record it read, so the last one is what the write replaced.
   await store.updateReadOnlyCases(uid, (current) => {
     journal.previousEntry = { value: current.find((candidate) => candidate.caseNumber === caseNumber) };
     return [...current.filter((candidate) => candidate.caseNumber !== caseNumber), entry];
