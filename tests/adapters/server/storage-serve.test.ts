@@ -51,6 +51,35 @@ describe("serve with STORAGE=redis", () => {
     expect(await (await fetch(`${b.url}/data/u1/C-1/data.json`, { headers })).json()).toEqual({ from: "a" });
   }, 60_000);
 
+  it("two server processes sharing Redis lose none of 100 concurrent case additions to one user", async () => {
+    const env = { STORAGE: "redis", STORAGE_URL: redis.url, USER_DB_AUTH: "u" };
+    const [a, b] = await Promise.all([
+      spawnServe({ dataDir: join(dir, "users-a"), env }),
+      spawnServe({ dataDir: join(dir, "users-b"), env }),
+    ]);
+    servers.push(a, b);
+    const headers = { "X-Custom-Auth-Key": "u", "Content-Type": "application/json" };
+    const record = { email: "ana@lab.example", firstName: "Ana", lastName: "Ruiz", company: "Lab", permitted: true };
+    expect((await fetch(`${a.url}/user/u2`, { method: "PUT", headers, body: JSON.stringify(record) })).status).toBe(201);
+    const statuses = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        fetch(`${(i % 2 ? a : b).url}/user/u2/cases`, {
+          method: "PUT",
+          headers,
+          body: JSON.stringify({ cases: [{ caseNumber: `C-${i}` }] }),
+        }).then(async (r) => {
+          await r.body?.cancel();
+          return r.status;
+        })
+      ),
+    );
+    expect(statuses).toEqual(Array.from({ length: 100 }, () => 200));
+    for (const server of [a, b]) {
+      const stored = (await (await fetch(`${server.url}/user/u2`, { headers })).json()) as { cases: { caseNumber: string }[] };
+      expect(stored.cases.map((assignment) => assignment.caseNumber).sort()).toEqual(Array.from({ length: 100 }, (_, i) => `C-${i}`).sort());
+    }
+  }, 60_000);
+
   it("STORAGE=redis without STORAGE_URL is refused at start", async () => {
     await expect(spawnServe({ dataDir: join(dir, "c"), env: { STORAGE: "redis" }, timeoutMs: 10_000 })).rejects.toThrow(/STORAGE_URL/);
   });
