@@ -1,0 +1,89 @@
+/**
+ * userRecords.update over a store with a compare-and-set: a write another process made between
+ * the read and the write makes the change run again on the new record (nothing lost), a key
+ * that stays contended gives up after 50 attempts, and a store without one is written plainly.
+ */
+import { describe, expect, it } from "vitest";
+import { createStorage } from "unstorage";
+import memoryDriver from "unstorage/drivers/memory";
+import type { KvStore } from "../../../src/core/ports.ts";
+import { createKvStore } from "../../../src/core/storage/unstorage-stores.ts";
+import { ContentionError } from "../../../src/core/storage/versioned-store.ts";
+import { userRecords } from "../../../src/core/users/user-records.ts";
+import type { UserData } from "../../../src/core/schemas/user.ts";
+
+const createdAt = "2026-11-22T12:00:00.000Z";
+const record = (cases: string[]): UserData => ({
+  uid: "u1",
+  email: null,
+  firstName: "Ada",
+  lastName: "Lovelace",
+  company: "Lab",
+  permitted: true,
+  cases: cases.map((caseNumber) => ({ caseNumber, createdAt })),
+  createdAt,
+});
+const memory = () => createKvStore(createStorage({ driver: memoryDriver() }));
+const caseNumbers = (text: string | null) => (JSON.parse(text!) as UserData).cases.map((assignment) => assignment.caseNumber);
+
+describe("user record updates over a compare-and-set", () => {
+  it("a write by another process between the read and the write: the change runs again on it, and both are kept", async () => {
+    const inner = memory();
+    await inner.put("u1", JSON.stringify(record(["C-1"])));
+    let interfered = false;
+    // The other process adds C-2 just before this one's first compare-and-set.
+    const users: KvStore = {
+      ...inner,
+      replaceIf: async (key, expected, value) => {
+        if (!interfered) {
+          interfered = true;
+          await inner.put(key, JSON.stringify(record(["C-1", "C-2"])));
+        }
+        return inner.replaceIf!(key, expected, value);
+      },
+    };
+    const seen: string[][] = [];
+    await userRecords(users).update("u1", (current) => {
+      seen.push(current!.cases.map((assignment) => assignment.caseNumber));
+      return { next: { ...current!, cases: [...current!.cases, { caseNumber: "C-3", createdAt }] }, result: undefined };
+    });
+    expect(seen).toEqual([["C-1"], ["C-1", "C-2"]]);
+    expect(caseNumbers(await inner.get("u1"))).toEqual(["C-1", "C-2", "C-3"]);
+  });
+
+  it("gives up after 50 conflicting attempts, writing nothing", async () => {
+    const inner = memory();
+    await inner.put("u1", JSON.stringify(record(["C-1"])));
+    const users: KvStore = { ...inner, put: () => Promise.reject(new Error("put is not used")), replaceIf: () => Promise.resolve(false) };
+    let runs = 0;
+    const update = userRecords(users).update("u1", (current) => {
+      runs++;
+      return { next: { ...current!, company: "changed" }, result: undefined };
+    });
+    await expect(update).rejects.toBeInstanceOf(ContentionError);
+    expect(runs).toBe(50);
+    expect(caseNumbers(await inner.get("u1"))).toEqual(["C-1"]);
+  }, 30_000);
+
+  it("creates a record only where none is (a record created meanwhile is changed instead), and writes nothing for next: null", async () => {
+    const inner = memory();
+    const records = userRecords(inner);
+    await records.update("u1", (current) => ({ next: current ?? record(["C-1"]), result: undefined }));
+    expect(caseNumbers(await inner.get("u1"))).toEqual(["C-1"]);
+    expect(await records.update("u1", () => ({ next: null, result: "kept" }))).toBe("kept");
+    expect(caseNumbers(await inner.get("u1"))).toEqual(["C-1"]);
+  });
+
+  it("a store without a compare-and-set (Workers KV) is written with put, the change run once", async () => {
+    const inner = memory();
+    await inner.put("u1", JSON.stringify(record(["C-1"])));
+    const { replaceIf: _, ...withoutCas } = inner;
+    let runs = 0;
+    await userRecords(withoutCas).update("u1", (current) => {
+      runs++;
+      return { next: { ...current!, cases: [...current!.cases, { caseNumber: "C-2", createdAt }] }, result: undefined };
+    });
+    expect(runs).toBe(1);
+    expect(caseNumbers(await inner.get("u1"))).toEqual(["C-1", "C-2"]);
+  });
+});
