@@ -10,10 +10,10 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-/** Starts redis-server (Debian package, installed by `npm run provision`) and waits for PING, bounded. */
-export async function startRedis(timeoutMs = 10_000): Promise<RedisServer> {
+/** Starts redis-server (Debian package, installed by `npm run provision`) on `port` (default a free one) and waits for PING, bounded. */
+export async function startRedis(timeoutMs = 10_000, port?: number): Promise<RedisServer> {
   requireTool("redis-server", "redis-server");
-  const port = await closedPort();
+  port ??= await closedPort();
   const proc: ChildProcess = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
     stdio: "ignore",
   });

@@ -51,6 +51,37 @@ describe("serve with STORAGE=redis", () => {
     expect(await (await fetch(`${b.url}/data/u1/C-1/data.json`, { headers })).json()).toEqual({ from: "a" });
   }, 60_000);
 
+  it("Redis going away is a 500 naming the store, logged once, and serving resumes when it is back", async () => {
+    const own = await startRedis();
+    const port = Number(new URL(own.url).port);
+    let again: RedisServer | undefined;
+    const served = await spawnServe({ dataDir: join(dir, "outage"), env: { STORAGE: "redis", STORAGE_URL: own.url, R2_KEY_SECRET: "k" } });
+    servers.push(served);
+    const headers = { "X-Custom-Auth-Key": "k" };
+    const read = () => fetch(`${served.url}/data/u1/C-1/data.json`, { headers });
+    try {
+      expect((await read()).status).toBe(200);
+      await own.stop();
+      const down = await read();
+      expect(down.status).toBe(500);
+      expect(await down.json()).toEqual({ error: "Internal Server Error", code: "SERVER_ERROR", message: "The storage backend (Redis) is not answering; try again shortly", details: {} });
+      again = await startRedis(10_000, port);
+      const deadline = Date.now() + 15_000;
+      let status = 0;
+      while (status !== 200 && Date.now() < deadline) {
+        status = (await read()).status;
+        if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(status).toBe(200);
+      const output = served.output();
+      expect(output.match(/redis: connection lost/g)).toHaveLength(1);
+      expect(output.match(/redis: connection back/g)).toHaveLength(1);
+      expect(output).not.toContain("Unhandled error event");
+    } finally {
+      await again?.stop();
+    }
+  }, 60_000);
+
   it("two server processes sharing Redis lose none of 100 concurrent case additions to one user", async () => {
     const env = { STORAGE: "redis", STORAGE_URL: redis.url, USER_DB_AUTH: "u" };
     const [a, b] = await Promise.all([

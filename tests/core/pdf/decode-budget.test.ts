@@ -93,7 +93,7 @@ describe("a render", () => {
     let release!: () => void;
     const taken = decodeBudget.run(decodeBudget.total, () => new Promise<void>((open) => (release = open)));
     let translucentDone = false;
-    const translucent = render(dataUrl(translucentPng(64, 48, [10, 20, 30]))).then((response) => {
+    const translucent = Promise.resolve(render(dataUrl(translucentPng(64, 48, [10, 20, 30])))).then((response) => {
       translucentDone = true;
       return response;
     });

@@ -8,6 +8,7 @@ import { systemClock } from "../../../core/ports.ts";
 import type { ServicePorts } from "../../../core/service/service.ts";
 import { createRedisBlobStore, createRedisKvStore } from "./redis-store.ts";
 import { createRedisRateLimiter } from "./redis-rate-limiter.ts";
+import { answeringOutages, logRedisOutages } from "./redis-outage.ts";
 
 /** Ports on Redis at `url`, and a way to close the connection. */
 export function createRedisPorts(url: string): { ports: ServicePorts; close(): Promise<void> } {
@@ -23,15 +24,16 @@ export function createRedisPorts(url: string): { ports: ServicePorts; close(): P
     // A compare-and-swap resent after a reconnect may already have applied; resending it would append twice.
     autoResendUnfulfilledCommands: false,
   });
+  logRedisOutages(client);
   return {
     ports: {
-      data: createRedisBlobStore({ client, prefix: "fa:data:" }),
-      audit: createRedisBlobStore({ client, prefix: "fa:audit:" }),
-      images: createRedisBlobStore({ client, prefix: "fa:images:" }),
-      users: createRedisKvStore({ client, prefix: "fa:users:" }),
+      data: answeringOutages(createRedisBlobStore({ client, prefix: "fa:data:" })),
+      audit: answeringOutages(createRedisBlobStore({ client, prefix: "fa:audit:" })),
+      images: answeringOutages(createRedisBlobStore({ client, prefix: "fa:images:" })),
+      users: answeringOutages(createRedisKvStore({ client, prefix: "fa:users:" })),
       clock: systemClock,
       // Rate-limit counts shared by every process on this Redis.
-      rateLimiter: createRedisRateLimiter(client, { prefix: "fa:rl:" }),
+      rateLimiter: answeringOutages(createRedisRateLimiter(client, { prefix: "fa:rl:" })),
     },
     close: async () => {
       await client.quit();
