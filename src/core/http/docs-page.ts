@@ -102,3 +102,6 @@ export function registerDocsPage(app: WorkerApp): void {
   app.get(DOCS_PATH, page);
   app.get(`${ASSETS}/swagger-ui-dist/:name`, asset);
 }
+
+/** The paths {@link registerDocsPage} answers (GET only). */
+export const DOCS_PAGE_PATHS: readonly string[] = [DOCS_PATH, `${ASSETS}/swagger-ui-dist/:name`];

@@ -7,7 +7,7 @@ import { createRoute } from "../http/openapi-app.ts";
 import { loadOpenApiGenerators } from "../http/openapi-document.ts";
 import type { BlobStore, CaptchaVerifier, Clock, ImageHost, ImageHostFactory, KvStore, Mailer } from "../ports.ts";
 import type { ImagesConfig, ServiceConfig } from "../config/mod.ts";
-import { answerJsonText, createWorkerApp, mountOf, mountWorker, type WorkerApp } from "../http/worker-app.ts";
+import { answerJsonText, createWorkerApp, methodNotAllowed, mountOf, mountWorker, type WorkerApp } from "../http/worker-app.ts";
 import { createDataWorker } from "../workers/data.ts";
 import { createAuditWorker } from "../workers/audit.ts";
 import { createKeysWorker } from "../workers/keys.ts";
@@ -23,7 +23,7 @@ import { portsCaseStore } from "../cases/ports-case-store.ts";
 import { mailerOf } from "../mail/transport.ts";
 import { accessControl } from "../http/access.ts";
 import { OPEN } from "../http/credentials-doc.ts";
-import { registerDocsPage } from "../http/docs-page.ts";
+import { DOCS_PAGE_PATHS, registerDocsPage } from "../http/docs-page.ts";
 import type { IdentityVerifier } from "../identity/identity-token.ts";
 import type { RateLimiter } from "../rate-limit/limiter.ts";
 
@@ -115,6 +115,8 @@ export function createService(ports: ServicePorts, config: ServiceConfig): Worke
   app.openapi(healthRoute, (c) => answerJsonText<{ ok: true }, 200>(c, HEALTHY, 200));
   app.doc31("/openapi.json", (c) => openApiObject(mountOf(c)));
   if (config.apiDocs === "on") registerDocsPage(app);
+  // Known paths that only read: another method is a 405 with Allow (docs/api.md), not the router's 404.
+  for (const path of ["/health", "/openapi.json", ...(config.apiDocs === "on" ? DOCS_PAGE_PATHS : [])]) app.all(path, methodNotAllowed(["GET"]));
 
   const captcha = ports.captcha ?? createSiteverifyVerifier({
     url: config.captchaVerifyUrl,

@@ -14,6 +14,21 @@ describe("routing", () => {
     expect(app.router.name).toBe("SmartRouter + RegExpRouter");
   });
 
+  it("a method the read-only paths do not take (/health, /openapi.json, the docs page) is a 405 with Allow, not a 404", async () => {
+    const { app } = testService({ API_DOCS: "on" });
+    for (const path of ["/health", "/openapi.json", "/docs", "/docs/assets/swagger-ui-dist/swagger-ui.css"]) {
+      expect((await app.request(path)).status, path).toBe(200);
+      for (const method of ["POST", "PUT", "DELETE", "PATCH"]) {
+        const refused = await app.request(path, { method });
+        expect(refused.status, `${method} ${path}`).toBe(405);
+        expect(refused.headers.get("Allow"), `${method} ${path}`).toBe("GET, OPTIONS");
+        expect(await refused.json()).toMatchObject({ code: "VALIDATION_ERROR", details: { allowed: ["GET", "OPTIONS"] } });
+      }
+    }
+    expect((await app.request("/health", { method: "HEAD" })).status).toBe(200);
+    expect((await testService({ API_DOCS: "off" }).app.request("/docs", { method: "POST" })).status).toBe(404);
+  });
+
   it("keys of several segments and the bare mounts answer as the routes say", async () => {
     const { app } = testService();
     const put = await app.request("/data/u1/case%201/f1/data.json", { method: "PUT", headers: dataHeaders, body: "[1]" });

@@ -172,6 +172,10 @@ describe("Unicode text", () => {
     for (const sample of samples) expect(text).toContain(sample);
   });
 
+  it("prints a byte order mark (U+FEFF) as the other zero-width characters, not refused as right-to-left text", async () => {
+    expect(await textOf({ additionalNotes: "\uFEFFnote\u200Bone" })).toContain("note");
+  });
+
   it("prints a decomposed accent as the composed letter", async () => {
     expect(await textOf({ additionalNotes: "cafe\u0301 de\u0301ja\u0300" })).toContain("café déjà");
   });

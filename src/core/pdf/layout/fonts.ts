@@ -17,7 +17,7 @@ import { ServiceError } from "../../errors.ts";
 import { decodeBase64 } from "../image/base64.ts";
 import { DEJAVU_SANS_TTF_BASE64 } from "../fonts/dejavu-sans.ts";
 import { DEJAVU_SANS_BOLD_TTF_BASE64 } from "../fonts/dejavu-sans-bold.ts";
-import { TrueTypeFont } from "./truetype.ts";
+import { isDefaultIgnorable, TrueTypeFont } from "./truetype.ts";
 
 /** The embedded fonts of one report, per face. */
 export interface ReportFonts {
@@ -80,8 +80,8 @@ export function printableText(text: string): string {
   return text.normalize("NFC").replace(/\r\n?/g, "\n").replace(/\t/g, "    ");
 }
 
-// Hebrew, Arabic, Syriac, Thaana, NKo, Samaritan, Mandaic and their presentation forms.
-const RIGHT_TO_LEFT = /[\u0590-\u08FF\uFB1D-\uFDFF\uFE70-\uFEFF\u{10800}-\u{10FFF}\u{1E800}-\u{1EFFF}]/u;
+// Hebrew, Arabic, Syriac, Thaana, NKo, Samaritan, Mandaic and their presentation forms (up to U+FEFC: U+FEFF is the byte order mark, printed as a zero-width space is).
+const RIGHT_TO_LEFT = /[\u0590-\u08FF\uFB1D-\uFDFF\uFE70-\uFEFC\u{10800}-\u{10FFF}\u{1E800}-\u{1EFFF}]/u;
 
 function describe(codePoint: number): string {
   return `"${String.fromCodePoint(codePoint)}" (U+${codePoint.toString(16).toUpperCase().padStart(4, "0")})`;
@@ -100,7 +100,8 @@ function dejaVuCovers(face: "regular" | "bold", codePoint: number): boolean {
 export function assertPrintable(text: string, face: "regular" | "bold", field: string): void {
   for (const char of text) {
     const codePoint = char.codePointAt(0) ?? 0;
-    if (char === "\n") continue;
+    // Line breaks are layout; a default-ignorable character prints as a space (truetype.ts), glyph or not.
+    if (char === "\n" || isDefaultIgnorable(codePoint)) continue;
     if (RIGHT_TO_LEFT.test(char)) {
       throw ServiceError.validation(
         `The character ${describe(codePoint)} in ${field} cannot be printed: right-to-left scripts are not supported in reports`,

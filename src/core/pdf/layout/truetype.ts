@@ -352,7 +352,7 @@ export class TrueTypeSubset {
 }
 
 /** Unicode's Default_Ignorable_Code_Point, less U+115F, U+1160, U+3164 and U+FFA0 (as HarfBuzz does). */
-function isDefaultIgnorable(c: number): boolean {
+export function isDefaultIgnorable(c: number): boolean {
   return c === 0x00ad || c === 0x034f || c === 0x061c || (c >= 0x17b4 && c <= 0x17b5) || (c >= 0x180b && c <= 0x180e) ||
     (c >= 0x200b && c <= 0x200f) || (c >= 0x202a && c <= 0x202e) || (c >= 0x2060 && c <= 0x206f) ||
     (c >= 0xfe00 && c <= 0xfe0f) || c === 0xfeff || (c >= 0xfff0 && c <= 0xfff8) ||
