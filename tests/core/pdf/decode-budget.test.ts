@@ -79,6 +79,29 @@ describe("DecodeBudget", () => {
     expect(budget.free).toBe(100);
   });
 
+  it("refuses a render that waited longer than maxWaitMs with a 503 and Retry-After; those behind it go on", async () => {
+    const budget = new DecodeBudget(100, { maxWaitMs: 50 });
+    let release!: () => void;
+    const holding = budget.run(100, () => new Promise<void>((open) => (release = open)));
+    const refused = await budget.run(60, () => Promise.resolve("ran")).catch((err: unknown) => err);
+    expect(refused).toMatchObject({ kind: "unavailable", details: { retryAfterSeconds: 1 } });
+    const later = budget.run(60, () => Promise.resolve("ran"));
+    release();
+    await holding;
+    expect(await later).toBe("ran");
+    expect(budget.free).toBe(100);
+  });
+
+  it("gives back a reservation held longer than maxHoldMs (a render cancelled before its finally, as workerd may)", async () => {
+    let now = 0;
+    const budget = new DecodeBudget(100, { maxHoldMs: 1_000, now: () => now });
+    void budget.run(100, () => new Promise<never>(() => undefined)); // never settles
+    expect(budget.free).toBe(0);
+    now = 1_001;
+    expect(budget.free).toBe(100);
+    expect(await budget.run(100, () => Promise.resolve("ran"))).toBe("ran");
+  });
+
   it("frees a reservation when its task fails", async () => {
     const budget = new DecodeBudget(10);
     await expect(budget.run(10, () => Promise.reject(new Error("broken")))).rejects.toThrow("broken");
