@@ -90,8 +90,9 @@ function refusedBeforeSending(message: string, details: Record<string, unknown>)
   return new ServiceClientError(400, { error: "Bad Request", code: "VALIDATION_ERROR", message, details });
 }
 
-// A UTF-16 surrogate without its other half: no URL can carry it (encodeURIComponent throws, URLSearchParams makes it U+FFFD).
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+// Text without a lone UTF-16 surrogate, which no URL can carry (encodeURIComponent throws, URLSearchParams makes it U+FFFD).
+// No lookbehind: browsers without it (Safari before 16.4) would refuse the whole module.
+const WELL_FORMED = /^(?:[^\uD800-\uDFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF])*$/;
 
 /**
  * One path segment, percent-encoded. Empty, `.` and `..` are refused: `new Request` would
@@ -107,7 +108,7 @@ function pathSegment(value: string, what: string): string {
 
 /** `value` unchanged, or the refusal of a text holding a lone surrogate. */
 function wellFormed(value: string, what: string): string {
-  if (LONE_SURROGATE.test(value)) throw refusedBeforeSending(`${what} holds a lone UTF-16 surrogate, which no URL can carry`, {});
+  if (!WELL_FORMED.test(value)) throw refusedBeforeSending(`${what} holds a lone UTF-16 surrogate, which no URL can carry`, {});
   return value;
 }
 

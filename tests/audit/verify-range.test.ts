@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { createStorage } from "unstorage";
 import { createBlobStore } from "../../src/core/storage/unstorage-stores.ts";
 import { appendAuditEntry, readAuditTrail } from "../../src/core/audit/trail.ts";
-import { verifyAuditTrail } from "../../src/core/audit/verify.ts";
+import { type AuditTrailInput, verifyAuditTrail } from "../../src/core/audit/verify.ts";
 import type { ValidationAuditEntry } from "../../src/core/schemas/audit.ts";
 import { auditEntry } from "../helpers/audit-entry.ts";
 import { fixedClock } from "../helpers/service.ts";
@@ -45,5 +45,16 @@ describe("verifying a range of days", () => {
     expect(verdict.valid).toBe(false);
     expect(verdict.days.map((day) => day.date)).toEqual(["2026-11-26"]);
     expect(verdict.firstBad).toMatchObject({ date: "2026-11-26", reason: "inserted" });
+  });
+
+  it("a finding about the head of a trail that ends before an open range's first day is put on that first day, not the head's", async () => {
+    const store = await trail(["2026-11-24"]);
+    const input = await readAuditTrail(store, "u1", ["2026-11-24"]);
+    const head = JSON.parse(JSON.stringify(input.head)) as { entry: { details: unknown } };
+    head.entry.details = { edited: true };
+    const verdict = await verifyAuditTrail({ userId: "u1", days: [], head: head as unknown as AuditTrailInput["head"], from: "2026-11-26" });
+    expect(verdict.valid).toBe(false);
+    expect(verdict.days.map((day) => day.date)).toEqual(["2026-11-26"]);
+    expect(verdict.firstBad).toMatchObject({ date: "2026-11-26", reason: "edited" });
   });
 });

@@ -185,12 +185,13 @@ export async function startService(options: ServeOptions, listen: Listen, runtim
     throw err;
   }
   if (early === undefined) return started;
+  // Held already by this process (an embedder's second start): the other holder's writes in flight are not leftovers.
+  if (!early.fresh) return { ...started, close: () => started.close().finally(() => early.release()) };
   let stopping = false;
   const sweep = sweepLeftovers(options, lockedAt, () => stopping);
   const close = async () => {
     stopping = true;
-    await sweep;
-    await started.close().finally(() => early.release());
+    await Promise.all([sweep, started.close()]).finally(() => early.release());
   };
   return { ...started, close };
 }

@@ -218,7 +218,8 @@ export async function verifyAuditTrail(input: AuditTrailInput, options: VerifyAu
     }
     return day;
   };
-  const lastDay = to ?? head?.day ?? "";
+  // Where a finding about the head goes when no day of the range holds it: the range's last day, or its first when the range starts after the head's day.
+  const lastDay = to ?? (head !== undefined && from !== null && head.day < from ? from : head?.day ?? "");
   let headResult: AuditHeadVerification | null = null;
   if (stored.kind === "unreadable") {
     mark(headDay(lastDay), expected ?? 0, "head unreadable", "the head cannot be read");

@@ -67,11 +67,28 @@ describe("user record updates over a compare-and-set", () => {
 
   it("creates a record only where none is (a record created meanwhile is changed instead), and writes nothing for next: null", async () => {
     const inner = memory();
-    const records = userRecords(inner);
-    await records.update("u1", (current) => ({ next: current ?? record(["C-1"]), result: undefined }));
-    expect(caseNumbers(await inner.get("u1"))).toEqual(["C-1"]);
+    // Another process creates the record (with C-0) just before this one's first compare-and-set.
+    let interfered = false;
+    const users: KvStore = {
+      ...inner,
+      replaceIf: async (key, expected, value) => {
+        if (!interfered) {
+          interfered = true;
+          await inner.put(key, JSON.stringify(record(["C-0"])));
+        }
+        return inner.replaceIf!(key, expected, value);
+      },
+    };
+    const records = userRecords(users);
+    const seen: (string[] | null)[] = [];
+    await records.update("u1", (current) => {
+      seen.push(current === null ? null : current.cases.map((assignment) => assignment.caseNumber));
+      return { next: current === null ? record(["C-1"]) : { ...current, cases: [...current.cases, { caseNumber: "C-1", createdAt }] }, result: undefined };
+    });
+    expect(seen).toEqual([null, ["C-0"]]);
+    expect(caseNumbers(await inner.get("u1"))).toEqual(["C-0", "C-1"]);
     expect(await records.update("u1", () => ({ next: null, result: "kept" }))).toBe("kept");
-    expect(caseNumbers(await inner.get("u1"))).toEqual(["C-1"]);
+    expect(caseNumbers(await inner.get("u1"))).toEqual(["C-0", "C-1"]);
   });
 
   it("a store without a compare-and-set (Workers KV) is written with put, the change run once", async () => {

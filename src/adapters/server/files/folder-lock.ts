@@ -18,6 +18,8 @@ export const LOCK_FILE = ".lock";
 
 /** A lock held: released once by each holder. */
 export interface FolderLock {
+  /** Whether this call took the lock, where false means this process held it already (another holder here may be writing). */
+  readonly fresh: boolean;
   /** Gives the lock up (the file goes when the process's last holder releases it). */
   release(): void;
 }
@@ -111,9 +113,10 @@ function takeOver(path: string, holder: Holder, mine: string): boolean {
   }
 }
 
-function heldBy(path: string): FolderLock {
+function heldBy(path: string, fresh: boolean): FolderLock {
   let released = false;
   return {
+    fresh,
     release() {
       if (released) return;
       released = true;
@@ -142,7 +145,7 @@ export function lockDataFolder(dataDir: string, command: string): FolderLock {
   const mine = held.get(path);
   if (mine !== undefined) {
     mine.count++;
-    return heldBy(path);
+    return heldBy(path, false);
   }
   mkdirSync(dataDir, { recursive: true });
   const token = crypto.randomUUID();
@@ -151,7 +154,7 @@ export function lockDataFolder(dataDir: string, command: string): FolderLock {
     try {
       writeFileSync(path, line, { flag: "wx", mode: 0o600 });
       held.set(path, { count: 1, token });
-      return heldBy(path);
+      return heldBy(path, true);
     } catch (err) {
       if (codeOf(err) !== "EEXIST") throw err;
     }
@@ -164,7 +167,7 @@ export function lockDataFolder(dataDir: string, command: string): FolderLock {
     }
     if (holder !== undefined && takeOver(path, holder, line)) {
       held.set(path, { count: 1, token });
-      return heldBy(path);
+      return heldBy(path, true);
     }
     // Being written or taken over by another process: look again shortly.
     pause(10);

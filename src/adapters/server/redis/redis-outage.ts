@@ -22,19 +22,26 @@ export function asRedisOutage(err: unknown): unknown {
 
 /** `target` with each method's failure passed through {@link asRedisOutage} (thrown or rejected). */
 export function answeringOutages<T extends object>(target: T): T {
+  // One wrapper per method, made on its first call: the stores' methods are called per request.
+  const wrappers = new Map<PropertyKey, (...args: unknown[]) => unknown>();
   return new Proxy(target, {
     get(object, property, receiver) {
       const value: unknown = Reflect.get(object, property, receiver);
       if (typeof value !== "function") return value;
-      return (...args: unknown[]) => {
-        let result: unknown;
-        try {
-          result = Reflect.apply(value, object, args);
-        } catch (err) {
-          throw asRedisOutage(err);
-        }
-        return result instanceof Promise ? result.catch((err: unknown) => Promise.reject(asRedisOutage(err))) : result;
-      };
+      let wrapper = wrappers.get(property);
+      if (wrapper === undefined) {
+        wrapper = (...args: unknown[]) => {
+          let result: unknown;
+          try {
+            result = Reflect.apply(value, object, args);
+          } catch (err) {
+            throw asRedisOutage(err);
+          }
+          return result instanceof Promise ? result.catch((err: unknown) => Promise.reject(asRedisOutage(err))) : result;
+        };
+        wrappers.set(property, wrapper);
+      }
+      return wrapper;
     },
   });
 }

@@ -9,6 +9,7 @@
  * removed only once the new one is in place. The audit entry `case-import` is written either way.
  */
 import { fileIdsOf } from "../../cases/case-store.ts";
+import { ContentionError } from "../../storage/versioned-store.ts";
 import { checkCasePackage, type CheckedPackage, type PackageFacts, PackageRefusal } from "../package/case-package.ts";
 import { messageOf } from "../exchange-error.ts";
 import { recordAudit } from "../exchange-audit.ts";
@@ -144,10 +145,16 @@ async function writeCase(
   // Noted before the write, as the case document is, so a write that fails after it applied is
   // still undone. The change may run again on a conflict (another process wrote the record):
   // each run notes the entry of the record it read, so the last one is what the write replaced.
-  await store.updateReadOnlyCases(uid, (current) => {
-    journal.previousEntry = { value: current.find((candidate) => candidate.caseNumber === caseNumber) };
-    return [...current.filter((candidate) => candidate.caseNumber !== caseNumber), entry];
-  });
+  try {
+    await store.updateReadOnlyCases(uid, (current) => {
+      journal.previousEntry = { value: current.find((candidate) => candidate.caseNumber === caseNumber) };
+      return [...current.filter((candidate) => candidate.caseNumber !== caseNumber), entry];
+    });
+  } catch (err) {
+    // Given up on contention, nothing was written: there is no entry to put back (it could undo another process's).
+    if (err instanceof ContentionError) journal.previousEntry = undefined;
+    throw err;
+  }
   options.onProgress?.({ stage: "finishing", done: 1, total: 1 });
   const kept = new Set(Object.values(originalImageIds));
   return fileIdsOf(previous).filter((id) => !kept.has(id));

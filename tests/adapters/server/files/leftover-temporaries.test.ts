@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { removeLeftoverTemporaries } from "../../../../src/adapters/server/files/leftover-temporaries.ts";
 import { createFilePorts } from "../../../../src/adapters/server/files/file-ports.ts";
 import { type Runtime, spawnServe } from "../../../helpers/spawn-serve.ts";
+import { startServer } from "../../../../src/adapters/node/serve.ts";
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -70,6 +71,26 @@ describe("removeLeftoverTemporaries", () => {
   it("a folder it cannot find is no failure", async () => {
     const dir = await folder("gone");
     expect(await removeLeftoverTemporaries(join(dir, "missing"), { olderThan: Date.now() })).toEqual({ removed: 0, failed: 0 });
+  });
+});
+
+describe("a second start on a folder this process already holds (an embedder's)", () => {
+  it("sweeps nothing: the first holder's writes in flight are not leftovers", async () => {
+    const dir = await folder("twice");
+    const log: string[] = [];
+    const first = await startServer({ port: 0, host: "127.0.0.1", dataDir: dir, env: { R2_KEY_SECRET: "data-key-0123456789" }, log: (line) => log.push(line) });
+    try {
+      // A temporary file of the first holder, old enough to be taken for a leftover.
+      const inFlight = await planted(join(dir, "images", temporary("upload")), HOUR_AGO);
+      const second = await startServer({ port: 0, host: "127.0.0.1", dataDir: dir, env: { R2_KEY_SECRET: "data-key-0123456789" }, log: (line) => log.push(line) });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await second.close();
+      expect(existsSync(inFlight)).toBe(true);
+      expect(log.filter((line) => line.startsWith("removed"))).toEqual([]);
+    } finally {
+      await first.close();
+    }
+    expect(existsSync(join(dir, ".lock"))).toBe(false);
   });
 });
 
