@@ -7,11 +7,13 @@
 import * as z from "zod";
 import type { Context } from "hono";
 import {
+  getMultipartBoundary,
   MaxFileSizeExceededError,
+  MaxHeaderSizeExceededError,
   MaxPartsExceededError,
   MaxTotalSizeExceededError,
   MultipartParseError,
-  parseMultipartRequest,
+  parseMultipartStream,
 } from "@remix-run/multipart-parser";
 import type { Bytes, ImageHost, ImageHostFactory } from "../ports.ts";
 import type { ServiceConfig } from "../config/mod.ts";
@@ -113,11 +115,35 @@ const deliverRoute = createRoute({
   },
 });
 
+/** The most bytes of one part's headers (the parser's default): a file name is at most a few hundred. */
+const MAX_PART_HEADER_BYTES = 8 * 1024;
+
+// C0 and C1 controls and DEL: no file system names a file with them, and they would reach the audit trail and mail as they are.
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** The part's file name, or a 400 naming the control character it holds. */
+function checkedFilename(filename: string): string {
+  const control = CONTROL.exec(filename);
+  if (control === null) return filename;
+  const code = `U+${control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
+  throw ServiceError.validation(`The file name holds a control character (${code})`, { filename });
+}
+
 /** Reads the `file` part of a multipart upload, holding only that part in memory. */
 async function readUpload(request: Request, maxBytes: number): Promise<{ bytes: Bytes; filename: string }> {
-  if (!/^multipart\/form-data\b/i.test(request.headers.get("Content-Type") ?? "")) {
+  // The media type exactly, in any case (RFC 9110 8.3.1): not multipart/form-data-x.
+  const contentType = request.headers.get("Content-Type") ?? "";
+  if (contentType.split(";", 1)[0]!.trim().toLowerCase() !== "multipart/form-data") {
     throw ServiceError.validation("Expected multipart/form-data with the image in a field named file");
   }
+  const malformed = () =>
+    ServiceError.validation(
+      "The multipart body is malformed: it must be multipart/form-data with the boundary its Content-Type names, complete up to the closing boundary",
+    );
+  const boundary = getMultipartBoundary(contentType);
+  if (boundary === null) throw malformed();
+  if (request.body === null) throw ServiceError.validation("No file: send the image in a multipart field named file");
   const tooLarge = () => ServiceError.validation(`The image is larger than ${Math.round(maxBytes / MB)} MB`, { limitBytes: maxBytes });
   // A declared length over the body's cap is refused unread (the adapter discards what still comes).
   const declared = request.headers.get("content-length");
@@ -125,24 +151,24 @@ async function readUpload(request: Request, maxBytes: number): Promise<{ bytes: 
   let file: { bytes: Bytes; filename: string } | undefined;
   try {
     // Read to the closing boundary: a body cut short after its file part is refused, not stored.
-    for await (const part of parseMultipartRequest(request, { maxFileSize: maxBytes, maxTotalSize: maxBytes + MB, maxParts: 16 })) {
+    // The stream parser itself: its request form checks the media type case-sensitively (MULTIPART/FORM-DATA refused).
+    for await (const part of parseMultipartStream(request.body, { boundary, maxHeaderSize: MAX_PART_HEADER_BYTES, maxFileSize: maxBytes, maxTotalSize: maxBytes + MB, maxParts: 16 })) {
       if (part.name !== "file") continue;
       if (file !== undefined) throw ServiceError.validation("The multipart body has more than one field named file: one image per upload");
       // One copy: the part's chunks joined into a fresh ArrayBuffer, handed on as is.
-      file = { bytes: part.bytes as Bytes, filename: part.filename ?? "image" };
+      file = { bytes: part.bytes as Bytes, filename: checkedFilename(part.filename ?? "image") };
     }
   } catch (err) {
     if (err instanceof MaxFileSizeExceededError || err instanceof MaxTotalSizeExceededError) {
       throw tooLarge();
     }
     if (err instanceof MaxPartsExceededError) throw ServiceError.validation("The multipart body has more than 16 parts", { maxParts: 16 });
-    // The parser decodes each part's headers with a fatal UTF-8 decoder: its TypeError is the body's bytes, not ours.
-    if (err instanceof MultipartParseError || err instanceof TypeError) {
-      // The parser's own wording is not ours to show; say what a valid body looks like.
-      throw ServiceError.validation(
-        "The multipart body is malformed: it must be multipart/form-data with the boundary its Content-Type names, complete up to the closing boundary",
-      );
+    if (err instanceof MaxHeaderSizeExceededError) {
+      throw ServiceError.validation(`A part's headers are longer than ${MAX_PART_HEADER_BYTES} bytes (a file name that long?)`, { maxHeaderBytes: MAX_PART_HEADER_BYTES });
     }
+    // The parser decodes each part's headers with a fatal UTF-8 decoder: its TypeError is the body's bytes, not ours.
+    // The parser's own wording is not ours to show; say what a valid body looks like.
+    if (err instanceof MultipartParseError || err instanceof TypeError) throw malformed();
     // Anything else broke while the body was read (the connection ended before its end).
     failedBodyRead(err);
   }

@@ -107,6 +107,28 @@ describe("image worker, local host (spec 4.2, CONTRACT hosted images)", () => {
     expect(whole.status).toBe(200);
   });
 
+  it("the media type is matched exactly in any case; a file name with a control character or part headers over 8 KB are a 400 saying so", async () => {
+    const { app, ports } = service();
+    const png = fixture("sample.png");
+    const body = (filename: string) =>
+      new Uint8Array([...new TextEncoder().encode(`--XB\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: image/png\r\n\r\n`), ...png, ...new TextEncoder().encode("\r\n--XB--\r\n")]);
+    const send = (contentType: string, filename = "a.png") => app.request("/image/", { method: "POST", body: body(filename), headers: { ...bearer, "Content-Type": contentType } });
+    expect((await send("MULTIPART/FORM-DATA; BOUNDARY=XB")).status).toBe(200);
+    expect((await send('Multipart/Form-Data; boundary="XB"')).status).toBe(200);
+    const refusals: [Response, string][] = [
+      [await send("multipart/form-data-x; boundary=XB"), "Expected multipart/form-data"],
+      [await send("multipart/form-data; boundary=XB", "a\u0000b.png"), "The file name holds a control character (U+0000)"],
+      [await send("multipart/form-data; boundary=XB", "tab\there.png"), "(U+0009)"],
+      [await send("multipart/form-data; boundary=XB", `${"x".repeat(10_000)}.png`), "A part's headers are longer than 8192 bytes"],
+      [await send("multipart/form-data"), "malformed"],
+    ];
+    for (const [response, message] of refusals) {
+      expect(response.status, message).toBe(400);
+      expect(((await response.json()) as { message: string }).message).toContain(message);
+    }
+    expect((await ports.images.list("")).filter((key) => key.endsWith(".json"))).toHaveLength(2);
+  });
+
   it("a declared Content-Length over the upload's cap (MAX_IMAGE_BYTES + 1 MiB) is refused before a byte of the body is read", async () => {
     const { app, ports } = service({ MAX_IMAGE_BYTES: "2048" });
     let pulled = 0;
