@@ -9,6 +9,7 @@
 import type { BlobStore, Bytes, KvStore } from "../ports.ts";
 import type { Keyring } from "./keyring.ts";
 import { sameBytes } from "../encoding/same-bytes.ts";
+import { ContentionError, pauseAfterConflict } from "../storage/versioned-store.ts";
 import { isSealed, openRecord, openValue, rewrapRecord, rewrapValue, sealRecord, sealValue, SEALED_RECORD_PREFIX } from "./stored-value.ts";
 
 /** The stores a maintenance run goes through. */
@@ -51,6 +52,31 @@ async function changeBlob(store: BlobStore, key: string, change: (current: Bytes
   }
 }
 
+/** Compare-and-set attempts on one record before the command gives up (as the stores' updates). */
+const MAX_RECORD_ATTEMPTS = 50;
+
+/**
+ * Replaces a record's value when `change` has one; false when it was absent or needed nothing.
+ * With a compare-and-set (Redis, S3, Deno KV, files, memory), a record `serve` wrote meanwhile
+ * is read again and changed; Workers KV has none, so there one written meanwhile is left as
+ * written (the second read narrows the gap, it cannot close it).
+ */
+async function changeRecord(store: KvStore, key: string, change: (current: string) => Promise<string | null>): Promise<boolean> {
+  for (let attempt = 0; attempt < MAX_RECORD_ATTEMPTS; attempt++) {
+    const current = await store.get(key);
+    const next = current === null ? null : await change(current);
+    if (next === null) return false;
+    if (store.replaceIf === undefined) {
+      if ((await store.get(key)) !== current) return false;
+      await store.put(key, next);
+      return true;
+    }
+    if (await store.replaceIf(key, current, next)) return true;
+    await pauseAfterConflict(attempt);
+  }
+  throw new ContentionError(key, MAX_RECORD_ATTEMPTS);
+}
+
 async function run(
   stores: MaintainedStores,
   blob: (key: string, current: Bytes, appendLog: boolean) => Promise<Uint8Array | null>,
@@ -75,13 +101,7 @@ async function run(
   }
   for (const { name, store, keys } of kvKeys) {
     for (const key of keys) {
-      const current = await store.get(key);
-      const next = current === null ? null : await record(key, current);
-      // KV stores have no compare-and-swap: a record written meanwhile is left as written.
-      if (next !== null && (await store.get(key)) === current) {
-        await store.put(key, next);
-        state.changed++;
-      }
+      if (await changeRecord(store, key, (current) => record(key, current))) state.changed++;
       state.done++;
       state.current = `${name}:${key}`;
       progress(state);
