@@ -17,6 +17,7 @@ import { KEYS } from "../../helpers/service.ts";
 describe("encrypt-all on user records", () => {
   it("a record serve writes between the command's read and its write is sealed as serve wrote it, not overwritten", async () => {
     const keyring = keyringOf(parseConfig({ ...KEYS, DATA_ENCRYPTION_KEYS: keySetText(dataKey("k1")) }));
+    if (keyring === undefined) throw new Error("DATA_ENCRYPTION_KEYS makes a keyring");
     const inner = createKvStore(createStorage());
     await inner.put("u1", '{"version":"before"}');
     let interfered = false;
