@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { createS3BlobStore, createS3KvStore, probeConditionalWrites, type S3Location } from "../../src/adapters/s3/s3-store.ts";
+import { createS3BlobStore, createS3KvStore, probeConditionalWrites, S3_UNAVAILABLE, type S3Location } from "../../src/adapters/s3/s3-store.ts";
 import { useS3 } from "../helpers/s3-server.ts";
 import { blobStoreSuite, kvStoreSuite } from "./suite.ts";
 
@@ -27,3 +27,27 @@ it("[S3 (s3rver)] the probe reports that s3rver ignores conditional writes", asy
 
 // The audit store's form: JSON arrays in blocks (of 3 items here, so every append case crosses blocks).
 blobStoreSuite("S3 (s3rver), arrays in blocks of 3", () => createS3BlobStore(location(), { arrayBlocks: { items: 3 } }));
+
+it("[S3] a service that does not answer, or cannot be reached, is a 500 naming the store within the wait, not a request held for good", async () => {
+  const { createServer } = await import("node:http");
+  const { closedPort } = await import("../helpers/http-server.ts");
+  const silent = createServer(() => undefined); // takes the request, never answers
+  await new Promise<void>((ready) => silent.listen(0, "127.0.0.1", ready));
+  const errors: unknown[] = [];
+  const logged = console.error;
+  console.error = (...args: unknown[]) => errors.push(args.join(" "));
+  try {
+    const base = { bucket: "b", region: "us-east-1", accessKeyId: "k", secretAccessKey: "s", answerWaitMs: 200 };
+    const started = Date.now();
+    const stalled = await createS3BlobStore({ ...base, endpoint: `http://127.0.0.1:${(silent.address() as { port: number }).port}` }).get("u1/C-1/data.json").catch((err: unknown) => err);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(stalled).toMatchObject({ code: "SERVER_ERROR", message: S3_UNAVAILABLE });
+    const refused = await createS3KvStore({ ...base, endpoint: `http://127.0.0.1:${await closedPort()}` }).get("u1").catch((err: unknown) => err);
+    expect(refused).toMatchObject({ code: "SERVER_ERROR", message: S3_UNAVAILABLE });
+    expect(errors.join("\n")).toMatch(/s3: GET had no answer in time/);
+  } finally {
+    console.error = logged;
+    silent.closeAllConnections();
+    await new Promise((closed) => silent.close(closed));
+  }
+});

@@ -8,6 +8,7 @@
  * only then are appends lossless across processes; otherwise within one process.
  */
 import { AwsClient } from "aws4fetch";
+import { ServiceError } from "../../core/errors.ts";
 import type { BlobStore, KvStore } from "../../core/ports.ts";
 import { exactLength } from "../../core/storage/byte-stream.ts";
 import { createVersionedBlobStore, createVersionedKvStore, type VersionedBackend } from "../../core/storage/versioned-store.ts";
@@ -25,6 +26,8 @@ export interface S3Location {
   prefix?: string;
   /** Keys per list request (S3's `max-keys`, default 1000). */
   listPageSize?: number;
+  /** Wait for an answer's headers, in ms (default 10 s, plus a second per MiB sent). */
+  answerWaitMs?: number;
 }
 
 const encodeKey = (key: string): string => key.split("/").map(encodeURIComponent).join("/");
@@ -36,6 +39,31 @@ export class S3Error extends Error {
   constructor(readonly status: number, operation: string) {
     super(`S3 ${operation} failed with HTTP ${status}`);
     this.name = "S3Error";
+  }
+}
+
+/** What a client sees while the S3 service does not answer. */
+export const S3_UNAVAILABLE = "The storage backend (S3) is not answering; try again shortly";
+
+/** Wait for an answer's headers: 10 s, plus a second per MiB of a body sent (a 25 MiB image on a slow link). */
+const ANSWER_WAIT_MS = 10_000;
+const ANSWER_WAIT_MS_PER_MIB = 1_000;
+
+/**
+ * The service's answer to one request, its headers within a bound (a stopped or partitioned
+ * service held requests for good: fetch has no timeout of its own), or the 500 naming the store
+ * when it cannot be reached. The body is read without a bound once the headers came.
+ */
+async function answerWithin(client: AwsClient, url: string, init: RequestInit, operation: string, size: number, waitMs = ANSWER_WAIT_MS): Promise<Response> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), waitMs + Math.ceil(size / (1024 * 1024)) * ANSWER_WAIT_MS_PER_MIB);
+  try {
+    return await client.fetch(url, { ...init, signal: controller.signal });
+  } catch (err) {
+    console.error(`s3: ${operation} ${controller.signal.aborted ? "had no answer in time" : `failed: ${err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err)}`}`);
+    throw ServiceError.server(S3_UNAVAILABLE);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -51,8 +79,8 @@ export function s3Backend(location: S3Location): VersionedBackend {
   const prefix = location.prefix ?? "";
   const objectUrl = (key: string) => `${bucketUrl}/${encodeKey(prefix + key)}`;
 
-  async function send(url: string, init: RequestInit, operation: string, ok: number[]): Promise<Response> {
-    const response = await client.fetch(url, init);
+  async function send(url: string, init: RequestInit, operation: string, ok: number[], bodyBytes = init.body instanceof Uint8Array ? init.body.length : 0): Promise<Response> {
+    const response = await answerWithin(client, url, init, operation, bodyBytes, location.answerWaitMs);
     if (!ok.includes(response.status)) {
       await response.body?.cancel();
       throw new S3Error(response.status, operation);
@@ -84,7 +112,7 @@ export function s3Backend(location: S3Location): VersionedBackend {
       // and every header signed. The body is cut off with an error when it does not hold `size`
       // bytes, since not every runtime's fetch holds a streamed body to its Content-Length.
       const headers = { "Content-Length": String(size), "X-Amz-Content-Sha256": "UNSIGNED-PAYLOAD" };
-      const response = await send(objectUrl(key), { method: "PUT", body: exactLength(body, size), headers, duplex: "half" } as RequestInit, "PUT", [200]);
+      const response = await send(objectUrl(key), { method: "PUT", body: exactLength(body, size), headers, duplex: "half" } as RequestInit, "PUT", [200], size);
       await response.body?.cancel();
     },
     putIf: async (key, value, expected) => (await putIfVersion(key, value, expected)) !== null,

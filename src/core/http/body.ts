@@ -104,11 +104,21 @@ function nonFiniteNumberPath(value: unknown, path: string[]): string | undefined
 }
 
 /**
+ * A body sent compressed (`Content-Encoding: gzip`) is refused (415, RFC 9110 15.5.16), never
+ * stored as its compressed bytes nor parsed as if it were JSON; `identity` is no encoding.
+ */
+export function refuseContentEncoding(encoding: string | undefined): void {
+  if (encoding === undefined || encoding.trim() === "" || encoding.trim().toLowerCase() === "identity") return;
+  throw new ServiceError("unsupported-media-type", `Content-Encoding ${encoding.trim()} is not accepted: send the body uncompressed`, { contentEncoding: encoding.trim() });
+}
+
+/**
  * The body as JSON text, checked to be well-formed UTF-8 JSON, with its value and its bytes
  * as the text encodes them (the body's own bytes without a leading byte order mark, which
  * the decoder drops: the same bytes `TextEncoder` would make of the text, without encoding it).
  */
 export async function readJsonText(c: Context): Promise<{ text: string; value: unknown; bytes: Uint8Array<ArrayBuffer> }> {
+  refuseContentEncoding(c.req.header("content-encoding"));
   // Through hono's request, which keeps the bytes for any later reader of the same body.
   const body = new Uint8Array(await c.req.arrayBuffer().catch(failedBodyRead));
   const text = decodeUtf8(body);
@@ -136,7 +146,36 @@ export async function readBody<S extends z.ZodType>(c: Context, schema: S): Prom
   return parseWith(schema, value, "request body");
 }
 
-/** Validates the query string (last value of each name). */
+/** Validates the query string (last value of each name); a value whose percent-encoding is broken is a 400, as in a path. */
 export function readQuery<S extends z.ZodType>(c: Context, schema: S): z.output<S> {
+  checkQueryEncoding(c.req.url);
   return parseWith(schema, c.req.query(), "query");
+}
+
+/**
+ * Refuses a query holding a broken percent-escape (`%E0%A4%A`): the router keeps such text as it
+ * is, so `?userId=%E0%A4%A` and the well-formed `?userId=%25E0%25A4%25A` named one user.
+ */
+function checkQueryEncoding(url: string): void {
+  const start = url.indexOf("?");
+  if (start === -1 || !url.includes("%", start)) return;
+  for (const pair of url.slice(start + 1).split("#", 1)[0]!.split("&")) {
+    if (!pair.includes("%")) continue;
+    const [name = "", value = ""] = pair.split("=", 2);
+    try {
+      decodeURIComponent(name);
+      decodeURIComponent(value);
+    } catch {
+      throw ServiceError.validation(`Query parameter ${safeName(name)} has invalid percent-encoding`, { parameter: safeName(name) });
+    }
+  }
+}
+
+/** A parameter's name for a message: decoded when it can be, as sent otherwise. */
+function safeName(name: string): string {
+  try {
+    return decodeURIComponent(name);
+  } catch {
+    return name;
+  }
 }

@@ -6,7 +6,7 @@
 import type { CaptchaVerifier } from "../ports.ts";
 import type { ServiceConfig } from "../config/mod.ts";
 import { CaptchaRequestSchema, CaptchaResponseSchema } from "../schemas/captcha.ts";
-import { decodeUtf8, parseJsonText, parseWith, readRequestBytes } from "../http/body.ts";
+import { decodeUtf8, parseJsonText, parseWith, readRequestBytes, refuseContentEncoding } from "../http/body.ts";
 import { limitBody } from "../http/limits.ts";
 import { type AccessControl, accessControl } from "../http/access.ts";
 import { rateLimit } from "../http/rate-limit.ts";
@@ -49,6 +49,7 @@ const verifyRoute = createRoute({
 
 /** Reads the token from JSON or, as a Turnstile widget posts it, from a form body. */
 async function readCaptchaBody(request: Request): Promise<unknown> {
+  refuseContentEncoding(request.headers.get("content-encoding") ?? undefined);
   const type = request.headers.get("Content-Type") ?? "";
   if (/^(application\/x-www-form-urlencoded|multipart\/form-data)/i.test(type)) {
     const form = await request.formData().catch(() => null);

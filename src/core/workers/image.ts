@@ -19,7 +19,7 @@ import type { Bytes, ImageHost, ImageHostFactory } from "../ports.ts";
 import type { ServiceConfig } from "../config/mod.ts";
 import { bearerCheck } from "../http/auth.ts";
 import { errorResponse } from "../http/errors.ts";
-import { failedBodyRead } from "../http/body.ts";
+import { failedBodyRead, refuseContentEncoding } from "../http/body.ts";
 import { ServiceError } from "../errors.ts";
 import { createRoute } from "../http/openapi-app.ts";
 import { keyedSecurity, OPEN } from "../http/credentials-doc.ts";
@@ -141,6 +141,7 @@ async function readUpload(request: Request, maxBytes: number): Promise<{ bytes: 
     ServiceError.validation(
       "The multipart body is malformed: it must be multipart/form-data with the boundary its Content-Type names, complete up to the closing boundary",
     );
+  refuseContentEncoding(request.headers.get("content-encoding") ?? undefined);
   const boundary = getMultipartBoundary(contentType);
   if (boundary === null) throw malformed();
   if (request.body === null) throw ServiceError.validation("No file: send the image in a multipart field named file");

@@ -193,6 +193,21 @@ describe("every JSON body of every worker", () => {
     expect(performance.now() - started).toBeLessThan(1_000);
   });
 
+  it("a compressed body (Content-Encoding: gzip) is a 415 on every JSON route and on upload, never stored as its bytes; identity is no encoding", async () => {
+    const { app, ports } = service();
+    for (const route of JSON_ROUTES) {
+      const response = await app.request(route.path, { method: route.method, headers: { ...route.headers, "Content-Encoding": "gzip" }, body: route.body("1") });
+      expect(response.status, route.name).toBe(415);
+      expect(await response.json()).toMatchObject({ code: "VALIDATION_ERROR", message: "Content-Encoding gzip is not accepted: send the body uncompressed" });
+    }
+    const upload = await app.request("/image/", { method: "POST", headers: { ...bearer, "Content-Encoding": "br" }, body: uploadForm(fixture("sample.png"), "a.png") });
+    expect(upload.status).toBe(415);
+    expect(await ports.data.list("")).toEqual([]);
+    expect(await ports.images.list("")).toEqual([]);
+    const plain = await app.request("/data/u1/C-1/data.json", { method: "PUT", headers: { ...dataHeaders, "Content-Encoding": "identity" }, body: "{}" });
+    expect(plain.status).toBe(200);
+  });
+
   it("62 levels inside a body (64 in all) are accepted and read back", async () => {
     const { app } = service();
     const body = `{"caseNumber":"C-1","extra":${nested(62)}}`;

@@ -340,6 +340,19 @@ describe("audit endpoints (spec 4.8)", () => {
     expect(body.entries[0]!.hash).toBe(hash);
   });
 
+  it("a userId whose percent-encoding is broken is a 400 on append, read and verify, never the user its well-formed encoding names", async () => {
+    const { app, ports } = testService();
+    const refused = await post(app, auditEntry({ userId: "%E0%A4%A" }), "?userId=%E0%A4%A");
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ code: "VALIDATION_ERROR", message: "Query parameter userId has invalid percent-encoding" });
+    for (const path of ["/data/audit/?userId=%E0%A4%A", "/audit/audit/verify?userId=%E0%A4%A", "/data/audit/?userId=u1&startDate=%ZZ"]) {
+      expect((await app.request(path, { headers: dataHeaders })).status, path).toBe(400);
+    }
+    expect(await ports.audit.list("")).toEqual([]);
+    // The well-formed encoding of that text is an ordinary user id.
+    expect((await post(app, auditEntry({ userId: "%E0%A4%A" }), "?userId=%25E0%25A4%25A")).status).toBe(200);
+  });
+
   it("an entry whose userId is not the query's is a 400 in key-only mode, and nothing is stored", async () => {
     const { app, ports } = testService();
     const response = await post(app, auditEntry({ userId: "u2" }), "?userId=u1");
