@@ -122,6 +122,9 @@ function forwardTo(mf, mirror) {
         if (body !== undefined && !started) return errorAnswer(408, "The request body did not arrive in time");
         throw err;
       }
+      // Miniflare's answer body is read from now on, while the waits below run: left unread
+      // behind a slow outbox move, some answers reached the client empty (200, 0 bytes).
+      const answerBody = answer.body === null ? null : answer.body.pipeThrough(new TransformStream());
       // The worker reads a refused body to the end; waiting for it keeps the client's connection alive.
       if (body !== undefined) await within(sent, UPLOAD_WAIT_MS);
       // A failed move leaves the mail in the bucket for the next run; the answer stands.
@@ -129,7 +132,7 @@ function forwardTo(mf, mirror) {
       // Miniflare's Headers come from its own undici: copied entry by entry; framing is Node's own.
       const answered = new Headers();
       for (const [name, value] of answer.headers) if (!HOP_BY_HOP.has(name)) answered.append(name, value);
-      return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers: answered });
+      return new Response(answerBody, { status: answer.status, statusText: answer.statusText, headers: answered });
     },
   };
 }
