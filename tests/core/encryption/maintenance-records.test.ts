@@ -6,13 +6,13 @@
  */
 import { describe, expect, it } from "vitest";
 import { createStorage } from "unstorage";
-import type { KvStore } from "../../../src/core/ports.ts";
 import { createKvStore } from "../../../src/core/storage/unstorage-stores.ts";
 import { encryptAll, openRecord, SEALED_RECORD_PREFIX } from "../../../src/core/encryption/mod.ts";
 import { keyringOf } from "../../../src/core/service/encryption.ts";
 import { parseConfig } from "../../../src/core/config/mod.ts";
 import { dataKey, keySetText } from "../../helpers/encryption.ts";
 import { KEYS } from "../../helpers/service.ts";
+import { writeBeforeFirstCompareAndSet } from "../../helpers/interfering-kv.ts";
 
 describe("encrypt-all on user records", () => {
   it("a record serve writes between the command's read and its write is sealed as serve wrote it, not overwritten", async () => {
@@ -20,17 +20,7 @@ describe("encrypt-all on user records", () => {
     if (keyring === undefined) throw new Error("DATA_ENCRYPTION_KEYS makes a keyring");
     const inner = createKvStore(createStorage());
     await inner.put("u1", '{"version":"before"}');
-    let interfered = false;
-    const users: KvStore = {
-      ...inner,
-      replaceIf: async (key, expected, value) => {
-        if (!interfered) {
-          interfered = true;
-          await inner.put(key, '{"version":"written by serve meanwhile"}');
-        }
-        return await inner.replaceIf!(key, expected, value);
-      },
-    };
+    const users = writeBeforeFirstCompareAndSet(inner, (store, key) => store.put(key, '{"version":"written by serve meanwhile"}'));
     const state = await encryptAll({ blobs: [], kvs: [{ name: "users", store: users }] }, keyring);
     expect(state.changed).toBe(1);
     const stored = (await inner.get("u1"))!;

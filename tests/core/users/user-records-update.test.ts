@@ -10,6 +10,7 @@ import type { KvStore } from "../../../src/core/ports.ts";
 import { createKvStore } from "../../../src/core/storage/unstorage-stores.ts";
 import { ContentionError } from "../../../src/core/storage/versioned-store.ts";
 import { userRecords } from "../../../src/core/users/user-records.ts";
+import { writeBeforeFirstCompareAndSet } from "../../helpers/interfering-kv.ts";
 import type { UserData } from "../../../src/core/schemas/user.ts";
 
 const createdAt = "2026-11-22T12:00:00.000Z";
@@ -30,18 +31,8 @@ describe("user record updates over a compare-and-set", () => {
   it("a write by another process between the read and the write: the change runs again on it, and both are kept", async () => {
     const inner = memory();
     await inner.put("u1", JSON.stringify(record(["C-1"])));
-    let interfered = false;
     // The other process adds C-2 just before this one's first compare-and-set.
-    const users: KvStore = {
-      ...inner,
-      replaceIf: async (key, expected, value) => {
-        if (!interfered) {
-          interfered = true;
-          await inner.put(key, JSON.stringify(record(["C-1", "C-2"])));
-        }
-        return inner.replaceIf!(key, expected, value);
-      },
-    };
+    const users = writeBeforeFirstCompareAndSet(inner, (store, key) => store.put(key, JSON.stringify(record(["C-1", "C-2"]))));
     const seen: string[][] = [];
     await userRecords(users).update("u1", (current) => {
       seen.push(current!.cases.map((assignment) => assignment.caseNumber));
@@ -68,17 +59,7 @@ describe("user record updates over a compare-and-set", () => {
   it("creates a record only where none is (a record created meanwhile is changed instead), and writes nothing for next: null", async () => {
     const inner = memory();
     // Another process creates the record (with C-0) just before this one's first compare-and-set.
-    let interfered = false;
-    const users: KvStore = {
-      ...inner,
-      replaceIf: async (key, expected, value) => {
-        if (!interfered) {
-          interfered = true;
-          await inner.put(key, JSON.stringify(record(["C-0"])));
-        }
-        return inner.replaceIf!(key, expected, value);
-      },
-    };
+    const users = writeBeforeFirstCompareAndSet(inner, (store, key) => store.put(key, JSON.stringify(record(["C-0"]))));
     const records = userRecords(users);
     const seen: (string[] | null)[] = [];
     await records.update("u1", (current) => {
