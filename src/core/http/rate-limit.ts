@@ -75,6 +75,9 @@ export function clientNetwork(ip: string | undefined): string | undefined {
   return `${groups.slice(0, 4).map((group) => group.replace(/^0+(?=.)/, "")).join(":")}::/64`;
 }
 
+/** At most one log line per this many ms while the limiter fails. */
+const FAILURE_LOG_INTERVAL_MS = 10_000;
+
 /**
  * The counting half of {@link rateLimit}: counts one hit of the request and returns the
  * decision to report on its answer ({@link reportDecision}), or throws the 429 past the limit.
@@ -86,6 +89,9 @@ export function rateCounter(options: RateLimitOptions): (c: Context<WorkerEnv>) 
   if (by === "user" && !options.user) throw new Error('rateLimit: by "user" needs a user function');
   const routeOf = typeof options.route === "function" ? options.route : () => options.route as RateLimitRoute;
   const idOf = by === "ip" ? (c: Context<WorkerEnv>) => clientNetwork(clientIp(c)) : options.user!;
+  // While the limiter is down every request fails it: one line, then one per interval with the count since.
+  let lastWarned = Number.NEGATIVE_INFINITY;
+  let unlogged = 0;
   const count = async (route: RateLimitRoute, id: string): Promise<RateDecision | undefined> => {
     let decision: RateDecision;
     try {
@@ -94,8 +100,16 @@ export function rateCounter(options: RateLimitOptions): (c: Context<WorkerEnv>) 
       // Fail open: a limiter outage (Redis down) must not take the service down with it, and
       // a refused or 500 request would be worse than one unmetered request. Never log the key:
       // it holds the client's IP or user id.
+      const now = Date.now();
+      if (now - lastWarned < FAILURE_LOG_INTERVAL_MS) {
+        unlogged++;
+        return undefined;
+      }
       const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-      console.warn(redactSecrets(`rate limit check for ${route} (per ${by}) failed; request let through: ${reason}`));
+      const since = unlogged === 0 ? "" : ` (${unlogged} more let through since the last line)`;
+      console.warn(redactSecrets(`rate limit check for ${route} (per ${by}) failed; request let through: ${reason}${since}`));
+      lastWarned = now;
+      unlogged = 0;
       return undefined;
     }
     if (!decision.allowed) {
