@@ -103,12 +103,19 @@ function pathSegment(value: string, what: string): string {
   if (value === "" || value === "." || value === "..") {
     throw refusedBeforeSending(`${what} may not be ${value === "" ? "empty" : `"${value}"`}`, { [what]: value });
   }
-  return encodeURIComponent(wellFormed(value, what));
+  try {
+    return encodeURIComponent(value);
+  } catch {
+    // A lone surrogate: the one thing encodeURIComponent refuses.
+    throw loneSurrogate(what);
+  }
 }
+
+const loneSurrogate = (what: string) => refusedBeforeSending(`${what} holds a lone UTF-16 surrogate, which no URL can carry`, {});
 
 /** `value` unchanged, or the refusal of a text holding a lone surrogate. */
 function wellFormed(value: string, what: string): string {
-  if (!WELL_FORMED.test(value)) throw refusedBeforeSending(`${what} holds a lone UTF-16 surrogate, which no URL can carry`, {});
+  if (!WELL_FORMED.test(value)) throw loneSurrogate(what);
   return value;
 }
 
@@ -318,7 +325,7 @@ export function createClient(options: ClientOptions): ServiceClient {
     },
     data,
     audit: {
-      append: async (entry: AuditEntryInput) => await json<AuditAppended>(send("audit", "data", "POST", `/audit?${new URLSearchParams({ userId: wellFormed(entry.userId, "userId") })}`, { json: entry })),
+      append: async (entry: AuditEntryInput) => await json<AuditAppended>(send("audit", "data", "POST", `/audit?${rangeQuery(entry.userId, {})}`, { json: entry })),
       read: async (userId, range = {}) => await json<AuditEntries>(send("audit", "data", "GET", `/audit?${rangeQuery(userId, range)}`)),
       verify: async (userId, range = {}) => await json<AuditVerification>(send("audit", "data", "GET", `/audit/verify?${rangeQuery(userId, range)}`)),
     },

@@ -95,6 +95,10 @@ export class ServiceError extends Error {
   static server(message = "Internal server error", kind: ServerFailureKind = "failed"): ServiceError {
     return new ServiceError(kind, message);
   }
+  /** A storage backend (`Redis`, `S3`) does not answer: the 500 that names it (CONTRACT: a store down, and the body says so). */
+  static storeNotAnswering(name: string): ServiceError {
+    return new ServiceError("failed", `The storage backend (${name}) is not answering; try again shortly`);
+  }
   /** The service is busy with this very thing; the client may try again after `retryAfterSeconds` (503 with Retry-After). */
   static busy(message: string, retryAfterSeconds: number): ServiceError {
     return new ServiceError("unavailable", message, { retryAfterSeconds });

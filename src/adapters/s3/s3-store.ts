@@ -43,7 +43,7 @@ export class S3Error extends Error {
 }
 
 /** What a client sees while the S3 service does not answer. */
-export const S3_UNAVAILABLE = "The storage backend (S3) is not answering; try again shortly";
+export const S3_UNAVAILABLE = ServiceError.storeNotAnswering("S3").message;
 
 /** Wait for an answer's headers: 10 s, plus a second per MiB of a body sent (a 25 MiB image on a slow link). */
 const ANSWER_WAIT_MS = 10_000;
@@ -61,7 +61,7 @@ async function answerWithin(client: AwsClient, url: string, init: RequestInit, o
     return await client.fetch(url, { ...init, signal: controller.signal });
   } catch (err) {
     console.error(`s3: ${operation} ${controller.signal.aborted ? "had no answer in time" : `failed: ${err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err)}`}`);
-    throw ServiceError.server(S3_UNAVAILABLE);
+    throw ServiceError.storeNotAnswering("S3");
   } finally {
     clearTimeout(timer);
   }

@@ -171,16 +171,21 @@ function parseJwkList(text: string, name: string): ExchangeJwk[] {
   return list as ExchangeJwk[];
 }
 
-/** The signer of `EXPORT_SIGNING_KEY`, checked before any work: one private key jose can sign with, else a `ConfigError`. */
-async function usableSigner(list: ExchangeJwk[]): Promise<ManifestSigner> {
+/**
+ * The signer of `EXPORT_SIGNING_KEY`, checked before any work: one private key jose can sign
+ * with, else a `ConfigError`; and its public half, which verifies what it signs.
+ */
+async function usableSigner(list: ExchangeJwk[]): Promise<{ signer: ManifestSigner; publicJwk: ExchangeJwk }> {
   if (list.length !== 1) throw new ConfigError([`EXPORT_SIGNING_KEY: one private JWK expected, found ${list.length}`]);
   const jwk = list[0]!;
   // A private key holds "d"; a symmetric one (oct, HS256) is its "k".
   if (!("d" in jwk) && !(jwk.kty === "oct" && "k" in jwk)) throw new ConfigError(["EXPORT_SIGNING_KEY: not a private key (it has no \"d\")"]);
   try {
     const signer = await signerFromJwk(jwk);
-    await importJWK(signer.privateKey as JWK, signer.algorithm);
-    return signer;
+    const imported = await importJWK(signer.privateKey as JWK, signer.algorithm);
+    const publicJwk = publicJwkOf(signer.privateKey as ExchangeJwk);
+    // The key imported for the check signs too (a shared secret comes back as bytes: it stays a JWK).
+    return { signer: imported instanceof CryptoKey ? { ...signer, privateKey: imported } : signer, publicJwk };
   } catch (err) {
     throw new ConfigError([`EXPORT_SIGNING_KEY: ${err instanceof Error ? err.message : String(err)}`]);
   }
@@ -192,8 +197,9 @@ async function signatureConfig(env: ExchangeCommandIo["env"], requireSignature: 
   let signer: ManifestSigner | undefined;
   const signing = env.EXPORT_SIGNING_KEY;
   if (signing !== undefined && signing !== "") {
-    signer = await usableSigner(parseJwkList(signing, "EXPORT_SIGNING_KEY"));
-    keys.push(publicJwkOf(signer.privateKey as ExchangeJwk));
+    const usable = await usableSigner(parseJwkList(signing, "EXPORT_SIGNING_KEY"));
+    signer = usable.signer;
+    keys.push(usable.publicJwk);
   }
   const verify = env.EXPORT_VERIFY_KEYS;
   if (verify !== undefined && verify !== "") keys.push(...parseJwkList(verify, "EXPORT_VERIFY_KEYS"));

@@ -6,13 +6,10 @@
  * it with a file (as root, `/dev/null` itself) instead of writing where it points.
  */
 import { lstat, open, rename, rm } from "node:fs/promises";
+import { codeOf } from "./files/file-driver.ts";
 
 /** `--out` names something an export may not replace. */
 export class OutputPathError extends Error {}
-
-function codeOf(err: unknown): string | undefined {
-  return typeof err === "object" && err !== null && "code" in err ? String(err.code) : undefined;
-}
 
 /** What `path` is, when it is there and not a regular file. */
 async function notAFile(path: string): Promise<string | undefined> {

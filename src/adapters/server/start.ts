@@ -11,8 +11,10 @@ import { join } from "node:path";
 import { type Stats, statSync } from "node:fs";
 import { createFileBlobStore, createFilePorts } from "./files/file-ports.ts";
 import { lockDataFolder } from "./files/folder-lock.ts";
+import { codeOf } from "./files/file-driver.ts";
 import { removeLeftoverTemporaries } from "./files/leftover-temporaries.ts";
 import { hostInUrl } from "./request-url.ts";
+import { ensureSecrets } from "./secrets.ts";
 import { createRedisPorts } from "./redis/redis-ports.ts";
 import { createS3Ports, s3LocationFromUrl } from "../s3/s3-ports.ts";
 import { createMemoryPorts } from "../../core/service/memory-ports.ts";
@@ -74,6 +76,8 @@ export interface StorageUse {
    * `ConfigError`, not a new empty store that reads as an intact trail). Default false (`serve` makes it).
    */
   existing?: boolean;
+  /** The caller checked the data folder and holds its lock (`serve`, which takes it before writing secrets.json). */
+  lockedByCaller?: boolean;
 }
 
 /** A `ConfigError` when `dataDir` is there but no folder (serve would fail deep in a write), or, with `existing`, not there. */
@@ -82,7 +86,7 @@ function checkDataFolder(dataDir: string, existing: boolean): void {
   try {
     found = statSync(dataDir);
   } catch (err) {
-    if (!existing && typeof err === "object" && err !== null && "code" in err && err.code === "ENOENT") return;
+    if (!existing && codeOf(err) === "ENOENT") return;
     throw new ConfigError([`--data ${dataDir} does not exist${existing ? " (serve makes it; the commands work on the data serve wrote)" : ""}`]);
   }
   if (!found.isDirectory()) throw new ConfigError([`--data ${dataDir} is not a folder`]);
@@ -101,8 +105,8 @@ export async function rawStoragePorts(config: ServiceConfig, dataDir: string, ru
     case "deno-kv":
       throw new ConfigError(["STORAGE: deno-kv runs under Deno only (npm run start:deno)"]);
     case "fs": {
-      checkDataFolder(dataDir, use.existing === true);
-      const lock = use.readOnly === true ? undefined : lockDataFolder(dataDir, use.command ?? "a process");
+      if (use.lockedByCaller !== true) checkDataFolder(dataDir, use.existing === true);
+      const lock = use.readOnly === true || use.lockedByCaller === true ? undefined : lockDataFolder(dataDir, use.command ?? "a process");
       const close = () => Promise.resolve(lock?.release());
       return { ports: createFilePorts(dataDir, { fsync: config.fsync }), description: `data in ${dataDir}`, close };
     }
@@ -122,7 +126,6 @@ export async function rawStoragePorts(config: ServiceConfig, dataDir: string, ru
     }
   }
 }
-import { ensureSecrets } from "./secrets.ts";
 
 /** A runtime's server, listening. */
 export interface Listening {
@@ -173,22 +176,21 @@ export async function startService(options: ServeOptions, listen: Listen, runtim
     Object.entries(options.env).filter((entry): entry is [string, string] => typeof entry[1] === "string"),
   );
   checkDataFolder(options.dataDir, false);
-  // With the file store, the folder's lock before anything is written there (secrets.json); storagePorts takes it again (held once per process).
+  // With the file store, the folder's lock before anything is written there (secrets.json), held until close.
   const early = (defined.STORAGE ?? "fs") === "fs" ? lockDataFolder(options.dataDir, "serve") : undefined;
   // Older than the lock by a margin: file times lag the clock a little, and this process's own writes come after it.
   const lockedAt = Date.now() - LEFTOVER_MARGIN_MS;
   let started: RunningServer;
   try {
-    started = await startOnFolder(options, defined, listen, runtimeStorage);
+    started = await startOnFolder(options, defined, listen, runtimeStorage, early !== undefined);
   } catch (err) {
     early?.release();
     throw err;
   }
   if (early === undefined) return started;
-  // Held already by this process (an embedder's second start): the other holder's writes in flight are not leftovers.
-  if (!early.fresh) return { ...started, close: () => started.close().finally(() => early.release()) };
   let stopping = false;
-  const sweep = sweepLeftovers(options, lockedAt, () => stopping);
+  // Not when this process held the folder already (an embedder's second start): the other holder's writes in flight are not leftovers.
+  const sweep = early.fresh ? sweepLeftovers(options, lockedAt, () => stopping) : undefined;
   const close = async () => {
     stopping = true;
     await Promise.all([sweep, started.close()]).finally(() => early.release());
@@ -198,9 +200,12 @@ export async function startService(options: ServeOptions, listen: Listen, runtim
 
 const LEFTOVER_MARGIN_MS = 1_000;
 
+/** Where the start-up lines go. */
+const logOf = (options: ServeOptions): ((line: string) => void) => options.log ?? ((line) => console.log(line));
+
 /** Removes, in the background, the temporary files a stopped writer left under --data (files/leftover-temporaries.ts); never fails the service. */
 async function sweepLeftovers(options: ServeOptions, olderThan: number, stopped: () => boolean): Promise<void> {
-  const log = options.log ?? ((line: string) => console.log(line));
+  const log = logOf(options);
   try {
     const { removed, failed } = await removeLeftoverTemporaries(options.dataDir, { olderThan, stopped });
     if (removed > 0) log(`removed ${removed} temporary file${removed === 1 ? "" : "s"} a stopped process left under ${options.dataDir}`);
@@ -211,11 +216,11 @@ async function sweepLeftovers(options: ServeOptions, olderThan: number, stopped:
 }
 
 /** {@link startService} once the data folder is checked and, for the file store, locked. */
-async function startOnFolder(options: ServeOptions, defined: Record<string, string>, listen: Listen, runtimeStorage?: RuntimeStorage): Promise<RunningServer> {
-  const log = options.log ?? ((line: string) => console.log(line));
+async function startOnFolder(options: ServeOptions, defined: Record<string, string>, listen: Listen, runtimeStorage: RuntimeStorage | undefined, locked: boolean): Promise<RunningServer> {
+  const log = logOf(options);
   const secrets = await ensureSecrets(options.dataDir, defined);
   const config = parseConfig(secrets.env);
-  const storage = await storagePorts(config, options.dataDir, runtimeStorage, { command: "serve" });
+  const storage = await storagePorts(config, options.dataDir, runtimeStorage, { command: "serve", lockedByCaller: locked });
   let server: Listening;
   try {
     const app = createService(

@@ -219,7 +219,9 @@ export async function verifyAuditTrail(input: AuditTrailInput, options: VerifyAu
     return day;
   };
   // Where a finding about the head goes when no day of the range holds it: the range's last day, or its first when the range starts after the head's day.
-  const lastDay = to ?? (head !== undefined && from !== null && head.day < from ? from : head?.day ?? "");
+  // The trail's head is older than the range's first day: no day of the range holds it.
+  const headBeforeRange = head !== undefined && from !== null && head.day < from;
+  const lastDay = to ?? (headBeforeRange ? from! : head?.day ?? "");
   let headResult: AuditHeadVerification | null = null;
   if (stored.kind === "unreadable") {
     mark(headDay(lastDay), expected ?? 0, "head unreadable", "the head cannot be read");
@@ -233,7 +235,7 @@ export async function verifyAuditTrail(input: AuditTrailInput, options: VerifyAu
     // it lists no day of the head's (its entries, if any, came after the head: judged on the first).
     const day = to !== null && head.day > to
       ? undefined
-      : from !== null && head.day < from
+      : headBeforeRange
       ? days.find((candidate) => candidate.entries > 0)
       : headDay(head.day);
     const entryOk = head.entry.seq === head.seq && head.entry.hash === head.hash && entryHash(head.entry) === head.hash;

@@ -65,10 +65,11 @@ export function parseJsonText(text: string, what = "Request body"): unknown {
       column,
     });
   }
-  // The walk runs only when the text holds a number that may overflow, and its path is sought only when it does.
-  if (MAY_OVERFLOW.test(text) && holdsNonFinite(value)) {
-    const path = nonFiniteNumberPath(value, []) ?? "";
-    throw ServiceError.validation(`${what} holds a number too large for a double (JSON numbers here are at most about 1.8e308)${path === "" ? "" : ` at "${path}"`}`, { path });
+  // The walk runs only when the text holds a number that may overflow.
+  const path = MAY_OVERFLOW.test(text) ? nonFinitePath(value) : undefined;
+  if (path !== undefined) {
+    const at = path.join(".");
+    throw ServiceError.validation(`${what} holds a number too large for a double (JSON numbers here are at most about 1.8e308)${at === "" ? "" : ` at "${at}"`}`, { path: at });
   }
   return value;
 }
@@ -80,25 +81,19 @@ export function parseJsonText(text: string, what = "Request body"): unknown {
  */
 const MAY_OVERFLOW = /\d[eE]\+?\d{2}|(?:^|\D)\d{300}/;
 
-/** Whether JSON.parse made ±Infinity of a number somewhere in `value` (allocation-free). */
-function holdsNonFinite(value: unknown): boolean {
-  if (typeof value === "number") return !Number.isFinite(value);
-  if (typeof value !== "object" || value === null) return false;
-  if (Array.isArray(value)) {
-    for (const item of value) if (holdsNonFinite(item)) return true;
-    return false;
-  }
-  for (const key in value) if (holdsNonFinite((value as Record<string, unknown>)[key])) return true;
-  return false;
-}
-
-/** The path of the first number JSON.parse made ±Infinity of (a literal like 1e400), or undefined. */
-function nonFiniteNumberPath(value: unknown, path: string[]): string | undefined {
-  if (typeof value === "number") return Number.isFinite(value) ? undefined : path.join(".");
+/**
+ * The path of the first number JSON.parse made ±Infinity of (a literal like 1e400), or
+ * undefined; the path is built on the way back from the one found, so a clean walk allocates nothing.
+ */
+function nonFinitePath(value: unknown): string[] | undefined {
+  if (typeof value === "number") return Number.isFinite(value) ? undefined : [];
   if (typeof value !== "object" || value === null) return undefined;
-  for (const [key, item] of Object.entries(value)) {
-    const found = nonFiniteNumberPath(item, [...path, key]);
-    if (found !== undefined) return found;
+  for (const key in value) {
+    const found = nonFinitePath((value as Record<string, unknown>)[key]);
+    if (found !== undefined) {
+      found.unshift(key);
+      return found;
+    }
   }
   return undefined;
 }

@@ -6,7 +6,7 @@
  */
 import { SwaggerUI } from "@hono/swagger-ui";
 import type { Context } from "hono";
-import { mountOf, type WorkerApp, type WorkerEnv } from "./worker-app.ts";
+import { methodNotAllowed, mountOf, type WorkerApp, type WorkerEnv } from "./worker-app.ts";
 
 /** Where the page and its assets are, under the service's mount. */
 export const DOCS_PATH = "/docs";
@@ -97,11 +97,10 @@ async function asset(c: Context<WorkerEnv>): Promise<Response> {
   return c.body(body.slice(), 200, { "Content-Type": ASSET_TYPES[name as AssetName], "Cache-Control": "public, max-age=86400" });
 }
 
-/** Adds `GET /docs` and its assets to the service's app. */
+/** Adds `GET /docs` and its assets to the service's app; another method there is a 405 with Allow. */
 export function registerDocsPage(app: WorkerApp): void {
-  app.get(DOCS_PATH, page);
-  app.get(`${ASSETS}/swagger-ui-dist/:name`, asset);
+  for (const [path, handler] of [[DOCS_PATH, page], [`${ASSETS}/swagger-ui-dist/:name`, asset]] as const) {
+    app.get(path, handler);
+    app.all(path, methodNotAllowed(["GET"]));
+  }
 }
-
-/** The paths {@link registerDocsPage} answers (GET only). */
-export const DOCS_PAGE_PATHS: readonly string[] = [DOCS_PATH, `${ASSETS}/swagger-ui-dist/:name`];

@@ -33,6 +33,12 @@ export interface UnreadBodyBound {
 /** A few MB: reading them costs less than a new connection; 100 MB is not worth reading. */
 export const UNREAD_BODY_BOUND: UnreadBodyBound = { maxBytes: 8 * 1024 * 1024, maxMs: 3000 };
 
+/** Whether the request declares a body longer than `maxBytes` (a `Content-Length` without chunked framing). */
+export function declaresMoreThan(headers: Headers, maxBytes: number): boolean {
+  const declared = headers.get("content-length");
+  return declared !== null && !headers.has("transfer-encoding") && Number(declared) > maxBytes;
+}
+
 /** Refuses bodies over `maxBytes` with a 413 standard error body. */
 export function limitBody(maxBytes: number): MiddlewareHandler {
   return async (c, next) => {
@@ -137,7 +143,6 @@ export async function settleRequestBody(request: Request, response: Response, op
   if (body === null) return response;
   // Locked: a handler holds it, having read it to the end (limitBody releases what it refuses).
   if (body.locked) return options.incomplete === true ? closing(response) : response;
-  const declared = Number(request.headers.get("content-length") ?? NaN);
-  if (!request.bodyUsed && declared > bound.maxBytes && !request.headers.has("transfer-encoding")) return closing(response);
+  if (!request.bodyUsed && declaresMoreThan(request.headers, bound.maxBytes)) return closing(response);
   return (await discardRest(body, bound)) ? response : closing(response);
 }

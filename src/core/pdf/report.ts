@@ -19,8 +19,8 @@ import { isDark, parseColour, pdfColour, type Rgb } from "./layout/colour.ts";
 import { assertPrintable, embedReportFonts, printableText, type ReportFonts } from "./layout/fonts.ts";
 import { parseHostList } from "./image/host-policy.ts";
 import { createNativeFlateDocument, saveWithNativeFlate } from "./native-flate.ts";
-import { loadReportImage, type ReportImage } from "./image/image-source.ts";
-import { decodeBudget, type EmbeddedImage, embedReportImage, reportImageDecodeBytes } from "./image/image-embed.ts";
+import { loadReportImage } from "./image/image-source.ts";
+import { decodeBudget, type EmbeddedImage, embedReportImage, type PlannedReportImage, planReportImage } from "./image/image-embed.ts";
 import { boxRect, fitImage, type Rect } from "./layout/page-layout.ts";
 import { parseReportRequest, type ReportInput, type ReportRequest } from "./report-request.ts";
 import { LineBreaker, singleLine } from "./layout/text-layout.ts";
@@ -281,13 +281,13 @@ export async function renderValidatedReport(request: ReportRequest, options: Rep
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   // A decoded image is held until the PDF is saved: the reservation covers the whole render.
-  const decoding = reportImageDecodeBytes(loaded);
-  if (decoding === 0) return await renderWithImage(content, loaded, options, now);
-  return await decodeBudget.run(decoding, () => renderWithImage(content, loaded, options, now));
+  const planned = planReportImage(loaded);
+  if (planned.decodeBytes === 0) return await renderWithImage(content, planned, options, now);
+  return await decodeBudget.run(planned.decodeBytes, () => renderWithImage(content, planned, options, now));
 }
 
-/** Renders the report once its image is loaded. */
-async function renderWithImage(content: ReportContent, loaded: ReportImage, options: ReportOptions, now: Date): Promise<Bytes> {
+/** Renders the report once its image is loaded and planned. */
+async function renderWithImage(content: ReportContent, loaded: PlannedReportImage, options: ReportOptions, now: Date): Promise<Bytes> {
   const doc = await createNativeFlateDocument();
   doc.setTitle(`Report ${singleLine(content.caseNumber)}`);
   doc.setCreator(options.serviceName);

@@ -23,7 +23,7 @@ import { portsCaseStore } from "../cases/ports-case-store.ts";
 import { mailerOf } from "../mail/transport.ts";
 import { accessControl } from "../http/access.ts";
 import { OPEN } from "../http/credentials-doc.ts";
-import { DOCS_PAGE_PATHS, registerDocsPage } from "../http/docs-page.ts";
+import { registerDocsPage } from "../http/docs-page.ts";
 import type { IdentityVerifier } from "../identity/identity-token.ts";
 import type { RateLimiter } from "../rate-limit/limiter.ts";
 
@@ -116,7 +116,7 @@ export function createService(ports: ServicePorts, config: ServiceConfig): Worke
   app.doc31("/openapi.json", (c) => openApiObject(mountOf(c)));
   if (config.apiDocs === "on") registerDocsPage(app);
   // Known paths that only read: another method is a 405 with Allow (docs/api.md), not the router's 404.
-  for (const path of ["/health", "/openapi.json", ...(config.apiDocs === "on" ? DOCS_PAGE_PATHS : [])]) app.all(path, methodNotAllowed(["GET"]));
+  for (const path of ["/health", "/openapi.json"]) app.all(path, methodNotAllowed(["GET"]));
 
   const captcha = ports.captcha ?? createSiteverifyVerifier({
     url: config.captchaVerifyUrl,

@@ -156,18 +156,18 @@ export function createBlobStore(storage: Storage, options: BlobStoreOptions = {}
 /** A `KvStore` over an unstorage `Storage` (values are UTF-8 strings). */
 export function createKvStore(storage: Storage): KvStore {
   const mutex = new KeyedMutex();
+  const get = async (key: string): Promise<string | null> => {
+    const bytes = toBytes(await storage.getItemRaw(toStorageKey(key)));
+    return bytes === null ? null : decoder.decode(bytes);
+  };
   return {
-    async get(key) {
-      const bytes = toBytes(await storage.getItemRaw(toStorageKey(key)));
-      return bytes === null ? null : decoder.decode(bytes);
-    },
+    get,
     put: (key, value) => mutex.run(key, () => storage.setItemRaw(toStorageKey(key), encoder.encode(value))),
     // unstorage has no compare-and-swap: compared and written under the key's lock, atomic
     // within this process, which is all memory and files need (one process holds a data folder).
     replaceIf: (key, expected, value) =>
       mutex.run(key, async () => {
-        const bytes = toBytes(await storage.getItemRaw(toStorageKey(key)));
-        if ((bytes === null ? null : decoder.decode(bytes)) !== expected) return false;
+        if ((await get(key)) !== expected) return false;
         await storage.setItemRaw(toStorageKey(key), encoder.encode(value));
         return true;
       }),

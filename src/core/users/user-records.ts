@@ -102,6 +102,11 @@ export function userRecords(users: KvStore): UserRecords {
     const entry = await read(userUid);
     return entry === null ? null : (JSON.parse(entry.answer) as UserData);
   }
+  // Over the text read where the store can compare and set; without one (Workers KV) the lock above is all there is.
+  const write = users.replaceIf?.bind(users) ?? (async (key: string, _read: string | null, value: string) => {
+    await users.put(key, value);
+    return true;
+  });
   return {
     get,
     view: async (userUid) => (await read(userUid))?.record ?? null,
@@ -109,15 +114,10 @@ export function userRecords(users: KvStore): UserRecords {
     update(userUid, change) {
       const key = storageKeys.user(userUid);
       return mutex.run(key, async () => {
-        if (users.replaceIf === undefined) {
-          const { next, result } = await change(await get(userUid));
-          if (next !== null) await users.put(key, JSON.stringify(next));
-          return result;
-        }
         for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
           const entry = await read(userUid);
           const { next, result } = await change(entry === null ? null : (JSON.parse(entry.answer) as UserData));
-          if (next === null || (await users.replaceIf(key, entry?.stored ?? null, JSON.stringify(next)))) return result;
+          if (next === null || (await write(key, entry?.stored ?? null, JSON.stringify(next)))) return result;
           await pauseAfterConflict(attempt);
         }
         throw new ContentionError(key, MAX_ATTEMPTS);

@@ -20,6 +20,7 @@ import type { ServiceConfig } from "../config/mod.ts";
 import { bearerCheck } from "../http/auth.ts";
 import { errorResponse } from "../http/errors.ts";
 import { failedBodyRead, refuseContentEncoding } from "../http/body.ts";
+import { declaresMoreThan } from "../http/limits.ts";
 import { ServiceError } from "../errors.ts";
 import { createRoute } from "../http/openapi-app.ts";
 import { keyedSecurity, OPEN } from "../http/credentials-doc.ts";
@@ -147,8 +148,7 @@ async function readUpload(request: Request, maxBytes: number): Promise<{ bytes: 
   if (request.body === null) throw ServiceError.validation("No file: send the image in a multipart field named file");
   const tooLarge = () => ServiceError.validation(`The image is larger than ${Math.round(maxBytes / MB)} MB`, { limitBytes: maxBytes });
   // A declared length over the body's cap is refused unread (the adapter discards what still comes).
-  const declared = request.headers.get("content-length");
-  if (declared !== null && !request.headers.has("transfer-encoding") && Number(declared) > maxBytes + MB) throw tooLarge();
+  if (declaresMoreThan(request.headers, maxBytes + MB)) throw tooLarge();
   let file: { bytes: Bytes; filename: string } | undefined;
   try {
     // Read to the closing boundary: a body cut short after its file part is refused, not stored.

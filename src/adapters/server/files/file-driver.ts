@@ -43,7 +43,8 @@ export interface FileDriver {
 
 const encoder = new TextEncoder();
 
-const codeOf = (err: unknown): unknown => (typeof err === "object" && err !== null && "code" in err ? err.code : undefined);
+/** A Node system error's `code` (`ENOENT`, `EEXIST`...), or undefined for any other value. */
+export const codeOf = (err: unknown): unknown => (typeof err === "object" && err !== null && "code" in err ? err.code : undefined);
 /** The path, or a folder on its way, does not exist or is a file. */
 const isMissing = (err: unknown): boolean => codeOf(err) === "ENOENT" || codeOf(err) === "ENOTDIR";
 /** No file there: nothing at the path, or a folder. */

@@ -12,6 +12,7 @@ import { hostname } from "node:os";
 import { resolve } from "node:path";
 import process from "node:process";
 import { ConfigError } from "../../../core/config/mod.ts";
+import { codeOf } from "./file-driver.ts";
 
 /** The lock file in a data folder. */
 export const LOCK_FILE = ".lock";
@@ -42,10 +43,6 @@ interface Held {
 
 // Per lock file (resolved), what this process holds (a process may open its folder more than once).
 const held = new Map<string, Held>();
-
-function codeOf(err: unknown): string | undefined {
-  return typeof err === "object" && err !== null && "code" in err ? String(err.code) : undefined;
-}
 
 /** The holder a lock file names; undefined when it names none that can be read. */
 function holderOf(path: string): Holder | undefined {
@@ -150,11 +147,14 @@ export function lockDataFolder(dataDir: string, command: string): FolderLock {
   mkdirSync(dataDir, { recursive: true });
   const token = crypto.randomUUID();
   const line = `${JSON.stringify({ pid: process.pid, host: hostname(), command, since: new Date().toISOString(), token })}\n`;
+  const took = (): FolderLock => {
+    held.set(path, { count: 1, token });
+    return heldBy(path, true);
+  };
   for (let attempt = 0; attempt < 50; attempt++) {
     try {
       writeFileSync(path, line, { flag: "wx", mode: 0o600 });
-      held.set(path, { count: 1, token });
-      return heldBy(path, true);
+      return took();
     } catch (err) {
       if (codeOf(err) !== "EEXIST") throw err;
     }
@@ -165,10 +165,7 @@ export function lockDataFolder(dataDir: string, command: string): FolderLock {
         `--data ${dataDir} is in use by ${holder.command} (pid ${holder.pid}${where}, since ${holder.since}): with the file store one process writes a data folder at a time; stop it first, or use STORAGE=redis or s3, which take writers side by side (a lock left by a process that is gone is taken over; if none runs, remove ${path})`,
       ]);
     }
-    if (holder !== undefined && takeOver(path, holder, line)) {
-      held.set(path, { count: 1, token });
-      return heldBy(path, true);
-    }
+    if (holder !== undefined && takeOver(path, holder, line)) return took();
     // Being written or taken over by another process: look again shortly.
     pause(10);
   }

@@ -10,6 +10,7 @@ import type { Dirent } from "node:fs";
 import { lstat, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { isTemporary } from "./file-names.ts";
+import { codeOf } from "./file-driver.ts";
 
 /** What a sweep did. */
 export interface LeftoverSweep {
@@ -26,8 +27,6 @@ export interface LeftoverSweepOptions {
   /** Asked before each folder: true ends the sweep early (the service is stopping). */
   stopped?: () => boolean;
 }
-
-const codeOf = (err: unknown): unknown => (typeof err === "object" && err !== null && "code" in err ? err.code : undefined);
 
 /** Removes the temporary files under `dir` (every folder, symlinks not followed) older than `options.olderThan`. */
 export async function removeLeftoverTemporaries(dir: string, options: LeftoverSweepOptions): Promise<LeftoverSweep> {

@@ -8,8 +8,6 @@
 import type { Redis } from "ioredis";
 import { ServiceError } from "../../../core/errors.ts";
 
-/** What a client sees while Redis does not answer. */
-export const REDIS_UNAVAILABLE = "The storage backend (Redis) is not answering; try again shortly";
 
 // ioredis' own errors for a connection that is down, closed, refused or too slow.
 const CONNECTION_FAILURE = /Connection is closed|Command timed out|max retries per request|Stream isn't writeable|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EPIPE/i;
@@ -17,11 +15,15 @@ const CONNECTION_FAILURE = /Connection is closed|Command timed out|max retries p
 /** The error as the service answers it: a connection failure becomes the 500 naming the store; anything else passes as it is. */
 export function asRedisOutage(err: unknown): unknown {
   if (err instanceof ServiceError || !(err instanceof Error)) return err;
-  return CONNECTION_FAILURE.test(`${err.name} ${err.message}`) ? ServiceError.server(REDIS_UNAVAILABLE) : err;
+  return CONNECTION_FAILURE.test(`${err.name} ${err.message}`) ? ServiceError.storeNotAnswering("Redis") : err;
 }
 
-/** `target` with each method's failure passed through {@link asRedisOutage} (thrown or rejected). */
-export function answeringOutages<T extends object>(target: T): T {
+/** Each of `stores` with every method's failure passed through {@link asRedisOutage} (thrown or rejected). */
+export function answeringOutages<T extends Record<string, object>>(stores: T): T {
+  return Object.fromEntries(Object.entries(stores).map(([name, store]) => [name, answering(store)])) as T;
+}
+
+function answering<T extends object>(target: T): T {
   // One wrapper per method, made on its first call: the stores' methods are called per request.
   const wrappers = new Map<PropertyKey, (...args: unknown[]) => unknown>();
   return new Proxy(target, {

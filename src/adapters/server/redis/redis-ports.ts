@@ -27,13 +27,15 @@ export function createRedisPorts(url: string): { ports: ServicePorts; close(): P
   logRedisOutages(client);
   return {
     ports: {
-      data: answeringOutages(createRedisBlobStore({ client, prefix: "fa:data:" })),
-      audit: answeringOutages(createRedisBlobStore({ client, prefix: "fa:audit:" })),
-      images: answeringOutages(createRedisBlobStore({ client, prefix: "fa:images:" })),
-      users: answeringOutages(createRedisKvStore({ client, prefix: "fa:users:" })),
+      ...answeringOutages({
+        data: createRedisBlobStore({ client, prefix: "fa:data:" }),
+        audit: createRedisBlobStore({ client, prefix: "fa:audit:" }),
+        images: createRedisBlobStore({ client, prefix: "fa:images:" }),
+        users: createRedisKvStore({ client, prefix: "fa:users:" }),
+        // Rate-limit counts shared by every process on this Redis.
+        rateLimiter: createRedisRateLimiter(client, { prefix: "fa:rl:" }),
+      }),
       clock: systemClock,
-      // Rate-limit counts shared by every process on this Redis.
-      rateLimiter: answeringOutages(createRedisRateLimiter(client, { prefix: "fa:rl:" })),
     },
     close: async () => {
       await client.quit();

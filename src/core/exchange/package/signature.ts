@@ -57,9 +57,12 @@ export function publicJwkOf(jwk: ExchangeJwk): ExchangeJwk {
  */
 export async function signerFromJwk(jwk: ExchangeJwk): Promise<ManifestSigner> {
   const algorithm = algorithmOf(jwk);
-  const keyId = jwk.kid ?? await calculateJwkThumbprint(publicJwkOf(jwk) as JWK);
+  const keyId = await keyIdOf(jwk);
   return { algorithm, keyId, privateKey: { ...jwk, alg: algorithm, kid: keyId } };
 }
+
+/** A key's id: its `kid`, or else its RFC 7638 thumbprint (the keyId a signer without one writes). */
+const keyIdOf = async (jwk: ExchangeJwk): Promise<string> => jwk.kid ?? await calculateJwkThumbprint(publicJwkOf(jwk) as JWK);
 
 const isJwk = (key: CryptoKey | ExchangeJwk): key is ExchangeJwk => "kty" in key;
 
@@ -95,9 +98,7 @@ export async function verifyManifestSignature(
   try {
     // A key without a kid is known by its RFC 7638 thumbprint, the keyId a signer without one writes.
     // A key that has no thumbprint (not a key jose reads) is left out: it verifies nothing, and the others still do.
-    const named = await Promise.all(keys.map((key) =>
-      key.kid !== undefined ? { ...key } : calculateJwkThumbprint(publicJwkOf(key) as JWK).then((kid) => ({ ...key, kid }), () => undefined)
-    ));
+    const named = await Promise.all(keys.map((key) => keyIdOf(key).then((kid) => ({ ...key, kid }), () => undefined)));
     const jwks = createLocalJWKSet({ keys: named.filter((key) => key !== undefined) as JWK[] });
     const { protectedHeader } = await compactVerify(`${parts[0]}.${base64url.encode(manifestHash)}.${parts[2]}`, jwks);
     if (protectedHeader.kid !== signature.keyId || protectedHeader.alg !== signature.algorithm) {

@@ -203,20 +203,26 @@ function decodedBytes(png: Exclude<PngPlan, { kind: "as-is" }>): number {
   return pixels * (png.bytesPerPixel * (png.interlaced ? 2 : 1) + 8);
 }
 
-/**
- * The bytes decoding the report's image will hold until the PDF is saved, estimated: 0 for a
- * JPEG or a PNG embedded as it is; a 400 beyond {@link MAX_DECODED_PNG_BYTES}, and for a file
- * whose structure is broken (as its embedding would answer).
- */
-export function reportImageDecodeBytes(image: ReportImage): number {
-  if (image.type === "image/jpeg") return 0;
+/** A report image looked at before anything is decoded: how a PNG goes in, and the memory its decode will hold. */
+export interface PlannedReportImage {
+  /** The image as loaded. */
+  image: ReportImage;
+  /** A PNG's plan; undefined for a JPEG, or a PNG whose structure is broken (its embedding says why). */
+  png: PngPlan | undefined;
+  /** Bytes its decode holds until the PDF is saved, estimated: 0 for a JPEG or a PNG embedded as it is. */
+  decodeBytes: number;
+}
+
+/** Plans the report's image (one walk of its chunks for the estimate and the embedding); a 400 beyond {@link MAX_DECODED_PNG_BYTES}. */
+export function planReportImage(image: ReportImage): PlannedReportImage {
+  if (image.type === "image/jpeg") return { image, png: undefined, decodeBytes: 0 };
   let png: PngPlan;
   try {
     png = pngPlan(image.bytes);
   } catch {
-    return 0; // its embedding says what is broken, before anything is decoded
+    return { image, png: undefined, decodeBytes: 0 }; // its embedding says what is broken, before anything is decoded
   }
-  if (png.kind === "as-is") return 0;
+  if (png.kind === "as-is") return { image, png, decodeBytes: 0 };
   const estimated = decodedBytes(png);
   if (estimated > MAX_DECODED_PNG_BYTES) {
     const mb = (value: number) => Math.ceil(value / (1024 * 1024));
@@ -225,13 +231,17 @@ export function reportImageDecodeBytes(image: ReportImage): number {
       { field: "imageUrl", estimatedBytes: estimated, limitBytes: MAX_DECODED_PNG_BYTES },
     );
   }
-  return estimated;
+  return { image, png, decodeBytes: estimated };
 }
 
-async function embedPng(doc: PDFDocument, bytes: Uint8Array): Promise<EmbeddedImage> {
-  const png = pngPlan(bytes);
+/** The bytes decoding the report's image will hold until the PDF is saved, estimated ({@link planReportImage}). */
+export function reportImageDecodeBytes(image: ReportImage): number {
+  return planReportImage(image).decodeBytes;
+}
+
+async function embedPng(doc: PDFDocument, bytes: Uint8Array, png: PngPlan): Promise<EmbeddedImage> {
   if (png.kind === "as-is") return await embedPngAsIs(doc, png);
-  // The caller reserved the decode's memory (reportImageDecodeBytes, decodeBudget) for the whole render.
+  // The caller reserved the decode's memory (planReportImage, decodeBudget) for the whole render.
   return await embedDecodedPng(doc, bytes, png);
 }
 
@@ -273,10 +283,12 @@ async function embedPngAsIs(doc: PDFDocument, png: Extract<PngPlan, { kind: "as-
   }, png.data);
 }
 
-/** Embeds the image; JPEG and opaque PNG data are kept as they are. */
-export async function embedReportImage(doc: PDFDocument, image: ReportImage): Promise<EmbeddedImage> {
+/** Embeds the planned image; JPEG and opaque PNG data are kept as they are. */
+export async function embedReportImage(doc: PDFDocument, planned: PlannedReportImage): Promise<EmbeddedImage> {
+  const { image } = planned;
   try {
-    return image.type === "image/jpeg" ? await embedJpeg(doc, image.bytes) : await embedPng(doc, image.bytes);
+    // A broken PNG has no plan: planning it again throws what is broken.
+    return image.type === "image/jpeg" ? await embedJpeg(doc, image.bytes) : await embedPng(doc, image.bytes, planned.png ?? pngPlan(image.bytes));
   } catch (err) {
     // Checked before any other service error: the refusal is worded for the caller here.
     if (err instanceof UnreadablePngData) {
