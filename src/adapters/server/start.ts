@@ -172,8 +172,9 @@ export class ListenError extends Error {
 
 /** Starts the service on `listen` and prints one line per worker with its base URL. */
 export async function startService(options: ServeOptions, listen: Listen, runtimeStorage?: RuntimeStorage): Promise<RunningServer> {
+  // An empty value is unset, as parseConfig takes it (`STORAGE=` in a .env is the file store).
   const defined = Object.fromEntries(
-    Object.entries(options.env).filter((entry): entry is [string, string] => typeof entry[1] === "string"),
+    Object.entries(options.env).filter((entry): entry is [string, string] => typeof entry[1] === "string" && entry[1] !== ""),
   );
   checkDataFolder(options.dataDir, false);
   // With the file store, the folder's lock before anything is written there (secrets.json), held until close.

@@ -94,6 +94,24 @@ describe("a second start on a folder this process already holds (an embedder's)"
   });
 });
 
+describe("STORAGE set to an empty value (as in a .env line `STORAGE=`)", () => {
+  it("is the file store for the folder's lock and the sweep too, as it is for the stores", async () => {
+    const dir = await folder("empty-storage");
+    const left = await planted(join(dir, "data", "u1", "C-1", temporary("data.json")), HOUR_AGO);
+    const log: string[] = [];
+    const served = await startServer({ port: 0, host: "127.0.0.1", dataDir: dir, env: { STORAGE: "", R2_KEY_SECRET: "data-key-0123456789" }, log: (line) => log.push(line) });
+    try {
+      const deadline = Date.now() + 10_000;
+      while (existsSync(left) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+      expect(existsSync(left)).toBe(false);
+      expect(log).toContain(`removed 1 temporary file a stopped process left under ${dir}`);
+    } finally {
+      await served.close();
+    }
+    expect(existsSync(join(dir, ".lock"))).toBe(false);
+  });
+});
+
 describe.each(["node", "bun", "deno"] as Runtime[])("serve on %s", (runtime) => {
   it("removes the temporary files a killed process left under --data, once it holds the folder, and serves on", async () => {
     const dir = await folder(runtime);
