@@ -9,7 +9,7 @@
 import type { BlobStore, Bytes, KvStore } from "../ports.ts";
 import type { Keyring } from "./keyring.ts";
 import { sameBytes } from "../encoding/same-bytes.ts";
-import { ContentionError, pauseAfterConflict } from "../storage/versioned-store.ts";
+import { CONFLICT, retryOnConflict } from "../storage/conflict-retry.ts";
 import { isSealed, openRecord, openValue, rewrapRecord, rewrapValue, sealRecord, sealValue, SEALED_RECORD_PREFIX } from "./stored-value.ts";
 
 /** The stores a maintenance run goes through. */
@@ -61,8 +61,8 @@ const MAX_RECORD_ATTEMPTS = 50;
  * is read again and changed; Workers KV has none, so there one written meanwhile is left as
  * written (the second read narrows the gap, it cannot close it).
  */
-async function changeRecord(store: KvStore, key: string, change: (current: string) => Promise<string | null>): Promise<boolean> {
-  for (let attempt = 0; attempt < MAX_RECORD_ATTEMPTS; attempt++) {
+function changeRecord(store: KvStore, key: string, change: (current: string) => Promise<string | null>): Promise<boolean> {
+  return retryOnConflict(key, MAX_RECORD_ATTEMPTS, async () => {
     const current = await store.get(key);
     const next = current === null ? null : await change(current);
     if (next === null) return false;
@@ -71,10 +71,8 @@ async function changeRecord(store: KvStore, key: string, change: (current: strin
       await store.put(key, next);
       return true;
     }
-    if (await store.replaceIf(key, current, next)) return true;
-    await pauseAfterConflict(attempt);
-  }
-  throw new ContentionError(key, MAX_RECORD_ATTEMPTS);
+    return (await store.replaceIf(key, current, next)) ? true : CONFLICT;
+  });
 }
 
 async function run(

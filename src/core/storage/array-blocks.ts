@@ -14,7 +14,8 @@
 import type { BlobStore, Bytes } from "../ports.ts";
 import { KeyedMutex } from "./keyed-mutex.ts";
 import { encodeJsonArray, parseJsonArray, startsArray } from "./json-array.ts";
-import { ContentionError, type Versioned, type VersionedBackend } from "./versioned-store.ts";
+import type { Versioned, VersionedBackend } from "./versioned-store.ts";
+import { CONFLICT, retryOnConflict } from "./conflict-retry.ts";
 import { sameBytes } from "../encoding/same-bytes.ts";
 import { joinStream } from "./byte-stream.ts";
 
@@ -47,9 +48,6 @@ const MAX_TAILS = 10_000;
 const MAX_BLOCKS = 256;
 // Blocks read at once when a value is assembled.
 const PARALLEL_READS = 16;
-
-const pause = (attempt: number): Promise<void> =>
-  new Promise((resolve) => setTimeout(resolve, Math.min(200, 2 ** Math.min(attempt, 7)) * Math.random()));
 
 /** Reads `keys` with at most {@link PARALLEL_READS} requests in flight, in order. */
 async function readAll(backend: VersionedBackend, keys: string[]): Promise<(Versioned | null)[]> {
@@ -265,26 +263,22 @@ export function createArrayBlockStore(backend: VersionedBackend, options: ArrayB
     return true;
   }
 
-  async function update(key: string, change: (current: Bytes | null) => Uint8Array | Promise<Uint8Array>): Promise<Uint8Array> {
-    for (let attempt = 0; attempt < maxAttempts; attempt++) {
+  const update = (key: string, change: (current: Bytes | null) => Uint8Array | Promise<Uint8Array>): Promise<Uint8Array> =>
+    retryOnConflict(key, maxAttempts, async () => {
       const head = await backend.get(key);
       const firsts = head !== null && startsArray(head.bytes) ? await laterBlocks(key) : [];
       if (firsts.length === 0) {
         // One object (a head, or a day in one block): one compare-and-swap.
         const next = await change(head?.bytes ?? null);
-        if (await backend.putIf(key, next, head?.version ?? null)) return next;
-      } else {
-        const blocks = (await readBlocks(key, firsts)).map((block) => ({
-          ...block,
-          count: block.stored === null ? 0 : parseJsonArray(block.stored.bytes).items.length,
-        }));
-        const next = await change(joinBlocks(blocks.map((block) => block.stored?.bytes ?? null)));
-        if (await writeBlocks(blocks, key, next)) return next;
+        return (await backend.putIf(key, next, head?.version ?? null)) ? next : CONFLICT;
       }
-      await pause(attempt);
-    }
-    throw new ContentionError(key, maxAttempts);
-  }
+      const blocks = (await readBlocks(key, firsts)).map((block) => ({
+        ...block,
+        count: block.stored === null ? 0 : parseJsonArray(block.stored.bytes).items.length,
+      }));
+      const next = await change(joinBlocks(blocks.map((block) => block.stored?.bytes ?? null)));
+      return (await writeBlocks(blocks, key, next)) ? next : CONFLICT;
+    });
 
   return {
     get,
@@ -326,13 +320,6 @@ export function createArrayBlockStore(backend: VersionedBackend, options: ArrayB
       }),
     jsonArrayItem: itemAt,
     appendToJsonArray: (key, item, atIndex) =>
-      mutex.run(key, async () => {
-        for (let attempt = 0; attempt < maxAttempts; attempt++) {
-          const count = await tryAppend(key, item, atIndex);
-          if (count !== null) return count;
-          await pause(attempt);
-        }
-        throw new ContentionError(key, maxAttempts);
-      }),
+      mutex.run(key, () => retryOnConflict(key, maxAttempts, async () => (await tryAppend(key, item, atIndex)) ?? CONFLICT)),
   };
 }

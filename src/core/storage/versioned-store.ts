@@ -9,6 +9,7 @@ import type { BlobStore, Bytes, KvStore } from "../ports.ts";
 import { KeyedMutex } from "./keyed-mutex.ts";
 import { encodeJsonArray, parseJsonArray } from "./json-array.ts";
 import { joinStream } from "./byte-stream.ts";
+import { CONFLICT, retryOnConflict } from "./conflict-retry.ts";
 
 /** A stored value and the version a conditional write must name. */
 export interface Versioned {
@@ -53,39 +54,23 @@ export interface VersionedBackend {
   appendToJsonArray?(key: string, item: unknown, atIndex: number | undefined): Promise<number | null>;
 }
 
-/** Thrown when a key stays contended after every retry: an internal failure, answered as a 500. */
-export class ContentionError extends Error {
-  /** Names the contended key and how many conditional writes were tried. */
-  constructor(key: string, attempts: number) {
-    super(`gave up updating ${key} after ${attempts} conflicting attempts`);
-    this.name = "ContentionError";
-  }
-}
-
 /** Options of {@link createVersionedBlobStore}. */
 export interface VersionedStoreOptions {
   /** Conditional-write attempts before giving up (default 50). */
   maxAttempts?: number;
 }
 
-/** The short random pause after the `attempt`th conflicting conditional write (up to 200 ms). */
-export const pauseAfterConflict = (attempt: number): Promise<void> =>
-  new Promise((resolve) => setTimeout(resolve, Math.min(200, 2 ** Math.min(attempt, 7)) * Math.random()));
-
 /** A lossless `BlobStore` over a compare-and-swap backend. */
 export function createVersionedBlobStore(backend: VersionedBackend, options: VersionedStoreOptions = {}): BlobStore {
   const mutex = new KeyedMutex();
   const maxAttempts = options.maxAttempts ?? 50;
 
-  async function swap(key: string, change: (current: Bytes | null) => Uint8Array | Promise<Uint8Array>) {
-    for (let attempt = 0; attempt < maxAttempts; attempt++) {
+  const swap = (key: string, change: (current: Bytes | null) => Uint8Array | Promise<Uint8Array>) =>
+    retryOnConflict(key, maxAttempts, async () => {
       const current = await backend.get(key);
       const next = await change(current?.bytes ?? null);
-      if (await backend.putIf(key, next, current?.version ?? null)) return next;
-      await pauseAfterConflict(attempt);
-    }
-    throw new ContentionError(key, maxAttempts);
-  }
+      return (await backend.putIf(key, next, current?.version ?? null)) ? next : CONFLICT;
+    });
 
   /** One try of an append that rewrites the whole array: its count, or null when another write won. */
   async function rewriteAppend(key: string, item: unknown, atIndex: number | undefined): Promise<number | null> {
@@ -107,14 +92,11 @@ export function createVersionedBlobStore(backend: VersionedBackend, options: Ver
     list: (prefix) => backend.list(prefix).then((keys) => keys.filter((key) => key.startsWith(prefix)).sort()),
     update: (key, change) => mutex.run(key, () => swap(key, change)),
     appendToJsonArray: (key, item, atIndex) =>
-      mutex.run(key, async () => {
-        for (let attempt = 0; attempt < maxAttempts; attempt++) {
-          const count = backend.appendToJsonArray ? await backend.appendToJsonArray(key, item, atIndex) : await rewriteAppend(key, item, atIndex);
-          if (count !== null) return count;
-          await pauseAfterConflict(attempt);
-        }
-        throw new ContentionError(key, maxAttempts);
-      }),
+      mutex.run(key, () =>
+        retryOnConflict(key, maxAttempts, async () =>
+          (backend.appendToJsonArray ? await backend.appendToJsonArray(key, item, atIndex) : await rewriteAppend(key, item, atIndex)) ?? CONFLICT
+        )
+      ),
   };
 }
 

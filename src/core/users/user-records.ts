@@ -9,7 +9,7 @@
 import type { KvStore } from "../ports.ts";
 import { ServiceError } from "../errors.ts";
 import { KeyedMutex } from "../storage/keyed-mutex.ts";
-import { ContentionError, pauseAfterConflict } from "../storage/versioned-store.ts";
+import { CONFLICT, retryOnConflict } from "../storage/conflict-retry.ts";
 import { storageKeys } from "../storage/keys.ts";
 import { type UserData, UserDataSchema } from "../schemas/user.ts";
 
@@ -113,15 +113,13 @@ export function userRecords(users: KvStore): UserRecords {
     answer: async (userUid) => (await read(userUid))?.answer ?? null,
     update(userUid, change) {
       const key = storageKeys.user(userUid);
-      return mutex.run(key, async () => {
-        for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      return mutex.run(key, () =>
+        retryOnConflict(key, MAX_ATTEMPTS, async () => {
           const entry = await read(userUid);
           const { next, result } = await change(entry === null ? null : (JSON.parse(entry.answer) as UserData));
-          if (next === null || (await write(key, entry?.stored ?? null, JSON.stringify(next)))) return result;
-          await pauseAfterConflict(attempt);
-        }
-        throw new ContentionError(key, MAX_ATTEMPTS);
-      });
+          return next === null || (await write(key, entry?.stored ?? null, JSON.stringify(next))) ? result : CONFLICT;
+        })
+      );
     },
     delete: (userUid) => users.delete(storageKeys.user(userUid)),
   };

@@ -8,7 +8,7 @@ import { createStorage } from "unstorage";
 import memoryDriver from "unstorage/drivers/memory";
 import type { KvStore } from "../../../src/core/ports.ts";
 import { createKvStore } from "../../../src/core/storage/unstorage-stores.ts";
-import { ContentionError } from "../../../src/core/storage/versioned-store.ts";
+import { ContentionError } from "../../../src/core/storage/conflict-retry.ts";
 import { userRecords } from "../../../src/core/users/user-records.ts";
 import { writeBeforeFirstCompareAndSet } from "../../helpers/interfering-kv.ts";
 import type { UserData } from "../../../src/core/schemas/user.ts";

@@ -9,7 +9,7 @@
  * removed only once the new one is in place. The audit entry `case-import` is written either way.
  */
 import { fileIdsOf } from "../../cases/case-store.ts";
-import { ContentionError } from "../../storage/versioned-store.ts";
+import { ContentionError } from "../../storage/conflict-retry.ts";
 import { checkCasePackage, type CheckedPackage, type PackageFacts, PackageRefusal } from "../package/case-package.ts";
 import { messageOf } from "../exchange-error.ts";
 import { recordAudit } from "../exchange-audit.ts";
