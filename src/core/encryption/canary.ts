@@ -32,47 +32,67 @@ export interface CanaryOptions {
   writeMissing?: boolean;
 }
 
-/** Checks (or, on its first encrypted start, writes) the canary of the blob store `name` (the *unwrapped* store). */
-export async function checkBlobCanary(store: BlobStore, keyring: Keyring | undefined, name: string, options: CanaryOptions = {}): Promise<void> {
-  const stored = await store.get(BLOB_CANARY_KEY);
+/** How one kind of store keeps its canary: where, how it is sealed and opened, and how a sealed one looks. */
+interface CanaryForm<V> {
+  key: string;
+  what: "objects" | "records";
+  isSealed(stored: V): boolean;
+  seal(keyring: Keyring): Promise<V>;
+  open(keyring: Keyring, stored: V): Promise<string>;
+}
+
+const BLOB_CANARY: CanaryForm<Uint8Array> = {
+  key: BLOB_CANARY_KEY,
+  what: "objects",
+  isSealed: isEnvelope,
+  seal: (keyring) => seal(keyring, "object", BLOB_CANARY_KEY, encoder.encode(CANARY_TEXT)),
+  open: async (keyring, stored) => decoder.decode(await open(keyring, "object", BLOB_CANARY_KEY, stored)),
+};
+
+const KV_CANARY: CanaryForm<string> = {
+  key: KV_CANARY_KEY,
+  what: "records",
+  isSealed: (stored) => stored.startsWith(SEALED_RECORD_PREFIX),
+  seal: (keyring) => sealRecord(keyring, KV_CANARY_KEY, CANARY_TEXT),
+  open: (keyring, stored) => {
+    if (!stored.startsWith(SEALED_RECORD_PREFIX)) throw ServiceError.integrity("the canary is not sealed");
+    return openRecord(keyring, KV_CANARY_KEY, stored);
+  },
+};
+
+async function checkCanary<V>(
+  store: { get(key: string): Promise<V | null>; put(key: string, value: V): Promise<unknown> },
+  form: CanaryForm<V>,
+  keyring: Keyring | undefined,
+  name: string,
+  options: CanaryOptions,
+): Promise<void> {
+  const stored = await store.get(form.key);
   if (keyring === undefined) {
-    if (stored !== null && isEnvelope(stored)) {
-      throw new CanaryError(`the ${name} store holds encrypted objects (its canary ${BLOB_CANARY_KEY} is sealed), but DATA_ENCRYPTION_KEYS is not set`);
+    if (stored !== null && form.isSealed(stored)) {
+      throw new CanaryError(`the ${name} store holds encrypted ${form.what} (its canary ${form.key} is sealed), but DATA_ENCRYPTION_KEYS is not set`);
     }
     return;
   }
   if (stored === null) {
-    if (options.writeMissing !== false) await store.put(BLOB_CANARY_KEY, await seal(keyring, "object", BLOB_CANARY_KEY, encoder.encode(CANARY_TEXT)));
+    if (options.writeMissing !== false) await store.put(form.key, await form.seal(keyring));
     return;
   }
   let text: string;
   try {
-    text = decoder.decode(await open(keyring, "object", BLOB_CANARY_KEY, stored));
+    text = await form.open(keyring, stored);
   } catch (err) {
     throw new CanaryError(`cannot open the canary of the ${name} store: ${reasonOf(err)}`);
   }
   if (text !== CANARY_TEXT) throw new CanaryError(`the canary of the ${name} store does not hold the canary text`);
 }
 
+/** Checks (or, on its first encrypted start, writes) the canary of the blob store `name` (the *unwrapped* store). */
+export function checkBlobCanary(store: BlobStore, keyring: Keyring | undefined, name: string, options: CanaryOptions = {}): Promise<void> {
+  return checkCanary(store, BLOB_CANARY, keyring, name, options);
+}
+
 /** Checks (or writes) the canary of a KV store (the *unwrapped* store). */
-export async function checkKvCanary(store: KvStore, keyring: Keyring | undefined, name: string, options: CanaryOptions = {}): Promise<void> {
-  const stored = await store.get(KV_CANARY_KEY);
-  if (keyring === undefined) {
-    if (stored !== null && stored.startsWith(SEALED_RECORD_PREFIX)) {
-      throw new CanaryError(`the ${name} store holds encrypted records (its canary ${KV_CANARY_KEY} is sealed), but DATA_ENCRYPTION_KEYS is not set`);
-    }
-    return;
-  }
-  if (stored === null) {
-    if (options.writeMissing !== false) await store.put(KV_CANARY_KEY, await sealRecord(keyring, KV_CANARY_KEY, CANARY_TEXT));
-    return;
-  }
-  let text: string;
-  try {
-    if (!stored.startsWith(SEALED_RECORD_PREFIX)) throw ServiceError.integrity("the canary is not sealed");
-    text = await openRecord(keyring, KV_CANARY_KEY, stored);
-  } catch (err) {
-    throw new CanaryError(`cannot open the canary of the ${name} store: ${reasonOf(err)}`);
-  }
-  if (text !== CANARY_TEXT) throw new CanaryError(`the canary of the ${name} store does not hold the canary text`);
+export function checkKvCanary(store: KvStore, keyring: Keyring | undefined, name: string, options: CanaryOptions = {}): Promise<void> {
+  return checkCanary(store, KV_CANARY, keyring, name, options);
 }
