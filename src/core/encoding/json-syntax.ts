@@ -6,6 +6,7 @@
  * Only called on text whose nesting is already bounded (see `json-depth.ts`).
  */
 import { ServiceError } from "../errors.ts";
+import { codePointName } from "./code-point.ts";
 
 /** The first syntax fault of a text. */
 export interface JsonSyntaxFault {
@@ -33,7 +34,7 @@ const HEX4 = /[0-9a-fA-F]{4}/y;
 function shown(text: string, at: number): string {
   if (at >= text.length) return "the end of the text";
   const char = text.codePointAt(at) ?? 0;
-  if (char < 0x20 || char === 0x7f) return `control character U+${char.toString(16).toUpperCase().padStart(4, "0")}`;
+  if (char < 0x20 || char === 0x7f) return `control character ${codePointName(char)}`;
   return `'${String.fromCodePoint(char)}'`;
 }
 

@@ -12,6 +12,7 @@
  * store maps them to a bounded on-disk name (src/adapters/server/files/file-names.ts).
  */
 import { ServiceError } from "../errors.ts";
+import { codePointName } from "../encoding/code-point.ts";
 
 /** The longest key segment, in UTF-8 bytes (a file name's limit). */
 export const MAX_SEGMENT_BYTES = 255;
@@ -39,9 +40,7 @@ export function checkSegment(segment: string, what = "key segment"): string {
   const bad = FORBIDDEN.exec(segment);
   if (bad) {
     const char = bad[0];
-    const shown = char.charCodeAt(0) < 0x20 || char.charCodeAt(0) >= 0x7f
-      ? `U+${char.charCodeAt(0).toString(16).padStart(4, "0").toUpperCase()}`
-      : `"${char}"`;
+    const shown = char.charCodeAt(0) < 0x20 || char.charCodeAt(0) >= 0x7f ? codePointName(char.charCodeAt(0)) : `"${char}"`;
     throw ServiceError.validation(`${what} contains a forbidden character ${shown}`, { [what]: segment });
   }
   if (utf8Longer(segment, MAX_SEGMENT_BYTES)) {

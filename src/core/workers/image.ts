@@ -22,6 +22,7 @@ import { errorResponse } from "../http/errors.ts";
 import { failedBodyRead, refuseContentEncoding } from "../http/body.ts";
 import { declaresMoreThan } from "../http/limits.ts";
 import { ServiceError } from "../errors.ts";
+import { codePointName } from "../encoding/code-point.ts";
 import { createRoute } from "../http/openapi-app.ts";
 import { keyedSecurity, OPEN } from "../http/credentials-doc.ts";
 import { answerJson, createWorkerApp, errorResponses, methodNotAllowed, mountOf, rawPathAfterMount } from "../http/worker-app.ts";
@@ -127,8 +128,7 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 function checkedFilename(filename: string): string {
   const control = CONTROL.exec(filename);
   if (control === null) return filename;
-  const code = `U+${control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
-  throw ServiceError.validation(`The file name holds a control character (${code})`, { filename });
+  throw ServiceError.validation(`The file name holds a control character (${codePointName(control[0].charCodeAt(0))})`, { filename });
 }
 
 /** Reads the `file` part of a multipart upload, holding only that part in memory. */
