@@ -1,5 +1,7 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
+import { readFileSync } from "node:fs";
 import { ConfigError, parseConfig, type ParsedSections, type ServiceConfig } from "../../src/core/config/mod.ts";
+import { NEVER_EXPOSED } from "../../src/core/config/worker-keys.ts";
 
 describe("ServiceConfig", () => {
   it("applies CONTRACT defaults", () => {
@@ -20,6 +22,12 @@ describe("ServiceConfig", () => {
 
   it("drops never-exposed names from KEYS_EXPOSED", () => {
     expect(parseConfig({ KEYS_EXPOSED: "HMAC_KEY, KEYS_AUTH ,ACCOUNT_HASH" }).keysExposed).toEqual(["ACCOUNT_HASH"]);
+  });
+
+  it("docs/configuration.md lists every name the keys worker never returns", () => {
+    const docs = readFileSync(new URL("../../docs/configuration.md", import.meta.url), "utf8");
+    const list = /Never returned, even when listed: ([^.]*)\./.exec(docs)?.[1] ?? "";
+    expect([...list.matchAll(/`([A-Z0-9_]+)`/g)].map((match) => match[1]).sort()).toEqual([...NEVER_EXPOSED].sort());
   });
 
   it("names each invalid variable", () => {

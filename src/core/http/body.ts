@@ -141,7 +141,7 @@ export async function readBody<S extends z.ZodType>(c: Context, schema: S): Prom
   return parseWith(schema, value, "request body");
 }
 
-/** Validates the query string (last value of each name); a value whose percent-encoding is broken is a 400, as in a path. */
+/** Validates the query string (the first value of a repeated name, the one every check reads); a value whose percent-encoding is broken is a 400, as in a path. */
 export function readQuery<S extends z.ZodType>(c: Context, schema: S): z.output<S> {
   checkQueryEncoding(c.req.url);
   return parseWith(schema, c.req.query(), "query");
