@@ -131,7 +131,8 @@ const removeCasesRoute = createRoute({
 
 /** `{userUid}` and whether the path is `/{userUid}/cases`, decoded once and checked. */
 function parsePath(c: Context): { uid: string; cases: boolean } {
-  const parts = rawPathAfterMount(c).replace(/^\//, "").split("/");
+  // One trailing slash is the same route (docs/api.md Conventions), as the router takes it.
+  const parts = rawPathAfterMount(c).replace(/^\//, "").replace(/(?<=.)\/$/, "").split("/");
   if (parts.length === 1 || (parts.length === 2 && parts[1] === "cases")) {
     return { uid: decodeSegment(parts[0]!, "userUid"), cases: parts.length === 2 };
   }

@@ -42,6 +42,17 @@ describe("user worker (spec 4.1)", () => {
     expect(await (await get(app, "u1")).json()).toMatchObject({ company: "County Lab", firstName: "Ana" });
   });
 
+  it("a trailing slash is the same route (docs/api.md Conventions): /{uid}/ and /{uid}/cases/", async () => {
+    const { app } = service();
+    expect((await put(app, "u1/", profile)).status).toBe(201);
+    expect((await put(app, "u1/cases/", { cases: [{ caseNumber: "C-1" }] })).status).toBe(200);
+    expect(await (await get(app, "u1/")).json()).toMatchObject({ uid: "u1", cases: [{ caseNumber: "C-1" }] });
+    expect((await del(app, "u1/cases/", { casesToDelete: ["C-1"] })).status).toBe(200);
+    expect(await (await get(app, "u1")).json()).toMatchObject({ cases: [] });
+    expect((await get(app, "u1//")).status).toBe(404);
+    expect((await get(app, "u1/cases/x")).status).toBe(404);
+  });
+
   it("PUT keeps readOnlyCases unless sent, and replaces them when sent; cases in a body are ignored", async () => {
     const { app } = service();
     const readOnly = { caseNumber: "R-1", importedAt: "2026-11-20T00:00:00Z", originalExportDate: "2026-11-19T00:00:00Z", originalExportedBy: "bo@lab.example", isReadOnly: true };
