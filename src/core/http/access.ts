@@ -190,13 +190,16 @@ function userIdOf(actor: Actor | undefined): string | undefined {
 
 /**
  * Refuses a user acting on another user's data (403, and a `security-violation` entry in the
- * actor's own trail). Key-only callers and the admin pass.
+ * actor's own trail). Key-only callers and the admin pass. The entry names `uid` as the
+ * attempted user only when the caller sent it (`attempted`): an image's owner is not the
+ * caller's to learn from its own trail.
  */
 export async function requireOwner(
   c: Context<WorkerEnv>,
   access: AccessControl,
   uid: string,
   shown: Record<string, unknown> = { userId: uid },
+  attempted: string | null = uid,
 ): Promise<void> {
   const actor = actorOf(c);
   if (actor?.kind !== "user" || actor.uid === uid) return;
@@ -205,7 +208,7 @@ export async function requireOwner(
     action: "security-violation",
     result: "blocked",
     actor,
-    details: { securityDetails: { reason: "cross-user access", attemptedUserId: uid, ...shown } },
+    details: { securityDetails: { reason: "cross-user access", ...(attempted === null ? {} : { attemptedUserId: attempted }), ...shown } },
     request: requestFacts(c),
   });
   throw ServiceError.forbidden("The identity token's user may act only on their own data", shown);

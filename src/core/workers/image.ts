@@ -241,7 +241,7 @@ function imageWorker(deps: ImageWorkerDeps) {
     if (host.ownerOf === undefined) throw ServiceError.server("This image host cannot tell an image's owner");
     const owner = await host.ownerOf(imageId);
     if (owner === null) throw ServiceError.notFound("Image not found", { imageId });
-    if (caller !== undefined && owner !== caller) await requireOwner(c, access, owner ?? "(no recorded owner)", { imageId });
+    if (caller !== undefined && owner !== caller) await requireOwner(c, access, owner ?? "(no recorded owner)", { imageId }, null);
     if (expected !== undefined && owner !== expected) throw ServiceError.forbidden("The image is not recorded as that user's", { imageId });
   };
   const hostOf = (c: Context<WorkerEnv>): ImageHost => {

@@ -85,6 +85,14 @@ describe("identity tokens (AUTH_JWKS_URL)", () => {
     const violations = (await trail(app, "u1")).filter((e) => e.action === "security-violation");
     expect(violations).toHaveLength(attempts.length);
     expect(violations.every((e) => e.result === "blocked" && e.details.securityDetails?.source === "service")).toBe(true);
+    // The caller sent a uid for the other paths, which the entry names; for an image it sent only the id,
+    // and its own trail (which it may read) must not tell it whose image that is.
+    const imageViolations = violations.filter((e) => JSON.stringify(e.details).includes(result.id));
+    expect(imageViolations).toHaveLength(2);
+    for (const violation of imageViolations) {
+      expect(JSON.stringify(violation.details)).not.toContain('"u2"');
+      expect(violation.details.securityDetails).toMatchObject({ reason: "cross-user access", imageId: result.id });
+    }
     // The owner still reaches the image.
     expect((await app.request(`/image/${result.variants[0]}`, { headers: await as("u2", bearer) })).status).toBe(200);
     expect((await app.request(`/image/${result.id}`, { method: "DELETE", headers: await as("u2", bearer) })).status).toBe(200);
