@@ -23,8 +23,8 @@ export const AccountsSection = z.object({
   DEMO_MAX_FILES_PER_CASE: variable(positiveInt(10), "files a case of a demo account may hold (403 beyond, as with `DEMO_MAX_CASES`)", { usedBy: "user, data" }),
   SELF_REGISTRATION: variable(
     z.enum(["permitted", "demo", "closed"]).default("permitted"),
-    "identity-token mode: what a user creating their own record (`PUT /user/{uid}` with their token, the Striae client's sign-up) gets. `permitted` stores what the client sends, `permitted: true` included; `demo` stores the record with `permitted: false` whatever the body says (201 with the stored record); `closed` refuses with 403. Raising an existing record's `permitted` from false to true is the admin key's in every mode. Key-only mode is unaffected ([self-registration](docs/api.md#self-registration))",
-    { usedBy: "user" },
+    "identity-token mode: what a user creating their own record (`PUT /user/{uid}` with their token, the Striae client's sign-up) gets. `permitted` stores what the client sends, `permitted: true` included; `demo` stores the record with `permitted: false` whatever the body says (201 with the stored record); `closed` refuses with 403. Raising an existing record's `permitted` from false to true is the admin key's in every mode. A token's user with no record is held to the same: the limits sign-up would give, and under `closed` the data worker refuses their documents. Key-only mode is unaffected ([self-registration](docs/api.md#self-registration))",
+    { usedBy: "user, data" },
   ),
   DATA_WORKER_URL: variable(httpUrl().optional(), `the data worker: ${ALONE}`, { usedBy: "user" }),
   IMAGE_WORKER_URL: variable(httpUrl().optional(), `the image worker: ${ALONE}`, { usedBy: "user" }),

@@ -46,7 +46,7 @@ export interface DataWorkerDeps {
   /** Dates new audit entries and picks today's audit day (UTC). */
   clock: Clock;
   /** The service configuration (`R2_KEY_SECRET`, `ALLOWED_ORIGIN`, `MAX_JSON_BYTES`, `MAX_AUDIT_ENTRY_BYTES`). */
-  config: Pick<ServiceConfig, "allowedOrigin" | "r2KeySecret" | "maxJsonBytes" | "maxAuditEntryBytes" | "limits" | "demoLimits" | "identity" | "adminAuth" | "rateLimits">;
+  config: Pick<ServiceConfig, "allowedOrigin" | "r2KeySecret" | "maxJsonBytes" | "maxAuditEntryBytes" | "limits" | "demoLimits" | "selfRegistration" | "identity" | "adminAuth" | "rateLimits">;
   /** The user records; when given, a case document may list at most the owner's `maxFilesPerCase` files. */
   users?: KvStore;
   /**
@@ -63,6 +63,8 @@ export interface DataWorkerDeps {
 const encoder = new TextEncoder();
 const EMPTY_DOCUMENT = encoder.encode("[]");
 const STORED = JSON.stringify({ success: true });
+/** The record limits read for a token's user who has none (no cases of the record's own). */
+const UNREGISTERED: KeptUserData = { uid: "", email: null, firstName: "", lastName: "", company: "", permitted: false, cases: [], createdAt: "" };
 const AnyJsonSchema = z.unknown().describe("Any JSON value");
 
 const segment = (description: string) => z.string().describe(`${description}; one key segment (docs/api.md#data-keys)`);
@@ -202,11 +204,13 @@ function dataWorker(deps: DataWorkerDeps) {
       throw ServiceError.forbidden(`Case limit reached: this account may hold ${maxCases} case(s)`, { key, limit: maxCases });
     }
   };
-  const storeWithinLimits = async (records: UserRecords, key: string, value: unknown, write: () => Promise<void>) => {
+  const storeWithinLimits = async (c: Context<WorkerEnv>, records: UserRecords, key: string, value: unknown, write: () => Promise<void>) => {
     const uid = key.split("/")[0]!;
     // Only read: the kept record, not a copy parsed for this request.
-    const owner = await records.view(uid);
-    if (owner === null) return await write();
+    const owner = (await records.view(uid)) ?? unregistered(c);
+    // A read-only case is an import of someone else's case: the limits are on one's own work
+    // (a review account, permitted: false, imports cases of any size).
+    if (owner === null || isReadOnlyCase(value)) return await write();
     const { maxCases, maxFilesPerCase } = limitsFor(owner, config);
     checkFileLimit(key, value, maxFilesPerCase);
     // Only a new data.json under a finite case limit counts the cases; no count, no lock.
@@ -216,6 +220,16 @@ function dataWorker(deps: DataWorkerDeps) {
       await checkCaseLimit(owner, key, maxCases);
       await write();
     });
+  };
+
+  // A token's user with no record is held to what signing up would give them (SELF_REGISTRATION),
+  // or skipping the sign-up would escape the limits; key-only callers are the application's own.
+  const unregistered = (c: Context<WorkerEnv>): KeptUserData | null => {
+    if (actorOf(c)?.kind !== "user") return null;
+    if (config.selfRegistration === "closed") {
+      throw ServiceError.forbidden("This user has no account, and self-registration is closed on this service: an administrator creates accounts");
+    }
+    return { ...UNREGISTERED, permitted: config.selfRegistration === "permitted" };
   };
 
   const read = async (c: Context<WorkerEnv>) => {
@@ -228,11 +242,9 @@ function dataWorker(deps: DataWorkerDeps) {
   const store = async (c: Context<WorkerEnv>) => {
     const key = await ownedKey(c);
     const { value, bytes } = await readJsonText(c);
-    // A read-only case is an import of someone else's case: the limits are on one's own work
-    // (a review account, permitted: false, imports cases of any size).
     const write = () => blobs.put(key, bytes);
-    if (records === undefined || isReadOnlyCase(value) || key.split("/").length !== 3) await write();
-    else await storeWithinLimits(records, key, value, write);
+    if (records === undefined || key.split("/").length !== 3) await write();
+    else await storeWithinLimits(c, records, key, value, write);
     return answerJsonText<{ success: true }, 200>(c, STORED, 200);
   };
   const remove = async (c: Context<WorkerEnv>) => {

@@ -25,10 +25,10 @@ describe("identity tokens (AUTH_JWKS_URL)", () => {
   });
   afterAll(async () => await idp.close());
 
-  const service = () => {
+  const service = (env: Record<string, string> = {}) => {
     const clock = fixedClock(NOW);
     const built = testService(
-      { AUTH_JWKS_URL: idp.jwksUrl, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, ADMIN_AUTH: ADMIN, RATE_LIMITS: "off" },
+      { AUTH_JWKS_URL: idp.jwksUrl, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, ADMIN_AUTH: ADMIN, RATE_LIMITS: "off", ...env },
       { clock },
     );
     return { ...built, clock };
@@ -210,6 +210,28 @@ describe("identity tokens (AUTH_JWKS_URL)", () => {
     expect(await admin.json()).toMatchObject({ permitted: true, firstName: "Ana" });
     // Keeping permitted: true is not raising it.
     expect((await app.request("/user/u1", { method: "PUT", headers: await as("u1", userKey), body: '{"permitted":true,"company":"Lab 2"}' })).status).toBe(200);
+  });
+
+  it("a user who never signed up is held to what signing up would give them: SELF_REGISTRATION demo, permitted with MAX_CASES, closed", async () => {
+    const putCase = async (app: ReturnType<typeof service>["app"], uid: string, caseNumber: string, body: unknown = { caseNumber, files: [] }) =>
+      (await app.request(`/data/${uid}/${caseNumber}/data.json`, { method: "PUT", headers: await as(uid, dataHeaders), body: JSON.stringify(body) })).status;
+    const demo = service({ SELF_REGISTRATION: "demo", DEMO_MAX_CASES: "2", DEMO_MAX_FILES_PER_CASE: "1" }).app;
+    expect([await putCase(demo, "m1", "C-1"), await putCase(demo, "m1", "C-2"), await putCase(demo, "m1", "C-3")]).toEqual([200, 200, 403]);
+    expect(await putCase(demo, "m1", "C-1", { caseNumber: "C-1", files: [{ id: "a" }, { id: "b" }] })).toBe(403);
+    // An imported read-only case is not held to the limits, as for an account.
+    expect(await putCase(demo, "m1", "R-1", { caseNumber: "R-1", isReadOnly: true, files: [] })).toBe(200);
+    const permitted = service({ MAX_CASES: "1" }).app;
+    expect([await putCase(permitted, "m1", "C-1"), await putCase(permitted, "m1", "C-2")]).toEqual([200, 403]);
+    const closed = service({ SELF_REGISTRATION: "closed" }).app;
+    const refused = await closed.request("/data/m1/C-1/data.json", { method: "PUT", headers: await as("m1", dataHeaders), body: "{}" });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ code: "FORBIDDEN", message: expect.stringContaining("no account") });
+    expect(await putCase(closed, "m1", "R-1", { caseNumber: "R-1", isReadOnly: true })).toBe(403);
+    // Once an administrator creates the account, the user works as any other; the key-only application was never held.
+    const record = { email: "m1@lab.example", firstName: "M", lastName: "One", company: "Lab", permitted: true };
+    expect((await closed.request("/user/m1", { method: "PUT", headers: { ...userKey, "X-Admin-Key": ADMIN }, body: JSON.stringify(record) })).status).toBe(201);
+    expect(await putCase(closed, "m1", "C-1")).toBe(200);
+    expect((await closed.request("/data/m2/C-1/data.json", { method: "PUT", headers: { ...dataHeaders, "X-Admin-Key": ADMIN }, body: "{}" })).status).toBe(200);
   });
 
   it("the admin key acts on any user and every use is audited; a wrong admin key is refused", async () => {
