@@ -20,7 +20,11 @@ auditChainSuite("Redis", () => {
       },
       write: async (key, bytes) => {
         if (await raw.exists(`${prefix}${key}#d`)) await raw.set(`${prefix}${key}#d`, Buffer.from(bytes));
-        else await raw.hset(`${prefix}${key}`, "d", Buffer.from(bytes));
+        else {
+          await raw.hset(`${prefix}${key}`, "d", Buffer.from(bytes));
+          // A key written from nothing needs the version field every stored blob has.
+          await raw.hsetnx(`${prefix}${key}`, "v", "1");
+        }
       },
       remove: async (key) => {
         await raw.del(`${prefix}${key}`, `${prefix}${key}#d`);

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { exportJWK, generateKeyPair } from "jose";
 import type { BlobStore, Clock } from "../../src/core/ports.ts";
-import { appendAuditEntry, readAuditTrail } from "../../src/core/audit/trail.ts";
+import { appendAuditEntry, auditVerifyDays, readAuditTrail } from "../../src/core/audit/trail.ts";
 import { verifyAuditTrail } from "../../src/core/audit/verify.ts";
 import { auditKeys } from "../../src/core/audit/signing-keys.ts";
 import { auditEntry } from "../helpers/audit-entry.ts";
@@ -103,7 +103,12 @@ export function auditChainSuite(
       }
       const verify = async () =>
         verifyAuditTrail(await readAuditTrail(backend.store, "u1", DAYS), { publicKeys: await keys.publicKeys() });
-      return { ...backend, raw, verify, keys };
+      // As GET /audit/verify and `audit verify` without a range choose the days (the whole trail).
+      const verifyWhole = async (userId = "u1") =>
+        verifyAuditTrail(await readAuditTrail(backend.store, userId, await auditVerifyDays(backend.store, userId, undefined, undefined, clock.now())), {
+          publicKeys: await keys.publicKeys(),
+        });
+      return { ...backend, raw, verify, verifyWhole, keys, clock };
     }
 
     it(`[${name}] a trail over three days verifies: seq 1..12 across days, the head names the newest`, async () => {
@@ -172,6 +177,48 @@ export function auditChainSuite(
       await again.raw.remove(dayKey(DAYS[2]!));
       await dropHeld(again.raw);
       expect((await again.verify()).firstBad).toMatchObject({ date: DAYS[2], seq: 9, reason: "tail dropped" });
+    });
+
+    it(`[${name}] a removed head hides nothing: the whole trail is read from its first stored day (head missing), and a chain started again after it is named (inserted)`, async () => {
+      const { verifyWhole, raw, store, clock } = await trail();
+      expect((await verifyWhole()).valid).toBe(true);
+      await raw.remove(HEAD);
+      const headless = await verifyWhole();
+      expect(headless.valid).toBe(false);
+      expect(headless.from).toBe(DAYS[0]);
+      expect(headless.firstBad).toMatchObject({ reason: "head missing" });
+      clock.set(`${DAYS[2]}T20:00:00Z`);
+      await appendAuditEntry(store, clock, "u1", auditEntry() as ValidationAuditEntry);
+      const restarted = await verifyWhole();
+      expect(restarted.valid).toBe(false);
+      expect(restarted.firstBad).toMatchObject({ date: DAYS[2], seq: 1, reason: "inserted" });
+    });
+
+    it(`[${name}] a trail copied under another user's name is named: wrong user (or, sealed, unreadable)`, async () => {
+      const { verifyWhole, raw } = await trail();
+      for (const day of DAYS) await raw.write(`audit-trails/u2-${day}.json`, (await raw.read(dayKey(day)))!);
+      await raw.write("audit-heads/u2.json", (await raw.read(HEAD))!);
+      const copied = await verifyWhole("u2");
+      expect(copied.valid).toBe(false);
+      // Encrypted at rest, each object is bound to its key and does not open under another.
+      expect(["wrong user", "unreadable", "head unreadable"]).toContain(copied.firstBad?.reason);
+      if (!name.includes("encrypted")) expect(copied.firstBad?.reason).toBe("wrong user");
+    });
+
+    it(`[${name}] an entry moved to the end of the day before (its seq still in order) is named: reordered, received on another day`, async () => {
+      const { verify, raw } = await trail();
+      const later = await lines(raw, DAYS[1]!);
+      await writeLines(raw, DAYS[0]!, [...(await lines(raw, DAYS[0]!)), later[0]!]);
+      await writeLines(raw, DAYS[1]!, later.slice(1));
+      const moved = await verify();
+      expect(moved.firstBad).toMatchObject({ date: DAYS[0], seq: 5, index: 4, reason: "reordered" });
+      expect(moved.firstBad?.message).toContain(`received on ${DAYS[1]}`);
+    });
+
+    it(`[${name}] a head overwritten with other bytes is named: head unreadable, not a failure`, async () => {
+      const { verifyWhole, raw } = await trail();
+      await raw.write(HEAD, (await raw.read(dayKey(DAYS[0]!)))!);
+      expect((await verifyWhole()).firstBad).toMatchObject({ reason: "head unreadable" });
     });
 
     it(`[${name}] a head replaced without the key is named: signature invalid; an older head put back: inserted`, async () => {

@@ -227,7 +227,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 
 /** The stored head of a user's chain as parsed JSON; null when there is none or it is not JSON. */
 export async function readStoredHead(store: BlobStore, userId: string): Promise<unknown> {
-  return storedHeadValue(await store.get(storageKeys.auditHead(userId)));
+  return storedHeadValue(await headBytes(store, storageKeys.auditHead(userId)));
 }
 
 /** A stored head's bytes as the verifier takes them: parsed, `{ unreadable: true }` when not JSON, null when absent. */
@@ -245,7 +245,8 @@ export const MAX_VERIFY_DAYS = 3_660;
 
 /**
  * The days a verification reads: `startDate`..`endDate` when given (as GET reads them), else the
- * whole chain, from the head's first day to the later of its day and today.
+ * whole trail, from the older of its first stored day and the head's first day to the latest of
+ * the head's day, its last stored day and today.
  */
 export async function auditVerifyDays(
   store: BlobStore,
@@ -255,18 +256,58 @@ export async function auditVerifyDays(
   today: Date,
 ): Promise<string[]> {
   if (startDate !== undefined || endDate !== undefined) return auditDayRange(startDate, endDate, today);
-  const stored = readHead(await store.get(storageKeys.auditHead(userId)));
-  if (stored.kind !== "head") return [utcDay(today)];
-  const last = stored.head.day > utcDay(today) ? stored.head.day : utcDay(today);
-  const span = (Date.parse(`${last}T00:00:00Z`) - Date.parse(`${stored.head.firstDay}T00:00:00Z`)) / 86_400_000 + 1;
+  const [stored, storedDays] = await Promise.all([readHeadForVerify(store, userId), storedAuditDays(store, userId)]);
+  // From the first day stored, not only the head's: a head removed (or replaced by a new chain's)
+  // must not hide the days before it.
+  const first = [stored?.firstDay, storedDays[0]].filter((day) => day !== undefined).sort()[0];
+  if (first === undefined) return [utcDay(today)];
+  const last = [stored?.day ?? "", storedDays[storedDays.length - 1] ?? "", utcDay(today)].sort()[2]!;
+  const span = (Date.parse(`${last}T00:00:00Z`) - Date.parse(`${first}T00:00:00Z`)) / 86_400_000 + 1;
   if (!(span <= MAX_VERIFY_DAYS)) {
-    throw ServiceError.validation(`The trail spans ${span} days, more than ${MAX_VERIFY_DAYS} at once: verify it in ranges (startDate and endDate)`, { firstDay: stored.head.firstDay, lastDay: last });
+    throw ServiceError.validation(`The trail spans ${span} days, more than ${MAX_VERIFY_DAYS} at once: verify it in ranges (startDate and endDate)`, { firstDay: first, lastDay: last });
   }
   const days: string[] = [];
-  for (let time = Date.parse(`${stored.head.firstDay}T00:00:00Z`); time <= Date.parse(`${last}T00:00:00Z`); time += 86_400_000) {
+  for (let time = Date.parse(`${first}T00:00:00Z`); time <= Date.parse(`${last}T00:00:00Z`); time += 86_400_000) {
     days.push(utcDay(new Date(time)));
   }
   return days;
+}
+
+/** The head's days for choosing what to verify; undefined when there is none or it cannot be read (the verification says so). */
+async function readHeadForVerify(store: BlobStore, userId: string): Promise<{ firstDay: string; day: string } | undefined> {
+  const stored = readHead(await headBytes(store, storageKeys.auditHead(userId)));
+  return stored.kind === "head" ? stored.head : undefined;
+}
+
+// Stands in for a sealed head that does not open: not JSON, so it reads as an unreadable head.
+const UNOPENED_HEAD = new TextEncoder().encode("\u0000sealed head that does not open");
+
+/** A head's stored bytes; a sealed one that does not open (swapped, altered) is reported as unreadable, not failed on. */
+async function headBytes(store: BlobStore, key: string): Promise<Uint8Array | null> {
+  try {
+    return await store.get(key);
+  } catch (err) {
+    if (err instanceof ServiceError && err.kind === "integrity-failed") return UNOPENED_HEAD;
+    throw err;
+  }
+}
+
+const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.json$/;
+
+/**
+ * The days a user's trail has files for, oldest first, found by listing the audit store (the
+ * days' keys are not folders of their own, so the listing is of every user's days).
+ */
+export async function storedAuditDays(store: BlobStore, userId: string): Promise<string[]> {
+  const current = `audit-trails/${userId}-`;
+  const legacy = `audit-trails/${userId}/`;
+  const days = new Set<string>();
+  for (const key of await store.list("audit-trails/")) {
+    const rest = key.startsWith(current) ? key.slice(current.length) : key.startsWith(legacy) ? key.slice(legacy.length) : undefined;
+    const day = rest === undefined ? undefined : DAY_FILE.exec(rest)?.[1];
+    if (day !== undefined) days.add(day);
+  }
+  return [...days].sort();
 }
 
 /**
@@ -298,15 +339,15 @@ const STEADY_HEAD_TRIES = 3;
  */
 async function withSteadyHead<T>(store: BlobStore, userId: string, read: () => Promise<T>): Promise<{ value: T; head: Uint8Array | null }> {
   const key = storageKeys.auditHead(userId);
-  let before = await store.get(key);
+  let before = await headBytes(store, key);
   for (let attempt = 1; attempt < STEADY_HEAD_TRIES; attempt++) {
     const value = await read();
-    const after = await store.get(key);
+    const after = await headBytes(store, key);
     if (before === null ? after === null : after !== null && sameBytes(before, after)) return { value, head: after };
     before = after;
   }
   return whileAppendsWait(store, userId, async () => {
     const value = await read();
-    return { value, head: await store.get(key) };
+    return { value, head: await headBytes(store, key) };
   });
 }

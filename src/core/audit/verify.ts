@@ -4,7 +4,7 @@
  * order, then the head. Pure computation over what was read (no store, no runtime), so the
  * service, the command line and a reviewer's browser run the same code on the same bytes.
  */
-import { GENESIS_HASH, entryHash, type HeadFacts, headFacts, isChained, readHead } from "./chain.ts";
+import { type ChainedEntry, GENESIS_HASH, entryHash, type HeadFacts, headFacts, isChained, readHead } from "./chain.ts";
 import { type AuditJwk, checkHeadSignature, type HeadSignatureStatus } from "./head-signature.ts";
 
 /** Why an entry (or the head) breaks the trail. */
@@ -17,7 +17,8 @@ export type AuditTamperReason =
   | "signature invalid"
   | "head missing"
   | "head unreadable"
-  | "unreadable";
+  | "unreadable"
+  | "wrong user";
 
 /** One day as read: its entries in stored order (unreadable ones as `{ unreadable: true }`). */
 export interface AuditTrailDay {
@@ -113,6 +114,15 @@ const PROGRESS_STEP = 1_000;
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === "object" && !Array.isArray(value);
 
+/** Each chained seq of a day and the last position it is stored at. */
+function lastIndexBySeq(entries: readonly unknown[]): Map<number, number> {
+  const at = new Map<number, number>();
+  entries.forEach((entry, index) => {
+    if (isChained(entry)) at.set(entry.seq, index);
+  });
+  return at;
+}
+
 /**
  * Verifies a user's trail: every chained entry's hash, seq continuous from 1 (or from the first
  * entry of a range that starts later) and each `prevHash` the hash before it, across days;
@@ -145,9 +155,18 @@ export async function verifyAuditTrail(input: AuditTrailInput, options: VerifyAu
     firstBad ??= { date: day.date, seq, ...(index === undefined ? {} : { index }), reason, message };
   };
 
+  // The service files an entry under the day it received it: one in order but in another day's file was moved there.
+  const markMoved = (day: AuditDayVerification, item: ChainedEntry, date: string, index: number): void => {
+    const received = item.receivedAt;
+    if (typeof received !== "string" || received.slice(0, 10) === date) return;
+    mark(day, item.seq, "reordered", `entry seq ${item.seq} was received on ${received.slice(0, 10)} but is stored in the file of ${date} (position ${index})`, index);
+  };
+
   for (const { date, entries } of [...input.days].sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0))) {
     const day: AuditDayVerification = { date, entries: entries.length, valid: true };
     let unchained = 0;
+    // Where each seq sits in the day, built once: a jump in seq asks whether the missing one comes later.
+    let seqsAt: Map<number, number> | undefined;
     for (let index = 0; index < entries.length; index++) {
       if (index > 0 && index % PROGRESS_STEP === 0) options.onProgress?.(checked + index, total);
       const item = entries[index];
@@ -177,13 +196,18 @@ export async function verifyAuditTrail(input: AuditTrailInput, options: VerifyAu
       } else if (expected === undefined) {
         if (fromStart && (item.seq !== 1 || item.prevHash !== GENESIS_HASH)) {
           mark(day, 1, "missing", `the trail starts at seq ${item.seq}: entries before it are missing`, index);
+        } else {
+          markMoved(day, item, date, index);
         }
       } else if (item.seq === expected) {
         if (item.prevHash !== prevHash) {
           mark(day, expected - 1, "edited", `entry seq ${expected - 1} was replaced: seq ${expected} names another hash before it`, index);
+        } else {
+          markMoved(day, item, date, index);
         }
       } else if (item.seq > expected) {
-        const later = entries.slice(index + 1).some((other) => isChained(other) && other.seq === expected);
+        seqsAt ??= lastIndexBySeq(entries);
+        const later = (seqsAt.get(expected) ?? -1) > index;
         mark(
           day,
           expected,
@@ -229,6 +253,7 @@ export async function verifyAuditTrail(input: AuditTrailInput, options: VerifyAu
     if (last !== undefined) mark(headDay(lastDay), last.seq + 1, "head missing", "the trail has chained entries but no head");
   } else {
     const facts: HeadFacts = headFacts(head);
+    const otherUser = head.userId !== input.userId;
     const signature = await checkHeadSignature(head.signature, facts, options.publicKeys ?? []);
     headResult = { seq: head.seq, hash: head.hash, day: head.day, updatedAt: head.updatedAt, signature: signature.status };
     // A range that ends before the head's day has nothing to hold against it; one that starts after
@@ -248,7 +273,10 @@ export async function verifyAuditTrail(input: AuditTrailInput, options: VerifyAu
       const after = chain[i + 1]!;
       if (copy.seq !== after.seq - 1 || copy.hash !== after.prevHash || entryHash(copy) !== copy.hash) badHeld = after.seq - 1;
     }
-    if (signature.status === "invalid") {
+    if (otherUser) {
+      // A head (and days) copied from another user's trail: its signature holds, for that user.
+      mark(day ?? headDay(lastDay), head.seq, "wrong user", `the head is the head of user ${JSON.stringify(head.userId)}'s trail, not of ${JSON.stringify(input.userId)}'s`);
+    } else if (signature.status === "invalid") {
       mark(day ?? headDay(lastDay), head.seq, "signature invalid", `the head's signature is invalid: ${signature.reason ?? ""}`.trim());
     } else if (!entryOk) {
       mark(day ?? headDay(lastDay), head.seq, "edited", "the head's copy of the newest entry does not match the head");

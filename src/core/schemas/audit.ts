@@ -229,7 +229,7 @@ export const AuditEntriesResponseSchema = z.object({
   total: z.number().int(),
 });
 
-const TAMPER_REASONS = ["edited", "missing", "reordered", "inserted", "tail dropped", "signature invalid", "head missing", "head unreadable", "unreadable"] as const;
+const TAMPER_REASONS = ["edited", "missing", "reordered", "inserted", "tail dropped", "signature invalid", "head missing", "head unreadable", "unreadable", "wrong user"] as const;
 
 /** One day of GET /audit/verify. */
 export const AuditDayVerificationSchema = z.object({
