@@ -181,6 +181,24 @@ describe("forensic-annotation export / import (runExchangeCommand)", () => {
     expect(help.out[0]).toContain("forensic-annotation export --user UID --case CASE --format json|csv|zip");
   });
 
+  it("a JSON, CSV or XLSX export that cannot be written is recorded as a failure; one written records the name it was written under", async () => {
+    await seedFiles();
+    const entries = async () => {
+      const ports = createFilePorts(dataDir);
+      const keys = (await ports.audit.list("audit-trails/")).filter((key) => key.startsWith("audit-trails/analyst-")).sort();
+      const days = await Promise.all(keys.map(async (key) => JSON.parse(new TextDecoder().decode((await ports.audit.get(key))!)) as { action: string; result: string; details: { fileName?: string } }[]));
+      return days.flat().filter((entry) => entry.action === "case-export");
+    };
+    // A folder, and a file in a folder that does not exist.
+    const attempts = [["--case", "C-1", "--format", "json", "--out", dir], ["--case", "C-1", "--format", "csv", "--out", join(dir, "none", "x.csv")], ["--all", "--format", "xlsx", "--out", join(dir, "none", "all.xlsx")]];
+    for (const args of attempts) {
+      expect(await runExchangeCommand(["export", "--user", "analyst", ...args, "--data", dataDir], io().options), args.join(" ")).not.toBe(0);
+    }
+    expect((await entries()).map((entry) => entry.result)).toEqual(["failure", "failure", "failure"]);
+    expect(await runExchangeCommand(["export", "--user", "analyst", "--case", "C-1", "--format", "json", "--out", join(dir, "mine.json"), "--data", dataDir], io().options)).toBe(0);
+    expect((await entries()).at(-1)).toMatchObject({ result: "success", details: { fileName: "mine.json" } });
+  });
+
   // The built command runs the same way; without dist/ the test fails saying how to build it.
   const cli = join(root, "dist/src/adapters/node/cli.js");
   const command = join(root, "dist/src/adapters/server/command.js");

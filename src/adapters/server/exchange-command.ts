@@ -219,6 +219,20 @@ function imageReader(config: ServiceConfig, host: ImageHost): ((imageId: string)
   };
 }
 
+/** Writes an export to `--out` (or its own name) inside the export, so the audit entry records what was written, or the failure. */
+function savingTo(out: string | undefined): { save: (file: { fileName: string; bytes: Uint8Array }) => Promise<string>; path: string; bytes: number } {
+  const saved = {
+    path: "",
+    bytes: 0,
+    save: async (file: { fileName: string; bytes: Uint8Array }) => {
+      saved.path = resolve(out ?? file.fileName);
+      saved.bytes = await writeOutputFile(saved.path, (write) => write(file.bytes));
+      return basename(saved.path);
+    },
+  };
+  return saved;
+}
+
 async function runExport(flags: Flags, store: ExchangeStore, io: ExchangeCommandIo, signer: ManifestSigner | undefined): Promise<number> {
   const user = flags.user!;
   const options = { includeAnnotations: !flags["no-annotations"], includeMetadata: !flags["no-metadata"] };
@@ -228,10 +242,10 @@ async function runExport(flags: Flags, store: ExchangeStore, io: ExchangeCommand
     if (flags.case !== undefined) throw new UsageError("--all and --case exclude each other");
     const format = flags.format ?? "json";
     if (format !== "json" && format !== "xlsx") throw new UsageError(`--all exports json or xlsx, not "${format}"`);
-    const file = await exportAllCases(store, user, format, { ...options, onCase: (done, total) => progress.show("cases", done, total) });
+    const saved = savingTo(flags.out);
+    const file = await exportAllCases(store, user, format, { ...options, onCase: (done, total) => progress.show("cases", done, total), save: saved.save });
     progress.end();
-    const path = resolve(flags.out ?? file.fileName);
-    const bytes = await writeOutputFile(path, (write) => write(file.bytes));
+    const { path, bytes } = saved;
     const failed = file.data.cases.filter((data) => data.summary?.exportError !== undefined);
     io.out(`exported ${file.data.cases.length} case(s) of ${user} (${file.data.metadata.totalFiles} files) to ${path} (${bytes} bytes)`);
     for (const data of failed) io.out(`case ${data.metadata.caseNumber} failed: ${data.summary?.exportError ?? ""}`);
@@ -241,10 +255,10 @@ async function runExport(flags: Flags, store: ExchangeStore, io: ExchangeCommand
   if (caseNumber === undefined) throw new UsageError("export needs --case CASE or --all");
   const format = flags.format ?? "zip";
   if (format === "json" || format === "csv") {
-    const file = await exportCase(store, user, caseNumber, format, { ...options, onProgress });
+    const saved = savingTo(flags.out);
+    const file = await exportCase(store, user, caseNumber, format, { ...options, onProgress, save: saved.save });
     progress.end();
-    const path = resolve(flags.out ?? file.fileName);
-    const bytes = await writeOutputFile(path, (write) => write(file.bytes));
+    const { path, bytes } = saved;
     io.out(`exported case ${caseNumber} of ${user} (${file.data.metadata.totalFiles} files) to ${path} (${bytes} bytes)`);
     return 0;
   }

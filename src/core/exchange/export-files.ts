@@ -22,6 +22,15 @@ export interface ExportedFile<T> {
   data: T;
 }
 
+/** How an export is saved: inside its audited work, so a file that could not be written is recorded as a failure. */
+export interface ExportSaving<T> {
+  /**
+   * Saves the file (a command writes it to disk) before the `case-export` entry is written;
+   * answers the name it was saved under, which the entry records. A throw makes the export fail.
+   */
+  save?: ((file: ExportedFile<T>) => Promise<string>) | undefined;
+}
+
 const encoder = new TextEncoder();
 const day = (iso: string): string => iso.slice(0, 10).replaceAll("-", "");
 
@@ -31,10 +40,15 @@ async function auditedExport<T>(
   userUid: string,
   caseNumber: string,
   fileType: string,
+  save: ExportSaving<T>["save"],
   make: () => Promise<ExportedFile<T>>,
 ): Promise<ExportedFile<T>> {
   const facts = { userUid, action: "case-export" as const, details: { caseNumber, fileType }, startedAt: store.now() };
-  return await audited(store, facts, make, (file) => ({ details: { fileName: file.fileName }, bytes: file.bytes.length }));
+  const made = async () => {
+    const file = await make();
+    return save === undefined ? file : { ...file, fileName: await save(file) };
+  };
+  return await audited(store, facts, made, (file) => ({ details: { fileName: file.fileName }, bytes: file.bytes.length }));
 }
 
 /**
@@ -47,9 +61,9 @@ export function exportCase(
   userUid: string,
   caseNumber: string,
   format: "json" | "csv",
-  options: CaseExportOptions = {},
+  options: CaseExportOptions & ExportSaving<CaseExportData> = {},
 ): Promise<ExportedFile<CaseExportData>> {
-  return auditedExport(store, userUid, caseNumber, format, async () => {
+  return auditedExport(store, userUid, caseNumber, format, options.save, async () => {
     const data = await collectCaseExport(store, userUid, caseNumber, options);
     const text = format === "csv" ? await formatCaseCsv(data, { protect: options.protect }) : formatExportJson(data);
     return {
@@ -70,9 +84,9 @@ export function exportAllCases(
   store: ExchangeStore,
   userUid: string,
   format: "json" | "xlsx",
-  options: CaseExportOptions & { onCase?: ((done: number, total: number, caseNumber: string) => void) | undefined } = {},
+  options: CaseExportOptions & ExportSaving<AllCasesExportData> & { onCase?: ((done: number, total: number, caseNumber: string) => void) | undefined } = {},
 ): Promise<ExportedFile<AllCasesExportData>> {
-  return auditedExport(store, userUid, "all-cases", format, async () => {
+  return auditedExport(store, userUid, "all-cases", format, options.save, async () => {
     const data = await collectAllCasesExport(store, userUid, options);
     return {
       fileName: `all-cases-export-${day(data.metadata.exportDate)}.${format}`,

@@ -71,7 +71,7 @@ export type { HttpCaseStoreOptions } from "../cases/http-case-store.ts";
 export type { WorkerCallOptions } from "../cases/worker-calls.ts";
 export { ExchangeError, type ExchangeErrorCode } from "./exchange-error.ts";
 export type { CaseExportOptions } from "./case-export.ts";
-export { exportAllCases, exportCase, type ExportedFile } from "./export-files.ts";
+export { exportAllCases, exportCase, type ExportedFile, type ExportSaving } from "./export-files.ts";
 export { type CaseZipOptions, type CaseZipSummary, exportCaseZip, writeCaseZip } from "./package/zip-export.ts";
 export { type CsvVerification, verifyCaseCsv } from "./formats/csv.ts";
 export { type PreviewContext, previewCaseImport } from "./import/import-preview.ts";
