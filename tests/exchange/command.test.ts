@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { unzipSync, zlibSync } from "fflate";
+import { strToU8, unzipSync, zipSync, zlibSync } from "fflate";
 import ExcelJS from "exceljs";
 import { exportJWK, generateKeyPair } from "jose";
 import { createFilePorts } from "../../src/adapters/server/files/file-ports.ts";
@@ -197,6 +197,37 @@ describe("forensic-annotation export / import (runExchangeCommand)", () => {
     expect((await entries()).map((entry) => entry.result)).toEqual(["failure", "failure", "failure"]);
     expect(await runExchangeCommand(["export", "--user", "analyst", "--case", "C-1", "--format", "json", "--out", join(dir, "mine.json"), "--data", dataDir], io().options)).toBe(0);
     expect((await entries()).at(-1)).toMatchObject({ result: "success", details: { fileName: "mine.json" } });
+  });
+
+  it("import prints what a package says with its control characters escaped: a hostile name cannot rewrite 'can import: no'", async () => {
+    await seedFiles();
+    const data = {
+      metadata: {
+        caseNumber: "RT-1", caseCreatedDate: "2026-11-20T00:00:00.000Z", exportDate: "2026-11-25T00:00:00.000Z",
+        exportedBy: "carol\u001b]0;pwned\u0007@lab\u009b2J", exportedByUid: "carol", exportedByName: "C X", exportedByCompany: "Lab",
+        exportSchemaVersion: "1.0", totalFiles: 1,
+      },
+      files: [{ fileData: { id: "f0", originalFilename: "s0.png\u001b[1A\u001b[2K\rcan import: yes\u001b[8m", uploadedAt: "2026-11-20T00:00:00.000Z" }, hasAnnotations: false }],
+    };
+    const zipPath = join(dir, "hostile.zip");
+    writeFileSync(zipPath, zipSync({ "RT-1_data.json": strToU8(JSON.stringify(data, null, 2)) }));
+    const raw = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+    for (const json of [false, true]) {
+      const preview = io();
+      expect(await runExchangeCommand(["import", "--user", "reviewer", "--preview", ...(json ? ["--json"] : []), zipPath, "--data", dataDir], preview.options)).toBe(1);
+      const printed = preview.out.join("\n");
+      expect(printed, printed).not.toMatch(raw);
+      if (!json) {
+        expect(preview.out).toContain("can import: no");
+        expect(printed).toContain("carol\\x1b]0;pwned\\x07@lab\\x9b2J");
+        expect(preview.out.filter((line) => line.startsWith("can import"))).toEqual(["can import: no"]);
+      } else {
+        expect((JSON.parse(printed) as { exportedBy: string }).exportedBy).toBe(data.metadata.exportedBy);
+      }
+    }
+    const refused = io();
+    expect(await runExchangeCommand(["import", "--user", "reviewer", zipPath, "--data", dataDir], refused.options)).toBe(1);
+    expect(refused.err()).not.toMatch(raw);
   });
 
   // The built command runs the same way; without dist/ the test fails saying how to build it.

@@ -13,6 +13,7 @@
  */
 import { type FileHandle, open } from "node:fs/promises";
 import { OutputPathError, writeOutputFile } from "./output-file.ts";
+import { terminalJson, terminalLine } from "./terminal-text.ts";
 import { importJWK, type JWK } from "jose";
 import { auditKeys } from "../../core/audit/signing-keys.ts";
 import { basename, resolve } from "node:path";
@@ -313,25 +314,26 @@ async function importArchive(flags: Flags, zip: ArchiveReader, io: ExchangeComma
   };
   if (flags.preview) {
     const preview = await previewCaseImport(zip, { store, importerUid: user, ...options });
-    if (flags.json) io.out(JSON.stringify(preview, null, 2));
+    // What the package says is printed with its control characters escaped (terminal-text.ts).
+    if (flags.json) io.out(terminalJson(preview));
     else {
-      io.out(`case ${preview.caseNumber || "(none)"}: ${preview.fileCount} files, ${preview.annotationCount} with annotations, images ${preview.hasImages ? "yes" : "no"}`);
-      io.out(`exported ${preview.exportDate || "(unknown)"} by ${preview.exportedBy ?? "(unknown)"}; signature ${String(preview.signatureValid ?? "not read")}`);
+      io.out(terminalLine(`case ${preview.caseNumber || "(none)"}: ${preview.fileCount} files, ${preview.annotationCount} with annotations, images ${preview.hasImages ? "yes" : "no"}`));
+      io.out(terminalLine(`exported ${preview.exportDate || "(unknown)"} by ${preview.exportedBy ?? "(unknown)"}; signature ${String(preview.signatureValid ?? "not read")}`));
       io.out(`can import: ${preview.canImport ? "yes" : "no"}`);
-      for (const warning of preview.warnings) io.out(`- ${warning}`);
+      for (const warning of preview.warnings) io.out(terminalLine(`- ${warning}`));
     }
     return preview.canImport ? 0 : 1;
   }
   const progress = progressPrinter(io.err);
   const result = await importCase(store, zip, user, { ...options, onProgress: ({ stage, done, total }) => progress.show(stage, done, total) });
   progress.end();
-  if (flags.json) io.out(JSON.stringify(result, null, 2));
+  if (flags.json) io.out(terminalJson(result));
   else if (result.success) {
-    io.out(`imported case ${result.caseNumber} for ${user} as a read-only case: ${result.filesImported} files, ${result.annotationsImported} annotation documents; signature ${String(result.signatureValid ?? "not read")}`);
-    for (const warning of result.warnings ?? []) io.out(`warning: ${warning}`);
+    io.out(terminalLine(`imported case ${result.caseNumber} for ${user} as a read-only case: ${result.filesImported} files, ${result.annotationsImported} annotation documents; signature ${String(result.signatureValid ?? "not read")}`));
+    for (const warning of result.warnings ?? []) io.out(terminalLine(`warning: ${warning}`));
   } else {
-    for (const error of result.errors ?? []) io.err.write(`import refused: ${error}\n`);
-    for (const warning of result.warnings ?? []) io.err.write(`warning: ${warning}\n`);
+    for (const error of result.errors ?? []) io.err.write(`${terminalLine(`import refused: ${error}`)}\n`);
+    for (const warning of result.warnings ?? []) io.err.write(`${terminalLine(`warning: ${warning}`)}\n`);
   }
   return result.success ? 0 : 1;
 }
@@ -372,7 +374,7 @@ export async function runExchangeCommand(argv: readonly string[], options: Excha
       io.err.write(`${err.message}\n`);
       return 2;
     }
-    io.err.write(`\n${err instanceof Error ? err.message : String(err)}\n`);
+    io.err.write(`\n${terminalLine(err instanceof Error ? err.message : String(err))}\n`);
     return 1;
   } finally {
     await close();
