@@ -8,7 +8,6 @@
 // deno-lint-ignore no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 // What JSON.stringify leaves as it is: DEL and C1.
-// deno-lint-ignore no-control-regex
 const UNESCAPED_IN_JSON = /[\u007f-\u009f]/g;
 
 const hex = (char: string, width: number) => char.charCodeAt(0).toString(16).padStart(width, "0");
