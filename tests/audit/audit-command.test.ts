@@ -62,7 +62,14 @@ describe("forensic-annotation audit", () => {
     const json = await run(["audit", "verify", "--user", "u1", "--data", dir, "--json", "--from", DAYS[0]!, "--to", DAYS[1]!]);
     expect(json.code).toBe(1);
     expect(JSON.parse(json.out)).toMatchObject({ valid: false, userId: "u1", from: DAYS[0], to: DAYS[1], entries: 6, firstBad: { seq: 5, reason: "edited" } });
-    for (const args of [["audit", "verify"], ["audit", "check", "--user", "u1"], ["audit", "verify", "--user", "u1", "--from", "yesterday"], ["audit", "export", "--user", "u1", "--format", "xml"], ["audit", "verify", "--user", "u1", "--bogus"]]) {
+    // --to alone starts at the trail's first day, as the help says of --from.
+    const upTo = await run(["audit", "verify", "--user", "u1", "--data", dir, "--json", "--to", DAYS[0]!]);
+    expect(JSON.parse(upTo.out)).toMatchObject({ valid: true, from: DAYS[0], to: DAYS[0], entries: 3 });
+    const beforeAll = await run(["audit", "verify", "--user", "u1", "--data", dir, "--json", "--to", "2026-11-01"]);
+    expect(JSON.parse(beforeAll.out)).toMatchObject({ valid: true, from: "2026-11-01", to: "2026-11-01", entries: 0 });
+    const toSecond = await run(["audit", "verify", "--user", "u1", "--data", dir, "--json", "--to", DAYS[1]!]);
+    expect(JSON.parse(toSecond.out)).toMatchObject({ from: DAYS[0], to: DAYS[1], entries: 6 });
+    for (const args of [["audit", "verify"], ["audit", "check", "--user", "u1"], ["audit", "verify", "--user", "u1", "--from", "yesterday"], ["audit", "verify", "--user", "u1", "--to", "never"], ["audit", "export", "--user", "u1", "--format", "xml"], ["audit", "verify", "--user", "u1", "--bogus"]]) {
       expect((await run([...args, "--data", dir])).code, args.join(" ")).toBe(2);
     }
   });

@@ -16,6 +16,8 @@ import { parseArgs } from "node:util";
 import { ConfigError, parseConfig } from "../../core/config/mod.ts";
 import { ServiceError } from "../../core/errors.ts";
 import { auditVerifyDays, readAuditTrail } from "../../core/audit/trail.ts";
+import { utcDayOf } from "../../core/schemas/audit.ts";
+import type { BlobStore } from "../../core/ports.ts";
 import { type AuditVerification, verifyAuditTrail } from "../../core/audit/verify.ts";
 import { auditKeys } from "../../core/audit/signing-keys.ts";
 import { auditExportCsv, auditExportJson } from "../../core/audit/export.ts";
@@ -57,6 +59,18 @@ export interface AuditCommandIo {
 }
 
 class UsageError extends Error {}
+
+/**
+ * The days the command reads: as GET /audit/verify reads them, except that `--to` alone starts
+ * at the trail's first day (the help's default for `--from`), not at that day itself.
+ */
+async function commandDays(audit: BlobStore, user: string, from: string | undefined, to: string | undefined, now: Date): Promise<string[]> {
+  if (from !== undefined || to === undefined) return await auditVerifyDays(audit, user, from, to, now);
+  const last = utcDayOf(to);
+  if (last === undefined) throw ServiceError.validation("--to must be an ISO 8601 date or date-time");
+  const whole = (await auditVerifyDays(audit, user, undefined, undefined, now)).filter((day) => day <= last);
+  return whole.length === 0 ? [last] : whole;
+}
 
 // Fewer entries verify in an instant: no progress bar.
 const LONG_TRAIL = 2_000;
@@ -149,7 +163,7 @@ export async function runAuditCommand(
     const user = flags.user;
     let days: string[];
     try {
-      days = await auditVerifyDays(audit, user, flags.from, flags.to, clock.now());
+      days = await commandDays(audit, user, flags.from, flags.to, clock.now());
     } catch (err) {
       if (err instanceof ServiceError) throw new UsageError(err.message);
       throw err;
