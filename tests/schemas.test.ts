@@ -232,10 +232,11 @@ describe("annotation schemas (spec 2.4)", () => {
     }
   });
 
-  it("boxes: percent fields, hex colour, timestamp; unknown fields kept", () => {
+  it("boxes: percent fields, a colour (hex, or a CSS name as the report draws it), timestamp; unknown fields kept", () => {
     expect(BoxAnnotationSchema.parse({ ...box, z: 1 })).toEqual({ ...box, z: 1 });
     expect(BoxAnnotationSchema.safeParse({ ...box, width: 101 }).success).toBe(false);
-    expect(BoxAnnotationSchema.safeParse({ ...box, color: "red" }).success).toBe(false);
+    expect(BoxAnnotationSchema.safeParse({ ...box, color: "Red" }).success).toBe(true);
+    for (const color of ["reddish", "#12", "", "rgb(1,2,3)"]) expect(BoxAnnotationSchema.safeParse({ ...box, color }).success, color).toBe(false);
     const { timestamp: _t, ...noTimestamp } = box;
     expect(BoxAnnotationSchema.safeParse(noTimestamp).success).toBe(false);
   });

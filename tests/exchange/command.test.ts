@@ -49,7 +49,11 @@ async function seedFiles(): Promise<string[]> {
   }));
   await ports.data.put(storageKeys.annotations("analyst", "C-1", ids[0]!), encode({
     leftCase: "C-1", rightCase: "C-1", leftItem: "1", rightItem: "2", includeConfirmation: false, updatedAt: "2026-11-03T00:00:00.000Z",
-    boxAnnotations: [{ id: "b", x: 1, y: 2, width: 3, height: 4, color: "#123456", timestamp: "2026-11-03T00:00:00.000Z" }],
+    // A colour name as well as a hex code: the data worker stores it and the report draws it, so the package imports.
+    boxAnnotations: [
+      { id: "b", x: 1, y: 2, width: 3, height: 4, color: "#123456", timestamp: "2026-11-03T00:00:00.000Z" },
+      { id: "c", x: 5, y: 6, width: 7, height: 8, color: "red", timestamp: "2026-11-03T00:01:00.000Z" },
+    ],
   }));
   return ids;
 }

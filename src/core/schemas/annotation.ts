@@ -95,14 +95,18 @@ export type Color = z.infer<typeof ColorSchema>;
 export const PercentSchema: z.ZodNumber = z.number().min(0).max(100);
 export type Percent = z.infer<typeof PercentSchema>;
 
-/** A box in percent of the image, with a hex colour; unknown fields are kept. */
+/**
+ * A box in percent of the image, with its colour; unknown fields are kept. The spec names a hex
+ * colour; a CSS colour name, which the report draws too, is taken as well, so a case the service
+ * stored and exported always imports.
+ */
 export const BoxAnnotationSchema: z.ZodObject<{
   id: z.ZodString;
   x: typeof PercentSchema;
   y: typeof PercentSchema;
   width: typeof PercentSchema;
   height: typeof PercentSchema;
-  color: typeof HexColorSchema;
+  color: typeof ColorSchema;
   label: z.ZodOptional<z.ZodString>;
   timestamp: z.ZodString;
 }, z.core.$loose> = z.looseObject({
@@ -111,11 +115,11 @@ export const BoxAnnotationSchema: z.ZodObject<{
   y: PercentSchema,
   width: PercentSchema,
   height: PercentSchema,
-  color: HexColorSchema,
+  color: ColorSchema,
   label: z.string().optional(),
   timestamp: z.string(),
 });
-/** A box in percent of the image (`x`, `y`, `width`, `height`, 0–100), its hex colour, an optional label, its creation time; fields written by other clients are kept. */
+/** A box in percent of the image (`x`, `y`, `width`, `height`, 0–100), its colour (hex, or a CSS colour name), an optional label, its creation time; fields written by other clients are kept. */
 export type BoxAnnotation = Infer<"BoxAnnotation">;
 
 /** A confirmation id as new confirmations get it: "CONF-" and 10 characters A-Z0-9 (docs/exchange.md#confirmations). */
