@@ -114,6 +114,16 @@ const PROGRESS_STEP = 1_000;
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === "object" && !Array.isArray(value);
 
+/** A head given as parsed JSON, as the bytes it was stored as; one too deep to write back (only an edited export) as bytes that are no head. */
+function headBytesOf(head: unknown): Uint8Array | null {
+  if (head === null || head === undefined) return null;
+  try {
+    return new TextEncoder().encode(JSON.stringify(head));
+  } catch {
+    return new Uint8Array(0);
+  }
+}
+
 /** Each chained seq of a day and the last position it is stored at. */
 function lastIndexBySeq(entries: readonly unknown[]): Map<number, number> {
   const at = new Map<number, number>();
@@ -130,7 +140,8 @@ function lastIndexBySeq(entries: readonly unknown[]): Map<number, number> {
  * the first bad entry per day and why. Entries before the first chained one are `unchained`.
  */
 export async function verifyAuditTrail(input: AuditTrailInput, options: VerifyAuditOptions = {}): Promise<AuditVerification> {
-  const stored = readHead(input.head === null || input.head === undefined ? null : new TextEncoder().encode(JSON.stringify(input.head)));
+  if (!Array.isArray(input.days)) throw new TypeError("verifyAuditTrail: days must be an array of {date, entries}");
+  const stored = readHead(headBytesOf(input.head));
   const head = stored.kind === "head" ? stored.head : undefined;
   const from = input.from ?? input.days[0]?.date ?? null;
   const to = input.to ?? input.days[input.days.length - 1]?.date ?? null;

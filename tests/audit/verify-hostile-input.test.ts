@@ -1,4 +1,6 @@
 /**
+ * verifyAuditTrail over input edited by hand or built to hurt (an export is JSON anyone can edit).
+ *
  * A day whose entries skip seqs (a hand-edited store, or a hostile export) is judged in one pass:
  * each jump asked whether the missing seq comes later in the day by scanning the rest of it, so
  * a day of every other seq took quadratic time (40,000 entries: 16 s, while /health waited).
@@ -23,3 +25,12 @@ it("a day of 100,000 entries with every other seq missing is named (missing seq 
   expect(result.valid).toBe(false);
   expect(result.firstBad).toMatchObject({ date, seq: 2, index: 1, reason: "missing" });
 }, 30_000);
+
+it("a head nested too deep to write back is 'head unreadable', not a RangeError; days that are not an array are a TypeError saying so", async () => {
+  let deep: Record<string, unknown> = {};
+  for (let i = 0; i < 200_000; i++) deep = { a: deep };
+  const result = await verifyAuditTrail({ userId: "u1", days: [], head: deep });
+  expect(result.valid).toBe(false);
+  expect(result.firstBad).toMatchObject({ reason: "head unreadable" });
+  await expect(verifyAuditTrail({ userId: "u1", days: "2026-11-22" as unknown as [], head: null })).rejects.toThrow(/days must be an array/);
+});
