@@ -176,6 +176,15 @@ describe("forensic-annotation export / import (runExchangeCommand)", () => {
       expect(await runExchangeCommand([...args, "--data", dataDir], run.options), args.join(" ")).toBe(2);
       expect(run.err()).toContain("Usage:");
     }
+    // A FIFO would hold the open until something wrote to it: refused at once as no regular file.
+    if (process.platform !== "win32") {
+      const fifo = join(dir, "pipe.zip");
+      expect(spawnSync("mkfifo", [fifo]).status).toBe(0);
+      const piped = io();
+      expect(await runExchangeCommand(["import", "--user", "reviewer", fifo, "--data", dataDir], piped.options)).toBe(2);
+      expect(piped.err()).toContain("is not a regular file");
+      await rm(fifo);
+    }
     const missing = io();
     expect(await runExchangeCommand(["export", "--user", "analyst", "--case", "NOPE", "--out", join(dir, "x.zip"), "--data", dataDir], missing.options)).toBe(1);
     expect(missing.err()).toContain("Case NOPE of user analyst not found");

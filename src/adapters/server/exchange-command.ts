@@ -12,6 +12,7 @@
  * public half and `EXPORT_VERIFY_KEYS`.
  */
 import { type FileHandle, open } from "node:fs/promises";
+import { constants } from "node:fs";
 import { OutputPathError, writeOutputFile } from "./output-file.ts";
 import { terminalJson, terminalLine } from "./terminal-text.ts";
 import { importJWK, type JWK } from "jose";
@@ -278,8 +279,10 @@ async function runExport(flags: Flags, store: ExchangeStore, io: ExchangeCommand
 async function runImport(flags: Flags, positionals: string[], store: ExchangeStore, io: ExchangeCommandIo, verification: SignatureVerification): Promise<number> {
   const file = positionals[0];
   if (file === undefined || positionals.length > 1) throw new UsageError("import needs exactly one FILE.zip");
-  const handle = await open(resolve(file), "r");
+  // Without blocking: a FIFO (or a device) would hold the open until something writes to it.
+  const handle = await open(resolve(file), constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   try {
+    if (!(await handle.stat()).isFile()) throw new UsageError(`${file} is not a regular file: import reads a .zip file`);
     return await importArchive(flags, await fileReader(handle), io, store, verification, basename(file));
   } finally {
     await handle.close();
