@@ -18,13 +18,14 @@ import { codePointName } from "../encoding/code-point.ts";
 export const MAX_SEGMENT_BYTES = 255;
 /** The longest data key, in UTF-8 bytes: 1024 (S3, R2) less room for a store's prefix. */
 export const MAX_KEY_BYTES = 1000;
-// Control characters (C0, DEL, C1) and the characters that change a key's meaning downstream.
+// Control characters (C0, DEL, C1), the characters that change a key's meaning downstream, and
+// U+FFFD: a runtime that decodes a path's bytes that are not UTF-8 into it (Bun) would file \xFF and \xFE under one key.
 // deno-lint-ignore no-control-regex
-const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f/\\:?#]/;
+const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f/\\:?#\ufffd]/;
 const encoder = new TextEncoder();
 // In a whole raw path: what {@link FORBIDDEN} refuses in a segment but `/`, and `%` (something to decode).
 // deno-lint-ignore no-control-regex
-const FORBIDDEN_IN_PATH = /[\u0000-\u001f\u007f-\u009f\\:?#%]/;
+const FORBIDDEN_IN_PATH = /[\u0000-\u001f\u007f-\u009f\\:?#%\ufffd]/;
 // An empty, `.` or `..` segment of a raw path.
 const EMPTY_OR_DOTS = /(?:^|\/)\.{0,2}(?:\/|$)/;
 

@@ -36,4 +36,11 @@ describe("storage keys", () => {
     }
     expect(refused(() => checkSegment("ok-Case_1 (2)"))).toBe(false);
   });
+
+  it("refuses U+FFFD, what a runtime makes of path bytes that are not UTF-8 (Bun filed \\xFF and \\xFE under one key)", () => {
+    expect(refused(() => keyFromRawPath("u1/%EF%BF%BD.json"))).toBe(true);
+    expect(refused(() => keyFromRawPath("u1/\uFFFD.json"))).toBe(true);
+    expect(() => checkSegment("a\uFFFD")).toThrow(/forbidden character U\+FFFD/);
+    expect(refused(() => keyFromRawPath("u1/%EF%BF%BC.json"))).toBe(false);
+  });
 });
