@@ -101,6 +101,6 @@ async function asset(c: Context<WorkerEnv>): Promise<Response> {
 export function registerDocsPage(app: WorkerApp): void {
   for (const [path, handler] of [[DOCS_PATH, page], [`${ASSETS}/swagger-ui-dist/:name`, asset]] as const) {
     app.get(path, handler);
-    app.all(path, methodNotAllowed(["GET"]));
+    app.all(path, methodNotAllowed(["GET"], false));
   }
 }

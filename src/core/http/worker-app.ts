@@ -328,9 +328,11 @@ function refuseInvalidInput(result: { success: boolean; target: string; error?: 
 }
 
 /** A handler that answers 405 with `Allow` for a path whose other methods exist. */
-export function methodNotAllowed(allowed: readonly string[]): MiddlewareHandler {
+export function methodNotAllowed(allowed: readonly string[], preflight = true): MiddlewareHandler {
+  // A worker answers CORS preflights (OPTIONS); the service's own paths (/health, /openapi.json, /docs) have no CORS.
+  const methods = preflight ? [...allowed, "OPTIONS"] : allowed;
   return () => {
-    throw ServiceError.methodNotAllowed([...allowed, "OPTIONS"]);
+    throw ServiceError.methodNotAllowed(methods);
   };
 }
 

@@ -116,7 +116,7 @@ export function createService(ports: ServicePorts, config: ServiceConfig): Worke
   app.doc31("/openapi.json", (c) => openApiObject(mountOf(c)));
   if (config.apiDocs === "on") registerDocsPage(app);
   // Known paths that only read: another method is a 405 with Allow (docs/api.md), not the router's 404.
-  for (const path of ["/health", "/openapi.json"]) app.all(path, methodNotAllowed(["GET"]));
+  for (const path of ["/health", "/openapi.json"]) app.all(path, methodNotAllowed(["GET"], false));
 
   const captcha = ports.captcha ?? createSiteverifyVerifier({
     url: config.captchaVerifyUrl,
