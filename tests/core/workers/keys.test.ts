@@ -56,6 +56,20 @@ describe("keys worker (spec 4.5, CONTRACT allow-list)", () => {
     expect((await app.request("/keys/ACCOUNT_HASH", { headers: keysHeaders })).status).toBe(404);
   });
 
+  it("a key name is decoded once, as a path segment: a broken escape is 400; an encoded name and a trailing slash find the key", async () => {
+    const { app } = testService();
+    for (const path of ["/keys/%ZZ", "/keys/USER_DB%2", "/keys/%E0%A4%A"]) {
+      const response = await app.request(path, { headers: keysHeaders });
+      expect(response.status, path).toBe(400);
+      expect(await response.json()).toMatchObject({ code: "VALIDATION_ERROR", message: expect.stringContaining("percent-encoding") });
+    }
+    for (const path of ["/keys/%55SER_DB_AUTH", "/keys/USER_DB_AUTH/"]) {
+      const response = await app.request(path, { headers: keysHeaders });
+      expect(response.status, path).toBe(200);
+      expect(await response.text()).toBe(KEYS.USER_DB_AUTH);
+    }
+  });
+
   it("a missing key name is 400", async () => {
     const { app } = testService();
     const response = await app.request("/keys/", { headers: keysHeaders });
