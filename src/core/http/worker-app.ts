@@ -427,6 +427,17 @@ export function rawPathAfterMount(c: Context<WorkerEnv>): string {
 }
 
 /**
+ * The raw path after the mount as a route reads its parameters: without its leading slash and
+ * one trailing slash (`/keys/X/` is `/keys/X`: docs/api.md Conventions), still percent-encoded.
+ */
+export function routePathAfterMount(c: Context<WorkerEnv>): string {
+  const path = rawPathAfterMount(c);
+  const start = path.startsWith("/") ? 1 : 0;
+  const end = path.length > start + 1 && path.endsWith("/") ? path.length - 1 : path.length;
+  return path.slice(start, end);
+}
+
+/**
  * The standard error body, once in the document's components (`#/components/schemas/ErrorBody`).
  * Made after `./openapi-app.ts` extended zod (imported above): a schema made before that has no `openapi`.
  */

@@ -26,7 +26,7 @@ import {
   createWorkerApp,
   errorResponses,
   methodNotAllowed,
-  rawPathAfterMount,
+  routePathAfterMount,
   type WorkerEnv,
 } from "../http/worker-app.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
@@ -130,8 +130,8 @@ const deleteDocumentRoute = createRoute({
 });
 
 /** The checked storage key of a `/{filename}.json` request path. */
-function documentKey(rawPath: string): string {
-  const key = keyFromRawPath(rawPath.startsWith("/") ? rawPath.slice(1) : rawPath);
+function documentKey(routePath: string): string {
+  const key = keyFromRawPath(routePath);
   const name = key.slice(key.lastIndexOf("/") + 1);
   if (!name.endsWith(".json") || name === ".json") {
     throw ServiceError.validation("Invalid file type: only .json documents are stored", { key });
@@ -140,9 +140,9 @@ function documentKey(rawPath: string): string {
 }
 
 /** The user segment of a document path, for the admin's audit entry; undefined when unreadable. */
-function ownerSegment(rawPath: string): string | undefined {
+function ownerSegment(routePath: string): string | undefined {
   try {
-    const key = keyFromRawPath(rawPath.replace(/^\//, ""));
+    const key = keyFromRawPath(routePath);
     return key.split("/")[0];
   } catch {
     return undefined;
@@ -172,13 +172,13 @@ function dataWorker(deps: DataWorkerDeps) {
     status: 403,
     route: (c) => isAudit(c) ? routeFor(c.req.method, "audit.read", "audit.write") : routeFor(c.req.method, "data.read", "data.write"),
     credential: authKeyCheck({ keys: [config.r2KeySecret], status: 403, variable: "R2_KEY_SECRET" }),
-    targetOf: (c) => isAudit(c) ? c.req.query("userId") : ownerSegment(rawPathAfterMount(c)),
+    targetOf: (c) => isAudit(c) ? c.req.query("userId") : ownerSegment(routePathAfterMount(c)),
   });
   const withAudit = registerAuditRoutes(app, { ...deps, access }, "data");
   // Identity mode: a document's first key segment is its user (`{uid}/{case}/data.json`).
   // Only a user's token can be refused (requireOwner passes key holders and the admin): only then is there anything to wait for.
   const ownedKey = (c: Context<WorkerEnv>): string | Promise<string> => {
-    const key = documentKey(rawPathAfterMount(c));
+    const key = documentKey(routePathAfterMount(c));
     if (actorOf(c)?.kind !== "user") return key;
     return requireOwner(c, access, key.split("/")[0]!).then(() => key);
   };

@@ -10,7 +10,7 @@ import { authKeyCheck } from "../http/auth.ts";
 import { ServiceError } from "../errors.ts";
 import { createRoute } from "../http/openapi-app.ts";
 import { KEYS_SECURITY } from "../http/credentials-doc.ts";
-import { createWorkerApp, errorResponses, methodNotAllowed, rawPathAfterMount } from "../http/worker-app.ts";
+import { createWorkerApp, errorResponses, methodNotAllowed, routePathAfterMount } from "../http/worker-app.ts";
 import { decodeSegment } from "../storage/keys.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
 import { routeFor } from "../rate-limit/rules.ts";
@@ -70,7 +70,7 @@ function keysWorker(deps: KeysWorkerDeps) {
   });
   const routed = app.openapi(readKeyRoute, (c) => {
     // Decoded from the raw path as every key segment is: a broken escape (%ZZ) is a 400, not a name that is not there.
-    const name = decodeSegment(rawPathAfterMount(c).replace(/^\//, "").replace(/(.)\/$/, "$1"), "keyName");
+    const name = decodeSegment(routePathAfterMount(c), "keyName");
     // A Map holds only own entries, so names like "__proto__" or "constructor" find nothing.
     const value = exposed.has(name) ? config.env.get(name) : undefined;
     if (value === undefined) throw ServiceError.notFound("Key not found", { keyName: name });

@@ -14,7 +14,7 @@ import { authKeyCheck } from "../http/auth.ts";
 import { readBody } from "../http/body.ts";
 import { limitBody } from "../http/limits.ts";
 import { redactSecrets, ServiceError } from "../errors.ts";
-import { answerJson, answerJsonText, createWorkerApp, errorResponses, methodNotAllowed, rawPathAfterMount } from "../http/worker-app.ts";
+import { answerJson, answerJsonText, createWorkerApp, errorResponses, methodNotAllowed, routePathAfterMount } from "../http/worker-app.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
 import { checkSegment, decodeSegment } from "../storage/keys.ts";
 import {
@@ -131,8 +131,7 @@ const removeCasesRoute = createRoute({
 
 /** `{userUid}` and whether the path is `/{userUid}/cases`, decoded once and checked. */
 function parsePath(c: Context): { uid: string; cases: boolean } {
-  // One trailing slash is the same route (docs/api.md Conventions), as the router takes it.
-  const parts = rawPathAfterMount(c).replace(/^\//, "").replace(/(?<=.)\/$/, "").split("/");
+  const parts = routePathAfterMount(c).split("/");
   if (parts.length === 1 || (parts.length === 2 && parts[1] === "cases")) {
     return { uid: decodeSegment(parts[0]!, "userUid"), cases: parts.length === 2 };
   }

@@ -44,6 +44,16 @@ describe("data worker (spec 4.4)", () => {
     expect(await ports.data.has("u1/xA/data.json")).toBe(false);
   });
 
+  it("one trailing slash is the same document (docs/api.md Conventions); an empty segment is still a 400", async () => {
+    const { app } = testService();
+    expect((await put(app, "/data/u1/C-1/data.json/", '{"a":1}')).status).toBe(200);
+    expect(await (await app.request("/data/u1/C-1/data.json", { headers: dataHeaders })).json()).toEqual({ a: 1 });
+    expect(await (await app.request("/data/u1/C-1/data.json/", { headers: dataHeaders })).json()).toEqual({ a: 1 });
+    await expectError(await app.request("/data/u1/C-1/data.json//", { headers: dataHeaders }), 400, "VALIDATION_ERROR");
+    await expectError(await app.request("/data/u1//data.json", { headers: dataHeaders }), 400, "VALIDATION_ERROR");
+    expect((await app.request("/data/u1/C-1/data.json/", { method: "DELETE", headers: dataHeaders })).status).toBe(200);
+  });
+
   it("PUT of non-JSON, empty, truncated or invalid UTF-8 bodies answers 400", async () => {
     const { app, ports } = testService();
     const bodies: BodyInit[] = ["not json", "", '{"a":', "{'a':1}", new Uint8Array([0x22, 0xff, 0xfe, 0x22])];
