@@ -3,6 +3,7 @@
  * The captcha worker (docs/api.md#captcha-worker): verifies a client's CAPTCHA token with the external
  * service and answers its verdict with 200, whether the token passed or not.
  */
+import { getMultipartBoundary, MultipartParseError, parseMultipart } from "@remix-run/multipart-parser";
 import type { CaptchaVerifier } from "../ports.ts";
 import type { ServiceConfig } from "../config/mod.ts";
 import { CaptchaRequestSchema, CaptchaResponseSchema } from "../schemas/captcha.ts";
@@ -47,16 +48,39 @@ const verifyRoute = createRoute({
   },
 });
 
-/** Reads the token from JSON or, as a Turnstile widget posts it, from a form body. */
+/**
+ * Reads the token from JSON or, as a Turnstile widget posts it, from a form body. Forms are read
+ * here, not by `Request.formData()`: each runtime's form parser read other bodies (a charset,
+ * `%ZZ`, a preamble, `filename=""`), so the token sent on differed by runtime.
+ */
 async function readCaptchaBody(request: Request): Promise<unknown> {
   refuseContentEncoding(request.headers.get("content-encoding") ?? undefined);
   const type = request.headers.get("Content-Type") ?? "";
-  if (/^(application\/x-www-form-urlencoded|multipart\/form-data)/i.test(type)) {
-    const form = await request.formData().catch(() => null);
-    if (form === null) return {};
-    return Object.fromEntries([...form.entries()].filter(([, value]) => typeof value === "string"));
+  // The media type exactly, in any case (RFC 9110 8.3.1): not application/x-www-form-urlencoded-x.
+  const media = type.split(";", 1)[0]!.trim().toLowerCase();
+  const bytes = await readRequestBytes(request);
+  // URLSearchParams is the WHATWG form parser every runtime implements alike (UTF-8 whatever the charset says).
+  if (media === "application/x-www-form-urlencoded") return Object.fromEntries(new URLSearchParams(decodeUtf8(bytes)));
+  if (media === "multipart/form-data") return multipartFields(type, new Uint8Array(bytes));
+  return parseJsonText(decodeUtf8(bytes));
+}
+
+/** The text fields of a multipart form (parts without a file name), by one parser on every runtime; a malformed body has none. */
+function multipartFields(contentType: string, bytes: Uint8Array): Record<string, string> {
+  const boundary = getMultipartBoundary(contentType);
+  const fields: [string, string][] = [];
+  if (boundary === null) return {};
+  try {
+    for (const part of parseMultipart(bytes, { boundary, maxParts: 16, maxHeaderSize: 8 * 1024 })) {
+      if (part.name !== undefined && part.filename === undefined) fields.push([part.name, decodeUtf8(part.bytes)]);
+    }
+  } catch (err) {
+    // The parser's errors (and its fatal UTF-8 decoding of part headers) are the body's fault: no fields.
+    if (err instanceof MultipartParseError || err instanceof TypeError) return {};
+    throw err;
   }
-  return parseJsonText(decodeUtf8(await readRequestBytes(request)));
+  // As own properties, whatever the names (`__proto__` included).
+  return Object.fromEntries(fields);
 }
 
 /** The captcha worker's app, with the types of its route (for hono's `hc` client). */

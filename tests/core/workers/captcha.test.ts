@@ -54,6 +54,33 @@ describe("captcha worker (spec 4.6)", () => {
     expect(verifier.calls.map((call) => call.token)).toEqual(["t1", "t2"]);
   });
 
+  it("a form is read alike on every runtime (not by each one's formData): charset, broken escapes, file parts, the exact media type", async () => {
+    const verify = await fakeSiteverify(() => ({ success: true, "error-codes": [] }));
+    const { app } = testService({ CAPTCHA_SECRET: "s3cret", CAPTCHA_VERIFY_URL: verify.url });
+    const multipart = (parts: string, preamble = "") => `${preamble}--B\r\n${parts}\r\n--B--\r\n`;
+    const field = (headers: string, value: string) => `Content-Disposition: form-data; ${headers}\r\n\r\n${value}`;
+    const sent: [string, string, string | null][] = [
+      ["application/x-www-form-urlencoded; charset=iso-8859-1", "captcha-response=tok1", "tok1"],
+      ["application/x-www-form-urlencoded", "captcha-response=%ZZ&x=1", "%ZZ"],
+      ["APPLICATION/X-WWW-FORM-URLENCODED", "cf-turnstile-response=a+b%20c", "a b c"],
+      ["application/x-www-form-urlencoded-x", "captcha-response=tok1", null],
+      ["multipart/form-data; boundary=B", multipart(field('name="captcha-response"', "tok2")), "tok2"],
+      // A preamble (which no widget sends) is refused by the parser, the same on every runtime.
+      ["multipart/form-data; boundary=B", multipart(field('name="captcha-response"', "tok2"), "a preamble\r\n"), null],
+      ["multipart/form-data; boundary=B", multipart(field('name="captcha-response"; filename=""', "tok3")), null],
+      ["multipart/form-data; boundary=B", multipart(`Content-Transfer-Encoding: base64\r\n${field('name="captcha-response"', "dG9rMQ==")}`), "dG9rMQ=="],
+      ["multipart/form-data; boundary=B", multipart(field('name="__proto__"', "x") + "\r\n--B\r\n" + field('name="captcha-response"', "tok4")), "tok4"],
+      ["multipart/form-data; boundary=B", "--B\r\nno closing boundary", null],
+    ];
+    for (const [type, body, token] of sent) {
+      const before = verify.seen.length;
+      const answer = await postToken(app, body, { "Content-Type": type });
+      expect(answer.status, `${type}: ${body}`).toBe(token === null ? 400 : 200);
+      expect(verify.seen.length - before, `${type}: ${body}`).toBe(token === null ? 0 : 1);
+      if (token !== null) expect(verify.seen.at(-1)!.get("response"), `${type}: ${body}`).toBe(token);
+    }
+  });
+
   it("a missing or empty token, or a bad body, is 400 and the verifier is not asked", async () => {
     const verifier = stubVerifier({ success: true, "error-codes": [] });
     const { app } = testService({}, { captcha: verifier });
