@@ -199,6 +199,25 @@ export function conformance(runtime: Runtime): void {
       }
     });
 
+    it(t("an absolute-form request target with a user part (http://u:p@host/…) is answered as its path, as Node's server does (start:workerd: a 500 before)"), async () => {
+      const host = new URL(url).host;
+      const key = `X-Custom-Auth-Key: ${SECRETS.R2_KEY_SECRET}`;
+      const body = JSON.stringify({ caseNumber: "userinfo" });
+      const requests: [string, string, number, string][] = [
+        ["GET with user and password", `GET http://u:p@${host}/health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`, 200, '{"ok":true}'],
+        [
+          "PUT with a user",
+          `PUT http://u@${host}/data/userinfo/C-1/data.json HTTP/1.1\r\nHost: ${host}\r\n${key}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+          200,
+          '{"success":true}',
+        ],
+        ["GET of it", `GET /data/userinfo/C-1/data.json HTTP/1.1\r\nHost: ${host}\r\n${key}\r\nConnection: close\r\n\r\n`, 200, body],
+      ];
+      for (const [what, bytes, status, answerBody] of requests) {
+        expect(await sendRawBytes(new URL(url), bytes), what).toMatchObject({ status, body: answerBody });
+      }
+    });
+
     it(t("data: bad input is a 400/403/405/413 standard body, never 500"), async () => {
       const cases: [string, RequestInit, number][] = [
         ["/data/u1/C-1/data.json", { method: "PUT", headers: data, body: "{not json" }, 400],

@@ -3,7 +3,7 @@
  * `serve` on Node, with `@hono/node-server`.
  */
 import type { AddressInfo } from "node:net";
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { getRequestListener, type HttpBindings, RequestError } from "@hono/node-server";
 import type { WorkerApp } from "../../core/http/worker-app.ts";
 import { settleRequestBody } from "../../core/http/limits.ts";
@@ -12,6 +12,20 @@ import { answerClientError } from "./client-error.ts";
 import { errorAnswer } from "../../core/http/errors.ts";
 import { serverAuthority } from "../server/request-url.ts";
 import { type Listen, type Listening, type RunningServer, type ServeOptions, startService } from "../server/start.ts";
+
+/** An absolute-form request target without its user part; any other target as it is. */
+function withoutUserPart(target: string): string {
+  try {
+    const url = new URL(target);
+    if (url.username === "" && url.password === "") return target;
+    url.username = "";
+    url.password = "";
+    return url.href;
+  } catch {
+    // Not a URL: the adapter refuses it as before.
+    return target;
+  }
+}
 
 /** Listens with Node's HTTP server; the client IP is the socket's peer. */
 export const nodeListen: Listen = async (app: WorkerApp, address: { port: number; hostname: string }): Promise<Listening> => {
@@ -43,7 +57,13 @@ export const nodeListen: Listen = async (app: WorkerApp, address: { port: number
     { hostname: serverAuthority(address.hostname, port), errorHandler: answerUnbuiltRequest },
   );
   // Attached before the listen callback's tick ends: no request is read before it.
-  server.on("request", listener);
+  server.on("request", (incoming: IncomingMessage, outgoing: ServerResponse) => {
+    // An absolute-form target may carry a user part (`http://u:p@host/…`), which a web Request
+    // refuses: once anything read the request's body, that was a 500. Not part of the address.
+    const target = incoming.url;
+    if (target !== undefined && target.charCodeAt(0) !== 47 && target.includes("@")) incoming.url = withoutUserPart(target);
+    return listener(incoming, outgoing);
+  });
   return {
     port,
     close: () =>
