@@ -243,6 +243,22 @@ describe("forensic-annotation export / import (runExchangeCommand)", () => {
     expect(refused.err()).not.toMatch(raw);
   });
 
+  it("import refuses a package holding an image larger than MAX_IMAGE_BYTES, as an upload of it would be, and writes nothing", async () => {
+    await seedFiles();
+    const zipPath = join(dir, "c1.zip");
+    expect(await runExchangeCommand(["export", "--user", "analyst", "--case", "C-1", "--format", "zip", "--out", zipPath, "--data", dataDir], io().options)).toBe(0);
+    const before = await readdir(join(dataDir, "images"));
+    const small = { MAX_IMAGE_BYTES: "400" };
+    const preview = io(small);
+    expect(await runExchangeCommand(["import", "--user", "reviewer", "--preview", zipPath, "--data", dataDir], preview.options)).toBe(1);
+    expect(preview.out.join("\n")).toContain("more than the largest image this service stores (MAX_IMAGE_BYTES, 400 bytes)");
+    const refused = io(small);
+    expect(await runExchangeCommand(["import", "--user", "reviewer", zipPath, "--data", dataDir], refused.options)).toBe(1);
+    expect(refused.err()).toContain("MAX_IMAGE_BYTES, 400 bytes");
+    expect(await readdir(join(dataDir, "images"))).toEqual(before);
+    expect(await runExchangeCommand(["import", "--user", "reviewer", zipPath, "--data", dataDir], io().options)).toBe(0);
+  });
+
   // The built command runs the same way; without dist/ the test fails saying how to build it.
   const cli = join(root, "dist/src/adapters/node/cli.js");
   const command = join(root, "dist/src/adapters/server/command.js");

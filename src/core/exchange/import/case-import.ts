@@ -25,6 +25,11 @@ export interface CaseImportOptions extends ImportOptions {
   verification?: SignatureVerification | undefined;
   /** The package's file name, for the audit entry. */
   fileName?: string | undefined;
+  /**
+   * The largest image the import stores, in bytes (the service's `MAX_IMAGE_BYTES`): a package
+   * holding a larger one is refused, as an upload of it would be. Default: no limit of its own.
+   */
+  maxImageBytes?: number | undefined;
   /** Receives `{stage, done, total}` as images are stored. */
   onProgress?: ((progress: { stage: "checking" | "images" | "annotations" | "finishing"; done: number; total: number }) => void) | undefined;
 }
@@ -80,7 +85,7 @@ async function writeCase(
   const importedAt = store.now().toISOString();
   const preserve = options.preserveTimestamps !== false;
   const files = data.files.filter((file) => pkg.images.has(file.fileData.id));
-  checkImages(pkg);
+  checkImages(pkg, options.maxImageBytes);
 
   const originalImageIds: Record<string, string> = {};
   options.onProgress?.({ stage: "images", done: 0, total: files.length });

@@ -15,7 +15,7 @@ import type { ExchangeStore } from "../sources.ts";
 import type { ArchiveReader } from "../package/zip-read.ts";
 
 /** Who would import, and how: everything optional. */
-export interface PreviewContext extends Pick<CaseImportOptions, "overwriteExisting" | "validateIntegrity" | "verification"> {
+export interface PreviewContext extends Pick<CaseImportOptions, "overwriteExisting" | "validateIntegrity" | "verification" | "maxImageBytes"> {
   /** The store, to check the importer's own and read-only cases. */
   store?: ExchangeStore | undefined;
   /** The importing user. */
@@ -70,7 +70,7 @@ export async function previewCaseImport(zip: Uint8Array | Blob | ArchiveReader, 
     const problems = consistencyProblems(pkg);
     if (problems.length > 0 && context.validateIntegrity !== false) throw new Error(`The package is inconsistent: ${problems.join("; ")}`);
     warnings.push(...problems);
-    checkImages(pkg);
+    checkImages(pkg, context.maxImageBytes);
   } catch (err) {
     canImport = false;
     warnings.unshift(messageOf(err));

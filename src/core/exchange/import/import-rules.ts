@@ -46,9 +46,12 @@ export function consistencyProblems(pkg: CheckedPackage): string[] {
 }
 
 /** Rule 8: every image to store is one the image host accepts, checked as an upload is (before anything is written). */
-export function checkImages(pkg: CheckedPackage): void {
+export function checkImages(pkg: CheckedPackage, maxImageBytes?: number): void {
   for (const file of pkg.data.files) {
     const image = pkg.images.get(file.fileData.id);
+    if (image !== undefined && maxImageBytes !== undefined && image.size > maxImageBytes) {
+      throw new PackageRefusal(`images/${image.name} is ${image.size} bytes, more than the largest image this service stores (MAX_IMAGE_BYTES, ${maxImageBytes} bytes)`);
+    }
     if (image === undefined || image.inspection.ok) continue;
     const inspection = image.inspection;
     throw new PackageRefusal(inspection.reason === "not-an-image"
