@@ -152,6 +152,23 @@ describe("import rules 1, 3, 4, 5 and 7", () => {
     expect(JSON.parse((await ports.users.get(REVIEWER))!).readOnlyCases).toHaveLength(1);
   });
 
+  it("an importer already holding 10,000 read-only cases is refused (the most a record lists), and nothing is written", async () => {
+    const { store, ports } = await seedCase();
+    const record = JSON.parse((await ports.users.get(REVIEWER))!);
+    const full = Array.from({ length: 10_000 }, (_, i) => ({ caseNumber: `R-${i}`, importedAt: "2026-11-01T00:00:00.000Z", originalExportDate: "2026-11-01T00:00:00.000Z", originalExportedBy: "x", isReadOnly: true }));
+    await ports.users.put(REVIEWER, JSON.stringify({ ...record, readOnlyCases: full }));
+    const imagesBefore = await storedImageIds(ports);
+    const result = await importCase(store, await streamBytes(exportCaseZip(store, ANALYST, CASE)), REVIEWER);
+    expect(result.success).toBe(false);
+    expect(result.errors?.[0]).toContain("10000 read-only cases, the most a record lists");
+    expect((result.warnings ?? []).filter((warning) => warning.includes("Rollback"))).toEqual([]);
+    expect(await storedImageIds(ports)).toEqual(imagesBefore);
+    expect(JSON.parse((await ports.users.get(REVIEWER))!).readOnlyCases).toHaveLength(10_000);
+    // Replacing one it holds adds none: allowed.
+    await ports.users.put(REVIEWER, JSON.stringify({ ...record, readOnlyCases: [...full.slice(1), { ...full[0], caseNumber: CASE }] }));
+    expect((await importCase(store, await streamBytes(exportCaseZip(store, ANALYST, CASE)), REVIEWER, { overwriteExisting: true })).success).toBe(true);
+  });
+
   it("3: a missing or malformed case number is refused; 4: a missing exporter uid is refused", async () => {
     const { store } = await seedCase({ caseNumber: "BAD_CASE_1" });
     const bad = await streamBytes(exportCaseZip(store, ANALYST, "BAD_CASE_1"));

@@ -47,6 +47,9 @@ export type UserLimits = z.infer<typeof UserLimitsSchema>;
 
 const profileText = z.string().trim().max(200);
 
+/** The most read-only cases a record lists (docs/api.md#user-worker): a PUT sending more is a 400, an import beyond it is refused. */
+export const MAX_READ_ONLY_CASES = 10_000;
+
 /**
  * Body of PUT /{userUid} (docs/api.md#user-worker). Every field is optional: on update an absent field keeps
  * its value; what creation requires is checked by the worker. Unknown fields are stripped.
@@ -59,7 +62,7 @@ export const UserPutBodySchema = z.object({
   company: profileText.optional(),
   permitted: z.boolean().optional(),
   // Kept as sent: clients add their own fields (the Striae client's `sourceChecksum`).
-  readOnlyCases: z.array(ReadOnlyCaseMetadataSchema).max(10_000).optional(),
+  readOnlyCases: z.array(ReadOnlyCaseMetadataSchema).max(MAX_READ_ONLY_CASES).optional(),
 });
 export type UserPutBody = z.infer<typeof UserPutBodySchema>;
 

@@ -13,7 +13,8 @@ import { ContentionError } from "../../storage/conflict-retry.ts";
 import { checkCasePackage, type CheckedPackage, type PackageFacts, PackageRefusal } from "../package/case-package.ts";
 import { messageOf } from "../exchange-error.ts";
 import { recordAudit } from "../exchange-audit.ts";
-import { checkExporter, checkImages, checkImporterCases, consistencyProblems } from "./import-rules.ts";
+import { checkExporter, checkImages, checkImporterCases, consistencyProblems, readOnlyCasesFull } from "./import-rules.ts";
+import { MAX_READ_ONLY_CASES } from "../../schemas/user.ts";
 import type { ImportOptions, ImportResult } from "../shapes.ts";
 import type { SignatureVerification } from "../package/signature.ts";
 import type { ExchangeStore, ExchangeUser, ReadOnlyCaseEntry } from "../sources.ts";
@@ -152,8 +153,11 @@ async function writeCase(
   // each run notes the entry of the record it read, so the last one is what the write replaced.
   try {
     await store.updateReadOnlyCases(uid, (current) => {
+      const next = [...current.filter((candidate) => candidate.caseNumber !== caseNumber), entry];
+      // Checked again on the record written: another import may have added one since the check before the images.
+      if (next.length > MAX_READ_ONLY_CASES) throw readOnlyCasesFull();
       journal.previousEntry = { value: current.find((candidate) => candidate.caseNumber === caseNumber) };
-      return [...current.filter((candidate) => candidate.caseNumber !== caseNumber), entry];
+      return next;
     });
   } catch (err) {
     // Given up on contention, nothing was written: there is no entry to put back (it could undo another process's).

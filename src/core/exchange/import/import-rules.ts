@@ -8,6 +8,7 @@ import { type CheckedPackage, PackageRefusal } from "../package/case-package.ts"
 import { describeRefusal } from "../../images/image-structure.ts";
 import type { CaseExportData } from "../shapes.ts";
 import type { ExchangeUser } from "../sources.ts";
+import { MAX_READ_ONLY_CASES } from "../../schemas/user.ts";
 
 /** The message of rule 4, as docs/exchange.md words it. */
 export const OWN_CASE_REFUSAL = "the original analyst cannot review their own case";
@@ -19,7 +20,15 @@ export function checkExporter(data: CaseExportData, importerUid: string): void {
   if (exporter === importerUid) throw new PackageRefusal(OWN_CASE_REFUSAL, true);
 }
 
-/** Rules 5 and 7 (before anything is written): not an own case; a same-number read-only case only with overwriteExisting. */
+/** The refusal of an import that would list more than {@link MAX_READ_ONLY_CASES} read-only cases. */
+export function readOnlyCasesFull(): PackageRefusal {
+  return new PackageRefusal(`You hold ${MAX_READ_ONLY_CASES} read-only cases, the most a record lists: remove one before importing another`);
+}
+
+/**
+ * Rules 5 and 7 (before anything is written): not an own case; a same-number read-only case only
+ * with overwriteExisting; room for one more read-only case.
+ */
 export function checkImporterCases(data: CaseExportData, importer: ExchangeUser, overwriteExisting: boolean): { replaces: boolean } {
   const caseNumber = data.metadata.caseNumber;
   if (importer.cases.some((assignment) => assignment.caseNumber === caseNumber)) {
@@ -29,6 +38,7 @@ export function checkImporterCases(data: CaseExportData, importer: ExchangeUser,
   if (replaces && !overwriteExisting) {
     throw new PackageRefusal(`A read-only case ${caseNumber} already exists; import with overwriteExisting to replace it`);
   }
+  if (!replaces && (importer.readOnlyCases ?? []).length >= MAX_READ_ONLY_CASES) throw readOnlyCasesFull();
   return { replaces };
 }
 
