@@ -31,7 +31,7 @@ function headEnd(buffer: Buffer): number {
  * `untilEnd`, a body with neither a length nor chunks (HTTP/1.0) runs to the connection's end:
  * complete once `ended`; otherwise such a body is read as empty.
  */
-function parseResponse(buffer: Buffer, untilEnd?: { ended: boolean }): { response: RawResponse; rest: Buffer } | undefined {
+function parseResponse(buffer: Buffer, untilEnd?: { ended: boolean; bodyless?: boolean }): { response: RawResponse; rest: Buffer } | undefined {
   const end = headEnd(buffer);
   if (end < 0) return undefined;
   const [statusLine, ...lines] = buffer.subarray(0, end).toString("latin1").split("\r\n");
@@ -44,7 +44,10 @@ function parseResponse(buffer: Buffer, untilEnd?: { ended: boolean }): { respons
   }
   let offset = end + 4;
   let body: Buffer;
-  if (/chunked/i.test(headers["transfer-encoding"] ?? "")) {
+  // The answer to a HEAD has no body, whatever its Content-Length says (RFC 9110 9.3.2).
+  if (untilEnd?.bodyless === true) {
+    body = Buffer.alloc(0);
+  } else if (/chunked/i.test(headers["transfer-encoding"] ?? "")) {
     const parts: Buffer[] = [];
     for (;;) {
       const lineEnd = buffer.indexOf("\r\n", offset);
@@ -212,7 +215,7 @@ export async function sendRawBytes(url: URL, request: string | Uint8Array | Asyn
     return await new Promise<RawResponse>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no response within ${timeoutMs} ms`)), timeoutMs);
       const check = (ended: boolean) => {
-        const parsed = parseResponse(received, { ended });
+        const parsed = parseResponse(received, { ended, bodyless: typeof request === "string" && request.startsWith("HEAD ") });
         if (parsed) {
           clearTimeout(timer);
           resolve(parsed.response);

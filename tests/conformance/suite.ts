@@ -218,6 +218,16 @@ export function conformance(runtime: Runtime): void {
       }
     });
 
+    it(t("HEAD says the length its GET sends, on every runtime (Bun and Deno wrote Content-Length: 0)"), async () => {
+      const host = new URL(url).host;
+      for (const [path, length] of [["/health", '{"ok":true}'.length], ["/keys/USER_DB_AUTH", SECRETS.USER_DB_AUTH.length]] as const) {
+        const answer = await sendRawBytes(new URL(url), `HEAD ${path} HTTP/1.1\r\nHost: ${host}\r\nX-Custom-Auth-Key: ${SECRETS.KEYS_AUTH}\r\nConnection: close\r\n\r\n`);
+        expect(answer.status, path).toBe(200);
+        expect(answer.headers["content-length"], path).toBe(String(length));
+        expect(answer.body, path).toBe("");
+      }
+    });
+
     it(t("data: bad input is a 400/403/405/413 standard body, never 500"), async () => {
       const cases: [string, RequestInit, number][] = [
         ["/data/u1/C-1/data.json", { method: "PUT", headers: data, body: "{not json" }, 400],

@@ -169,8 +169,22 @@ export function createWorkerApp(options: WorkerAppOptions): WorkerApp {
       if (started !== undefined && cors !== undefined) cors.finish(c, started.echoed);
     }
     if (secures) finishSecurity(c);
+    if (outermost && c.req.method === "HEAD") await declareLength(c);
   });
   return app;
+}
+
+/**
+ * A HEAD answer says the length its GET would send: hono answers HEAD with the GET's headers and
+ * no body, and without a Content-Length there Bun and Deno write `Content-Length: 0`, an empty
+ * document. Only HEAD pays for it (the GET's body is measured, then dropped as before).
+ */
+async function declareLength(c: Context<WorkerEnv>): Promise<void> {
+  if (c.res.body === null || c.res.headers.has("content-length")) return;
+  const length = (await c.res.clone().arrayBuffer()).byteLength;
+  const answer = new Response(c.res.body, c.res);
+  answer.headers.set("content-length", String(length));
+  c.res = answer;
 }
 
 /** A catch-all route's path without its `*` and the `/` before it (`/data/*` -> `/data`, `/*` -> ``), without a regular expression. */

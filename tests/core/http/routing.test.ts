@@ -29,6 +29,20 @@ describe("routing", () => {
     expect((await testService({ API_DOCS: "off" }).app.request("/docs", { method: "POST" })).status).toBe(404);
   });
 
+  it("a HEAD answer carries the Content-Length its GET sends (without one, Bun and Deno wrote Content-Length: 0)", async () => {
+    const { app } = testService({ API_DOCS: "on" });
+    expect((await app.request("/data/u1/C-1/data.json", { method: "PUT", headers: dataHeaders, body: '{"caseNumber":"C-1"}' })).status).toBe(200);
+    const keys = { "X-Custom-Auth-Key": KEYS.KEYS_AUTH };
+    for (const [path, headers] of [["/health", {}], ["/openapi.json", {}], ["/docs", {}], ["/data/u1/C-1/data.json", dataHeaders], ["/data/u1/none/data.json", dataHeaders], ["/keys/USER_DB_AUTH", keys], ["/keys/NOPE", keys], ["/pdf/", {}]] as const) {
+      const get = await app.request(path, { headers });
+      const bytes = (await get.arrayBuffer()).byteLength;
+      const head = await app.request(path, { method: "HEAD", headers });
+      expect(head.status, path).toBe(get.status);
+      expect(head.headers.get("content-length"), path).toBe(String(bytes));
+      expect((await head.arrayBuffer()).byteLength, path).toBe(0);
+    }
+  });
+
   it("keys of several segments and the bare mounts answer as the routes say", async () => {
     const { app } = testService();
     const put = await app.request("/data/u1/case%201/f1/data.json", { method: "PUT", headers: dataHeaders, body: "[1]" });
