@@ -208,6 +208,46 @@ export class RawConnection {
  * as they come, to send a body slowly) on a new socket and reads one answer; the socket is
  * closed afterwards.
  */
+/** Writes `requests` in one packet (pipelined, RFC 9112 9.3.2) and reads their answers in order. */
+export async function sendPipelined(url: URL, requests: string[], timeoutMs = 15_000): Promise<RawResponse[]> {
+  const socket = connect({ host: url.hostname, port: Number(url.port) });
+  let received: Buffer = Buffer.alloc(0);
+  try {
+    return await new Promise<RawResponse[]>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no ${requests.length} answers within ${timeoutMs} ms`)), timeoutMs);
+      const check = (ended: boolean) => {
+        const answers: RawResponse[] = [];
+        let rest = received;
+        for (const request of requests) {
+          const parsed = parseResponse(rest, { ended: false, bodyless: request.startsWith("HEAD ") });
+          if (parsed === undefined) break;
+          answers.push(parsed.response);
+          rest = parsed.rest;
+        }
+        if (answers.length === requests.length) {
+          clearTimeout(timer);
+          resolve(answers);
+        } else if (ended) {
+          clearTimeout(timer);
+          reject(new Error(`${answers.length} of ${requests.length} answers before the connection was closed`));
+        }
+      };
+      socket.on("data", (chunk: Buffer) => {
+        received = Buffer.concat([received, chunk]);
+        check(false);
+      });
+      socket.once("end", () => check(true));
+      socket.once("error", (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+      socket.once("connect", () => socket.write(requests.join("")));
+    });
+  } finally {
+    socket.destroy();
+  }
+}
+
 export async function sendRawBytes(url: URL, request: string | Uint8Array | AsyncIterable<string | Uint8Array>, timeoutMs = 15_000): Promise<RawResponse> {
   const socket = connect({ host: url.hostname, port: Number(url.port) });
   let received: Buffer = Buffer.alloc(0);

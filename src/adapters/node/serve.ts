@@ -62,7 +62,11 @@ export const nodeListen: Listen = async (app: WorkerApp, address: { port: number
     // refuses: once anything read the request's body, that was a 500. Not part of the address.
     const target = incoming.url;
     if (target !== undefined && target.charCodeAt(0) !== 47 && target.includes("@")) incoming.url = withoutUserPart(target);
-    return listener(incoming, outgoing);
+    // A request pipelined behind one still being answered gets its answer queued (no socket yet),
+    // but Node runs its handler at once: a GET sent after a PUT read the state before the PUT.
+    // It runs once the answer before it is done (Node hands the socket on then), in order (RFC 9112 9.3.2).
+    if (outgoing.socket === null) outgoing.once("socket", () => void listener(incoming, outgoing));
+    else return listener(incoming, outgoing);
   });
   return {
     port,
