@@ -245,6 +245,12 @@ export function conformance(runtime: Runtime): void {
       }
     });
 
+    it(t("a request with Connection: close is answered even when more bytes follow it in the packet (they are no request to answer, RFC 9112 9.6)"), async () => {
+      const host = new URL(url).host;
+      const answer = await sendRawBytes(new URL(url), `GET /health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\nGET /health HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+      expect(answer).toMatchObject({ status: 200, body: '{"ok":true}' });
+    });
+
     it(t("data: bad input is a 400/403/405/413 standard body, never 500"), async () => {
       const cases: [string, RequestInit, number][] = [
         ["/data/u1/C-1/data.json", { method: "PUT", headers: data, body: "{not json" }, 400],

@@ -27,6 +27,12 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
     socket.destroy();
     return;
   }
+  // Bytes after a request that said Connection: close are no request (RFC 9112 9.6): that
+  // request's answer, still on its way, is written and closes the connection; the rest is dropped.
+  if (err.code === "HPE_CLOSED_CONNECTION") {
+    discardUntilClosed(socket, socket);
+    return;
+  }
   const status = STATUS_OF[err.code ?? ""] ?? 400;
   const answer = errorBody(status, MESSAGE_OF[status]!, err.code === undefined ? {} : { reason: err.code });
   const body = JSON.stringify(answer);
