@@ -248,7 +248,7 @@ export async function sendPipelined(url: URL, requests: string[], timeoutMs = 15
   }
 }
 
-export async function sendRawBytes(url: URL, request: string | Uint8Array | AsyncIterable<string | Uint8Array>, timeoutMs = 15_000): Promise<RawResponse> {
+export async function sendRawBytes(url: URL, request: string | Uint8Array | AsyncIterable<string | Uint8Array>, timeoutMs = 15_000, options: { halfClose?: boolean } = {}): Promise<RawResponse> {
   const socket = connect({ host: url.hostname, port: Number(url.port) });
   let received: Buffer = Buffer.alloc(0);
   try {
@@ -276,6 +276,8 @@ export async function sendRawBytes(url: URL, request: string | Uint8Array | Asyn
       const write = async () => {
         if (typeof request === "string" || request instanceof Uint8Array) socket.write(request);
         else for await (const piece of request) socket.write(piece);
+        // The client closes its side: no more bytes will come.
+        if (options.halfClose === true) socket.end();
       };
       socket.once("connect", () => write().catch(reject));
     });

@@ -8,6 +8,7 @@
  */
 import type { Socket } from "node:net";
 import { errorBody } from "../../core/http/errors.ts";
+import { BODY_CUT_SHORT } from "../../core/http/body.ts";
 import { discardUntilClosed } from "./lingering-close.ts";
 
 /** Node's parser errors by the status they are answered with; any other is a 400. */
@@ -34,7 +35,9 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
     return;
   }
   const status = STATUS_OF[err.code ?? ""] ?? 400;
-  const answer = errorBody(status, MESSAGE_OF[status]!, err.code === undefined ? {} : { reason: err.code });
+  // A client that closes its side mid-request: said as the service says it of a body cut short (docs/api.md#errors).
+  const message = err.code === "HPE_INVALID_EOF_STATE" ? BODY_CUT_SHORT : MESSAGE_OF[status]!;
+  const answer = errorBody(status, message, err.code === undefined ? {} : { reason: err.code });
   const body = JSON.stringify(answer);
   socket.end(
     `HTTP/1.1 ${status} ${answer.error}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +

@@ -12,6 +12,9 @@ import { jsonSyntaxFault } from "../encoding/json-syntax.ts";
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
+/** The message of a request whose body ended before its declared length (docs/api.md#errors). */
+export const BODY_CUT_SHORT = "Request body ended before it was complete (the connection closed or broke while it was sent)";
+
 /** Decodes bytes as strict UTF-8 or throws a 400. */
 export function decodeUtf8(bytes: ArrayBuffer | Uint8Array, what = "Request body"): string {
   try {
@@ -28,7 +31,7 @@ export function decodeUtf8(bytes: ArrayBuffer | Uint8Array, what = "Request body
  */
 export function failedBodyRead(err: unknown): never {
   if (err instanceof ServiceError) throw err;
-  throw ServiceError.validation("Request body ended before it was complete (the connection closed or broke while it was sent)");
+  throw ServiceError.validation(BODY_CUT_SHORT);
 }
 
 /** The whole request body's bytes, or a 400 when the connection breaks off before its end. */
