@@ -264,6 +264,12 @@ export function conformance(runtime: Runtime): void {
       expect((JSON.parse(answer.body) as { message: string }).message).toMatch(/^Request body ended before it was complete/);
     });
 
+    it(t("an Expect other than 100-continue is answered as any request, on every runtime (Node answered a bare 417)"), async () => {
+      const host = new URL(url).host;
+      const answer = await sendRawBytes(new URL(url), `GET /health HTTP/1.1\r\nHost: ${host}\r\nExpect: foo\r\nConnection: close\r\n\r\n`);
+      expect(answer).toMatchObject({ status: 200, body: '{"ok":true}' });
+    });
+
     it(t("data: bad input is a 400/403/405/413 standard body, never 500"), async () => {
       const cases: [string, RequestInit, number][] = [
         ["/data/u1/C-1/data.json", { method: "PUT", headers: data, body: "{not json" }, 400],

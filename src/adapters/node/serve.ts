@@ -57,7 +57,7 @@ export const nodeListen: Listen = async (app: WorkerApp, address: { port: number
     { hostname: serverAuthority(address.hostname, port), errorHandler: answerUnbuiltRequest },
   );
   // Attached before the listen callback's tick ends: no request is read before it.
-  server.on("request", (incoming: IncomingMessage, outgoing: ServerResponse) => {
+  const onRequest = (incoming: IncomingMessage, outgoing: ServerResponse) => {
     // An absolute-form target may carry a user part (`http://u:p@host/…`), which a web Request
     // refuses: once anything read the request's body, that was a 500. Not part of the address.
     const target = incoming.url;
@@ -67,7 +67,11 @@ export const nodeListen: Listen = async (app: WorkerApp, address: { port: number
     // It runs once the answer before it is done (Node hands the socket on then), in order (RFC 9112 9.3.2).
     if (outgoing.socket === null) outgoing.once("socket", () => void listener(incoming, outgoing));
     else return listener(incoming, outgoing);
-  });
+  };
+  server.on("request", onRequest);
+  // An Expect other than 100-continue: answered as any request (as Bun and Deno do), where Node
+  // would answer a bare 417 without the standard body.
+  server.on("checkExpectation", onRequest);
   return {
     port,
     close: () =>
