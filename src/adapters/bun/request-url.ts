@@ -6,8 +6,7 @@
  * without a Host (HTTP/1.0, `Host:`) to the server's own name, and refuses one whose Host is
  * not a host with 400; so does this.
  */
-import { errorAnswer } from "../../core/http/errors.ts";
-import { answerUnreadableUrl, UNREADABLE_URL } from "../server/request-url.ts";
+import { answerUnreadableHost, answerUnreadableUrl } from "../server/request-url.ts";
 
 /**
  * `request` with a URL the service can read, or the 400 for one that has none: a path alone is
@@ -18,7 +17,8 @@ export function withReadableUrl(request: Request, serverOrigin: string): Request
   const url = request.url;
   if (url.charCodeAt(0) !== 0x2f) return answerUnreadableUrl(request) ?? request;
   const host = request.headers.get("host");
-  if (host !== null && host !== "") return errorAnswer(400, UNREADABLE_URL);
+  // Bun gives the path alone when the Host is not a host: refused as Node's server refuses that Host.
+  if (host !== null && host !== "") return answerUnreadableHost(host);
   // Rare (HTTP/1.0 clients, probes): the body, when any, moves to the new request.
   return new Request(serverOrigin + url, request);
 }

@@ -40,6 +40,11 @@ export function answerUnreadableUrl(request: Request): Response | undefined {
   return undefined;
 }
 
+/** The 400 for a Host header no URL can be made of, in Node's words: more than a host, or not a host at all. */
+export function answerUnreadableHost(host: string): Response {
+  return errorAnswer(400, ENDS_HOST.test(host) ? INVALID_HOST : UNREADABLE_URL);
+}
+
 /** `host` as a URL writes it: an IPv6 address in brackets, its zone's `%` encoded (`[fe80::1%25eth0]`). */
 export function hostInUrl(host: string): string {
   return host.includes(":") ? `[${host.replaceAll("%", "%25")}]` : host;

@@ -89,7 +89,8 @@ export function errorBody(status: number, message: string, details: Record<strin
  * (a request the runtime could not make whole): the body every refusal carries, sniffing off.
  */
 export function errorAnswer(status: number, message: string): Response {
-  return Response.json(errorBody(status, message), { status, headers: { "X-Content-Type-Options": "nosniff" } });
+  // The media type as every other answer names it (Bun's Response.json adds ";charset=utf-8").
+  return new Response(JSON.stringify(errorBody(status, message)), { status, headers: { "Content-Type": "application/json", "X-Content-Type-Options": "nosniff" } });
 }
 
 /** The headers an error's answer carries: `Allow` on a 405, `Retry-After` on a busy 503, its own for an {@link HttpRefusal}. */
