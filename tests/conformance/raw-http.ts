@@ -204,32 +204,30 @@ export class RawConnection {
 }
 
 /**
- * Writes `request` as given (head and body, however malformed; pieces of an async iterable
- * as they come, to send a body slowly) on a new socket and reads one answer; the socket is
- * closed afterwards.
+ * One connection: `write` sends the request bytes, and the promise resolves with what `complete`
+ * makes of the bytes received once it makes something; it rejects when the connection closes
+ * first (saying what `incomplete` says) or after `timeoutMs`.
  */
-/** Writes `requests` in one packet (pipelined, RFC 9112 9.3.2) and reads their answers in order. */
-export async function sendPipelined(url: URL, requests: string[], timeoutMs = 15_000): Promise<RawResponse[]> {
+async function exchange<T>(
+  url: URL,
+  write: (socket: Socket) => Promise<void>,
+  complete: (received: Buffer, ended: boolean) => T | undefined,
+  incomplete: (received: Buffer) => string,
+  timeoutMs: number,
+): Promise<T> {
   const socket = connect({ host: url.hostname, port: Number(url.port) });
   let received: Buffer = Buffer.alloc(0);
   try {
-    return await new Promise<RawResponse[]>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no ${requests.length} answers within ${timeoutMs} ms`)), timeoutMs);
+    return await new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no response within ${timeoutMs} ms`)), timeoutMs);
       const check = (ended: boolean) => {
-        const answers: RawResponse[] = [];
-        let rest = received;
-        for (const request of requests) {
-          const parsed = parseResponse(rest, { ended: false, bodyless: request.startsWith("HEAD ") });
-          if (parsed === undefined) break;
-          answers.push(parsed.response);
-          rest = parsed.rest;
-        }
-        if (answers.length === requests.length) {
+        const done = complete(received, ended);
+        if (done !== undefined) {
           clearTimeout(timer);
-          resolve(answers);
+          resolve(done);
         } else if (ended) {
           clearTimeout(timer);
-          reject(new Error(`${answers.length} of ${requests.length} answers before the connection was closed`));
+          reject(new Error(incomplete(received)));
         }
       };
       socket.on("data", (chunk: Buffer) => {
@@ -241,47 +239,55 @@ export async function sendPipelined(url: URL, requests: string[], timeoutMs = 15
         clearTimeout(timer);
         reject(err);
       });
-      socket.once("connect", () => socket.write(requests.join("")));
+      socket.once("connect", () => write(socket).catch(reject));
     });
   } finally {
     socket.destroy();
   }
 }
 
-export async function sendRawBytes(url: URL, request: string | Uint8Array | AsyncIterable<string | Uint8Array>, timeoutMs = 15_000, options: { halfClose?: boolean } = {}): Promise<RawResponse> {
-  const socket = connect({ host: url.hostname, port: Number(url.port) });
-  let received: Buffer = Buffer.alloc(0);
-  try {
-    return await new Promise<RawResponse>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no response within ${timeoutMs} ms`)), timeoutMs);
-      const check = (ended: boolean) => {
-        const parsed = parseResponse(received, { ended, bodyless: typeof request === "string" && request.startsWith("HEAD ") });
-        if (parsed) {
-          clearTimeout(timer);
-          resolve(parsed.response);
-        } else if (ended) {
-          clearTimeout(timer);
-          reject(new Error(`no complete response: the connection was closed after ${received.length} bytes`));
-        }
-      };
-      socket.on("data", (chunk: Buffer) => {
-        received = Buffer.concat([received, chunk]);
-        check(false);
-      });
-      socket.once("end", () => check(true));
-      socket.once("error", (err) => {
-        clearTimeout(timer);
-        reject(err);
-      });
-      const write = async () => {
-        if (typeof request === "string" || request instanceof Uint8Array) socket.write(request);
-        else for await (const piece of request) socket.write(piece);
-        // The client closes its side: no more bytes will come.
-        if (options.halfClose === true) socket.end();
-      };
-      socket.once("connect", () => write().catch(reject));
-    });
-  } finally {
-    socket.destroy();
-  }
+/** Writes `requests` in one packet (pipelined, RFC 9112 9.3.2) and reads their answers in order. */
+export function sendPipelined(url: URL, requests: string[], timeoutMs = 15_000): Promise<RawResponse[]> {
+  const answersIn = (received: Buffer): RawResponse[] => {
+    const answers: RawResponse[] = [];
+    let rest = received;
+    for (const request of requests) {
+      const parsed = parseResponse(rest, { ended: false, bodyless: request.startsWith("HEAD ") });
+      if (parsed === undefined) break;
+      answers.push(parsed.response);
+      rest = parsed.rest;
+    }
+    return answers;
+  };
+  return exchange(
+    url,
+    async (socket) => void socket.write(requests.join("")),
+    (received) => {
+      const answers = answersIn(received);
+      return answers.length === requests.length ? answers : undefined;
+    },
+    (received) => `${answersIn(received).length} of ${requests.length} answers before the connection was closed`,
+    timeoutMs,
+  );
+}
+
+/**
+ * Writes `request` as given (head and body, however malformed; pieces of an async iterable
+ * as they come, to send a body slowly) on a new socket and reads one answer; the socket is
+ * closed afterwards.
+ */
+export function sendRawBytes(url: URL, request: string | Uint8Array | AsyncIterable<string | Uint8Array>, timeoutMs = 15_000, options: { halfClose?: boolean } = {}): Promise<RawResponse> {
+  const bodyless = typeof request === "string" && request.startsWith("HEAD ");
+  return exchange(
+    url,
+    async (socket) => {
+      if (typeof request === "string" || request instanceof Uint8Array) socket.write(request);
+      else for await (const piece of request) socket.write(piece);
+      // The client closes its side: no more bytes will come.
+      if (options.halfClose === true) socket.end();
+    },
+    (received, ended) => parseResponse(received, { ended, bodyless })?.response,
+    (received) => `no complete response: the connection was closed after ${received.length} bytes`,
+    timeoutMs,
+  );
 }
