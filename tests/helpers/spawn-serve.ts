@@ -51,11 +51,22 @@ export async function spawnUntilReady(
   options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number; readyPattern?: RegExp } = {},
 ): Promise<Served> {
   const pattern = options.readyPattern ?? /^ready\s+(http:\/\/\S+)/m;
+  // A process group of its own: a server started through npx or `deno task` runs as a grandchild,
+  // which a signal to the child alone leaves running (each examples run left a Deno server behind).
   const proc = spawn(command, [...args], {
     cwd: options.cwd,
     env: { ...networkEnv(), ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
+    detached: process.platform !== "win32",
   });
+  const signalAll = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-proc.pid!, signal);
+    } catch {
+      // No group (Windows), or none of it left: the child alone.
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+    }
+  };
   let out = "";
   proc.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
   proc.stderr!.on("data", (chunk: Buffer) => (out += chunk.toString()));
@@ -65,7 +76,7 @@ export async function spawnUntilReady(
   const timeoutMs = options.timeoutMs ?? 30_000;
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
-      proc.kill("SIGKILL");
+      signalAll("SIGKILL");
       reject(new Error(`${command} did not get ready within ${timeoutMs} ms:\n${out}`));
     }, timeoutMs);
     const check = () => {
@@ -88,10 +99,16 @@ export async function spawnUntilReady(
     output: () => out,
     exited,
     stop: async (signal = "SIGTERM") => {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
-      const timer = setTimeout(() => proc.kill("SIGKILL"), 10_000);
+      if (proc.exitCode === null && proc.signalCode === null) signalAll(signal);
+      const timer = setTimeout(() => signalAll("SIGKILL"), 10_000);
       const code = await exited;
       clearTimeout(timer);
+      // Whatever of its group outlived it (a grandchild that ignored or missed the signal).
+      try {
+        process.kill(-proc.pid!, "SIGKILL");
+      } catch {
+        // none left
+      }
       return code;
     },
   };
