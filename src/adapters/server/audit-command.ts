@@ -68,8 +68,10 @@ async function commandDays(audit: BlobStore, user: string, from: string | undefi
   if (from !== undefined || to === undefined) return await auditVerifyDays(audit, user, from, to, now);
   const last = utcDayOf(to);
   if (last === undefined) throw ServiceError.validation("--to must be an ISO 8601 date or date-time");
-  const whole = (await auditVerifyDays(audit, user, undefined, undefined, now)).filter((day) => day <= last);
-  return whole.length === 0 ? [last] : whole;
+  // The whole trail's days up to the last one asked for (or the trail's own last, if earlier), which ends the range.
+  const whole = await auditVerifyDays(audit, user, undefined, undefined, now);
+  const end = whole[whole.length - 1]! < last ? whole[whole.length - 1]! : last;
+  return [...whole.filter((day) => day < end), end];
 }
 
 // Fewer entries verify in an instant: no progress bar.

@@ -276,14 +276,17 @@ async function runExport(flags: Flags, store: ExchangeStore, io: ExchangeCommand
   return 0;
 }
 
-async function runImport(flags: Flags, positionals: string[], store: ExchangeStore, io: ExchangeCommandIo, verification: SignatureVerification, maxImageBytes: number): Promise<number> {
+/** What an import takes from the environment rather than the flags. */
+type ImportSettings = Pick<CaseImportOptions, "verification" | "maxImageBytes">;
+
+async function runImport(flags: Flags, positionals: string[], store: ExchangeStore, io: ExchangeCommandIo, settings: ImportSettings): Promise<number> {
   const file = positionals[0];
   if (file === undefined || positionals.length > 1) throw new UsageError("import needs exactly one FILE.zip");
   // Without blocking: a FIFO (or a device) would hold the open until something writes to it.
   const handle = await open(resolve(file), constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   try {
     if (!(await handle.stat()).isFile()) throw new UsageError(`${file} is not a regular file: import reads a .zip file`);
-    return await importArchive(flags, await fileReader(handle), io, store, verification, basename(file), maxImageBytes);
+    return await importArchive(flags, await fileReader(handle), io, store, { ...settings, fileName: basename(file) });
   } finally {
     await handle.close();
   }
@@ -306,15 +309,13 @@ async function fileReader(handle: FileHandle): Promise<ArchiveReader> {
   };
 }
 
-async function importArchive(flags: Flags, zip: ArchiveReader, io: ExchangeCommandIo, store: ExchangeStore, verification: SignatureVerification, fileName: string, maxImageBytes: number): Promise<number> {
+async function importArchive(flags: Flags, zip: ArchiveReader, io: ExchangeCommandIo, store: ExchangeStore, settings: ImportSettings & { fileName: string }): Promise<number> {
   const user = flags.user!;
   const options: CaseImportOptions = {
     overwriteExisting: flags.overwrite,
     validateIntegrity: !flags["no-validate-integrity"],
     preserveTimestamps: !flags["no-preserve-timestamps"],
-    verification,
-    fileName,
-    maxImageBytes,
+    ...settings,
   };
   if (flags.preview) {
     const preview = await previewCaseImport(zip, { store, importerUid: user, ...options });
@@ -368,7 +369,7 @@ export async function runExchangeCommand(argv: readonly string[], options: Excha
     const ports = storage.ports;
     const host = hostForDirectUse(ports.imageHost ?? imageHostOf(config, ports.clock, () => ports.images), config);
     const store = portsExchangeStore({ ...ports, imageHost: host, readImage: imageReader(config, host), auditChain: { signer: auditKeys(config).signer, hash: nodeSha256Hex } });
-    return command === "export" ? await runExport(flags, store, io, signatures.signer) : await runImport(flags, positionals, store, io, signatures.verification, config.maxImageBytes);
+    return command === "export" ? await runExport(flags, store, io, signatures.signer) : await runImport(flags, positionals, store, io, { verification: signatures.verification, maxImageBytes: config.maxImageBytes });
   } catch (err) {
     if (err instanceof UsageError) {
       io.err.write(`${err.message}\n\n${USAGE}`);

@@ -246,7 +246,8 @@ export const MAX_VERIFY_DAYS = 3_660;
 /**
  * The days a verification reads: `startDate`..`endDate` when given (as GET reads them), else the
  * whole trail, from the older of its first stored day and the head's first day to the latest of
- * the head's day, its last stored day and today.
+ * the head's day, its last stored day and today: the days between that hold no file are left
+ * out (the listing found them all), so a long trail costs a read per stored day, not per calendar day.
  */
 export async function auditVerifyDays(
   store: BlobStore,
@@ -266,11 +267,8 @@ export async function auditVerifyDays(
   if (!(span <= MAX_VERIFY_DAYS)) {
     throw ServiceError.validation(`The trail spans ${span} days, more than ${MAX_VERIFY_DAYS} at once: verify it in ranges (startDate and endDate)`, { firstDay: first, lastDay: last });
   }
-  const days: string[] = [];
-  for (let time = Date.parse(`${first}T00:00:00Z`); time <= Date.parse(`${last}T00:00:00Z`); time += 86_400_000) {
-    days.push(utcDay(new Date(time)));
-  }
-  return days;
+  // The range's ends stay its first and last day (the verification's from and to).
+  return [...new Set([first, ...storedDays, last])].sort();
 }
 
 /** The head's days for choosing what to verify; undefined when there is none or it cannot be read (the verification says so). */

@@ -181,9 +181,10 @@ export function createWorkerApp(options: WorkerAppOptions): WorkerApp {
  */
 async function declareLength(c: Context<WorkerEnv>): Promise<void> {
   if (c.res.body === null || c.res.headers.has("content-length")) return;
-  const length = (await c.res.clone().arrayBuffer()).byteLength;
-  const answer = new Response(c.res.body, c.res);
-  answer.headers.set("content-length", String(length));
+  // Read once (no copy of the stream): the bytes go on in the answer hono then strips for HEAD.
+  const body = await c.res.arrayBuffer();
+  const answer = new Response(body, c.res);
+  answer.headers.set("content-length", String(body.byteLength));
   c.res = answer;
 }
 

@@ -8,7 +8,6 @@
 import type { Redis } from "ioredis";
 import { ServiceError } from "../../../core/errors.ts";
 
-
 // ioredis' own errors for a connection that is down, closed, refused or too slow.
 const CONNECTION_FAILURE = /Connection is closed|Command timed out|max retries per request|Stream isn't writeable|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EPIPE/i;
 
