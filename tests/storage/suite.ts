@@ -135,6 +135,19 @@ export function blobStoreSuite(
       expect(await store.list("u3/")).toEqual([]);
     });
 
+    it(`[${name}] lists keys holding characters XML escapes (' " & < >) as written, and a day under such a user reads whole`, async () => {
+      // An S3 listing is XML: a server may escape ' as &#39; or &#x27; (numeric references), not only &apos;.
+      const store = await make();
+      const user = `o'k"a&b<c>`;
+      const keys = [`${user}/C-1/data.json`, `${user}/a"'b/data.json`, `${user}/&amp;x/data.json`];
+      for (const key of keys) await store.put(key, bytes("{}"));
+      expect(await store.list(`${user}/`)).toEqual([...keys].sort());
+      const day = `audit-trails/${user}-2026-11-28.json`;
+      for (let n = 1; n <= 7; n++) await store.appendToJsonArray(day, { n });
+      expect(await store.list("audit-trails/")).toEqual([day]);
+      expect(JSON.parse(text(await store.get(day))!)).toEqual([1, 2, 3, 4, 5, 6, 7].map((n) => ({ n })));
+    }, 60_000);
+
     it(`[${name}] stores every name the key rules accept: 255-byte segments, 1000-byte keys, a 255-byte user's audit day`, async () => {
       const store = await make();
       const keys = longestKeys();

@@ -31,8 +31,14 @@ export interface S3Location {
 }
 
 const encodeKey = (key: string): string => key.split("/").map(encodeURIComponent).join("/");
+const XML_NAMED: Readonly<Record<string, string>> = { lt: "<", gt: ">", quot: '"', apos: "'", amp: "&" };
+// Servers escape a key's ' and " as they like: &apos;, or numeric (&#39; MinIO, &#x27; s3rver).
 const xmlText = (text: string): string =>
-  text.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, "&");
+  text.replace(/&(?:#x([0-9a-fA-F]{1,6})|#([0-9]{1,7})|(lt|gt|quot|apos|amp));/g, (whole, hex?: string, decimal?: string, name?: string) => {
+    if (name !== undefined) return XML_NAMED[name]!;
+    const code = hex !== undefined ? parseInt(hex, 16) : Number(decimal);
+    return code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+  });
 
 /** Thrown when the S3 service answers with an unexpected status. */
 export class S3Error extends Error {
