@@ -41,6 +41,49 @@ describe("ServiceConfig", () => {
     }
   });
 
+  it("reads whole numbers from decimal digits only, within each variable's range", () => {
+    const problem = (env: Record<string, string>): string => {
+      try {
+        parseConfig(env);
+      } catch (err) {
+        expect(err).toBeInstanceOf(ConfigError);
+        return (err as Error).message;
+      }
+      return "accepted";
+    };
+    expect(parseConfig({ MAX_JSON_BYTES: " 2048 ", AUTH_CLOCK_SKEW_SECONDS: "0" })).toMatchObject({ maxJsonBytes: 2048 });
+    // What JavaScript would read as numbers is no whole number written out: refused, not 30, 100, 16, 5 or 0.
+    for (const text of ["0x1e", "1e2", "0x10", "5.0", " ", "+5", "-1", "0"]) expect(problem({ MAX_JSON_BYTES: text }), text).toMatch(/MAX_JSON_BYTES: must be/);
+    expect(problem({ AUTH_CLOCK_SKEW_SECONDS: " " })).toMatch(/AUTH_CLOCK_SKEW_SECONDS: must be a whole number/);
+    expect(problem({ AUTH_CLOCK_SKEW_SECONDS: "301" })).toMatch(/AUTH_CLOCK_SKEW_SECONDS: must be at most 300/);
+    // A timer waits at most 2^31 - 1 ms: a longer timeout fired at once (or threw) on every call.
+    for (const name of ["CAPTCHA_TIMEOUT_MS", "PDF_IMAGE_TIMEOUT_MS", "MAIL_TIMEOUT_MS", "IMAGE_UPSTREAM_TIMEOUT_MS"]) {
+      expect(problem({ [name]: "3000000000" }), name).toContain(`${name}: must be at most 2147483647`);
+      expect(problem({ [name]: "2147483647" }), name).toBe("accepted");
+    }
+    // A signed URL's expiry must stay within the 12 digits a delivery reads.
+    expect(problem({ IMAGE_URL_TTL_SECONDS: "9007199254740991" })).toContain("IMAGE_URL_TTL_SECONDS: must be at most 315360000");
+  });
+
+  it("reads EXPORT_REQUIRE_SIGNATURE as on or off, and refuses any other value rather than taking it as off", () => {
+    for (const on of ["1", "true", "YES", " yes "]) expect(parseConfig({ EXPORT_REQUIRE_SIGNATURE: on }).exportRequireSignature, on).toBe(true);
+    for (const off of ["0", "false", "No"]) expect(parseConfig({ EXPORT_REQUIRE_SIGNATURE: off }).exportRequireSignature, off).toBe(false);
+    expect(parseConfig({}).exportRequireSignature).toBe(false);
+    for (const unread of ["on", "enabled", "maybe", "y"]) {
+      expect(() => parseConfig({ EXPORT_REQUIRE_SIGNATURE: unread }), unread).toThrow(/EXPORT_REQUIRE_SIGNATURE: must be 1, true or yes/);
+    }
+  });
+
+  it("keeps ALLOWED_ORIGIN as the origin a browser sends: no trailing slash, default port or upper case", () => {
+    for (const written of ["https://lab.example", "https://lab.example/", "https://Lab.Example:443", "HTTPS://lab.example:443/"]) {
+      expect(parseConfig({ ALLOWED_ORIGIN: written }).allowedOrigin, written).toBe("https://lab.example");
+    }
+    expect(parseConfig({ ALLOWED_ORIGIN: "http://127.0.0.1:5173/" }).allowedOrigin).toBe("http://127.0.0.1:5173");
+    for (const refused of ["https://lab.example/app", "https://lab.example/?", "https://lab.example#x", "https://u:p@lab.example", "ftp://lab.example", "lab.example"]) {
+      expect(() => parseConfig({ ALLOWED_ORIGIN: refused }), refused).toThrow(/ALLOWED_ORIGIN: must be an origin/);
+    }
+  });
+
   it("requires the backend's URL and credentials for STORAGE=redis and s3", () => {
     expect(() => parseConfig({ STORAGE: "redis" })).toThrow(/STORAGE_URL/);
     expect(() => parseConfig({ STORAGE: "s3", STORAGE_URL: "https://s3.example" })).toThrow(/endpoint and bucket/);

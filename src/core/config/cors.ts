@@ -14,18 +14,24 @@ export const CorsSection = z.object({
   }),
 }).superRefine((e, ctx) => {
   // A typo here would refuse every browser silently; an origin has a scheme and a host only.
-  if (e.ALLOWED_ORIGIN !== undefined && !isOrigin(e.ALLOWED_ORIGIN)) {
+  if (e.ALLOWED_ORIGIN !== undefined && originOf(e.ALLOWED_ORIGIN) === undefined) {
     variableProblem(ctx, ["ALLOWED_ORIGIN"], "must be an origin such as https://lab.example (scheme, host and optional port, nothing after)");
   }
-}, WHEN_VALID).transform(camelKeys);
+}, WHEN_VALID).transform((e) => camelKeys({ ...e, ALLOWED_ORIGIN: e.ALLOWED_ORIGIN === undefined ? undefined : originOf(e.ALLOWED_ORIGIN) }));
 
-function isOrigin(value: string): boolean {
+/**
+ * The origin a browser sends for `value` (`https://Lab.example:443/` is `https://lab.example`),
+ * which CORS compares byte for byte; undefined when `value` holds more than an origin.
+ */
+function originOf(value: string): string | undefined {
+  let url: URL;
   try {
-    const url = new URL(value);
-    return /^https?:$/.test(url.protocol) && url.origin === value.replace(/\/$/, "");
+    url = new URL(value);
   } catch {
-    return false;
+    return undefined;
   }
+  const onlyOrigin = /^https?:$/.test(url.protocol) && url.username === "" && url.password === "" && url.pathname === "/" && !/[?#]/.test(value);
+  return onlyOrigin ? url.origin : undefined;
 }
 
 /** What {@link CorsSection} parses. */

@@ -18,8 +18,15 @@ export const ExchangeSection = z.object({
     { usedBy: "import", typeText: "JSON" },
   ),
   EXPORT_REQUIRE_SIGNATURE: variable(
-    z.string().optional().transform((value) => /^(1|true|yes)$/i.test(value ?? "")),
-    "`1`, `true` or `yes` (any case): unsigned packages, or packages with an invalid signature, are refused",
+    z.string().optional().transform((value, ctx): boolean => {
+      const flag = value?.trim().toLowerCase();
+      if (flag === undefined || flag === "0" || flag === "false" || flag === "no") return false;
+      if (flag === "1" || flag === "true" || flag === "yes") return true;
+      // A security switch: a value it cannot read is refused, never taken as off.
+      ctx.addIssue({ code: "custom", message: "must be 1, true or yes (or 0, false or no)" });
+      return z.NEVER;
+    }),
+    "`1`, `true` or `yes` (any case): unsigned packages, or packages with an invalid signature, are refused; `0`, `false` or `no`: they are imported",
     { usedBy: "import", typeText: "flag" },
   ),
 }).superRefine(jwkJsonVariables("EXPORT_SIGNING_KEY", "EXPORT_VERIFY_KEYS"), WHEN_VALID).transform(camelKeys);

@@ -6,7 +6,7 @@
  */
 import * as z from "zod";
 import { firebaseIdentity } from "../identity/identity-token.ts";
-import { httpUrl, text, variable, variableProblem, WHEN_VALID } from "./variables.ts";
+import { httpUrl, text, variable, variableProblem, WHEN_VALID, wholeNumber } from "./variables.ts";
 
 const TOKEN_READERS = "user, data, audit, image, keys";
 
@@ -21,7 +21,7 @@ export const IdentitySection = z.object({
     { usedBy: TOKEN_READERS, typeText: "1–64 of `a-z 0-9 -`" },
   ),
   AUTH_CLOCK_SKEW_SECONDS: variable(
-    z.coerce.number().int().min(0).max(300).default(30),
+    wholeNumber(30, 0, 300),
     "tolerated clock difference for a token's `exp` and `nbf`, in seconds",
     { usedBy: TOKEN_READERS },
   ),

@@ -4,7 +4,10 @@
  * are signed, and how large they may be.
  */
 import * as z from "zod";
-import { camelKeys, httpUrl, positiveInt, text, variable, variableProblem, WHEN_VALID } from "./variables.ts";
+import { camelKeys, httpUrl, MAX_TIMER_MS, positiveInt, text, variable, variableProblem, WHEN_VALID } from "./variables.ts";
+
+/** The longest lifetime of a signed delivery URL: ten years (its `exp` must stay within the 12 digits a delivery reads). */
+const MAX_URL_TTL_SECONDS = 10 * 365 * 24 * 3600;
 
 /** The image variables. */
 export const ImagesSection = z.object({
@@ -32,7 +35,7 @@ export const ImagesSection = z.object({
     usedBy: "image, pdf",
     defaultText: "`26214400` (25 MiB)",
   }),
-  IMAGE_URL_TTL_SECONDS: variable(positiveInt(3600), "lifetime of a signed delivery URL, in seconds", { usedBy: "image" }),
+  IMAGE_URL_TTL_SECONDS: variable(positiveInt(3600, MAX_URL_TTL_SECONDS), "lifetime of a signed delivery URL, in seconds", { usedBy: "image" }),
   IMAGE_DELIVERY_HOST: variable(
     z.string().regex(/^[a-z0-9.-]+(:\d+)?$/i).default("imagedelivery.net"),
     "the Cloudflare Images delivery host whose URLs the image worker signs, and one the report's image may come from",
@@ -46,7 +49,7 @@ export const ImagesSection = z.object({
     typeText: "secret",
   }),
   CF_IMAGES_API_BASE: variable(httpUrl().default("https://api.cloudflare.com/client/v4"), "the Cloudflare Images API base", { usedBy: "image" }),
-  IMAGE_UPSTREAM_TIMEOUT_MS: variable(positiveInt(30_000), "how long one call to Cloudflare Images may take, in milliseconds", { usedBy: "image" }),
+  IMAGE_UPSTREAM_TIMEOUT_MS: variable(positiveInt(30_000, MAX_TIMER_MS), "how long one call to Cloudflare Images may take, in milliseconds", { usedBy: "image" }),
 }).superRefine((e, ctx) => {
   // Without them every upload and signature would fail at request time instead.
   const missing = (["CF_ACCOUNT_ID", "CF_IMAGES_TOKEN", "ACCOUNT_HASH"] as const).filter((name) => !e[name]);

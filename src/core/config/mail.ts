@@ -3,7 +3,7 @@
  * Where the account-deletion mails go, and who sends and receives them.
  */
 import * as z from "zod";
-import { camelKeys, httpUrl, positiveInt, text, variable, variableProblem, WHEN_VALID } from "./variables.ts";
+import { camelKeys, httpUrl, MAX_TIMER_MS, positiveInt, text, variable, variableProblem, WHEN_VALID } from "./variables.ts";
 
 /** The outbox's recipients when none are configured: the operator reads `DATA/outbox/`. */
 const DEFAULT_ADMIN_EMAIL = "admin@localhost";
@@ -37,7 +37,7 @@ export const MailSection = z.object({
     { usedBy: "user", typeText: "`smtp:` or `smtps:` URL" },
   ),
   MAIL_TIMEOUT_MS: variable(
-    positiveInt(15_000),
+    positiveInt(15_000, MAX_TIMER_MS),
     "how long one mail may take, in milliseconds; a timeout, refusal or non-2xx answer is a failed mail. Also the timeout of the user worker's calls to the data and image workers when deployed alone",
     { usedBy: "user" },
   ),

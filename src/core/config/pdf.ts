@@ -3,7 +3,7 @@
  * The PDF report: where its image may come from, how long the fetch may take, the footer's name.
  */
 import * as z from "zod";
-import { camelKeys, commaList, positiveInt, variable } from "./variables.ts";
+import { camelKeys, commaList, MAX_TIMER_MS, positiveInt, variable } from "./variables.ts";
 
 /** The PDF variables. */
 export const PdfSection = z.object({
@@ -16,7 +16,7 @@ export const PdfSection = z.object({
       typeText: "comma-separated `host`, `host:port`, `[v6]:port` or URLs",
     },
   ),
-  PDF_IMAGE_TIMEOUT_MS: variable(positiveInt(10_000), "how long the image fetch may take, redirects included, in milliseconds; then 504", { usedBy: "pdf" }),
+  PDF_IMAGE_TIMEOUT_MS: variable(positiveInt(10_000, MAX_TIMER_MS), "how long the image fetch may take, redirects included, in milliseconds; then 504", { usedBy: "pdf" }),
   PDF_SERVICE_NAME: variable(
     z.string().trim().min(1).max(100).default("Forensic Annotation Service"),
     "the name in the footer's \"Notes formatted by …\" (trimmed)",

@@ -43,12 +43,19 @@ function valueOf(schema: JsonSchema): string {
     return names.length === 1 ? names[0]! : `${names.slice(0, -1).join(", ")} or ${names.at(-1)}`;
   }
   if (schema.type === "integer") {
-    if (schema.exclusiveMinimum === 0) return "positive integer";
+    const bounded = schema.maximum !== undefined && schema.maximum < Number.MAX_SAFE_INTEGER;
+    if (schema.exclusiveMinimum === 0 || schema.minimum === 1) return bounded ? `positive integer up to ${schema.maximum}` : "positive integer";
     return `integer ${schema.minimum ?? ""}–${schema.maximum ?? ""}`;
   }
   if (schema.format === "uri") return "URL";
   if (schema.minLength !== undefined || schema.maxLength !== undefined) return `${schema.minLength ?? 0}–${schema.maxLength ?? ""} characters`;
   return "text";
+}
+
+/** A variable's default as the table shows it: from its JSON schema, else (a value read through a preprocess, which the schema's input side cannot show) from the zod default itself. */
+function fallbackOf(schema: z.ZodType, json: JsonSchema): string {
+  const value = json.default ?? (schema instanceof z.ZodDefault ? (schema.def.defaultValue as unknown) : undefined);
+  return value === undefined ? "unset" : code(value);
 }
 
 /** Every variable of every section, in section order. */
@@ -63,7 +70,7 @@ export function variableRows(): VariableRow[] {
         name,
         usedBy: meta.usedBy,
         value: meta.typeText ?? valueOf(json),
-        fallback: meta.defaultText ?? (json.default === undefined ? "unset" : code(json.default)),
+        fallback: meta.defaultText ?? fallbackOf(schema, json),
         meaning: meta.description,
       });
     }

@@ -27,8 +27,28 @@ export function variable<S extends z.ZodType>(schema: S, meaning: string, meta: 
 /** An optional string: an unset or empty variable is `undefined`. */
 export const text = (): z.ZodOptional<z.ZodString> => z.string().optional();
 
-/** A whole number above 0, read from the variable's text. */
-export const positiveInt = (fallback: number): z.ZodDefault<z.ZodCoercedNumber<unknown>> => z.coerce.number().int().positive().default(fallback);
+/** The longest wait a timer takes (`setTimeout`, `AbortSignal.timeout`): 2^31 - 1 ms, about 24.8 days. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** A variable's whole number: its text's decimal digits read as a number, any other value passed on to be refused. */
+const decimalDigits = (value: unknown): unknown => (typeof value === "string" && /^\s*[0-9]+\s*$/.test(value) ? Number(value) : value);
+
+/** What a whole-number variable parses to (`fallback` when unset). */
+export type WholeNumberSchema = z.ZodDefault<z.ZodPreprocess<z.ZodNumber, unknown>>;
+
+/**
+ * A whole number from `min` to `max`, written in decimal digits (spaces around them allowed):
+ * `0x1e`, `1e2`, `5.0` or a blank are refused, not read as the numbers JavaScript makes of them.
+ */
+export function wholeNumber(fallback: number, min: number, max: number): WholeNumberSchema {
+  return z.preprocess(
+    decimalDigits,
+    z.number({ error: "must be a whole number written in decimal digits" }).int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`),
+  ).default(fallback);
+}
+
+/** A whole number above 0 (at most `max`), read from the variable's text. */
+export const positiveInt = (fallback: number, max: number = Number.MAX_SAFE_INTEGER): WholeNumberSchema => wholeNumber(fallback, 1, max);
 
 /** An absolute `http:` or `https:` URL. */
 export const httpUrl = (): z.ZodURL => z.url({ protocol: /^https?$/ });
