@@ -84,6 +84,19 @@ describe("ServiceConfig", () => {
     }
   });
 
+  it("refuses an audit or export key of the wrong shape at start, naming the variable", () => {
+    const refused = (env: Record<string, string>, pattern: RegExp) => expect(() => parseConfig(env), JSON.stringify(env)).toThrow(pattern);
+    for (const text of ["{}", "[1]", '{"kty":1}', "[]", "null"]) refused({ AUDIT_SIGNING_KEY: text }, /AUDIT_SIGNING_KEY: /);
+    refused({ AUDIT_SIGNING_KEY: '{"kty":"EC","crv":"P-256","x":"AA","y":"AA"}' }, /AUDIT_SIGNING_KEY: not a private key/);
+    // A shared secret signs heads nobody could check with a public half.
+    refused({ AUDIT_SIGNING_KEY: '{"kty":"oct","k":"AA"}' }, /AUDIT_SIGNING_KEY: an oct \(shared-secret\) key/);
+    refused({ AUDIT_SIGNING_KEY: '[{"kty":"EC","d":"AA"},{"kty":"EC","d":"AA"}]' }, /AUDIT_SIGNING_KEY: one private JWK expected, found 2/);
+    for (const text of ["[1]", '{"keys":[{"kty":"EC"},{}]}', "7"]) refused({ AUDIT_VERIFY_KEYS: text }, /AUDIT_VERIFY_KEYS: /);
+    // Export manifests may be signed with a shared secret (the importer holds it too).
+    expect(parseConfig({ EXPORT_SIGNING_KEY: '{"kty":"oct","k":"c2VjcmV0"}' }).exportSigningKey).toBeDefined();
+    refused({ EXPORT_SIGNING_KEY: "[]" }, /EXPORT_SIGNING_KEY: one private JWK expected, found 0/);
+  });
+
   it("requires the backend's URL and credentials for STORAGE=redis and s3", () => {
     expect(() => parseConfig({ STORAGE: "redis" })).toThrow(/STORAGE_URL/);
     expect(() => parseConfig({ STORAGE: "s3", STORAGE_URL: "https://s3.example" })).toThrow(/endpoint and bucket/);

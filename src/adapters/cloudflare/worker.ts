@@ -29,6 +29,7 @@ import { checkBlobCanary, checkKvCanary, encryptedBlobStore, encryptedKvStore, t
 import { keyringOf } from "../../core/service/encrypted-ports.ts";
 import type { KvStore } from "../../core/ports.ts";
 import type { RateLimiter } from "../../core/rate-limit/limiter.ts";
+import { checkAuditKeys } from "../../core/audit/signing-keys.ts";
 
 /** The bindings and variables a deployment provides (see `examples/cloudflare`). */
 export interface CloudflareEnv {
@@ -235,6 +236,7 @@ export function createCloudflareWorker(build: BuildApp): ModuleWorker {
     if (app === undefined) {
       app = (async () => {
         const config = parseConfig(env);
+        await checkAuditKeys(config);
         const built = build(env, config);
         await checkBoundCanaries(env, config);
         return built;

@@ -19,7 +19,7 @@ import { auditVerifyDays, readAuditTrail } from "../../core/audit/trail.ts";
 import { utcDayOf } from "../../core/schemas/audit.ts";
 import type { BlobStore } from "../../core/ports.ts";
 import { type AuditVerification, verifyAuditTrail } from "../../core/audit/verify.ts";
-import { auditKeys } from "../../core/audit/signing-keys.ts";
+import { auditKeys, checkAuditKeys } from "../../core/audit/signing-keys.ts";
 import { auditExportCsv, auditExportJson } from "../../core/audit/export.ts";
 import { renderAuditReport } from "../../core/pdf/audit-report.ts";
 import { type RuntimeStorage, storagePorts } from "./start.ts";
@@ -157,6 +157,7 @@ export async function runAuditCommand(
       throw new UsageError("audit export needs --format json, csv or pdf");
     }
     const config = parseConfig(io.env);
+    await checkAuditKeys(config);
     const keys = auditKeys(config);
     // Reads only: beside a running serve, which holds the data folder's write lock.
     const storage = await storagePorts(config, resolve(flags.data), options.runtimeStorage, { readOnly: true, existing: true });

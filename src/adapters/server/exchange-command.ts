@@ -16,7 +16,7 @@ import { constants } from "node:fs";
 import { OutputPathError, writeOutputFile } from "./output-file.ts";
 import { terminalJson, terminalLine } from "./terminal-text.ts";
 import { importJWK, type JWK } from "jose";
-import { auditKeys } from "../../core/audit/signing-keys.ts";
+import { auditKeys, checkAuditKeys } from "../../core/audit/signing-keys.ts";
 import { basename, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import * as zlib from "node:zlib";
@@ -362,6 +362,7 @@ export async function runExchangeCommand(argv: readonly string[], options: Excha
     if (command === "export" && positionals.length > 0) throw new UsageError(`Unexpected argument: ${positionals[0]}`);
     const signatures = await signatureConfig(io.env, flags["require-signature"]);
     const config = parseConfig(io.env);
+    await checkAuditKeys(config);
     // A preview writes nothing; an export writes its audit entry, an import the case.
     const use = command === "import" && flags.preview ? { readOnly: true, existing: true } : { command, existing: true };
     const storage = await storagePorts(config, resolve(flags.data), options.runtimeStorage, use);

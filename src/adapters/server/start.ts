@@ -25,6 +25,7 @@ import { checkCanaries, encryptPorts, keyringOf } from "../../core/service/encry
 import { CanaryError } from "../../core/encryption/mod.ts";
 import { serverCipherSuite } from "./node-cipher.ts";
 import { nodeSha256Hex } from "./node-sha256.ts";
+import { checkAuditKeys } from "../../core/audit/signing-keys.ts";
 
 /** nodemailer is loaded only when SMTP is configured. */
 async function smtpMailer(config: ServiceConfig): Promise<Mailer> {
@@ -221,6 +222,7 @@ async function startOnFolder(options: ServeOptions, defined: Record<string, stri
   const log = logOf(options);
   const secrets = await ensureSecrets(options.dataDir, defined);
   const config = parseConfig(secrets.env);
+  await checkAuditKeys(config);
   const storage = await storagePorts(config, options.dataDir, runtimeStorage, { command: "serve", lockedByCaller: locked });
   let server: Listening;
   try {

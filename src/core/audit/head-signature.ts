@@ -16,7 +16,7 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** The JWS algorithm of a key: its `alg`, else the usual one for its type and curve. */
-function algorithmOf(jwk: AuditJwk): string {
+export function algorithmOf(jwk: AuditJwk): string {
   if (jwk.alg !== undefined) return jwk.alg;
   if (jwk.kty === "EC") return jwk.crv === "P-384" ? "ES384" : jwk.crv === "P-521" ? "ES512" : "ES256";
   if (jwk.kty === "OKP") return "EdDSA";

@@ -3,8 +3,11 @@
  * The audit keys the configuration names: `AUDIT_SIGNING_KEY` signs heads, its public half and
  * `AUDIT_VERIFY_KEYS` verify them. Keys are imported once, on first use.
  */
-import type { HeadSigner } from "./chain.ts";
-import { type AuditJwk, auditHeadSigner } from "./head-signature.ts";
+import { importJWK, type JWK } from "jose";
+import { ConfigError } from "../config/config-error.ts";
+import { HEAD_FORMAT, type HeadFacts, type HeadSigner } from "./chain.ts";
+import { algorithmOf, type AuditJwk, auditHeadSigner, checkHeadSignature, publicAuditJwk } from "./head-signature.ts";
+import { canonicalJson } from "../encoding/canonical-json.ts";
 
 /** The configuration the audit keys come from (JSON text, as in the environment). */
 export interface AuditKeyConfig {
@@ -51,4 +54,45 @@ export function auditKeys(config: AuditKeyConfig): AuditKeys {
     signer: signingText === undefined ? undefined : { sign: async (payload) => (await load()).sign(payload) },
     publicKeys: async () => [...(signingText === undefined ? [] : [(await load()).publicKey]), ...verify],
   };
+}
+
+/** What a start signs and verifies to prove `AUDIT_SIGNING_KEY` works: a head of no user. */
+const PROBE_FACTS: HeadFacts = {
+  format: HEAD_FORMAT,
+  userId: "",
+  seq: 0,
+  hash: "0".repeat(64),
+  day: "1970-01-01",
+  index: 0,
+  firstDay: "1970-01-01",
+  updatedAt: "1970-01-01T00:00:00.000Z",
+};
+
+const reasonOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/**
+ * Checks the audit keys before anything is served, so a key the service cannot use stops the
+ * start instead of failing every audit append: `AUDIT_SIGNING_KEY` must sign a head that its own
+ * public half verifies, each key of `AUDIT_VERIFY_KEYS` must import. A `ConfigError` naming the
+ * variable otherwise.
+ */
+export async function checkAuditKeys(config: AuditKeyConfig): Promise<void> {
+  const problems: string[] = [];
+  if (config.auditSigningKey !== undefined) {
+    try {
+      const signer = await auditHeadSigner(parseAuditJwks(config.auditSigningKey, "AUDIT_SIGNING_KEY")[0]!);
+      const checked = await checkHeadSignature(await signer.sign(canonicalJson(PROBE_FACTS)), PROBE_FACTS, [signer.publicKey]);
+      if (checked.status !== "valid") problems.push(`AUDIT_SIGNING_KEY: a head it signs does not verify with its public half (${checked.reason ?? checked.status})`);
+    } catch (err) {
+      problems.push(`AUDIT_SIGNING_KEY: ${reasonOf(err).replace(/^AUDIT_SIGNING_KEY: /, "")}`);
+    }
+  }
+  if (config.auditVerifyKeys !== undefined) {
+    try {
+      for (const key of parseAuditJwks(config.auditVerifyKeys, "AUDIT_VERIFY_KEYS")) await importJWK(publicAuditJwk(key) as JWK, algorithmOf(key));
+    } catch (err) {
+      problems.push(`AUDIT_VERIFY_KEYS: ${reasonOf(err).replace(/^AUDIT_VERIFY_KEYS: /, "")}`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
 }

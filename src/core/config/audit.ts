@@ -3,7 +3,7 @@
  * Signed audit heads (docs/storage.md#audit-chain): the key that signs them and the keys that verify them.
  */
 import * as z from "zod";
-import { camelKeys, jwkJsonVariables, text, variable, WHEN_VALID } from "./variables.ts";
+import { camelKeys, jwkVariables, text, variable, WHEN_VALID } from "./variables.ts";
 
 /** The audit variables. */
 export const AuditSection = z.object({
@@ -17,7 +17,7 @@ export const AuditSection = z.object({
     "a JWK, an array of JWKs or a JWKS (each key needs `kty`) that verify audit heads signed earlier, besides the signing key's public half",
     { usedBy: "data, audit", typeText: "JSON" },
   ),
-}).superRefine(jwkJsonVariables("AUDIT_SIGNING_KEY", "AUDIT_VERIFY_KEYS"), WHEN_VALID).transform(camelKeys);
+}).superRefine(jwkVariables("AUDIT_SIGNING_KEY", "AUDIT_VERIFY_KEYS", { symmetric: false }), WHEN_VALID).transform(camelKeys);
 
 /** What {@link AuditSection} parses. */
 export type AuditConfig = z.output<typeof AuditSection>;

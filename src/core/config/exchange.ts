@@ -3,7 +3,7 @@
  * Signatures of case packages, read by the `export` and `import` commands.
  */
 import * as z from "zod";
-import { camelKeys, jwkJsonVariables, text, variable, WHEN_VALID } from "./variables.ts";
+import { camelKeys, jwkVariables, text, variable, WHEN_VALID } from "./variables.ts";
 
 /** The exchange variables. */
 export const ExchangeSection = z.object({
@@ -29,7 +29,7 @@ export const ExchangeSection = z.object({
     "`1`, `true` or `yes` (any case): unsigned packages, or packages with an invalid signature, are refused; `0`, `false` or `no`: they are imported",
     { usedBy: "import", typeText: "flag" },
   ),
-}).superRefine(jwkJsonVariables("EXPORT_SIGNING_KEY", "EXPORT_VERIFY_KEYS"), WHEN_VALID).transform(camelKeys);
+}).superRefine(jwkVariables("EXPORT_SIGNING_KEY", "EXPORT_VERIFY_KEYS", { symmetric: true }), WHEN_VALID).transform(camelKeys);
 
 /** What {@link ExchangeSection} parses. */
 export type ExchangeConfig = z.output<typeof ExchangeSection>;

@@ -88,26 +88,58 @@ export function camelKeys<T extends Record<string, unknown>>(values: T): CamelKe
   return Object.fromEntries(Object.entries(values).map(([name, value]) => [camelCase(name), value])) as CamelKeys<T>;
 }
 
+/** How {@link jwkVariables} checks a signing key. */
+export interface SigningKeyRule {
+  /** A shared-secret (`oct`) key may sign: true where the verifier holds the secret too (export manifests). */
+  symmetric: boolean;
+}
+
 /**
- * A refinement refusing each of a signing variable and its verify-keys variable that is set but
- * not JSON (the signing key a JWK object; the verify keys a JWK, an array of JWKs or a JWKS).
+ * A refinement checking the shape of a signing variable and its verify-keys variable, so that a
+ * key the service could never use stops the start instead of failing requests: the signing key
+ * one private JWK (`d`, or `k` of an `oct` key where `rule.symmetric`), the verify keys a JWK, an
+ * array of JWKs or a JWKS, every key with a `kty`. Whether the key material itself imports is
+ * checked where keys are imported (asynchronously), at start.
  */
-export function jwkJsonVariables(signing: string, verifying: string): (values: Record<string, unknown>, ctx: z.RefinementCtx) => void {
+export function jwkVariables(signing: string, verifying: string, rule: SigningKeyRule): (values: Record<string, unknown>, ctx: z.RefinementCtx) => void {
   return (values, ctx) => {
-    for (const name of [signing, verifying]) {
-      const value = values[name];
-      if (typeof value === "string" && !isJsonObjectOrArray(value)) {
-        variableProblem(ctx, [name], `must be JSON: a JWK object (or for ${verifying} an array of JWKs or a JWKS)`);
-      }
+    const signingText = values[signing];
+    if (typeof signingText === "string") {
+      const problem = signingKeyProblem(jwkListOf(signingText), rule);
+      if (problem !== undefined) variableProblem(ctx, [signing], problem);
+    }
+    const verifyText = values[verifying];
+    if (typeof verifyText === "string") {
+      const list = jwkListOf(verifyText);
+      if (list === undefined) variableProblem(ctx, [verifying], "must be JSON: a JWK, an array of JWKs or a JWKS");
+      else if (!list.every(hasKty)) variableProblem(ctx, [verifying], "every key needs a \"kty\"");
     }
   };
 }
 
-function isJsonObjectOrArray(text: string): boolean {
+/** The keys of a JWK, an array of JWKs or a JWKS given as JSON text; undefined when it is none of them. */
+function jwkListOf(text: string): unknown[] | undefined {
+  let value: unknown;
   try {
-    const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === "object";
+    value = JSON.parse(text);
   } catch {
-    return false;
+    return undefined;
   }
+  if (Array.isArray(value)) return value;
+  if (value === null || typeof value !== "object") return undefined;
+  return "keys" in value && Array.isArray(value.keys) ? value.keys : [value];
+}
+
+const hasKty = (key: unknown): key is { kty: string } => key !== null && typeof key === "object" && typeof (key as { kty?: unknown }).kty === "string";
+
+function signingKeyProblem(list: unknown[] | undefined, rule: SigningKeyRule): string | undefined {
+  if (list === undefined) return "must be JSON: one private JWK";
+  if (list.length !== 1) return `one private JWK expected, found ${list.length}`;
+  const key = list[0];
+  if (!hasKty(key)) return "the key needs a \"kty\"";
+  if (key.kty === "oct") {
+    if (!rule.symmetric) return "an oct (shared-secret) key has no public half to verify with: use an RSA, EC or OKP private key";
+    return typeof (key as { k?: unknown }).k === "string" ? undefined : "an oct key needs its \"k\"";
+  }
+  return typeof (key as { d?: unknown }).d === "string" ? undefined : "not a private key (it has no \"d\")";
 }

@@ -80,6 +80,22 @@ describe("forensic-annotation serve on Node (CONTRACT: Starting it)", () => {
     expect(result.stderr).toContain("MAIL_TRANSPORT");
   });
 
+  it("an audit key the service could not sign or verify with is refused at start in one line, not on every append", () => {
+    // An RSA key whose modulus is one byte: JSON with a kty and a d, which jose cannot import.
+    const broken = JSON.stringify({ kty: "RSA", n: "AA", e: "AQAB", d: "AA", p: "AA", q: "AA", dp: "AA", dq: "AA", qi: "AA" });
+    for (const env of [{ AUDIT_SIGNING_KEY: "{}" }, { AUDIT_VERIFY_KEYS: "[1]" }, { AUDIT_SIGNING_KEY: broken }]) {
+      const result = spawnSync(process.execPath, [CLI, "serve", "--port", "0", "--data", join(dir, "d")], {
+        encoding: "utf8",
+        env: { PATH: process.env.PATH ?? "", ...env },
+        timeout: 15_000,
+      });
+      const name = Object.keys(env)[0]!;
+      expect(result.status, name).toBe(2);
+      expect(result.stderr, name).toContain(`${name}: `);
+      expect(result.stderr, name).not.toMatch(/\n\s+at /);
+    }
+  });
+
   it("finishes an in-flight request after SIGTERM", async () => {
     const served = await serve({ dataDir: join(dir, "data"), env: { R2_KEY_SECRET: "k" } });
     // A slow upload: the body arrives in pieces after the signal.
