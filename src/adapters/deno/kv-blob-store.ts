@@ -16,6 +16,7 @@ import type { BlobStore, KvStore } from "../../core/ports.ts";
 import { createVersionedBlobStore, createVersionedKvStore, type VersionedBackend } from "../../core/storage/versioned-store.ts";
 import { chunksOf, piecesOf } from "../../core/storage/byte-stream.ts";
 import { encodeAppendedItem, encodeJsonArray, JSON_ARRAY_TAIL, parseJsonArray } from "../../core/storage/json-array.ts";
+import { retryingWhenLocked } from "./kv-locked.ts";
 
 /** The parts of `Deno.Kv` used here (so this type-checks without Deno's types). */
 export interface DenoKvLike {
@@ -221,10 +222,10 @@ export function denoKvBackend(kv: DenoKvLike, store: string): VersionedBackend {
 
 /** A lossless `BlobStore` on Deno KV. */
 export function createDenoKvBlobStore(kv: DenoKvLike, store: string): BlobStore {
-  return createVersionedBlobStore(denoKvBackend(kv, store));
+  return createVersionedBlobStore(denoKvBackend(retryingWhenLocked(kv), store));
 }
 
 /** A `KvStore` on Deno KV (values of any length, as blobs). */
 export function createDenoKvStore(kv: DenoKvLike, store: string): KvStore {
-  return createVersionedKvStore(denoKvBackend(kv, store));
+  return createVersionedKvStore(denoKvBackend(retryingWhenLocked(kv), store));
 }
