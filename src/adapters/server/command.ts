@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { readEnvironment } from "./environment.ts";
 import { ConfigError } from "../../core/config/mod.ts";
+import { ServiceError } from "../../core/errors.ts";
 import { type Listen, ListenError, type RuntimeStorage, startService } from "./start.ts";
 import { runExchangeCommand } from "./exchange-command.ts";
 import { runAuditCommand } from "./audit-command.ts";
@@ -150,6 +151,11 @@ export async function runServeCommand(argv: readonly string[], listen: Listen, r
       console.error(addressInUse(err.cause)
         ? `${flags.host}:${flags.port} is already in use: stop what listens there or pass another --port (0 picks a free one)`
         : `${err.message} (--host names an address of this machine: 127.0.0.1, 0.0.0.0, ::)`);
+      return 1;
+    }
+    // A store that does not answer at start (Redis or S3 down): its one line, not a stack.
+    if (err instanceof ServiceError) {
+      console.error(`cannot start: ${err.message}`);
       return 1;
     }
     throw err;

@@ -96,6 +96,18 @@ describe("forensic-annotation serve on Node (CONTRACT: Starting it)", () => {
     }
   });
 
+  it("a store that does not answer at start is said in one line (exit 1), not a stack trace", async () => {
+    const { closedPort } = await import("../../helpers/http-server.ts");
+    const result = spawnSync(process.execPath, [CLI, "serve", "--port", "0", "--data", join(dir, "d")], {
+      encoding: "utf8",
+      env: { PATH: process.env.PATH ?? "", STORAGE: "redis", STORAGE_URL: `redis://127.0.0.1:${await closedPort()}/0` },
+      timeout: 30_000,
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/cannot start: The storage backend \(Redis\) is not answering/);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it("finishes an in-flight request after SIGTERM", async () => {
     const served = await serve({ dataDir: join(dir, "data"), env: { R2_KEY_SECRET: "k" } });
     // A slow upload: the body arrives in pieces after the signal.
