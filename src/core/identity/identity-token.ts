@@ -111,6 +111,8 @@ export function createIdentityVerifier(options: IdentityVerifierOptions): Identi
       } catch (err) {
         // The provider being unreachable is the service's failure, not the caller's.
         if (err instanceof ServiceError) throw err;
+        // jose's own errors speak of the token; any other is its check of the provider's key (an RSA key under 2048 bits).
+        if (!(err instanceof errors.JOSEError)) throw ServiceError.server("The identity provider's key set holds a key that cannot be used", "unavailable");
         throw new IdentityTokenError(reasonOf(err));
       }
       const sub = payload.sub;

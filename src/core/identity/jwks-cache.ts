@@ -6,7 +6,7 @@
  * with an unknown key id refetches the set (at most once per cooldown), so a rotation is
  * picked up without a restart.
  */
-import { createLocalJWKSet, type JSONWebKeySet, type JWTVerifyGetKey } from "jose";
+import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from "jose";
 import { type Clock, systemClock } from "../ports.ts";
 import { ServiceError } from "../errors.ts";
 
@@ -58,6 +58,20 @@ function isKeySet(value: unknown): value is JSONWebKeySet {
   return typeof value === "object" && value !== null && Array.isArray((value as { keys?: unknown }).keys);
 }
 
+/**
+ * The set's key for a token. jose's own errors speak of the token (no key of its id, an
+ * algorithm the key does not take); any other (a key whose material does not import) is the
+ * provider's fault, not the caller's: the 503 of a key set that cannot be used.
+ */
+async function providerKey(set: CachedSet, ...[header, token]: Parameters<CachedSet["resolve"]>): ReturnType<CachedSet["resolve"]> {
+  try {
+    return await set.resolve(header, token);
+  } catch (err) {
+    if (err instanceof errors.JOSEError) throw err;
+    throw ServiceError.server("The identity provider's key set holds a key that cannot be used", "unavailable");
+  }
+}
+
 /** Creates the cache of one JWKS URL. */
 export function createJwksCache(options: JwksCacheOptions): JwksCache {
   const clock = options.clock ?? systemClock;
@@ -88,7 +102,13 @@ export function createJwksCache(options: JwksCacheOptions): JwksCache {
     const now = clock.now().getTime();
     const maxAge = maxAgeOf(response.headers.get("Cache-Control"));
     const keepMs = maxAge === undefined ? defaultMaxAgeMs : Math.min(maxAge, MAX_AGE_CAP_SECONDS) * 1000;
-    return { resolve: createLocalJWKSet(body), fetchedAt: now, expiresAt: now + Math.max(keepMs, cooldownMs) };
+    let resolve: CachedSet["resolve"];
+    try {
+      resolve = createLocalJWKSet(body);
+    } catch {
+      throw ServiceError.server("The identity provider's key set is not a valid JWKS", "unavailable");
+    }
+    return { resolve, fetchedAt: now, expiresAt: now + Math.max(keepMs, cooldownMs) };
   };
 
   // One fetch at a time; a failed refresh keeps the set we have (the provider may be down briefly).
@@ -116,12 +136,12 @@ export function createJwksCache(options: JwksCacheOptions): JwksCache {
     const now = clock.now().getTime();
     const set = cached === undefined || now >= cached.expiresAt ? await refresh() : cached;
     try {
-      return await set.resolve(header, token);
+      return await providerKey(set, header, token);
     } catch (err) {
       const unknownKey = typeof err === "object" && err !== null && (err as { code?: unknown }).code === "ERR_JWKS_NO_MATCHING_KEY";
       if (!unknownKey || now - lastAttempt < cooldownMs) throw err;
       // A key id we have not seen: the provider may have rotated its keys.
-      return await (await refresh()).resolve(header, token);
+      return await providerKey(await refresh(), header, token);
     }
   };
 

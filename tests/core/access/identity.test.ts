@@ -322,6 +322,23 @@ describe("identity tokens: what users cannot do to the service's own records", (
     }
   });
 
+  it("a key set the provider broke (an entry that is no key, a key whose material does not import) is a 503, not the caller's bad token", async () => {
+    const idp = await startIdentityProvider();
+    try {
+      const token = await idp.token("u1");
+      const { kid } = JSON.parse(Buffer.from(token.split(".")[0]!, "base64url").toString()) as { kid: string };
+      for (const keys of [[1], [{ kty: "RSA", n: "AA", e: "AQAB", kid, alg: "RS256" }]]) {
+        const broken: typeof fetch = () => Promise.resolve(Response.json({ keys }));
+        const { app } = testService({ AUTH_JWKS_URL: idp.jwksUrl, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, RATE_LIMITS: "off" }, { fetch: broken });
+        const response = await app.request("/data/u1/a.json", { headers: { ...dataHeaders, "X-Identity-Token": token } });
+        expect(response.status, JSON.stringify(keys)).toBe(503);
+        expect(await response.json()).toMatchObject({ code: "SERVER_ERROR", message: expect.stringMatching(/identity provider's key set/) });
+      }
+    } finally {
+      await idp.close();
+    }
+  });
+
   it("a key set that cannot be fetched is asked again at most once per cooldown, not on every request", async () => {
     const idp = await startIdentityProvider({ cacheControl: "max-age=60" });
     const clock = fixedClock(NOW);
