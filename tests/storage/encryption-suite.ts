@@ -346,6 +346,40 @@ export function encryptionSuite(name: string, backend: EncryptionBackend, timeou
     await expect(checkCanaries(raw, undefined)).rejects.toThrow(CanaryError);
   }, timeout);
 
+  it(`[${name}] after encrypt-all, plaintext written into the store (a forged case, user record or audit head) is refused, not served`, async () => {
+    const raw = await backend.ports();
+    const key = dataKey("k1");
+    const keyring = new Keyring([key]);
+    await checkCanaries(raw, keyring);
+    const written = await writeEvidence(serviceOver(raw, keyring));
+    const forgedCase = JSON.stringify({ caseNumber: "C-1", files: [], note: "FORGED" });
+    // Before encrypt-all, plaintext may still be data written before encryption was turned on: served.
+    await raw.data.put("u1/C-9/data.json", encoder.encode(forgedCase));
+    expect(await (await serviceOver(raw, keyring).request("/data/u1/C-9/data.json", { headers: data })).text()).toBe(forgedCase);
+    await encryptAll(encryptedStoresOf(raw), keyring);
+    // A restart: a fresh keyring reads the canaries again, which now say every value is sealed.
+    const restarted = new Keyring([key]);
+    await checkCanaries(raw, restarted);
+    const app = serviceOver(raw, restarted);
+    await readEvidence(app, written);
+    // Written into the store by someone without the key, over sealed values and beside them.
+    await raw.data.put("u1/C-1/data.json", encoder.encode(forgedCase));
+    await raw.data.put("u1/C-2/data.json", encoder.encode(forgedCase));
+    await raw.users.put("u1", JSON.stringify({ email: "evil@x.example", firstName: "A", lastName: "B", company: "C", permitted: true, cases: [] }));
+    await raw.audit.put("audit-heads/u1.json", encoder.encode(JSON.stringify({ format: "forensic-annotation/audit-head@1", userId: "u1", seq: 1 })));
+    for (const path of ["/data/u1/C-1/data.json", "/data/u1/C-2/data.json"]) {
+      const refused = await app.request(path, { headers: data });
+      expect(refused.status, path).toBe(500);
+      expect(await refused.json(), path).toMatchObject({ message: expect.stringMatching(/is not encrypted, though every object of its store was/) });
+    }
+    expect((await app.request("/user/u1", { headers: user })).status).toBe(500);
+    const verified = (await (await app.request("/audit/audit/verify?userId=u1", { headers: data })).json()) as { valid: boolean };
+    expect(verified.valid).toBe(false);
+    // An empty array stays what the service writes in the clear (nothing to hide), and reads as it is.
+    expect((await app.request("/data/u2/C-3/list.json", { method: "PUT", headers: data, body: "[]" })).status).toBe(200);
+    expect(await (await app.request("/data/u2/C-3/list.json", { headers: data })).text()).toBe("[]");
+  }, timeout);
+
   it(`[${name}] a wrong key is refused by the canary with the reason`, async () => {
     const raw = await backend.ports();
     await checkCanaries(raw, new Keyring([dataKey("k1")]));

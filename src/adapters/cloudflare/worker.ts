@@ -93,14 +93,14 @@ function bucket(env: CloudflareEnv, name: string, config: ServiceConfig): BlobSt
   // Audit days in blocks: an append moves one block, not the day.
   const store = createR2BlobStore(binding<R2BucketLike>(env, name), name === "STRIAE_AUDIT" ? { arrayBlocks: {} } : {});
   const keyring = keyringFor(config);
-  return keyring === undefined ? store : encryptedBlobStore(store, keyring, { appendLog: name === "STRIAE_AUDIT" });
+  return keyring === undefined ? store : encryptedBlobStore(store, keyring, { appendLog: name === "STRIAE_AUDIT", store: name });
 }
 
 /** The `USER_DB` namespace, encrypted at rest when `DATA_ENCRYPTION_KEYS` is set. */
 function userDb(env: CloudflareEnv, config: ServiceConfig): KvStore {
   const store = createKvNamespaceStore(binding<KVNamespaceLike>(env, "USER_DB"));
   const keyring = keyringFor(config);
-  return keyring === undefined ? store : encryptedKvStore(store, keyring);
+  return keyring === undefined ? store : encryptedKvStore(store, keyring, { store: "USER_DB" });
 }
 
 /** The outbox bucket when one is bound (read by whoever relays the mail, so never encrypted). */

@@ -12,6 +12,11 @@ import { BLOB_CANARY_KEY, KV_CANARY_KEY } from "./encrypted-stores.ts";
 import { openRecord, SEALED_RECORD_PREFIX, sealRecord } from "./stored-value.ts";
 
 const CANARY_TEXT = "forensic-annotation encryption canary";
+/**
+ * The canary's text once `keys encrypt-all` has sealed everything its store held: from then on
+ * the service writes only sealed values there, so a plaintext one is refused (`Keyring.sealedStores`).
+ */
+const SEALED_CANARY_TEXT = `${CANARY_TEXT}; every object sealed`;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -37,7 +42,7 @@ interface CanaryForm<V> {
   key: string;
   what: "objects" | "records";
   isSealed(stored: V): boolean;
-  seal(keyring: Keyring): Promise<V>;
+  seal(keyring: Keyring, text: string): Promise<V>;
   open(keyring: Keyring, stored: V): Promise<string>;
 }
 
@@ -45,7 +50,7 @@ const BLOB_CANARY: CanaryForm<Uint8Array> = {
   key: BLOB_CANARY_KEY,
   what: "objects",
   isSealed: isEnvelope,
-  seal: (keyring) => seal(keyring, "object", BLOB_CANARY_KEY, encoder.encode(CANARY_TEXT)),
+  seal: (keyring, text) => seal(keyring, "object", BLOB_CANARY_KEY, encoder.encode(text)),
   open: async (keyring, stored) => decoder.decode(await open(keyring, "object", BLOB_CANARY_KEY, stored)),
 };
 
@@ -53,7 +58,7 @@ const KV_CANARY: CanaryForm<string> = {
   key: KV_CANARY_KEY,
   what: "records",
   isSealed: (stored) => stored.startsWith(SEALED_RECORD_PREFIX),
-  seal: (keyring) => sealRecord(keyring, KV_CANARY_KEY, CANARY_TEXT),
+  seal: (keyring, text) => sealRecord(keyring, KV_CANARY_KEY, text),
   open: (keyring, stored) => {
     if (!stored.startsWith(SEALED_RECORD_PREFIX)) throw ServiceError.integrity("the canary is not sealed");
     return openRecord(keyring, KV_CANARY_KEY, stored);
@@ -75,7 +80,7 @@ async function checkCanary<V>(
     return;
   }
   if (stored === null) {
-    if (options.writeMissing !== false) await store.put(form.key, await form.seal(keyring));
+    if (options.writeMissing !== false) await store.put(form.key, await form.seal(keyring, CANARY_TEXT));
     return;
   }
   let text: string;
@@ -84,7 +89,18 @@ async function checkCanary<V>(
   } catch (err) {
     throw new CanaryError(`cannot open the canary of the ${name} store: ${reasonOf(err)}`);
   }
-  if (text !== CANARY_TEXT) throw new CanaryError(`the canary of the ${name} store does not hold the canary text`);
+  if (text === SEALED_CANARY_TEXT) keyring.sealedStores.add(name);
+  else if (text !== CANARY_TEXT) throw new CanaryError(`the canary of the ${name} store does not hold the canary text`);
+}
+
+/**
+ * Marks every store of `stores` as holding only sealed values (their canaries rewritten under the
+ * current key), once `keys encrypt-all` has sealed all they held: a plaintext value found there
+ * afterwards is refused by a service that checks these canaries at start.
+ */
+export async function markAllSealed(stores: { blobs: readonly { store: BlobStore }[]; kvs: readonly { store: KvStore }[] }, keyring: Keyring): Promise<void> {
+  for (const { store } of stores.blobs) await store.put(BLOB_CANARY.key, await BLOB_CANARY.seal(keyring, SEALED_CANARY_TEXT));
+  for (const { store } of stores.kvs) await store.put(KV_CANARY.key, await KV_CANARY.seal(keyring, SEALED_CANARY_TEXT));
 }
 
 /** Checks (or, on its first encrypted start, writes) the canary of the blob store `name` (the *unwrapped* store). */

@@ -28,11 +28,20 @@ export interface EncryptedBlobStore extends BlobStore {
   putStream(key: string, size: number, body: ReadableStream<Uint8Array>): Promise<void>;
 }
 
+/** Which store a wrapper is: the name its canary is checked under (see `Keyring.sealedStores`). */
+export interface StoreName {
+  /** The store's name (`data`, `STRIAE_DATA`...); without one, plaintext is always served as it is. */
+  store?: string;
+}
+
 /** Wraps `inner` so every value is sealed with `keyring` (see {@link SealOptions} for arrays). */
-export function encryptedBlobStore(inner: BlobStore, keyring: Keyring, options: SealOptions = {}): EncryptedBlobStore {
+export function encryptedBlobStore(inner: BlobStore, keyring: Keyring, options: SealOptions & StoreName = {}): EncryptedBlobStore {
+  // Read when each value is opened: the canary check that may mark the store comes after the wrapping.
+  const refusePlaintext = () => options.store !== undefined && keyring.sealedStores.has(options.store);
   // Reads of an append-only log serve the items that open; a rewrite (update) still refuses a damaged one.
-  const readable = { keepUnopenedItems: options.appendLog === true };
-  const reveal = (key: string, stored: Bytes | null, open: OpenOptions = {}) => (stored === null ? null : openValue(keyring, key, stored, open));
+  const readable = () => ({ keepUnopenedItems: options.appendLog === true, refusePlaintext: refusePlaintext() });
+  const reveal = (key: string, stored: Bytes | null, open: OpenOptions = { refusePlaintext: refusePlaintext() }) =>
+    stored === null ? null : openValue(keyring, key, stored, open);
   const underCurrentKey = (key: string, stored: Bytes): boolean => {
     try {
       return isEnvelope(stored) && readHeader(stored, key).kid === keyring.currentKid;
@@ -52,12 +61,12 @@ export function encryptedBlobStore(inner: BlobStore, keyring: Keyring, options: 
     return inner.put(key, await sealValue(keyring, key, value, options));
   };
   return {
-    get: async (key) => reveal(key, await inner.get(key), readable),
+    get: async (key) => reveal(key, await inner.get(key), readable()),
     async getStream(key) {
       const stored = await inner.get(key);
       if (stored === null) return null;
       if (isEnvelope(stored)) return openStream(keyring, "object", key, stored);
-      const bytes = await openValue(keyring, key, stored, readable);
+      const bytes = await openValue(keyring, key, stored, readable());
       return { size: bytes.length, body: new Response(bytes).body! };
     },
     put,
@@ -95,11 +104,12 @@ export function encryptedBlobStore(inner: BlobStore, keyring: Keyring, options: 
 }
 
 /** Wraps a KV store so every record is sealed with `keyring`. */
-export function encryptedKvStore(inner: KvStore, keyring: Keyring): KvStore {
+export function encryptedKvStore(inner: KvStore, keyring: Keyring, options: StoreName = {}): KvStore {
+  const refusePlaintext = () => options.store !== undefined && keyring.sealedStores.has(options.store);
   return {
     async get(key) {
       const stored = await inner.get(key);
-      return stored === null ? null : openRecord(keyring, key, stored);
+      return stored === null ? null : openRecord(keyring, key, stored, refusePlaintext());
     },
     put: async (key, value) => {
       keyring.opened.forget(key);
@@ -115,7 +125,7 @@ export function encryptedKvStore(inner: KvStore, keyring: Keyring): KvStore {
       // string is read and opened, and the inner compare-and-set is made on that sealed string.
       async replaceIf(key: string, expected: string | null, value: string): Promise<boolean> {
         const stored = await inner.get(key);
-        if ((stored === null ? null : await openRecord(keyring, key, stored)) !== expected) return false;
+        if ((stored === null ? null : await openRecord(keyring, key, stored, refusePlaintext())) !== expected) return false;
         keyring.opened.forget(key);
         return inner.replaceIf!(key, stored, await sealRecord(keyring, key, value));
       },

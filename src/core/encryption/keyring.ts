@@ -50,6 +50,12 @@ export class Keyring {
   readonly suite: CipherSuite;
   /** Small objects opened lately, with their plaintexts (used only for the very envelope they were opened from). */
   readonly opened: OpenedObjects;
+  /**
+   * The stores (by the name their canary was checked under) whose canary says `keys encrypt-all`
+   * sealed everything they held: a plaintext object there was written by something other than
+   * this service, and is refused instead of served.
+   */
+  readonly sealedStores: Set<string> = new Set();
   readonly #keys: ReadonlyMap<string, KeyEncryptionKey>;
 
   /** Keeps the keys of a parsed set. */

@@ -10,6 +10,7 @@ import type { BlobStore, Bytes, KvStore } from "../ports.ts";
 import type { Keyring } from "./keyring.ts";
 import { sameBytes } from "../encoding/same-bytes.ts";
 import { CONFLICT, retryOnConflict } from "../storage/conflict-retry.ts";
+import { markAllSealed } from "./canary.ts";
 import { isSealed, openRecord, openValue, rewrapRecord, rewrapValue, sealRecord, sealValue, SEALED_RECORD_PREFIX } from "./stored-value.ts";
 
 /** The stores a maintenance run goes through. */
@@ -113,9 +114,13 @@ export function rotateKeys(stores: MaintainedStores, keyring: Keyring, progress:
   return run(stores, (key, current) => rewrapValue(keyring, key, current), (key, current) => rewrapRecord(keyring, key, current), progress);
 }
 
-/** Seals every object and record still stored as plaintext (partly sealed audit days included). */
-export function encryptAll(stores: MaintainedStores, keyring: Keyring, progress: (state: MaintenanceProgress) => void = () => {}): Promise<MaintenanceProgress> {
-  return run(
+/**
+ * Seals every object and record still stored as plaintext (partly sealed audit days included),
+ * then marks each store as holding only sealed values (canary.ts), so that plaintext written
+ * into it afterwards is refused.
+ */
+export async function encryptAll(stores: MaintainedStores, keyring: Keyring, progress: (state: MaintenanceProgress) => void = () => {}): Promise<MaintenanceProgress> {
+  const done = await run(
     stores,
     async (key, current, appendLog) => {
       if (isSealed(current)) return null;
@@ -125,4 +130,6 @@ export function encryptAll(stores: MaintainedStores, keyring: Keyring, progress:
     async (key, current) => (current.startsWith(SEALED_RECORD_PREFIX) ? null : sealRecord(keyring, key, await openRecord(keyring, key, current))),
     progress,
   );
+  await markAllSealed(stores, keyring);
+  return done;
 }

@@ -5,7 +5,7 @@
  */
 export { type DataKeyJwk, DataKeySetSchema, Keyring, type KeyringOptions } from "./keyring.ts";
 export { OPENED_OBJECTS_BYTES, OpenedObjects } from "./opened-objects.ts";
-export { BLOB_CANARY_KEY, type EncryptedBlobStore, encryptedBlobStore, encryptedKvStore, KV_CANARY_KEY } from "./encrypted-stores.ts";
+export { BLOB_CANARY_KEY, type EncryptedBlobStore, encryptedBlobStore, encryptedKvStore, KV_CANARY_KEY, type StoreName } from "./encrypted-stores.ts";
 export { type CanaryOptions, CanaryError, checkBlobCanary, checkKvCanary } from "./canary.ts";
 export { isSealed, openRecord, openValue, rewrapRecord, rewrapValue, type SealOptions, sealRecord, sealValue, SEALED_RECORD_PREFIX } from "./stored-value.ts";
 export { encryptAll, type MaintainedStores, type MaintenanceProgress, rotateKeys } from "./maintenance.ts";

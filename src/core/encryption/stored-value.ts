@@ -89,7 +89,20 @@ export interface OpenOptions {
    * reader reports that one as unreadable.
    */
   keepUnopenedItems?: boolean;
+  /**
+   * The store holds only sealed values (its canary says so): a value that is not sealed was
+   * written by something other than this service, and is refused. An array's own brackets
+   * stay plaintext, so a whole array (an empty one, or items sealed one by one) is left to its reader.
+   */
+  refusePlaintext?: boolean;
 }
+
+/** The refusal of a plaintext value in a store whose values are all sealed. */
+const notSealed = (key: string, what = "object"): ServiceError =>
+  ServiceError.integrity(
+    `Stored ${what} ${key} failed its integrity check: it is not encrypted, though every ${what} of its store was (keys encrypt-all), so something other than this service wrote it`,
+    { key },
+  );
 
 /** The plaintext of any stored value: opened envelopes and items, plaintext as it is. */
 export async function openValue(keyring: Keyring | undefined, key: string, stored: Bytes, options: OpenOptions = {}): Promise<Bytes> {
@@ -100,7 +113,10 @@ export async function openValue(keyring: Keyring | undefined, key: string, store
   if (isDamagedEnvelope(stored)) {
     throw ServiceError.integrity(`Stored object ${key} failed its integrity check: its encryption header's magic or version is altered`, { key });
   }
-  if (!startsArray(stored)) return stored;
+  if (!startsArray(stored)) {
+    if (options.refusePlaintext) throw notSealed(key);
+    return stored;
+  }
   const text = decoder.decode(stored);
   if (!text.includes(`"${SEALED_ITEM_FIELD}"`)) return stored;
   const { items } = parseJsonArray(text);
@@ -160,9 +176,12 @@ export async function sealRecord(keyring: Keyring, key: string, value: string): 
   return SEALED_RECORD_PREFIX + encodeBase64Url(await seal(keyring, "record", key, encoder.encode(value)));
 }
 
-/** The plaintext of a stored KV record. */
-export async function openRecord(keyring: Keyring | undefined, key: string, stored: string): Promise<string> {
-  if (!stored.startsWith(SEALED_RECORD_PREFIX)) return stored;
+/** The plaintext of a stored KV record; with `refusePlaintext` (its store holds only sealed records), a plaintext one is refused. */
+export async function openRecord(keyring: Keyring | undefined, key: string, stored: string, refusePlaintext = false): Promise<string> {
+  if (!stored.startsWith(SEALED_RECORD_PREFIX)) {
+    if (refusePlaintext) throw notSealed(key, "record");
+    return stored;
+  }
   if (keyring === undefined) throw ServiceError.integrity(`Stored record ${key} is encrypted, and DATA_ENCRYPTION_KEYS is not set`, { key });
   const envelope = decodeBase64Url(stored.slice(SEALED_RECORD_PREFIX.length));
   if (envelope === null || !isEnvelope(envelope)) throw ServiceError.integrity(`Stored record ${key} failed its integrity check: not a valid envelope`, { key });

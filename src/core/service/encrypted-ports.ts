@@ -19,10 +19,11 @@ export function encryptPorts(ports: ServicePorts, keyring: Keyring | undefined):
   if (keyring === undefined) return ports;
   return {
     ...ports,
-    data: encryptedBlobStore(ports.data, keyring),
-    audit: encryptedBlobStore(ports.audit, keyring, { appendLog: true }),
-    images: encryptedBlobStore(ports.images, keyring),
-    users: encryptedKvStore(ports.users, keyring),
+    // Named as checkCanaries names them: a store whose canary says every object is sealed refuses plaintext.
+    data: encryptedBlobStore(ports.data, keyring, { store: "data" }),
+    audit: encryptedBlobStore(ports.audit, keyring, { appendLog: true, store: "audit" }),
+    images: encryptedBlobStore(ports.images, keyring, { store: "image" }),
+    users: encryptedKvStore(ports.users, keyring, { store: "user" }),
   };
 }
 

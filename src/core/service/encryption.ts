@@ -33,5 +33,6 @@ export {
   OpenedObjects,
   rotateKeys,
   type SealOptions,
+  type StoreName,
   webCryptoSuite,
 } from "../encryption/mod.ts";
