@@ -78,7 +78,12 @@ interface WindowCount {
   windowSeconds: number;
   endMs: number;
   count: number;
+  /** Past its limit: the client is being refused until the window ends. */
+  refused: boolean;
 }
+
+/** How many refused windows one new key may move to the back before an old window is dropped whatever it holds. */
+const REFUSED_KEPT_PER_INSERT = 64;
 
 const SWEEP_EVERY_MS = 60_000;
 const SWEEP_WHEN_FULL_MS = 1_000;
@@ -92,7 +97,8 @@ export interface MemoryRateLimiter extends RateLimiter {
 /**
  * A limiter that counts in this process's memory. Expired windows are swept once a minute
  * and whenever `maxKeys` is reached; if every key is still live at the bound, the oldest
- * windows are dropped (those clients start afresh) so memory never grows past the bound.
+ * windows are dropped (those clients start afresh) so memory never grows past the bound,
+ * except those refusing their client: up to 64 of them are kept for each new key.
  */
 export function createMemoryRateLimiter(options: MemoryRateLimiterOptions = {}): MemoryRateLimiter {
   const clock = options.clock ?? systemClock;
@@ -123,16 +129,20 @@ export function createMemoryRateLimiter(options: MemoryRateLimiterOptions = {}):
         // A full sweep costs O(keys): at most once a second, so a flood of new keys cannot
         // make every request pay for it.
         if (counts.size >= maxKeys && nowMs >= lastSweepMs + SWEEP_WHEN_FULL_MS) sweepExpired(nowMs);
-        // Still full of live windows: drop the oldest rather than grow.
-        for (const oldest of counts.keys()) {
+        // Still full of live windows: drop the oldest rather than grow. A window refusing its
+        // client is kept (moved to the back): a flood of new keys must not let that client through again.
+        let kept = 0;
+        for (const [oldestKey, oldest] of counts) {
           if (counts.size < maxKeys) break;
-          counts.delete(oldest);
+          counts.delete(oldestKey);
+          if (oldest.refused && kept++ < REFUSED_KEPT_PER_INSERT) counts.set(oldestKey, oldest);
         }
-        entry = { index: window.index, windowSeconds: rule.windowSeconds, endMs: window.endMs, count: 0 };
+        entry = { index: window.index, windowSeconds: rule.windowSeconds, endMs: window.endMs, count: 0, refused: false };
         counts.set(key, entry);
       }
       // A refused hit does not count further: the client is told the same thing until reset.
       if (entry.count <= rule.limit) entry.count++;
+      entry.refused = entry.count > rule.limit;
       return Promise.resolve(decide(entry.count, rule, window.resetSeconds));
     },
   };

@@ -66,6 +66,20 @@ describe("in-memory rate limiter", () => {
     expect((await limiter.hit("ip:999:pdf", rule)).remaining).toBe(1);
   });
 
+  it("a flood of new keys does not let a refused client through again: its window is kept when the oldest are dropped", async () => {
+    const clock = fixedClock("2026-11-22T12:00:00Z");
+    const limiter = createMemoryRateLimiter({ clock, maxKeys: 50 });
+    for (let i = 0; i < 4; i++) await limiter.hit("ip:refused:pdf", rule);
+    expect((await limiter.hit("ip:refused:pdf", rule)).allowed).toBe(false);
+    // Another 10,000 clients (distinct IPv6 /64s cost an attacker nothing), each with one hit.
+    for (let i = 0; i < 10_000; i++) await limiter.hit(`ip:${i}:pdf`, rule);
+    expect(limiter.size()).toBeLessThanOrEqual(50);
+    expect((await limiter.hit("ip:refused:pdf", rule)).allowed).toBe(false);
+    // Its window still ends: the next one counts afresh.
+    clock.set("2026-11-22T12:01:00Z");
+    expect((await limiter.hit("ip:refused:pdf", rule)).allowed).toBe(true);
+  });
+
   it("rejects a rule that is not a positive whole limit and window", async () => {
     const limiter = createMemoryRateLimiter();
     await expect(limiter.hit("k", { limit: 0, windowSeconds: 60 })).rejects.toThrow(RangeError);
