@@ -89,6 +89,7 @@ export async function checkAuditKeys(config: AuditKeyConfig): Promise<void> {
   }
   if (config.auditVerifyKeys !== undefined) {
     try {
+      // As far as the runtime's import looks (Deno takes EC points it cannot use): such a key then verifies nothing.
       for (const key of parseAuditJwks(config.auditVerifyKeys, "AUDIT_VERIFY_KEYS")) await importJWK(publicAuditJwk(key) as JWK, algorithmOf(key));
     } catch (err) {
       problems.push(`AUDIT_VERIFY_KEYS: ${reasonOf(err).replace(/^AUDIT_VERIFY_KEYS: /, "")}`);
