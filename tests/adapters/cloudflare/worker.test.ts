@@ -85,6 +85,14 @@ describe("Cloudflare module workers in workerd", () => {
     expect(await response.json()).toMatchObject({ code: "SERVER_ERROR", message: expect.stringContaining("STRIAE_DATA") });
   }, 60_000);
 
+  it("[workerd] an AUDIT_SIGNING_KEY the worker cannot sign with is a 500 naming it on every request, not on each append", async () => {
+    const broken = JSON.stringify({ kty: "RSA", n: "AA", e: "AQAB", d: "AA", p: "AA", q: "AA", dp: "AA", dq: "AA", qi: "AA" });
+    const mf = await start("all", { R2_KEY_SECRET: KEY, AUDIT_SIGNING_KEY: broken });
+    const response = await mf.dispatchFetch("http://w/data/u1/C-1/data.json", { headers: { "X-Custom-Auth-Key": KEY } });
+    expect(response.status).toBe(500);
+    expect(await response.json()).toMatchObject({ code: "SERVER_ERROR", message: expect.stringContaining("AUDIT_SIGNING_KEY: ") });
+  }, 60_000);
+
   it("[workerd] a worker deployed alone with ADMIN_AUTH refuses to start without STRIAE_AUDIT, where its uses are written", async () => {
     const mf = await start("keys", { KEYS_AUTH: "kk", ACCOUNT_HASH: "h", ADMIN_AUTH: "admin-key" }, false);
     const response = await mf.dispatchFetch("http://w/ACCOUNT_HASH", { headers: { "X-Custom-Auth-Key": "kk" } });
