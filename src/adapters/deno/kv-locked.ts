@@ -19,16 +19,25 @@ const isLocked = (err: unknown): boolean => err instanceof Error && LOCKED.test(
 
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Runs `call` until the database lets it through; a pause of 1 ms growing to 50 ms (jittered) between tries. */
+/**
+ * After the `attempt`-th try failed with `err`: passes on any failure but a locked database,
+ * reports the store as not answering once `until` has passed, else pauses (1 ms growing to
+ * 50 ms, jittered) before the next try.
+ */
+async function beforeNextTry(err: unknown, attempt: number, until: number): Promise<void> {
+  if (!isLocked(err)) throw err;
+  if (Date.now() >= until) throw ServiceError.storeNotAnswering("Deno KV");
+  await pause(Math.min(50, 1 + 2 * attempt) * (0.5 + Math.random()));
+}
+
+/** Runs `call` until the database lets it through. */
 async function whenUnlocked<T>(call: () => Promise<T>): Promise<T> {
   const until = Date.now() + LOCKED_WAIT_MS;
   for (let attempt = 0;; attempt++) {
     try {
       return await call();
     } catch (err) {
-      if (!isLocked(err)) throw err;
-      if (Date.now() >= until) throw ServiceError.storeNotAnswering("Deno KV");
-      await pause(Math.min(50, 1 + 2 * attempt) * (0.5 + Math.random()));
+      await beforeNextTry(err, attempt, until);
     }
   }
 }
@@ -59,9 +68,8 @@ async function* listWhenUnlocked<T>(kv: DenoKvLike, selector: { prefix: KvKey })
       }
       return;
     } catch (err) {
-      if (yielded || !isLocked(err)) throw err;
-      if (Date.now() >= until) throw ServiceError.storeNotAnswering("Deno KV");
-      await pause(Math.min(50, 1 + 2 * attempt) * (0.5 + Math.random()));
+      if (yielded) throw err;
+      await beforeNextTry(err, attempt, until);
     }
   }
 }

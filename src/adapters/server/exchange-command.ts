@@ -21,6 +21,7 @@ import { basename, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import * as zlib from "node:zlib";
 import { ConfigError, parseConfig, type ServiceConfig } from "../../core/config/mod.ts";
+import { jwkListOf } from "../../core/config/variables.ts";
 import { hostForDirectUse, imageHostOf } from "../../core/service/service.ts";
 import type { ImageHost } from "../../core/ports.ts";
 import { nodeSha256Hex } from "./node-sha256.ts";
@@ -160,13 +161,8 @@ export function progressPrinter(err: ExchangeCommandIo["err"]): { show(label: st
 }
 
 function parseJwkList(text: string, name: string): ExchangeJwk[] {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new ConfigError([`${name}: not JSON (expected a JWK, an array of JWKs or a JWKS)`]);
-  }
-  const list = Array.isArray(value) ? value : value !== null && typeof value === "object" && "keys" in value && Array.isArray(value.keys) ? value.keys : [value];
+  const list = jwkListOf(text);
+  if (list === undefined) throw new ConfigError([`${name}: not JSON (expected a JWK, an array of JWKs or a JWKS)`]);
   if (!list.every((key: unknown) => key !== null && typeof key === "object" && typeof (key as { kty?: unknown }).kty === "string")) {
     throw new ConfigError([`${name}: every key needs a "kty"`]);
   }

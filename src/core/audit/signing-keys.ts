@@ -5,6 +5,7 @@
  */
 import { importJWK, type JWK } from "jose";
 import { ConfigError } from "../config/config-error.ts";
+import { jwkListOf } from "../config/variables.ts";
 import { HEAD_FORMAT, type HeadFacts, type HeadSigner } from "./chain.ts";
 import { algorithmOf, type AuditJwk, auditHeadSigner, checkHeadSignature, publicAuditJwk } from "./head-signature.ts";
 import { canonicalJson } from "../encoding/canonical-json.ts";
@@ -27,17 +28,8 @@ export interface AuditKeys {
 
 /** The JWKs of a JWK, an array of JWKs or a JWKS given as JSON text; throws naming `name` otherwise. */
 export function parseAuditJwks(text: string, name: string): AuditJwk[] {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new Error(`${name}: not JSON (expected a JWK, an array of JWKs or a JWKS)`);
-  }
-  const list: unknown[] = Array.isArray(value)
-    ? value
-    : value !== null && typeof value === "object" && "keys" in value && Array.isArray(value.keys)
-    ? value.keys
-    : [value];
+  const list = jwkListOf(text);
+  if (list === undefined) throw new Error(`${name}: not JSON (expected a JWK, an array of JWKs or a JWKS)`);
   if (!list.every((key) => key !== null && typeof key === "object" && typeof (key as { kty?: unknown }).kty === "string")) {
     throw new Error(`${name}: every key needs a "kty"`);
   }

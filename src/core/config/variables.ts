@@ -117,8 +117,11 @@ export function jwkVariables(signing: string, verifying: string, rule: SigningKe
   };
 }
 
-/** The keys of a JWK, an array of JWKs or a JWKS given as JSON text; undefined when it is none of them. */
-function jwkListOf(text: string): unknown[] | undefined {
+/**
+ * The keys of a JWK, an array of JWKs or a JWKS given as JSON text (any other JSON value is
+ * one key, which its own check refuses); undefined when the text is not JSON.
+ */
+export function jwkListOf(text: string): unknown[] | undefined {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -126,8 +129,7 @@ function jwkListOf(text: string): unknown[] | undefined {
     return undefined;
   }
   if (Array.isArray(value)) return value;
-  if (value === null || typeof value !== "object") return undefined;
-  return "keys" in value && Array.isArray(value.keys) ? value.keys : [value];
+  return value !== null && typeof value === "object" && "keys" in value && Array.isArray(value.keys) ? value.keys : [value];
 }
 
 const hasKty = (key: unknown): key is { kty: string } => key !== null && typeof key === "object" && typeof (key as { kty?: unknown }).kty === "string";
