@@ -36,11 +36,14 @@ export interface StoreName {
 
 /** Wraps `inner` so every value is sealed with `keyring` (see {@link SealOptions} for arrays). */
 export function encryptedBlobStore(inner: BlobStore, keyring: Keyring, options: SealOptions & StoreName = {}): EncryptedBlobStore {
-  // Read when each value is opened: the canary check that may mark the store comes after the wrapping.
-  const refusePlaintext = () => options.store !== undefined && keyring.sealedStores.has(options.store);
+  // Asked when each value is opened: the canary check that may mark the store comes after the wrapping.
+  const refusing = () => keyring.refusesPlaintext(options.store);
   // Reads of an append-only log serve the items that open; a rewrite (update) still refuses a damaged one.
-  const readable = () => ({ keepUnopenedItems: options.appendLog === true, refusePlaintext: refusePlaintext() });
-  const reveal = (key: string, stored: Bytes | null, open: OpenOptions = { refusePlaintext: refusePlaintext() }) =>
+  // Both forms made once: a read picks one instead of building an object.
+  const keepUnopenedItems = options.appendLog === true;
+  const readableAs = [{ keepUnopenedItems, refusePlaintext: false }, { keepUnopenedItems, refusePlaintext: true }] as const;
+  const readable = (): OpenOptions => readableAs[refusing() ? 1 : 0];
+  const reveal = (key: string, stored: Bytes | null, open: OpenOptions = { refusePlaintext: refusing() }) =>
     stored === null ? null : openValue(keyring, key, stored, open);
   const underCurrentKey = (key: string, stored: Bytes): boolean => {
     try {
@@ -105,11 +108,11 @@ export function encryptedBlobStore(inner: BlobStore, keyring: Keyring, options: 
 
 /** Wraps a KV store so every record is sealed with `keyring`. */
 export function encryptedKvStore(inner: KvStore, keyring: Keyring, options: StoreName = {}): KvStore {
-  const refusePlaintext = () => options.store !== undefined && keyring.sealedStores.has(options.store);
+  const refusing = () => keyring.refusesPlaintext(options.store);
   return {
     async get(key) {
       const stored = await inner.get(key);
-      return stored === null ? null : openRecord(keyring, key, stored, refusePlaintext());
+      return stored === null ? null : openRecord(keyring, key, stored, refusing());
     },
     put: async (key, value) => {
       keyring.opened.forget(key);
@@ -125,7 +128,7 @@ export function encryptedKvStore(inner: KvStore, keyring: Keyring, options: Stor
       // string is read and opened, and the inner compare-and-set is made on that sealed string.
       async replaceIf(key: string, expected: string | null, value: string): Promise<boolean> {
         const stored = await inner.get(key);
-        if ((stored === null ? null : await openRecord(keyring, key, stored, refusePlaintext())) !== expected) return false;
+        if ((stored === null ? null : await openRecord(keyring, key, stored, refusing())) !== expected) return false;
         keyring.opened.forget(key);
         return inner.replaceIf!(key, stored, await sealRecord(keyring, key, value));
       },

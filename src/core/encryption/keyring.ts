@@ -56,6 +56,11 @@ export class Keyring {
    * this service, and is refused instead of served.
    */
   readonly sealedStores: Set<string> = new Set();
+
+  /** Whether the store named `store` refuses plaintext (see {@link Keyring.sealedStores}); never for an unnamed store. */
+  refusesPlaintext(store: string | undefined): boolean {
+    return store !== undefined && this.sealedStores.has(store);
+  }
   readonly #keys: ReadonlyMap<string, KeyEncryptionKey>;
 
   /** Keeps the keys of a parsed set. */
