@@ -205,6 +205,16 @@ export function arrayBlockSuite(
       expect(await raw.keys("audit-trails/")).toEqual([KEY]);
     }, 60_000);
 
+    it(`[${name}] a last block shortened behind this store (a restore, an edit): an append at an index its remembered block passed is stored, not taken as done`, async () => {
+      const raw = await make();
+      const store = createArrayBlockStore(raw.backend, { items: 8, rememberWrites: options.conditionalWrites ?? true });
+      for (let n = 0; n < 4; n++) await store.appendToJsonArray(KEY, { n });
+      // The object put back as it was after two items, by someone else than this store.
+      await raw.backend.put(KEY, encoder.encode(JSON.stringify([{ n: 0 }, { n: 1 }])));
+      expect(await store.appendToJsonArray(KEY, { n: 2 }, 2)).toBe(3);
+      expect(itemsOf(await store.get(KEY))).toEqual([0, 1, 2].map((n) => ({ n })));
+    });
+
     it(`[${name}] a day stored in one object (of any size) is read as it is, and appends go on in a block after it`, async () => {
       const raw = await make();
       const legacy = Array.from({ length: 10 }, (_, n) => JSON.stringify({ n }));

@@ -209,8 +209,11 @@ export function createArrayBlockStore(backend: VersionedBackend, options: ArrayB
         version = current?.version ?? null;
       }
       const count = first + items.length;
-      // Blocks only grow: a count over the index, even remembered, means the item is stored.
+      // Blocks only grow through this store: a count over the index, as stored, means the item
+      // is. A remembered count is read again first: a block restored or edited behind this
+      // process may be shorter, and the item would be acknowledged and never written.
       if (atIndex !== undefined && count > atIndex) {
+        if (cached) continue;
         rememberTail(key, first);
         return count;
       }
