@@ -74,6 +74,32 @@ describe("forensic-annotation audit", () => {
     }
   });
 
+  it("sign-heads: with AUDIT_SIGNING_KEY verify calls an unsigned head signature missing; sign-heads signs intact trails, not a tampered one", async () => {
+    const dir = await dataWithTrail();
+    const { audit } = createFilePorts(dir, { fsync: "off" });
+    for (let i = 0; i < 3; i++) await appendAuditEntry(audit, { now: () => new Date(`${DAYS[0]}T1${i}:00:00Z`) }, "u2", auditEntry({ userId: "u2" }) as ValidationAuditEntry);
+    const u2Day = join(dir, "audit", "audit-trails", `u2-${DAYS[0]}.json`);
+    await writeFile(u2Day, (await readFile(u2Day, "utf8")).replace('"action":"case-create"', '"action":"case-delete"'));
+    const env = { AUDIT_SIGNING_KEY: JSON.stringify(await exportJWK((await generateKeyPair("ES256", { extractable: true })).privateKey)) };
+    const before = await run(["audit", "verify", "--user", "u1", "--data", dir], env);
+    expect(before.code).toBe(1);
+    expect(before.out).toContain("signature missing");
+    const signing = await run(["audit", "sign-heads", "--data", dir], env);
+    expect(signing.code, signing.err).toBe(1);
+    expect(signing.out).toContain("u1: signed (head seq 6; entries up to 6 were appended under unsigned heads)");
+    expect(signing.out).toContain("u2: TAMPERED, not signed: seq 1");
+    const after = await run(["audit", "verify", "--user", "u1", "--data", dir], env);
+    expect(after.code, after.out).toBe(0);
+    expect(after.out).toContain("head seq 6, signature valid (entries up to seq 6 appended unsigned)");
+    expect((await run(["audit", "verify", "--user", "u2", "--data", dir], env)).out).toContain(`first bad entry: seq 1 on ${DAYS[0]} (position 0): edited`);
+    const again = await run(["audit", "sign-heads", "--user", "u1", "--data", dir], env);
+    expect(again.code).toBe(0);
+    expect(again.out).toBe("u1: already signed (head seq 6)");
+    // Without the key, or with options it does not take: usage (2).
+    expect((await run(["audit", "sign-heads", "--data", dir])).code).toBe(2);
+    expect((await run(["audit", "sign-heads", "--data", dir, "--format", "pdf"], env)).code).toBe(2);
+  });
+
   it("verify draws a progress bar on stderr for a long trail when stderr is a terminal, and none otherwise", async () => {
     const dir = await dataWithTrail();
     const { audit } = createFilePorts(dir, { fsync: "off" });

@@ -45,30 +45,39 @@ const base = {
 
 describe("chained append: the stored bytes", () => {
   it("are JSON.stringify of the entry and head, for entries with escapes, unicode, numbers and odd member names", async () => {
-    const store = createBlobStore(createStorage());
+    // Signed and unsigned heads each on a trail of their own: an append never signs over an unsigned head.
+    const signed = createBlobStore(createStorage());
+    const unsigned = createBlobStore(createStorage());
     const odd = [
       { ...base, details: { validationErrors: ["\u0000\u001f\"\\/\u2028\u2029", "\ud800 lone", "😀 ✓ Überprüfung"], n: -0, big: 1e21, small: 5e-324, x: 0.1 } },
       { details: { z: 1, a: [{ b: null, a: true }], "": "empty name", "10": "ten", "9": "nine" }, ...base, userEmail: "é@\u00e9.example" },
       JSON.parse(`{"timestamp":"${DAY}T12:00:00.000Z","__proto__":{"x":1},"userId":"u1","details":{"__proto__":[1]},"action":"validate","result":"warning","userEmail":""}`) as Record<string, unknown>,
       { ...base, details: {}, receivedAt: "set by the client, replaced" },
     ];
-    for (const [i, entry] of odd.entries()) await appendAndCompare(store, entry, i % 2 === 0);
-    const result = await verifyAuditTrail(await readAuditTrail(store, "u1", [DAY]));
-    expect(result).toMatchObject({ valid: true, entries: odd.length });
+    for (const entry of odd) {
+      await appendAndCompare(signed, entry, true);
+      await appendAndCompare(unsigned, entry, false);
+    }
+    for (const store of [signed, unsigned]) {
+      const result = await verifyAuditTrail(await readAuditTrail(store, "u1", [DAY]));
+      expect(result).toMatchObject({ valid: true, entries: odd.length });
+    }
   });
 
   it("are JSON.stringify of the entry and head for generated details", async () => {
-    const store = createBlobStore(createStorage());
-    let appended = 0;
+    const stores = [createBlobStore(createStorage()), createBlobStore(createStorage())];
+    const appended = [0, 0];
     await fc.assert(
       fc.asyncProperty(fc.dictionary(fc.string({ unit: "binary" }), fc.jsonValue()), fc.boolean(), async (details, withSigner) => {
-        await appendAndCompare(store, { ...base, details }, withSigner);
-        appended++;
+        await appendAndCompare(stores[Number(withSigner)]!, { ...base, details }, withSigner);
+        appended[Number(withSigner)]!++;
       }),
       { numRuns: 150 },
     );
-    const result = await verifyAuditTrail(await readAuditTrail(store, "u1", [DAY]));
-    expect(result).toMatchObject({ valid: true, entries: appended });
+    for (const [i, store] of stores.entries()) {
+      const result = await verifyAuditTrail(await readAuditTrail(store, "u1", [DAY]));
+      expect(result).toMatchObject({ valid: true, entries: appended[i] });
+    }
   });
 
   it("a head replaced behind the process's back by one of the same length is read as stored, not as the head it wrote", async () => {

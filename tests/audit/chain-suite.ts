@@ -9,6 +9,9 @@ import type { BlobStore, Clock } from "../../src/core/ports.ts";
 import { appendAuditEntry, auditVerifyDays, readAuditTrail } from "../../src/core/audit/trail.ts";
 import { verifyAuditTrail } from "../../src/core/audit/verify.ts";
 import { auditKeys } from "../../src/core/audit/signing-keys.ts";
+import { signAuditHead } from "../../src/core/audit/sign-heads.ts";
+import { type HeadFacts, headFacts } from "../../src/core/audit/chain.ts";
+import { canonicalJson } from "../../src/core/encoding/canonical-json.ts";
 import { auditEntry } from "../helpers/audit-entry.ts";
 import type { ValidationAuditEntry } from "../../src/core/schemas/audit.ts";
 
@@ -243,6 +246,78 @@ export function auditChainSuite(
       await appendAuditEntry(unsigned.store, clock, "u1", auditEntry() as ValidationAuditEntry);
       await unsigned.raw.write(HEAD, older!);
       expect((await unsigned.verify()).firstBad).toMatchObject({ date: DAYS[2], seq: 13, reason: "inserted" });
+    });
+
+    /** Verified as the service does with AUDIT_SIGNING_KEY set: heads must be signed. */
+    const verifySigned = async (store: BlobStore, keys: ReturnType<typeof auditKeys>) =>
+      verifyAuditTrail(await readAuditTrail(store, "u1", DAYS), { publicKeys: await keys.publicKeys(), requireSignature: true });
+    const newKey = async () => JSON.stringify(await exportJWK((await generateKeyPair("ES256", { extractable: true })).privateKey));
+
+    /** Drops the newest two entries (seq 11, 12) and writes a head naming seq 10: `signature` as given (none: unsigned). */
+    async function hideNewestTwo(raw: RawBytes, signature?: (facts: HeadFacts) => Promise<string>): Promise<void> {
+      const { signature: _signature, held: _held, ...head } = JSON.parse(decoder.decode((await raw.read(HEAD))!)) as Record<string, unknown>;
+      const items = await lines(raw, DAYS[2]!);
+      const tenth = JSON.parse(items[1]!) as { hash: string };
+      await writeLines(raw, DAYS[2]!, items.slice(0, 2));
+      const forged: Record<string, unknown> = { ...head, seq: 10, hash: tenth.hash, index: 1, entry: tenth };
+      if (signature !== undefined) forged.signature = await signature(headFacts(forged as unknown as HeadFacts));
+      await raw.write(HEAD, encoder.encode(JSON.stringify(forged)));
+    }
+
+    it(`[${name}] a signed head replaced by an unsigned one (its tail dropped) is named: signature missing; later appends with the key do not sign over it`, async () => {
+      const signed = await trail(await newKey());
+      await hideNewestTwo(signed.raw);
+      const forged = await verifySigned(signed.store, signed.keys);
+      expect(forged.valid).toBe(false);
+      expect(forged.firstBad).toMatchObject({ date: DAYS[2], seq: 10, reason: "signature missing" });
+      expect(forged.head).toMatchObject({ seq: 10, signature: "unsigned" });
+      // A verifier not told that heads are signed judges the chain alone, which the forgery keeps whole.
+      expect((await signed.verify()).valid).toBe(true);
+      // The next append (this writer, then another process's) stores its entry but vouches for nothing: still unsigned.
+      signed.clock.set(`${DAYS[2]}T20:00:00Z`);
+      await appendAuditEntry(signed.store, signed.clock, "u1", auditEntry() as ValidationAuditEntry, { signer: signed.keys.signer });
+      await appendAuditEntry(signed.other ?? signed.store, signed.clock, "u1", auditEntry() as ValidationAuditEntry, { signer: signed.keys.signer });
+      const after = await verifySigned(signed.store, signed.keys);
+      expect(after.entries, JSON.stringify(after)).toBe(12);
+      expect(after.head).toMatchObject({ seq: 12, signature: "unsigned" });
+      expect(after.firstBad).toMatchObject({ date: DAYS[2], seq: 12, reason: "signature missing" });
+    });
+
+    it(`[${name}] a head signed with a key not configured is not signed over by the next append: signature invalid, then missing`, async () => {
+      const signed = await trail(await newKey());
+      const attacker = auditKeys({ auditSigningKey: await newKey() });
+      await hideNewestTwo(signed.raw, (facts) => attacker.signer!.sign(canonicalJson(facts)));
+      expect((await verifySigned(signed.store, signed.keys)).firstBad).toMatchObject({ seq: 10, reason: "signature invalid" });
+      signed.clock.set(`${DAYS[2]}T20:00:00Z`);
+      await appendAuditEntry(signed.other ?? signed.store, signed.clock, "u1", auditEntry() as ValidationAuditEntry, { signer: signed.keys.signer });
+      const after = await verifySigned(signed.store, signed.keys);
+      expect(after.head).toMatchObject({ seq: 11, signature: "unsigned" });
+      expect(after.firstBad).toMatchObject({ seq: 11, reason: "signature missing" });
+    });
+
+    it(`[${name}] a trail begun unsigned stays unsigned under a key until its head is signed (sign-heads); then appends sign, with unsignedUntil`, async () => {
+      const unsigned = await trail();
+      const keys = auditKeys({ auditSigningKey: await newKey() });
+      unsigned.clock.set(`${DAYS[2]}T20:00:00Z`);
+      await appendAuditEntry(unsigned.store, unsigned.clock, "u1", auditEntry() as ValidationAuditEntry, { signer: keys.signer });
+      expect((await verifySigned(unsigned.store, keys)).firstBad).toMatchObject({ seq: 13, reason: "signature missing" });
+      const signing = { signer: keys.signer!, publicKeys: await keys.publicKeys() };
+      expect((await signAuditHead(unsigned.store, "u1", signing, unsigned.clock.now())).outcome).toBe("signed");
+      expect((await signAuditHead(unsigned.store, "u1", signing, unsigned.clock.now())).outcome).toBe("already signed");
+      const adopted = await verifySigned(unsigned.store, keys);
+      expect(adopted.valid, JSON.stringify(adopted.firstBad)).toBe(true);
+      expect(adopted.head).toMatchObject({ seq: 13, signature: "valid", unsignedUntil: 13 });
+      // Signed from here on, by this writer and by another process (which checks the head's signature first).
+      await appendAuditEntry(unsigned.store, unsigned.clock, "u1", auditEntry() as ValidationAuditEntry, { signer: keys.signer });
+      await appendAuditEntry(unsigned.other ?? unsigned.store, unsigned.clock, "u1", auditEntry() as ValidationAuditEntry, { signer: keys.signer });
+      const later = await verifySigned(unsigned.store, keys);
+      expect(later.valid, JSON.stringify(later.firstBad)).toBe(true);
+      expect(later.head).toMatchObject({ seq: 15, signature: "valid", unsignedUntil: 13 });
+      // Its signature removed, the head still says unsignedUntil, which only a signed head carries.
+      const { signature: _signature, ...stripped } = JSON.parse(decoder.decode((await unsigned.raw.read(HEAD))!)) as Record<string, unknown>;
+      await unsigned.raw.write(HEAD, encoder.encode(JSON.stringify(stripped)));
+      expect((await unsigned.verify()).firstBad).toMatchObject({ seq: 15, reason: "signature missing" });
+      expect((await signAuditHead(unsigned.store, "u1", signing, unsigned.clock.now())).outcome).toBe("tampered");
     });
 
     if (options.concurrent ?? true) it(`[${name}] ${writers} writers x ${appends} concurrent appends: ${total} entries, one gap-free chain that verifies`, async () => {

@@ -5,10 +5,12 @@
  *
  *     forensic-annotation audit verify --user UID [--from DAY --to DAY] [--data DIR] [--json]
  *     forensic-annotation audit export --user UID [--from DAY --to DAY] --format json|csv|pdf [--out FILE]
+ *     forensic-annotation audit sign-heads [--user UID] [--data DIR]
  *
  * `verify` exits 0 when the trail is intact, 1 when it is not (naming the first bad entry and
  * why), 2 on bad usage or configuration. Heads are checked with `AUDIT_SIGNING_KEY`'s public
- * half and `AUDIT_VERIFY_KEYS`.
+ * half and `AUDIT_VERIFY_KEYS`; with `AUDIT_SIGNING_KEY` an unsigned head is `signature missing`.
+ * `sign-heads` signs the unsigned heads of intact trails (all users, or one) with `AUDIT_SIGNING_KEY`.
  */
 import { OutputPathError, writeOutputFile } from "./output-file.ts";
 import { resolve } from "node:path";
@@ -21,6 +23,7 @@ import type { BlobStore } from "../../core/ports.ts";
 import { type AuditVerification, verifyAuditTrail } from "../../core/audit/verify.ts";
 import { auditKeys, checkAuditKeys } from "../../core/audit/signing-keys.ts";
 import { auditExportCsv, auditExportJson } from "../../core/audit/export.ts";
+import { type HeadSigningOutcome, signAuditHead, usersWithHeads } from "../../core/audit/sign-heads.ts";
 import { renderAuditReport } from "../../core/pdf/audit-report.ts";
 import { type RuntimeStorage, storagePorts } from "./start.ts";
 import { commandIo } from "./exchange-command.ts";
@@ -28,14 +31,20 @@ import { commandIo } from "./exchange-command.ts";
 const USAGE = `Usage:
   forensic-annotation audit verify --user UID [--from DAY --to DAY] [--data DIR] [--json]
   forensic-annotation audit export --user UID [--from DAY --to DAY] --format json|csv|pdf [--out FILE] [--data DIR]
+  forensic-annotation audit sign-heads [--user UID] [--data DIR]
 
 verify checks the user's hash chain and head: exit 0 intact, 1 tampered (the first
 bad entry is named, and why), 2 bad usage. export writes the trail with its chain:
 JSON (the days as stored and the signed head; verifyAuditTrail re-checks it offline),
 CSV (one row per entry with seq and hash) or PDF (a printable report).
+sign-heads, once AUDIT_SIGNING_KEY is set, signs the unsigned head of every trail
+(or the user's) that verifies: appends never sign over an unsigned head, and
+verify calls one "signature missing" while a key is set. Exit 0 when every head
+is signed, 1 when a trail is tampered (not signed) or moved meanwhile (run again).
+It writes: on files, stop serve first.
 
 Options:
-  --user UID       the user whose trail is read
+  --user UID       the user whose trail is read (sign-heads: default every user)
   --from DAY       first UTC day (YYYY-MM-DD or an ISO date-time); default the trail's first day
   --to DAY         last UTC day; default today
   --format F       export: json, csv or pdf
@@ -117,7 +126,7 @@ function progressBar(err: AuditCommandIo["err"]): { show(done: number, total: nu
 /** The verdict in words: one line, then a line per bad day. */
 export function describeVerification(result: AuditVerification): string[] {
   const range = `${result.from ?? "-"} to ${result.to ?? "-"}`;
-  const head = result.head === null ? "no head" : `head seq ${result.head.seq}, signature ${result.head.signature}${result.head.pending ? ", newest entry still in the head" : ""}`;
+  const head = result.head === null ? "no head" : `head seq ${result.head.seq}, signature ${result.head.signature}${result.head.unsignedUntil === undefined ? "" : ` (entries up to seq ${result.head.unsignedUntil} appended unsigned)`}${result.head.pending ? ", newest entry still in the head" : ""}`;
   const counts = `${result.entries} entries${result.unchained > 0 ? `, ${result.unchained} unchained (stored before the chain began)` : ""}`;
   if (result.valid && result.entries === 0 && result.unchained === 0 && result.head === null) {
     return [`audit trail of ${result.userId}, ${range}: none stored (no entries, no head: nothing to check; a trail removed whole, head included, reads the same)`];
@@ -131,9 +140,57 @@ export function describeVerification(result: AuditVerification): string[] {
   ];
 }
 
+/** `audit sign-heads`: signs the unsigned heads of intact trails; 0 when all are signed, 1 otherwise. */
+async function signHeads(
+  flags: ReturnType<typeof parse>["values"],
+  io: AuditCommandIo,
+  runtimeStorage: RuntimeStorage | undefined,
+  onOpen: (close: () => Promise<void>) => void,
+): Promise<number> {
+  if (flags.from !== undefined || flags.to !== undefined || flags.format !== undefined || flags.out !== undefined || flags.json) {
+    throw new UsageError("audit sign-heads takes only --user and --data");
+  }
+  if (flags.user === "") throw new UsageError("--user needs a user id");
+  const config = parseConfig(io.env);
+  if (config.auditSigningKey === undefined) throw new UsageError("audit sign-heads needs AUDIT_SIGNING_KEY (the key serve signs heads with)");
+  await checkAuditKeys(config);
+  const keys = auditKeys(config);
+  const storage = await storagePorts(config, resolve(flags.data), runtimeStorage, { existing: true, command: "audit sign-heads" });
+  onOpen(storage.close);
+  const { audit, clock } = storage.ports;
+  const users = flags.user === undefined ? await usersWithHeads(audit) : [flags.user];
+  const signing = { signer: keys.signer!, publicKeys: await keys.publicKeys() };
+  let failed = 0;
+  for (const user of users) {
+    let done: HeadSigningOutcome;
+    try {
+      done = await signAuditHead(audit, user, signing, clock.now());
+    } catch (err) {
+      if (!(err instanceof ServiceError) || err.kind !== "invalid") throw err;
+      io.out(`${user}: not signed: ${err.message}`);
+      failed++;
+      continue;
+    }
+    const seq = done.verification?.head?.seq;
+    if (done.outcome === "signed") io.out(`${user}: signed (head seq ${seq}; entries up to ${seq} were appended under unsigned heads)`);
+    else if (done.outcome === "already signed") io.out(`${user}: already signed (head seq ${seq})`);
+    else if (done.outcome === "no head") io.out(`${user}: no head (no chained entry): nothing to sign`);
+    else if (done.outcome === "changed") {
+      io.out(`${user}: not signed: the head moved while its trail was read; run again`);
+      failed++;
+    } else {
+      const bad = done.verification?.firstBad;
+      io.out(`${user}: TAMPERED, not signed: seq ${bad?.seq} on ${bad?.date}: ${bad?.reason}: ${bad?.message}`);
+      failed++;
+    }
+  }
+  if (users.length === 0) io.out("no audit heads stored: nothing to sign");
+  return failed === 0 ? 0 : 1;
+}
+
 /**
- * Runs `audit verify ...` or `audit export ...` (argv without the program name, starting with
- * `audit`) and resolves with the exit code: 0 intact or written, 1 tampered or failed, 2 bad usage.
+ * Runs `audit verify ...`, `audit export ...` or `audit sign-heads ...` (argv without the program name, starting with
+ * `audit`) and resolves with the exit code: 0 intact, written or all signed, 1 tampered or failed, 2 bad usage.
  */
 export async function runAuditCommand(
   argv: readonly string[],
@@ -149,8 +206,14 @@ export async function runAuditCommand(
     }
     if (positionals[0] !== "audit") throw new UsageError(`Unknown command: ${positionals[0] ?? "(none)"}`);
     const command = positionals[1];
-    if (command !== "verify" && command !== "export") throw new UsageError(`Unknown audit command: ${command ?? "(none)"} (verify or export)`);
+    if (command !== "verify" && command !== "export" && command !== "sign-heads") {
+      throw new UsageError(`Unknown audit command: ${command ?? "(none)"} (verify, export or sign-heads)`);
+    }
     if (positionals.length > 2) throw new UsageError(`Unexpected argument: ${positionals[2]}`);
+    if (command === "sign-heads") {
+      const code = await signHeads(flags, io, options.runtimeStorage, (closing) => (close = closing));
+      return code;
+    }
     if (flags.user === undefined || flags.user === "") throw new UsageError(`audit ${command} needs --user UID`);
     const format = flags.format;
     if (command === "export" && format !== "json" && format !== "csv" && format !== "pdf") {
@@ -173,7 +236,7 @@ export async function runAuditCommand(
     }
     const input = await readAuditTrail(audit, user, days);
     const bar = progressBar(io.err);
-    const result = await verifyAuditTrail(input, { publicKeys: await keys.publicKeys(), onProgress: (done, total) => bar.show(done, total) });
+    const result = await verifyAuditTrail(input, { publicKeys: await keys.publicKeys(), requireSignature: keys.signer !== undefined, onProgress: (done, total) => bar.show(done, total) });
     bar.end();
     if (command === "verify") {
       if (flags.json) io.out(JSON.stringify(result, null, 2));

@@ -64,6 +64,11 @@ export interface HeadFacts {
   firstDay: string;
   /** When the head was written (the service's clock). */
   updatedAt: string;
+  /**
+   * On a signed head of a trail whose heads were unsigned before (`audit sign-heads` signed it):
+   * the newest entry then. Entries up to it were appended under unsigned heads.
+   */
+  unsignedUntil?: number;
 }
 
 /** An entry a head holds, and where its day stores it. */
@@ -95,6 +100,12 @@ export interface AuditHead extends HeadFacts {
 export interface HeadSigner {
   /** The compact JWS of `payload`. */
   sign(payload: string): Promise<string>;
+  /**
+   * Whether a stored head's signature holds (this key's public half or an older verify key).
+   * An append signs over a head it did not write only when it does; without this check, a
+   * signed head is taken as it is.
+   */
+  holds?(signature: string, facts: HeadFacts): Promise<boolean>;
 }
 
 /** Lower-case hex SHA-256 of a text's UTF-8, computed synchronously. */
@@ -102,7 +113,12 @@ export type SyncSha256 = (text: string) => string;
 
 /** Options of the chained append. */
 export interface AuditChainOptions {
-  /** Signs every head (`AUDIT_SIGNING_KEY`); without it heads are unsigned. */
+  /**
+   * Signs every head of a trail begun with it or signed before (`AUDIT_SIGNING_KEY`); a trail
+   * whose head is unsigned, or signed by no key it knows, stays unsigned until `audit sign-heads`
+   * signs it: signing over such a head would vouch for whatever was done to it. Without a
+   * signer heads are unsigned.
+   */
   signer?: HeadSigner | undefined;
   /**
    * The SHA-256 of entry hashes: a runtime's native one (node:crypto under `serve`) is several
@@ -168,7 +184,7 @@ export function headJson(head: AuditHead, entryText: string, heldTexts?: readonl
   if (entries.length > 0) held += "]";
   return `{"format":${quoted(head.format)},"userId":${quoted(head.userId)},"seq":${jsonNumber(head.seq)},"hash":${quoted(head.hash)},` +
     `"day":${quoted(head.day)},"index":${jsonNumber(head.index)},"firstDay":${quoted(head.firstDay)},"updatedAt":${quoted(head.updatedAt)},` +
-    `"entry":${entryText}${held},"until":${jsonNumber(head.until)}${signature}}`;
+    `${head.unsignedUntil === undefined ? "" : `"unsignedUntil":${jsonNumber(head.unsignedUntil)},`}"entry":${entryText}${held},"until":${jsonNumber(head.until)}${signature}}`;
 }
 
 /** The entries a head holds, oldest first: `held`, then the newest. */
@@ -182,8 +198,10 @@ const jsonNumber = (value: number): string => (Number.isFinite(value) ? String(v
 
 /** The facts of a head, the part a signature covers. */
 export function headFacts(head: HeadFacts): HeadFacts {
-  const { format, userId, seq, hash, day, index, firstDay, updatedAt } = head;
-  return { format, userId, seq, hash, day, index, firstDay, updatedAt };
+  const { format, userId, seq, hash, day, index, firstDay, updatedAt, unsignedUntil } = head;
+  const facts: HeadFacts = { format, userId, seq, hash, day, index, firstDay, updatedAt };
+  if (unsignedUntil !== undefined) facts.unsignedUntil = unsignedUntil;
+  return facts;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -226,6 +244,8 @@ export function parseHead(bytes: Uint8Array): AuditHead | undefined {
   if (!Number.isSafeInteger(index) || typeof firstDay !== "string" || typeof updatedAt !== "string") return undefined;
   if (!DAY.test(day) || !DAY.test(firstDay) || firstDay > day) return undefined;
   if (typeof until !== "number" || (signature !== undefined && typeof signature !== "string")) return undefined;
+  const { unsignedUntil } = value;
+  if (unsignedUntil !== undefined && !(Number.isSafeInteger(unsignedUntil) && (unsignedUntil as number) >= 0 && (unsignedUntil as number) <= (seq as number))) return undefined;
   const { previous, held } = value;
   if (held !== undefined && !(Array.isArray(held) && held.every(isHeld))) return undefined;
   if (previous !== undefined && (held !== undefined || !isHeld(previous))) return undefined;
@@ -458,7 +478,16 @@ export function appendChained(
       written = head;
       return writtenBytes = encoder.encode(headJson(head, entryText, heldTexts));
     };
-    const next = (live: AuditHead | undefined, day: string, index: number): Uint8Array | Promise<Uint8Array> => {
+    // Whether the new head is signed: a new trail's is, and one over a head signed by a key the signer trusts (this process's own heads need no check).
+    const signsOver = (live: AuditHead | undefined, ownHead: boolean): boolean | Promise<boolean> => {
+      const signer = options.signer;
+      if (signer === undefined) return false;
+      if (live === undefined) return true;
+      if (live.signature === undefined) return false;
+      if (ownHead || signer.holds === undefined) return true;
+      return signer.holds(live.signature, headFacts(live));
+    };
+    const next = (live: AuditHead | undefined, day: string, index: number, signing: boolean): Uint8Array | Promise<Uint8Array> => {
       const entry = chainEntry(fields, (live?.seq ?? 0) + 1, live?.hash ?? GENESIS_HASH, options.hash);
       entryText = JSON.stringify(entry);
       const head: AuditHead = {
@@ -473,6 +502,7 @@ export function appendChained(
         entry,
         until: 0,
       };
+      if (signing && live?.unsignedUntil !== undefined) head.unsignedUntil = live.unsignedUntil;
       if (deferring && live !== undefined) {
         // The live head's entries still not known flushed (texts kept when this process wrote it).
         const durableSeq = durabilityOf(store, userId).durableSeq;
@@ -486,16 +516,16 @@ export function appendChained(
         });
         if (held.length > 0) head.held = held;
       }
-      if (options.signer === undefined) return encode(head);
-      return options.signer.sign(canonicalJson(headFacts(head))).then((signature) => {
+      if (!signing) return encode(head);
+      return options.signer!.sign(canonicalJson(headFacts(head))).then((signature) => {
         head.signature = signature;
         return encode(head);
       });
     };
-    const afterTip = (live: AuditHead | undefined): Uint8Array | Promise<Uint8Array> => {
+    const afterTip = (live: AuditHead | undefined, signing: boolean): Uint8Array | Promise<Uint8Array> => {
       const day = live !== undefined && live.day > today ? live.day : today;
-      if (live !== undefined && live.day === day) return next(live, day, live.index + 1);
-      return countItems(store, storageKeys.auditDay(userId, day)).then((index) => next(live, day, index));
+      if (live !== undefined && live.day === day) return next(live, day, live.index + 1, signing);
+      return countItems(store, storageKeys.auditDay(userId, day)).then((index) => next(live, day, index, signing));
     };
     const change = (current: Uint8Array | null): Uint8Array | Promise<Uint8Array> => {
       previous = current;
@@ -508,7 +538,9 @@ export function appendChained(
       }
       const live = stored.kind === "head" ? stored.head : undefined;
       const storing = live === undefined ? undefined : storeTip(store, live);
-      return storing === undefined ? afterTip(live) : storing.then(() => afterTip(live));
+      const signing = signsOver(live, known !== undefined);
+      if (storing === undefined && typeof signing === "boolean") return afterTip(live, signing);
+      return Promise.all([storing, signing]).then(([, signs]) => afterTip(live, signs));
     };
     const started = Date.now();
     for (;;) {
@@ -558,5 +590,38 @@ async function rollBack(store: BlobStore, headKey: string, head: AuditHead, prev
     if (current === null) return empty;
     if (now?.hash !== head.hash || Date.now() > head.until - LEASE_MS / 3) return current;
     return previous ?? empty;
+  });
+}
+
+/** What {@link signUnsignedHead} did. */
+export type HeadSigning = "signed" | "already signed" | "changed";
+
+class HeadChanged extends Error {}
+
+/**
+ * Signs a trail's unsigned head as it stands (`audit sign-heads`, once its trail verified), with
+ * `unsignedUntil` its newest seq: from then on its appends sign their heads. `verified` is the
+ * head's bytes as verified: a head that moved meanwhile is left as it is (`changed`).
+ */
+export function signUnsignedHead(store: BlobStore, userId: string, signer: HeadSigner, verified: Uint8Array): Promise<HeadSigning> {
+  return lockOf(store).run(userId, async () => {
+    let outcome: HeadSigning = "changed";
+    try {
+      await store.update(storageKeys.auditHead(userId), async (current) => {
+        const head = current === null || !sameBytes(current, verified) ? undefined : parseHead(current);
+        if (head === undefined) throw new HeadChanged();
+        if (head.signature !== undefined) {
+          outcome = "already signed";
+          throw new HeadChanged();
+        }
+        head.unsignedUntil = head.seq;
+        head.signature = await signer.sign(canonicalJson(headFacts(head)));
+        outcome = "signed";
+        return encoder.encode(headJson(head, JSON.stringify(head.entry)));
+      });
+    } catch (err) {
+      if (!(err instanceof HeadChanged)) throw err;
+    }
+    return outcome;
   });
 }

@@ -47,30 +47,47 @@ export async function auditHeadSigner(jwk: AuditJwk): Promise<HeadSigner & { pub
 /** What checking a head's signature found. */
 export type HeadSignatureStatus = "valid" | "invalid" | "unsigned" | "unchecked";
 
+/** Checks a head's JWS against keys fixed in advance: see {@link checkHeadSignature}. */
+export type HeadSignatureCheck = (signature: string | undefined, facts: HeadFacts) => Promise<{ status: HeadSignatureStatus; reason?: string }>;
+
 /**
- * Checks a head's JWS against `keys`: `valid` when one verifies it and its payload is the
- * canonical JSON of `facts`; `unchecked` when it is signed but no key was given.
+ * A checker of head signatures against `keys`, which names and imports them once (an append
+ * checks the head another process wrote before it signs over it).
  */
-export async function checkHeadSignature(
-  signature: string | undefined,
-  facts: HeadFacts,
-  keys: readonly AuditJwk[],
-): Promise<{ status: HeadSignatureStatus; reason?: string }> {
-  if (signature === undefined) return { status: "unsigned" };
-  if (keys.length === 0) return { status: "unchecked", reason: "the head is signed but no public key was given to check it" };
-  try {
+export function headSignatureCheck(keys: readonly AuditJwk[]): HeadSignatureCheck {
+  let jwks: ReturnType<typeof createLocalJWKSet> | undefined;
+  const keySet = async () => {
+    if (jwks !== undefined) return jwks;
     // A key configured without `kid` is named by its thumbprint, as the signer names it.
     const named = await Promise.all(keys.map(async (key) => {
       const pub = publicAuditJwk(key);
       return { ...pub, alg: algorithmOf(key), kid: key.kid ?? await calculateJwkThumbprint(pub as JWK) };
     }));
-    const jwks = createLocalJWKSet({ keys: named as JWK[] });
-    const { payload } = await compactVerify(signature, jwks);
-    if (decoder.decode(payload) !== canonicalJson(facts)) {
-      return { status: "invalid", reason: "the signature is over other head facts than the stored ones" };
+    return jwks = createLocalJWKSet({ keys: named as JWK[] });
+  };
+  return async (signature, facts) => {
+    if (signature === undefined) return { status: "unsigned" };
+    if (keys.length === 0) return { status: "unchecked", reason: "the head is signed but no public key was given to check it" };
+    try {
+      const { payload } = await compactVerify(signature, await keySet());
+      if (decoder.decode(payload) !== canonicalJson(facts)) {
+        return { status: "invalid", reason: "the signature is over other head facts than the stored ones" };
+      }
+      return { status: "valid" };
+    } catch (err) {
+      return { status: "invalid", reason: `the signature does not verify: ${err instanceof Error ? err.message : String(err)}` };
     }
-    return { status: "valid" };
-  } catch (err) {
-    return { status: "invalid", reason: `the signature does not verify: ${err instanceof Error ? err.message : String(err)}` };
-  }
+  };
+}
+
+/**
+ * Checks a head's JWS against `keys`: `valid` when one verifies it and its payload is the
+ * canonical JSON of `facts`; `unchecked` when it is signed but no key was given.
+ */
+export function checkHeadSignature(
+  signature: string | undefined,
+  facts: HeadFacts,
+  keys: readonly AuditJwk[],
+): Promise<{ status: HeadSignatureStatus; reason?: string }> {
+  return headSignatureCheck(keys)(signature, facts);
 }

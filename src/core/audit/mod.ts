@@ -7,7 +7,7 @@
  * ```ts
  * import { verifyAuditTrail } from "@forensic-annotation/service/audit";
  * const exported = await (await fetch("/exports/audit-u1.json")).json(); // an `audit export --format json` file
- * const result = await verifyAuditTrail(exported, { publicKeys: [publicJwk] });
+ * const result = await verifyAuditTrail(exported, { publicKeys: [publicJwk], requireSignature: true });
  * console.log(result.valid, result.firstBad);
  * ```
  */

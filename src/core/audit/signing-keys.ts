@@ -7,7 +7,7 @@ import { importJWK, type JWK } from "jose";
 import { ConfigError } from "../config/config-error.ts";
 import { jwkListOf } from "../config/variables.ts";
 import { HEAD_FORMAT, type HeadFacts, type HeadSigner } from "./chain.ts";
-import { algorithmOf, type AuditJwk, auditHeadSigner, checkHeadSignature, publicAuditJwk } from "./head-signature.ts";
+import { algorithmOf, type AuditJwk, auditHeadSigner, checkHeadSignature, type HeadSignatureCheck, headSignatureCheck, publicAuditJwk } from "./head-signature.ts";
 import { canonicalJson } from "../encoding/canonical-json.ts";
 
 /** The configuration the audit keys come from (JSON text, as in the environment). */
@@ -42,9 +42,15 @@ export function auditKeys(config: AuditKeyConfig): AuditKeys {
   let loaded: ReturnType<typeof auditHeadSigner> | undefined;
   const load = () => (loaded ??= auditHeadSigner(parseAuditJwks(signingText!, "AUDIT_SIGNING_KEY")[0]!));
   const verify = config.auditVerifyKeys === undefined ? [] : parseAuditJwks(config.auditVerifyKeys, "AUDIT_VERIFY_KEYS");
+  const publicKeys = async () => [...(signingText === undefined ? [] : [(await load()).publicKey]), ...verify];
+  let check: Promise<HeadSignatureCheck> | undefined;
+  const holds = async (signature: string, facts: HeadFacts) => {
+    const checkHead = await (check ??= publicKeys().then(headSignatureCheck));
+    return (await checkHead(signature, facts)).status === "valid";
+  };
   return {
-    signer: signingText === undefined ? undefined : { sign: async (payload) => (await load()).sign(payload) },
-    publicKeys: async () => [...(signingText === undefined ? [] : [(await load()).publicKey]), ...verify],
+    signer: signingText === undefined ? undefined : { sign: async (payload) => (await load()).sign(payload), holds },
+    publicKeys,
   };
 }
 

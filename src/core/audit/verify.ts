@@ -15,6 +15,7 @@ export type AuditTamperReason =
   | "inserted"
   | "tail dropped"
   | "signature invalid"
+  | "signature missing"
   | "head missing"
   | "head unreadable"
   | "unreadable"
@@ -46,6 +47,12 @@ export interface AuditTrailInput {
 export interface VerifyAuditOptions {
   /** Public JWKs that may have signed the head (the signing key's public half, `AUDIT_VERIFY_KEYS`). */
   publicKeys?: readonly AuditJwk[] | undefined;
+  /**
+   * Heads must be signed (the service sets it when it has `AUDIT_SIGNING_KEY`): an unsigned head
+   * is then `signature missing`, since anyone without the key can write one. Default false: an
+   * unsigned head is reported as `signature: "unsigned"` and judged by the chain alone.
+   */
+  requireSignature?: boolean | undefined;
   /** Told after each day: entries checked so far and in all (a progress bar). */
   onProgress?: ((checked: number, total: number) => void) | undefined;
 }
@@ -82,6 +89,8 @@ export interface AuditHeadVerification {
   updatedAt: string;
   /** `valid`, `invalid`, `unsigned`, or `unchecked` (signed, no key given). */
   signature: HeadSignatureStatus;
+  /** On a head `audit sign-heads` signed: the newest seq then; entries up to it were appended under unsigned heads. */
+  unsignedUntil?: number;
   /** True when the newest entries are in the head but not yet in their day (an append in flight, or a power cut before its day's flush). */
   pending?: boolean;
 }
@@ -267,6 +276,7 @@ export async function verifyAuditTrail(input: AuditTrailInput, options: VerifyAu
     const otherUser = head.userId !== input.userId;
     const signature = await checkHeadSignature(head.signature, facts, options.publicKeys ?? []);
     headResult = { seq: head.seq, hash: head.hash, day: head.day, updatedAt: head.updatedAt, signature: signature.status };
+    if (head.unsignedUntil !== undefined) headResult.unsignedUntil = head.unsignedUntil;
     // A range that ends before the head's day has nothing to hold against it; one that starts after
     // it lists no day of the head's (its entries, if any, came after the head: judged on the first).
     const day = to !== null && head.day > to
@@ -289,6 +299,15 @@ export async function verifyAuditTrail(input: AuditTrailInput, options: VerifyAu
       mark(day ?? headDay(lastDay), head.seq, "wrong user", `the head is the head of user ${JSON.stringify(head.userId)}'s trail, not of ${JSON.stringify(input.userId)}'s`);
     } else if (signature.status === "invalid") {
       mark(day ?? headDay(lastDay), head.seq, "signature invalid", `the head's signature is invalid: ${signature.reason ?? ""}`.trim());
+    } else if (signature.status === "unsigned" && head.unsignedUntil !== undefined) {
+      mark(day ?? headDay(lastDay), head.seq, "signature missing", "the head is not signed, yet it carries unsignedUntil, which only a signed head does: its signature was removed");
+    } else if (signature.status === "unsigned" && options.requireSignature === true) {
+      mark(
+        day ?? headDay(lastDay),
+        head.seq,
+        "signature missing",
+        "the head is not signed, yet heads are signed here (AUDIT_SIGNING_KEY): it was written without the key, or the trail was last appended to before signing began (`forensic-annotation audit sign-heads` signs such a head once its trail verifies)",
+      );
     } else if (!entryOk) {
       mark(day ?? headDay(lastDay), head.seq, "edited", "the head's copy of the newest entry does not match the head");
     } else if (badHeld !== undefined) {

@@ -9,7 +9,7 @@ import { camelKeys, jwkVariables, text, variable, WHEN_VALID } from "./variables
 export const AuditSection = z.object({
   AUDIT_SIGNING_KEY: variable(
     text(),
-    "a private JWK as JSON that signs every audit head ([audit chain](docs/storage.md#audit-chain)); never returned by the keys worker",
+    "a private JWK as JSON that signs every audit head ([audit chain](docs/storage.md#audit-chain)); while set, an unsigned head verifies as `signature missing` (trails begun before it: `audit sign-heads`); never returned by the keys worker",
     { usedBy: "data, audit", defaultText: "unset (heads unsigned)", typeText: "JSON" },
   ),
   AUDIT_VERIFY_KEYS: variable(

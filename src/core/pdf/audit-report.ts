@@ -51,7 +51,8 @@ export async function renderAuditReport(input: AuditTrailInput, result: AuditVer
   const headLine = result.head === null ? "Head: none" : `Head: seq ${result.head.seq}, hash ${result.head.hash}`;
   const signatureLine = result.head === null
     ? "Head signature: no head"
-    : `Head signature: ${result.head.signature}${result.head.pending ? " (newest entry still in the head)" : ""} - head written ${result.head.updatedAt}`;
+    : `Head signature: ${result.head.signature}${result.head.unsignedUntil === undefined ? "" : ` (entries up to seq ${result.head.unsignedUntil} appended unsigned)`}` +
+      `${result.head.pending ? " (newest entry still in the head)" : ""} - head written ${result.head.updatedAt}`;
   const columns = [
     { title: "seq", x: 0, width: 38 },
     { title: "date / position", x: 40, width: 72 },

@@ -229,7 +229,7 @@ export const AuditEntriesResponseSchema = z.object({
   total: z.number().int(),
 });
 
-const TAMPER_REASONS = ["edited", "missing", "reordered", "inserted", "tail dropped", "signature invalid", "head missing", "head unreadable", "unreadable", "wrong user"] as const;
+const TAMPER_REASONS = ["edited", "missing", "reordered", "inserted", "tail dropped", "signature invalid", "signature missing", "head missing", "head unreadable", "unreadable", "wrong user"] as const;
 
 /** One day of GET /audit/verify. */
 export const AuditDayVerificationSchema = z.object({
@@ -257,6 +257,7 @@ export const AuditVerificationSchema = z.object({
     day: z.string(),
     updatedAt: z.string(),
     signature: z.enum(["valid", "invalid", "unsigned", "unchecked"]),
+    unsignedUntil: z.number().int().optional().meta({ description: "On a head `audit sign-heads` signed: entries up to this seq were appended under unsigned heads" }),
     pending: z.boolean().optional(),
   }).nullable(),
   days: z.array(AuditDayVerificationSchema),

@@ -83,7 +83,7 @@ const verifyTrailRoute = createRoute({
   path: "/audit/verify",
   summary: "Verify the hash chain of a user's trail: the whole trail, or the UTC days from startDate to endDate",
   description:
-    "Checks every entry's hash, that seq runs on without a gap and each prevHash names the entry before, across days, then that the head names the newest entry and, with AUDIT_SIGNING_KEY or AUDIT_VERIFY_KEYS, that its signature holds. Names the first bad entry of each day and why (edited, missing, reordered, inserted, tail dropped, signature invalid). Entries stored before the chain began count as unchained, not as tampering. Without dates the whole trail is read, from the head's first day.",
+    "Checks every entry's hash, that seq runs on without a gap and each prevHash names the entry before, across days, then that the head names the newest entry and, with AUDIT_SIGNING_KEY or AUDIT_VERIFY_KEYS, that its signature holds; with AUDIT_SIGNING_KEY, an unsigned head is signature missing. Names the first bad entry of each day and why (edited, missing, reordered, inserted, tail dropped, signature invalid, signature missing). Entries stored before the chain began count as unchained, not as tampering. Without dates the whole trail is read, from the head's first day.",
   security: keyedSecurity("dataKey"),
   documented: { request: { query: AuditGetQuerySchema } },
   responses: {
@@ -151,7 +151,7 @@ export function registerAuditRoutes<A extends WorkerApp>(app: A, deps: AuditRout
       checkSegment(query.userId, "userId");
       await requireOwner(c, access, query.userId);
       const days = await auditVerifyDays(audit, query.userId, query.startDate, query.endDate, clock.now());
-      const result = await verifyAuditTrail(await readAuditTrail(audit, query.userId, days), { publicKeys: await keys.publicKeys() });
+      const result = await verifyAuditTrail(await readAuditTrail(audit, query.userId, days), { publicKeys: await keys.publicKeys(), requireSignature: keys.signer !== undefined });
       return answerJson(c, result, 200);
     });
   app.all(appendEntryRoute.path, methodNotAllowed(["GET", "POST"]));

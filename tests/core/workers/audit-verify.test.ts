@@ -110,4 +110,18 @@ describe("GET /audit/verify", () => {
     await post(rotated.app, auditEntry());
     expect((await verify(unknown.app)).body).toMatchObject({ valid: true, head: { seq: 2, signature: "valid" } });
   });
+
+  it("with AUDIT_SIGNING_KEY an unsigned head is signature missing, and appends do not sign over it (audit sign-heads does)", async () => {
+    const { app, ports } = testService({});
+    await post(app, auditEntry());
+    const key = JSON.stringify(await exportJWK((await generateKeyPair("ES256", { extractable: true })).privateKey));
+    const keyed = testService({ AUDIT_SIGNING_KEY: key }, { audit: ports.audit });
+    expect((await verify(keyed.app)).body).toMatchObject({ valid: false, head: { seq: 1, signature: "unsigned" }, firstBad: { seq: 1, reason: "signature missing" } });
+    expect((await post(keyed.app, auditEntry())).status).toBe(200);
+    const after = (await verify(keyed.app, "?userId=u1", "/audit/audit/verify")).body;
+    expect(after).toMatchObject({ valid: false, entries: 2, head: { seq: 2, signature: "unsigned" }, firstBad: { seq: 2, reason: "signature missing" } });
+    expect(String((after.firstBad as { message: string }).message)).toContain("audit sign-heads");
+    // Without the key the chain alone is judged, and it is whole.
+    expect((await verify(app)).body).toMatchObject({ valid: true, head: { seq: 2, signature: "unsigned" } });
+  });
 });
