@@ -19,13 +19,25 @@ describe("checkAuditKeys", () => {
       auditSigningKey: JSON.stringify(await exportJWK(signing.privateKey)),
       auditVerifyKeys: JSON.stringify({ keys: [await exportJWK(older.publicKey)] }),
     })).resolves.toBeUndefined();
+    // Every kind of verify key a lab may keep from a rotation passes the check of a signature.
+    const kinds = await Promise.all(["ES256", "ES384", "ES512", "RS256", "PS384", "EdDSA"].map(async (alg) => ({
+      ...(await exportJWK((await generateKeyPair(alg, { extractable: true })).publicKey)),
+      alg,
+    })));
+    await expect(checkAuditKeys({ auditVerifyKeys: JSON.stringify(kinds) })).resolves.toBeUndefined();
   });
 
   it("refuses key material that does not import, naming the variable", async () => {
     const signing = await checkAuditKeys({ auditSigningKey: brokenRsa }).catch((err: unknown) => err);
     expect(signing).toBeInstanceOf(ConfigError);
     expect((signing as ConfigError).problems).toEqual([expect.stringMatching(/^AUDIT_SIGNING_KEY: /)]);
-    // A key type jose does not know: refused on every runtime (Deno's import takes EC points it cannot use without a word).
+    // An EC point off the curve: Node and Bun refuse it on import, Deno only when it verifies.
+    const { publicKey } = await generateKeyPair("ES256", { extractable: true });
+    const point = await exportJWK(publicKey);
+    const offCurve = await checkAuditKeys({ auditVerifyKeys: JSON.stringify([{ ...point, y: point.x }]) }).catch((err: unknown) => err);
+    expect(offCurve).toBeInstanceOf(ConfigError);
+    expect((offCurve as ConfigError).problems).toEqual([expect.stringMatching(/^AUDIT_VERIFY_KEYS: /)]);
+    // A key type jose does not know: refused on every runtime.
     const verifying = await checkAuditKeys({ auditVerifyKeys: JSON.stringify([{ kty: "XYZ", k: "AA" }]) }).catch((err: unknown) => err);
     expect(verifying).toBeInstanceOf(ConfigError);
     expect((verifying as ConfigError).problems).toEqual([expect.stringMatching(/^AUDIT_VERIFY_KEYS: /)]);

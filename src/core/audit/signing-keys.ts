@@ -68,10 +68,39 @@ const PROBE_FACTS: HeadFacts = {
 
 const reasonOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
+/** SHA-2 sizes by the digits a JWS algorithm ends with (ES256, RS384, PS512). */
+const HASHES: Record<string, string> = { "256": "SHA-256", "384": "SHA-384", "512": "SHA-512" };
+const EC_SIGNATURE_BYTES: Record<string, number> = { "P-256": 64, "P-384": 96, "P-521": 132 };
+
+/**
+ * Imports a verify key and checks one signature of the right size with it, which a usable key
+ * answers false. Deno's import takes EC points off the curve and fails only when verifying: such
+ * a key would verify nothing, so its heads would all read as `signature invalid`.
+ */
+async function probeVerifyKey(jwk: AuditJwk): Promise<void> {
+  const alg = algorithmOf(jwk);
+  const key = await importJWK(publicAuditJwk(jwk) as JWK, alg);
+  // A symmetric key (refused for audit heads by the configuration) has nothing more to check.
+  if (key instanceof Uint8Array) return;
+  const algorithm = key.algorithm as { name: string; namedCurve?: string; modulusLength?: number };
+  const hash = HASHES[alg.slice(-3)] ?? "SHA-256";
+  const params = algorithm.name === "ECDSA"
+    ? { name: "ECDSA", hash }
+    : algorithm.name === "RSA-PSS"
+    ? { name: "RSA-PSS", saltLength: Number(alg.slice(-3)) / 8 }
+    : { name: algorithm.name };
+  const size = algorithm.name === "ECDSA"
+    ? EC_SIGNATURE_BYTES[algorithm.namedCurve ?? ""] ?? 64
+    : algorithm.modulusLength !== undefined
+    ? algorithm.modulusLength / 8
+    : 64;
+  await crypto.subtle.verify(params, key, new Uint8Array(size), new Uint8Array(8));
+}
+
 /**
  * Checks the audit keys before anything is served, so a key the service cannot use stops the
  * start instead of failing every audit append: `AUDIT_SIGNING_KEY` must sign a head that its own
- * public half verifies, each key of `AUDIT_VERIFY_KEYS` must import. A `ConfigError` naming the
+ * public half verifies, each key of `AUDIT_VERIFY_KEYS` must import and check a signature. A `ConfigError` naming the
  * variable otherwise.
  */
 export async function checkAuditKeys(config: AuditKeyConfig): Promise<void> {
@@ -87,8 +116,7 @@ export async function checkAuditKeys(config: AuditKeyConfig): Promise<void> {
   }
   if (config.auditVerifyKeys !== undefined) {
     try {
-      // As far as the runtime's import looks (Deno takes EC points it cannot use): such a key then verifies nothing.
-      for (const key of parseAuditJwks(config.auditVerifyKeys, "AUDIT_VERIFY_KEYS")) await importJWK(publicAuditJwk(key) as JWK, algorithmOf(key));
+      for (const key of parseAuditJwks(config.auditVerifyKeys, "AUDIT_VERIFY_KEYS")) await probeVerifyKey(key);
     } catch (err) {
       problems.push(`AUDIT_VERIFY_KEYS: ${reasonOf(err).replace(/^AUDIT_VERIFY_KEYS: /, "")}`);
     }
