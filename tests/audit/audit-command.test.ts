@@ -92,12 +92,22 @@ describe("forensic-annotation audit", () => {
     expect(after.code, after.out).toBe(0);
     expect(after.out).toContain("head seq 6, signature valid (entries up to seq 6 appended unsigned)");
     expect((await run(["audit", "verify", "--user", "u2", "--data", dir], env)).out).toContain(`first bad entry: seq 1 on ${DAYS[0]} (position 0): edited`);
+    // Signing has begun (u1's head is signed): an unsigned head may now be a forgery, so a run must be forced.
     const again = await run(["audit", "sign-heads", "--user", "u1", "--data", dir], env);
-    expect(again.code).toBe(0);
-    expect(again.out).toBe("u1: already signed (head seq 6)");
+    expect(again.code).toBe(1);
+    expect(again.err).toContain('signing has begun in this store (the heads of "u1" are signed)');
+    expect(again.out).toBe("");
+    const forced = await run(["audit", "sign-heads", "--user", "u1", "--data", dir, "--force"], env);
+    expect(forced.code).toBe(0);
+    expect(forced.out).toBe("u1: already signed (head seq 6)");
+    // A user id no store can hold is named, not a failure of the whole run.
+    const odd = await run(["audit", "sign-heads", "--user", "a/b", "--data", dir, "--force"], env);
+    expect(odd.code).toBe(1);
+    expect(odd.out).toMatch(/^a\/b: not signed: /);
     // Without the key, or with options it does not take: usage (2).
     expect((await run(["audit", "sign-heads", "--data", dir])).code).toBe(2);
     expect((await run(["audit", "sign-heads", "--data", dir, "--format", "pdf"], env)).code).toBe(2);
+    expect((await run(["audit", "verify", "--user", "u1", "--data", dir, "--force"], env)).code).toBe(2);
   });
 
   it("verify draws a progress bar on stderr for a long trail when stderr is a terminal, and none otherwise", async () => {

@@ -46,5 +46,18 @@ auditChainSuite("files, encrypted at rest", async () => {
   const dir = await mkdtemp(join(tmpdir(), "fa-chain-enc-"));
   dirs.push(dir);
   const keyring = new Keyring([dataKey("k1")]);
-  return { store: encryptedBlobStore(createFileBlobStore(dir, { sync: false, auditHeads: true }), keyring, { appendLog: true }) };
+  const files = createFileBlobStore(dir, { sync: false, auditHeads: true });
+  return {
+    store: encryptedBlobStore(files, keyring, { appendLog: true }),
+    sealed: {
+      read: (key: string) => files.get(key),
+      // A head goes into its slots as the store writes it.
+      write: async (key: string, bytes: Uint8Array) => {
+        await files.update(key, () => bytes);
+      },
+      remove: async (key: string) => {
+        await files.delete(key);
+      },
+    },
+  };
 });

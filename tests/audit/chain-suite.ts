@@ -9,7 +9,7 @@ import type { BlobStore, Clock } from "../../src/core/ports.ts";
 import { appendAuditEntry, auditVerifyDays, readAuditTrail } from "../../src/core/audit/trail.ts";
 import { verifyAuditTrail } from "../../src/core/audit/verify.ts";
 import { auditKeys } from "../../src/core/audit/signing-keys.ts";
-import { signAuditHead } from "../../src/core/audit/sign-heads.ts";
+import { signAuditHead, signAuditHeads, SigningBegun } from "../../src/core/audit/sign-heads.ts";
 import { type HeadFacts, headFacts } from "../../src/core/audit/chain.ts";
 import { canonicalJson } from "../../src/core/encoding/canonical-json.ts";
 import { auditEntry } from "../helpers/audit-entry.ts";
@@ -28,6 +28,8 @@ export interface ChainBackend {
   raw?: RawBytes;
   /** A second store over the same backend, as another process or isolate holds it. */
   other?: BlobStore;
+  /** Under encryption at rest: the sealed bytes as the store below the encryption holds them. */
+  sealed?: RawBytes;
 }
 
 const DAYS = ["2026-11-20", "2026-11-21", "2026-11-22"];
@@ -208,6 +210,17 @@ export function auditChainSuite(
       if (!name.includes("encrypted")) expect(copied.firstBad?.reason).toBe("wrong user");
     });
 
+    it(`[${name}] an append over another user's head copied in is refused (500), and neither trail changes`, async () => {
+      const { store, raw, clock } = await trail();
+      const before = await Promise.all(DAYS.map((day) => raw.read(dayKey(day))));
+      await raw.write("audit-heads/u2.json", (await raw.read(HEAD))!);
+      await expect(appendAuditEntry(store, clock, "u2", auditEntry({ userId: "u2" }) as ValidationAuditEntry)).rejects.toThrow(
+        name.includes("encrypted") ? /integrity|another user/ : /another user's trail/,
+      );
+      expect(await Promise.all(DAYS.map((day) => raw.read(dayKey(day))))).toEqual(before);
+      expect(await store.get("audit-trails/u2-2026-11-22.json")).toBeNull();
+    });
+
     it(`[${name}] an entry moved to the end of the day before (its seq still in order) is named: reordered, received on another day`, async () => {
       const { verify, raw } = await trail();
       const later = await lines(raw, DAYS[1]!);
@@ -219,9 +232,23 @@ export function auditChainSuite(
     });
 
     it(`[${name}] a head overwritten with other bytes is named: head unreadable, not a failure`, async () => {
-      const { verifyWhole, raw } = await trail();
+      const { verifyWhole, raw, store, clock, sealed } = await trail();
+      const stored = sealed === undefined ? undefined : (await sealed.read(HEAD))!;
       await raw.write(HEAD, (await raw.read(dayKey(DAYS[0]!)))!);
       expect((await verifyWhole()).firstBad).toMatchObject({ reason: "head unreadable" });
+      // Nor is it signed (encrypted at rest: a head that does not open), and nothing fails.
+      const keys = auditKeys({ auditSigningKey: await newKey() });
+      const signing = await signAuditHead(store, "u1", { signer: keys.signer!, publicKeys: await keys.publicKeys() }, clock.now());
+      expect(signing).toMatchObject({ outcome: "tampered", verification: { firstBad: { reason: "head unreadable" } } });
+      if (sealed !== undefined && stored !== undefined) {
+        // A sealed head with one byte changed does not open: named, not thrown.
+        const broken = stored.slice();
+        const middle = broken.length >> 1;
+        broken[middle] = broken[middle]! ^ 1;
+        await sealed.write(HEAD, broken);
+        expect((await verifyWhole()).firstBad).toMatchObject({ reason: "head unreadable" });
+        expect((await signAuditHead(store, "u1", { signer: keys.signer!, publicKeys: await keys.publicKeys() }, clock.now())).outcome).toBe("tampered");
+      }
     });
 
     it(`[${name}] a head replaced without the key is named: signature invalid; an older head put back: inserted`, async () => {
@@ -302,8 +329,11 @@ export function auditChainSuite(
       await appendAuditEntry(unsigned.store, unsigned.clock, "u1", auditEntry() as ValidationAuditEntry, { signer: keys.signer });
       expect((await verifySigned(unsigned.store, keys)).firstBad).toMatchObject({ seq: 13, reason: "signature missing" });
       const signing = { signer: keys.signer!, publicKeys: await keys.publicKeys() };
-      expect((await signAuditHead(unsigned.store, "u1", signing, unsigned.clock.now())).outcome).toBe("signed");
-      expect((await signAuditHead(unsigned.store, "u1", signing, unsigned.clock.now())).outcome).toBe("already signed");
+      // Every user with a head, found by listing the store's heads.
+      expect((await signAuditHeads(unsigned.store, signing, unsigned.clock.now())).map(({ userId, outcome }) => [userId, outcome])).toEqual([["u1", "signed"]]);
+      // Signing has begun here: an unsigned head may now be a forgery, so a second run must be forced.
+      await expect(signAuditHeads(unsigned.store, signing, unsigned.clock.now())).rejects.toThrow(SigningBegun);
+      expect((await signAuditHeads(unsigned.store, signing, unsigned.clock.now(), { force: true }))[0]?.outcome).toBe("already signed");
       const adopted = await verifySigned(unsigned.store, keys);
       expect(adopted.valid, JSON.stringify(adopted.firstBad)).toBe(true);
       expect(adopted.head).toMatchObject({ seq: 13, signature: "valid", unsignedUntil: 13 });

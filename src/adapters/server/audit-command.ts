@@ -5,7 +5,7 @@
  *
  *     forensic-annotation audit verify --user UID [--from DAY --to DAY] [--data DIR] [--json]
  *     forensic-annotation audit export --user UID [--from DAY --to DAY] --format json|csv|pdf [--out FILE]
- *     forensic-annotation audit sign-heads [--user UID] [--data DIR]
+ *     forensic-annotation audit sign-heads [--user UID] [--data DIR] [--force]
  *
  * `verify` exits 0 when the trail is intact, 1 when it is not (naming the first bad entry and
  * why), 2 on bad usage or configuration. Heads are checked with `AUDIT_SIGNING_KEY`'s public
@@ -23,7 +23,7 @@ import type { BlobStore } from "../../core/ports.ts";
 import { type AuditVerification, verifyAuditTrail } from "../../core/audit/verify.ts";
 import { auditKeys, checkAuditKeys } from "../../core/audit/signing-keys.ts";
 import { auditExportCsv, auditExportJson } from "../../core/audit/export.ts";
-import { type HeadSigningOutcome, signAuditHead, usersWithHeads } from "../../core/audit/sign-heads.ts";
+import { type HeadSigningOutcome, SigningBegun, signAuditHeads } from "../../core/audit/sign-heads.ts";
 import { renderAuditReport } from "../../core/pdf/audit-report.ts";
 import { type RuntimeStorage, storagePorts } from "./start.ts";
 import { commandIo } from "./exchange-command.ts";
@@ -31,17 +31,19 @@ import { commandIo } from "./exchange-command.ts";
 const USAGE = `Usage:
   forensic-annotation audit verify --user UID [--from DAY --to DAY] [--data DIR] [--json]
   forensic-annotation audit export --user UID [--from DAY --to DAY] --format json|csv|pdf [--out FILE] [--data DIR]
-  forensic-annotation audit sign-heads [--user UID] [--data DIR]
+  forensic-annotation audit sign-heads [--user UID] [--data DIR] [--force]
 
 verify checks the user's hash chain and head: exit 0 intact, 1 tampered (the first
 bad entry is named, and why), 2 bad usage. export writes the trail with its chain:
 JSON (the days as stored and the signed head; verifyAuditTrail re-checks it offline),
 CSV (one row per entry with seq and hash) or PDF (a printable report).
-sign-heads, once AUDIT_SIGNING_KEY is set, signs the unsigned head of every trail
-(or the user's) that verifies: appends never sign over an unsigned head, and
-verify calls one "signature missing" while a key is set. Exit 0 when every head
-is signed, 1 when a trail is tampered (not signed) or moved meanwhile (run again).
-It writes: on files, stop serve first.
+sign-heads, run when AUDIT_SIGNING_KEY is turned on, signs the unsigned head of
+every trail (or the user's) that verifies: appends never sign over an unsigned
+head, and verify calls one "signature missing" while a key is set. Once the store
+holds signed heads it refuses (an unsigned head may then be a forgery) unless
+--force. Exit 0 when every head is signed, 1 when a trail is tampered (not
+signed), moved meanwhile (run again), or signing had begun. It writes: on files,
+stop serve first.
 
 Options:
   --user UID       the user whose trail is read (sign-heads: default every user)
@@ -51,6 +53,7 @@ Options:
   --out FILE       export: where to write (default audit-UID-FROM-TO.F in the working directory)
   --data DIR       data directory (default ./.forensic-data)
   --json           verify: print the verdict as JSON
+  --force          sign-heads: sign although the store already holds signed heads
   --help           show this help
 
 Environment (and .env): STORAGE and the storage variables as for serve;
@@ -99,6 +102,7 @@ function parse(argv: readonly string[]) {
         out: { type: "string" },
         data: { type: "string", default: "./.forensic-data" },
         json: { type: "boolean", default: false },
+        force: { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
       },
     });
@@ -148,7 +152,7 @@ async function signHeads(
   onOpen: (close: () => Promise<void>) => void,
 ): Promise<number> {
   if (flags.from !== undefined || flags.to !== undefined || flags.format !== undefined || flags.out !== undefined || flags.json) {
-    throw new UsageError("audit sign-heads takes only --user and --data");
+    throw new UsageError("audit sign-heads takes only --user, --data and --force");
   }
   if (flags.user === "") throw new UsageError("--user needs a user id");
   const config = parseConfig(io.env);
@@ -158,33 +162,30 @@ async function signHeads(
   const storage = await storagePorts(config, resolve(flags.data), runtimeStorage, { existing: true, command: "audit sign-heads" });
   onOpen(storage.close);
   const { audit, clock } = storage.ports;
-  const users = flags.user === undefined ? await usersWithHeads(audit) : [flags.user];
-  const signing = { signer: keys.signer!, publicKeys: await keys.publicKeys() };
   let failed = 0;
-  for (const user of users) {
-    let done: HeadSigningOutcome;
-    try {
-      done = await signAuditHead(audit, user, signing, clock.now());
-    } catch (err) {
-      if (!(err instanceof ServiceError) || err.kind !== "invalid") throw err;
-      io.out(`${user}: not signed: ${err.message}`);
-      failed++;
-      continue;
-    }
-    const seq = done.verification?.head?.seq;
-    if (done.outcome === "signed") io.out(`${user}: signed (head seq ${seq}; entries up to ${seq} were appended under unsigned heads)`);
-    else if (done.outcome === "already signed") io.out(`${user}: already signed (head seq ${seq})`);
-    else if (done.outcome === "no head") io.out(`${user}: no head (no chained entry): nothing to sign`);
-    else if (done.outcome === "changed") {
-      io.out(`${user}: not signed: the head moved while its trail was read; run again`);
-      failed++;
-    } else {
-      const bad = done.verification?.firstBad;
-      io.out(`${user}: TAMPERED, not signed: seq ${bad?.seq} on ${bad?.date}: ${bad?.reason}: ${bad?.message}`);
-      failed++;
-    }
+  let done: HeadSigningOutcome[];
+  try {
+    done = await signAuditHeads(audit, { signer: keys.signer!, publicKeys: await keys.publicKeys() }, clock.now(), {
+      force: flags.force,
+      ...(flags.user === undefined ? {} : { users: [flags.user] }),
+      onUser: ({ userId, outcome, verification, error }) => {
+        const seq = verification?.head?.seq;
+        const bad = verification?.firstBad;
+        if (outcome === "signed") io.out(`${userId}: signed (head seq ${seq}; entries up to ${seq} were appended under unsigned heads)`);
+        else if (outcome === "already signed") io.out(`${userId}: already signed (head seq ${seq})`);
+        else if (outcome === "no head") io.out(`${userId}: no head (no chained entry): nothing to sign`);
+        else if (outcome === "changed") io.out(`${userId}: not signed: the head moved while its trail was read; run again`);
+        else if (error !== undefined) io.out(`${userId}: not signed: ${error}`);
+        else io.out(`${userId}: TAMPERED, not signed: seq ${bad?.seq} on ${bad?.date}: ${bad?.reason}: ${bad?.message}`);
+        if (outcome === "changed" || outcome === "tampered" || outcome === "unverifiable") failed++;
+      },
+    });
+  } catch (err) {
+    if (!(err instanceof SigningBegun)) throw err;
+    io.err.write(`audit sign-heads: ${err.message}\n`);
+    return 1;
   }
-  if (users.length === 0) io.out("no audit heads stored: nothing to sign");
+  if (done.length === 0) io.out("no audit heads stored: nothing to sign");
   return failed === 0 ? 0 : 1;
 }
 
@@ -210,6 +211,7 @@ export async function runAuditCommand(
       throw new UsageError(`Unknown audit command: ${command ?? "(none)"} (verify, export or sign-heads)`);
     }
     if (positionals.length > 2) throw new UsageError(`Unexpected argument: ${positionals[2]}`);
+    if (flags.force && command !== "sign-heads") throw new UsageError("--force is an option of audit sign-heads only");
     if (command === "sign-heads") {
       const code = await signHeads(flags, io, options.runtimeStorage, (closing) => (close = closing));
       return code;

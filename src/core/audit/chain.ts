@@ -50,7 +50,9 @@ export interface ChainedEntry extends Record<string, unknown> {
 
 /** The facts a head states (and a signature covers). */
 export interface HeadFacts {
+  /** {@link HEAD_FORMAT}. */
   format: typeof HEAD_FORMAT;
+  /** The user whose trail it is. */
   userId: string;
   /** The newest entry's seq. */
   seq: number;
@@ -537,6 +539,10 @@ export function appendChained(
         throw ServiceError.server(`The audit head of ${userId} cannot be read; verify the trail and restore the head before appending`);
       }
       const live = stored.kind === "head" ? stored.head : undefined;
+      // Another user's head copied here: going on would continue (and sign) that user's chain as this one's.
+      if (live !== undefined && live.userId !== userId) {
+        throw ServiceError.server(`The audit head of ${userId} is the head of another user's trail; verify the trail and restore the head before appending`);
+      }
       const storing = live === undefined ? undefined : storeTip(store, live);
       const signing = signsOver(live, known !== undefined);
       if (storing === undefined && typeof signing === "boolean") return afterTip(live, signing);

@@ -10,6 +10,17 @@
  * const result = await verifyAuditTrail(exported, { publicKeys: [publicJwk], requireSignature: true });
  * console.log(result.valid, result.firstBad);
  * ```
+ *
+ * Where no command reaches the store (R2 behind a Cloudflare worker), {@link signAuditHeads} signs
+ * the heads of trails begun before `AUDIT_SIGNING_KEY`, as `forensic-annotation audit sign-heads`:
+ *
+ * ```ts
+ * import { auditKeys, signAuditHeads } from "@forensic-annotation/service/audit";
+ * import { createR2BlobStore } from "@forensic-annotation/service/cloudflare";
+ * const keys = auditKeys({ auditSigningKey: env.AUDIT_SIGNING_KEY, auditVerifyKeys: env.AUDIT_VERIFY_KEYS });
+ * const audit = createR2BlobStore(env.STRIAE_AUDIT, { arrayBlocks: {} });
+ * const outcomes = await signAuditHeads(audit, { signer: keys.signer!, publicKeys: await keys.publicKeys() }, new Date());
+ * ```
  */
 export {
   type AuditDayVerification,
@@ -21,6 +32,8 @@ export {
   verifyAuditTrail,
   type VerifyAuditOptions,
 } from "./verify.ts";
-export type { AuditChainOptions, HeadSigner, SyncSha256 } from "./chain.ts";
+export { type AuditChainOptions, HEAD_FORMAT, type HeadFacts, type HeadSigner, type HeadSigning, type SyncSha256 } from "./chain.ts";
+export { type HeadSigningOutcome, signAuditHead, signAuditHeads, SigningBegun, usersWithHeads } from "./sign-heads.ts";
+export { type AuditKeyConfig, type AuditKeys, auditKeys, checkAuditKeys } from "./signing-keys.ts";
 export type { AuditJwk, HeadSignatureStatus } from "./head-signature.ts";
 export { AUDIT_EXPORT_FORMAT, type AuditExport } from "./export.ts";

@@ -3,21 +3,30 @@
  * Signing the heads of trails that were unsigned when `AUDIT_SIGNING_KEY` was set
  * (`forensic-annotation audit sign-heads`, docs/storage.md#signing-existing-trails). An append
  * never signs over an unsigned head, since that would vouch for whatever was done to it: the
- * operator signs each such head once, after its whole trail verified.
+ * operator signs each such head once, after its whole trail verified, when turning signing on.
+ * Later, an unsigned head may be one written without the key over a signed trail (its tail
+ * dropped): a store already holding signed heads is signed only when forced.
  */
 import type { BlobStore } from "../ports.ts";
-import { storageKeys } from "../storage/keys.ts";
-import { type HeadSigner, type HeadSigning, signUnsignedHead } from "./chain.ts";
-import { auditVerifyDays, readAuditTrail } from "./trail.ts";
+import { type HeadSigner, type HeadSigning, readHead, signUnsignedHead } from "./chain.ts";
+import { auditVerifyDays, readAuditTrail, storedHeadBytes } from "./trail.ts";
 import { type AuditVerification, verifyAuditTrail } from "./verify.ts";
 import type { AuditJwk } from "./head-signature.ts";
+import { ServiceError } from "../errors.ts";
 
-/** What signing one user's head did: signed, already signed, no head, tampered (not signed), or changed by an append meanwhile. */
+/**
+ * What signing one user's head did: signed, already signed, no head, tampered (not signed),
+ * changed by an append meanwhile (run again), or unverifiable (`error` says why; not signed).
+ */
 export interface HeadSigningOutcome {
+  /** The user whose trail it is. */
   userId: string;
-  outcome: HeadSigning | "no head" | "tampered";
+  /** What was done. */
+  outcome: HeadSigning | "no head" | "tampered" | "unverifiable";
   /** The trail's verification, when it was read. */
   verification?: AuditVerification;
+  /** Why the trail could not be verified at all (a user id the store cannot hold, a trail too long for one verification). */
+  error?: string;
 }
 
 const decoder = new TextDecoder();
@@ -43,10 +52,9 @@ export async function signAuditHead(
   keys: { signer: HeadSigner; publicKeys: readonly AuditJwk[] },
   today: Date,
 ): Promise<HeadSigningOutcome> {
-  const headKey = storageKeys.auditHead(userId);
   let verification: AuditVerification | undefined;
   for (let attempt = 0; attempt < TRIES; attempt++) {
-    const before = await store.get(headKey);
+    const before = await storedHeadBytes(store, userId);
     if (before === null) return { userId, outcome: "no head" };
     const input = await readAuditTrail(store, userId, await auditVerifyDays(store, userId, undefined, undefined, today));
     verification = await verifyAuditTrail(input, { publicKeys: keys.publicKeys });
@@ -60,10 +68,83 @@ export async function signAuditHead(
   return { userId, outcome: "changed", ...(verification === undefined ? {} : { verification }) };
 }
 
-function sameHead(bytes: Uint8Array, parsed: unknown): boolean {
-  try {
-    return JSON.stringify(JSON.parse(decoder.decode(bytes))) === JSON.stringify(parsed);
-  } catch {
-    return false;
+/**
+ * Thrown by {@link signAuditHeads} on a store that already holds signed heads (`force` not given):
+ * signing has begun there, so an unsigned head may be one written without the key.
+ */
+export class SigningBegun extends Error {
+  /** The users whose heads are signed (the first few). */
+  readonly users: readonly string[];
+  /** `users`: some of the users whose heads are signed, named in the message. */
+  constructor(users: readonly string[]) {
+    super(
+      `signing has begun in this store (the heads of ${users.slice(0, 3).map((user) => JSON.stringify(user)).join(", ")}${users.length > 3 ? " and more" : ""} are signed): ` +
+        "an unsigned head now may be one written without the key over a signed trail, and signing it would vouch for that. " +
+        "Verify the trails named 'signature missing' first; --force (force: true) signs them anyway",
+    );
+    this.name = "SigningBegun";
+    this.users = users;
   }
+}
+
+/** The users of `users` whose stored heads carry a signature (at most a few: the first found say enough). */
+async function signedHeads(store: BlobStore, users: readonly string[]): Promise<string[]> {
+  const signed: string[] = [];
+  for (const userId of users) {
+    let bytes: Uint8Array | null;
+    try {
+      bytes = await storedHeadBytes(store, userId);
+    } catch (err) {
+      if (err instanceof ServiceError && err.kind === "invalid") continue;
+      throw err;
+    }
+    const head = bytes === null ? undefined : readHead(bytes);
+    if (head?.kind === "head" && head.head.signature !== undefined) signed.push(userId);
+    if (signed.length >= 4) break;
+  }
+  return signed;
+}
+
+/**
+ * Signs the unsigned heads of every intact trail in `store` (or of `users`), one user at a time,
+ * as `forensic-annotation audit sign-heads` does; `onUser` is told each outcome as it comes. A
+ * user id the store cannot hold, or a trail too long to verify at once, is `unverifiable`, with
+ * `error`, and left as it is.
+ */
+export async function signAuditHeads(
+  store: BlobStore,
+  keys: { signer: HeadSigner; publicKeys: readonly AuditJwk[] },
+  today: Date,
+  options: { users?: readonly string[]; force?: boolean; onUser?: (outcome: HeadSigningOutcome) => void } = {},
+): Promise<HeadSigningOutcome[]> {
+  const everyone = await usersWithHeads(store);
+  if (options.force !== true) {
+    const signed = await signedHeads(store, everyone);
+    if (signed.length > 0) throw new SigningBegun(signed);
+  }
+  const outcomes: HeadSigningOutcome[] = [];
+  for (const userId of options.users ?? everyone) {
+    let outcome: HeadSigningOutcome;
+    try {
+      outcome = await signAuditHead(store, userId, keys, today);
+    } catch (err) {
+      // A bad user id or a trail past the days one verification reads: named, the others go on.
+      if (!(err instanceof ServiceError) || (err.kind !== "invalid" && err.kind !== "integrity-failed")) throw err;
+      outcome = { userId, outcome: "unverifiable", error: err.message };
+    }
+    outcomes.push(outcome);
+    options.onUser?.(outcome);
+  }
+  return outcomes;
+}
+
+/** Whether `parsed` (a trail read's head) is what `bytes` hold: bytes that are no JSON read as `{ unreadable: true }`. */
+function sameHead(bytes: Uint8Array, parsed: unknown): boolean {
+  let value: unknown;
+  try {
+    value = JSON.parse(decoder.decode(bytes));
+  } catch {
+    value = { unreadable: true };
+  }
+  return JSON.stringify(value) === JSON.stringify(parsed);
 }

@@ -79,9 +79,10 @@ const EC_SIGNATURE_BYTES: Record<string, number> = { "P-256": 64, "P-384": 96, "
  */
 async function probeVerifyKey(jwk: AuditJwk): Promise<void> {
   const alg = algorithmOf(jwk);
-  const key = await importJWK(publicAuditJwk(jwk) as JWK, alg);
+  const imported: unknown = await importJWK(publicAuditJwk(jwk) as JWK, alg);
   // A symmetric key (refused for audit heads by the configuration) has nothing more to check.
-  if (key instanceof Uint8Array) return;
+  if (imported instanceof Uint8Array) return;
+  const key = imported as CryptoKey;
   const algorithm = key.algorithm as { name: string; namedCurve?: string; modulusLength?: number };
   const hash = HASHES[alg.slice(-3)] ?? "SHA-256";
   const params = algorithm.name === "ECDSA"

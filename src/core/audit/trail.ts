@@ -225,6 +225,11 @@ function unreadableEntry(filename: string, index: number, reason: string, userId
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === "object" && !Array.isArray(value);
 
+/** The stored bytes of a user's head; a sealed head that does not open reads as bytes that are no head (reported, not failed on). */
+export function storedHeadBytes(store: BlobStore, userId: string): Promise<Uint8Array | null> {
+  return headBytes(store, storageKeys.auditHead(userId));
+}
+
 /** The stored head of a user's chain as parsed JSON; null when there is none or it is not JSON. */
 export async function readStoredHead(store: BlobStore, userId: string): Promise<unknown> {
   return storedHeadValue(await headBytes(store, storageKeys.auditHead(userId)));

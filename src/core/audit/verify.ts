@@ -306,7 +306,7 @@ export async function verifyAuditTrail(input: AuditTrailInput, options: VerifyAu
         day ?? headDay(lastDay),
         head.seq,
         "signature missing",
-        "the head is not signed, yet heads are signed here (AUDIT_SIGNING_KEY): it was written without the key, or the trail was last appended to before signing began (`forensic-annotation audit sign-heads` signs such a head once its trail verifies)",
+        "the head is not signed, yet heads are signed here (AUDIT_SIGNING_KEY): it was written without the key, or the trail was last appended to before signing began and its head was not signed when signing was turned on (`forensic-annotation audit sign-heads`)",
       );
     } else if (!entryOk) {
       mark(day ?? headDay(lastDay), head.seq, "edited", "the head's copy of the newest entry does not match the head");
