@@ -34,3 +34,22 @@ it("a head nested too deep to write back is 'head unreadable', not a RangeError;
   expect(result.firstBad).toMatchObject({ reason: "head unreadable" });
   await expect(verifyAuditTrail({ userId: "u1", days: "2026-11-22" as unknown as [], head: null })).rejects.toThrow(/days must be an array/);
 });
+
+it("a head whose entry, or a held entry, is nested past what canonical JSON takes is named (edited), not a RangeError", async () => {
+  let deep: Record<string, unknown> = {};
+  for (let i = 0; i < 200; i++) deep = { a: deep };
+  const date = "2026-11-22";
+  const first: Record<string, unknown> = { timestamp: `${date}T08:00:00.000Z`, userId: "u1", action: "case-create", result: "success", seq: 1, prevHash: GENESIS_HASH };
+  first.hash = entryHash(first);
+  const facts = { format: "forensic-annotation/audit-head@1", userId: "u1", seq: 2, hash: "b".repeat(64), day: date, index: 1, firstDay: date, updatedAt: `${date}T09:00:00.000Z`, until: 0 };
+  const newest = { details: deep, seq: 2, prevHash: first.hash, hash: "b".repeat(64) };
+  // The held copy of seq 1 names the hash seq 2 follows, but is nested too deep to hash again.
+  const second: Record<string, unknown> = { ...first, seq: 2, prevHash: first.hash };
+  second.hash = entryHash(second);
+  const holding = { ...facts, hash: second.hash, entry: second, held: [{ day: date, index: 0, entry: { ...first, details: deep } }] };
+  for (const head of [{ ...facts, entry: newest }, holding]) {
+    const result = await verifyAuditTrail({ userId: "u1", days: [{ date, entries: [first] }], head });
+    expect(result.valid).toBe(false);
+    expect(result.firstBad?.reason).toBe("edited");
+  }
+});
