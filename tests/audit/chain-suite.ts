@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { exportJWK, generateKeyPair } from "jose";
 import type { BlobStore, Clock } from "../../src/core/ports.ts";
-import { appendAuditEntry, auditVerifyDays, readAuditTrail } from "../../src/core/audit/trail.ts";
+import { appendAuditEntry, auditVerifyDays, readAuditEntryJson, readAuditTrail } from "../../src/core/audit/trail.ts";
 import { verifyAuditTrail } from "../../src/core/audit/verify.ts";
 import { auditKeys } from "../../src/core/audit/signing-keys.ts";
 import { signAuditHead, signAuditHeads, SigningBegun } from "../../src/core/audit/sign-heads.ts";
@@ -197,6 +197,38 @@ export function auditChainSuite(
       const restarted = await verifyWhole();
       expect(restarted.valid).toBe(false);
       expect(restarted.firstBad).toMatchObject({ date: DAYS[2], seq: 1, reason: "inserted" });
+    });
+
+    it(`[${name}] a day append whose answer is lost after it wrote keeps its entry, and the next acknowledged entry is stored`, async () => {
+      const { store, clock, verify } = await trail();
+      let lose = true;
+      // The store's own append, then an error as if its reply were lost (a timeout after the write).
+      const lossy = new Proxy(store, {
+        get(target, property) {
+          if (property === "appendToJsonArray") {
+            return async (...args: Parameters<BlobStore["appendToJsonArray"]>) => {
+              const count = await target.appendToJsonArray(...args);
+              if (lose && args[0].startsWith("audit-trails/")) {
+                lose = false;
+                throw new Error("reply lost");
+              }
+              return count;
+            };
+          }
+          const value: unknown = Reflect.get(target, property);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+      clock.set(`${DAYS[2]}T20:00:00Z`);
+      const numbered = (n: number) => auditEntry({ details: { validationErrors: [], n } }) as ValidationAuditEntry;
+      await expect(appendAuditEntry(lossy, clock, "u1", numbered(13))).rejects.toThrow(/reply lost/);
+      await appendAuditEntry(lossy, clock, "u1", numbered(14));
+      await appendAuditEntry(store, clock, "u1", numbered(15));
+      const result = await verify();
+      expect(result.valid, JSON.stringify(result.firstBad)).toBe(true);
+      expect(result.head?.seq).toBe(15);
+      const served = (await readAuditEntryJson(store, "u1", [DAYS[2]!])).map((bytes) => (JSON.parse(decoder.decode(bytes)) as { details: { n: number } }).details.n);
+      expect(served.slice(0, 3)).toEqual([15, 14, 13]);
     });
 
     it(`[${name}] a trail copied under another user's name is named: wrong user (or, sealed, unreadable)`, async () => {

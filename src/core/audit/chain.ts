@@ -586,9 +586,16 @@ export function appendChained(
 /**
  * After a failed append, puts the previous head back while no other writer may have stored the
  * entry (its lease runs), so a failed request leaves nothing behind (not in place: no slot keeps
- * the failed head); past the lease the entry stays, and the next append stores it.
+ * the failed head); past the lease the entry stays, and the next append stores it. An entry the
+ * day holds anyway (the write landed, its answer was lost), or whose place cannot be read, keeps
+ * its head: put back, the head would send the next entry to that place, where the day append
+ * (given the index) writes nothing, and an acknowledged entry would be lost.
  */
 async function rollBack(store: BlobStore, headKey: string, head: AuditHead, previous: Uint8Array | null): Promise<void> {
+  const key = storageKeys.auditDay(head.userId, head.day);
+  const place = await placeOf(store, key, { day: head.day, index: head.index, entry: head.entry }, new Map()).catch(() => "unknown" as const);
+  if (place === "stored") storedTips.set(store, head.userId, head.hash);
+  if (place !== "absent") return;
   // A first entry had no head before it: an empty head (seq 0) says so.
   const empty = encoder.encode(JSON.stringify({ format: HEAD_FORMAT, userId: head.userId, seq: 0 }));
   await store.update(headKey, (current) => {
