@@ -59,6 +59,11 @@ export interface BlobStore {
        * instead of making it before the append resolves.
        */
       deferSync?: boolean;
+      /**
+       * Told, before the append resolves, that `atIndex` was given and the array already held
+       * more items, so nothing was written: the caller can then check whose item has that place.
+       */
+      skipped?: () => void;
     },
   ): Promise<number>;
   /**

@@ -231,6 +231,19 @@ export function auditChainSuite(
       expect(served.slice(0, 3)).toEqual([15, 14, 13]);
     });
 
+    it(`[${name}] an item written into a day behind the service's back does not take the next entry's place: the entry is kept after it`, async () => {
+      const { store, raw, clock, verify } = await trail();
+      await writeLines(raw, DAYS[2]!, [...(await lines(raw, DAYS[2]!)), JSON.stringify({ foreign: true })]);
+      clock.set(`${DAYS[2]}T20:00:00Z`);
+      const numbered = (n: number) => auditEntry({ details: { validationErrors: [], n } }) as ValidationAuditEntry;
+      await appendAuditEntry(store, clock, "u1", numbered(13));
+      await appendAuditEntry(store, clock, "u1", numbered(14));
+      const served = (await readAuditEntryJson(store, "u1", [DAYS[2]!])).map((bytes) => (JSON.parse(decoder.decode(bytes)) as { details?: { n?: number } }).details?.n);
+      expect(served.filter((n) => n !== undefined && n > 12)).toEqual([14, 13]);
+      // The trail is named tampered where the foreign item sits.
+      expect((await verify()).firstBad).toMatchObject({ date: DAYS[2], index: 4 });
+    });
+
     it(`[${name}] a trail copied under another user's name is named: wrong user (or, sealed, unreadable)`, async () => {
       const { verifyWhole, raw } = await trail();
       for (const day of DAYS) await raw.write(`audit-trails/u2-${day}.json`, (await raw.read(dayKey(day)))!);

@@ -9,7 +9,7 @@ import { SERVICE_STORES, useWorkerd } from "../helpers/workerd-service.ts";
 import { auditChainSuite } from "./chain-suite.ts";
 
 // The real workerd's R2 (through Miniflare's bindings), one bucket per case.
-const bindings = useWorkerdBindings({ buckets: 20 });
+const bindings = useWorkerdBindings({ buckets: 24 });
 const workerd = useWorkerd("fa-chain-workerd-");
 
 // Tampering writes the objects through the bucket binding itself; the second store is another

@@ -122,10 +122,13 @@ export function denoKvBackend(kv: DenoKvLike, store: string): VersionedBackend {
   }
 
   /** An append that reads, parses and rewrites the whole array (and notes its count for the next ones). */
-  async function rewriteAppend(key: string, item: unknown, atIndex: number | undefined): Promise<number | null> {
+  async function rewriteAppend(key: string, item: unknown, atIndex: number | undefined, skipped?: () => void): Promise<number | null> {
     const current = await backend.get(key);
     const items = current === null ? [] : parseJsonArray(current.bytes).items;
-    if (atIndex !== undefined && items.length > atIndex) return items.length;
+    if (atIndex !== undefined && items.length > atIndex) {
+      skipped?.();
+      return items.length;
+    }
     items.push(item);
     return (await swap(key, encodeJsonArray(items), current?.version ?? null, items.length)) ? items.length : null;
   }
@@ -169,21 +172,24 @@ export function denoKvBackend(kv: DenoKvLike, store: string): VersionedBackend {
       }
     },
     putIf: (key, value, expected) => swap(key, value, expected),
-    async appendToJsonArray(key, item, atIndex) {
+    async appendToJsonArray(key, item, atIndex, skipped) {
       const current = await kv.get<Head>(headKey(key));
       const head = current.value;
       // Written whole (or before chunks were keyed for appends): parsed and rewritten once.
-      if (head === null || head.layout !== 2 || head.count === undefined || head.size < 2) return rewriteAppend(key, item, atIndex);
-      if (atIndex !== undefined && head.count > atIndex) return head.count;
+      if (head === null || head.layout !== 2 || head.count === undefined || head.size < 2) return rewriteAppend(key, item, atIndex, skipped);
+      if (atIndex !== undefined && head.count > atIndex) {
+        skipped?.();
+        return head.count;
+      }
       const from = Math.floor((head.size - 2) / CHUNK_BYTES);
       const tail = await readChunks(key, head, from);
       if (tail === null) return null;
-      if (tail[tail.length - 2] !== TAIL[0] || tail[tail.length - 1] !== TAIL[1]) return rewriteAppend(key, item, atIndex);
+      if (tail[tail.length - 2] !== TAIL[0] || tail[tail.length - 1] !== TAIL[1]) return rewriteAppend(key, item, atIndex, skipped);
       const appended = encodeAppendedItem(item);
       const kept = tail.length - 2;
       const size = head.size - 2 + appended.length;
       const next: Head = { generation: head.generation, chunks: Math.ceil(size / CHUNK_BYTES), size, layout: 2, count: head.count + 1 };
-      if (next.chunks - from > MAX_APPENDED_CHUNKS) return rewriteAppend(key, item, atIndex);
+      if (next.chunks - from > MAX_APPENDED_CHUNKS) return rewriteAppend(key, item, atIndex, skipped);
       const bytes = new Uint8Array(kept + appended.length);
       bytes.set(tail.subarray(0, kept));
       bytes.set(appended, kept);

@@ -563,15 +563,21 @@ export function appendChained(
     writtenHeads.set(store, userId, { bytes: writtenBytes!, head, entryText, heldTexts });
     const filename = storageKeys.auditDay(userId, head.day);
     let entryCount: number;
+    // Told when the day already held more items than the head's index: whose item has that place is then asked.
+    let skipped = false;
+    const onSkip = () => {
+      skipped = true;
+    };
     useJsonText(head.entry, entryText);
     try {
-      entryCount = await store.appendToJsonArray(filename, head.entry, head.index, deferring ? DEFER_SYNC : undefined);
+      entryCount = await store.appendToJsonArray(filename, head.entry, head.index, deferring ? { deferSync: true, skipped: onSkip } : { skipped: onSkip });
     } catch (err) {
       await rollBack(store, headKey, head, previous).catch(() => undefined);
       throw err;
     } finally {
       forgetJsonText(head.entry);
     }
+    if (skipped) entryCount = await keepDisplaced(store, filename, head, deferring) ?? entryCount;
     storedTips.set(store, userId, head.hash);
     // Enough entries not known durable (a flush may have resolved since the head): their days' flush starts, not awaited.
     if (deferring) {
@@ -581,6 +587,18 @@ export function appendChained(
     }
     return { entry: head.entry, filename, entryCount };
   });
+}
+
+/**
+ * After a day append given the head's index wrote nothing (the day held more items): when the
+ * item in that place is another one (written into the day behind the service's back), the entry
+ * goes after the day's items, as a tip whose place is taken does, instead of being lost; the
+ * count after it, or undefined when the place holds the entry (another writer stored it).
+ */
+async function keepDisplaced(store: BlobStore, key: string, head: AuditHead, deferring: boolean): Promise<number | undefined> {
+  const place = await placeOf(store, key, { day: head.day, index: head.index, entry: head.entry }, new Map());
+  if (place === "stored") return undefined;
+  return store.appendToJsonArray(key, head.entry, undefined, deferring ? DEFER_SYNC : undefined);
 }
 
 /**

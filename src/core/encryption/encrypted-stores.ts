@@ -102,7 +102,9 @@ export function encryptedBlobStore(inner: BlobStore, keyring: Keyring, options: 
     ...(inner.jsonArrayItem === undefined ? {} : {
       jsonArrayItem: async (key: string, index: number) => openItemValue(keyring, key, await inner.jsonArrayItem!(key, index)),
     }),
-    appendToJsonArray: async (key, item, atIndex) => inner.appendToJsonArray(key, await sealItem(keyring, key, item), atIndex),
+    // Sealed appends are flushed before they resolve (no deferSync); whether one was skipped is passed on.
+    appendToJsonArray: async (key, item, atIndex, appendOptions) =>
+      inner.appendToJsonArray(key, await sealItem(keyring, key, item), atIndex, appendOptions?.skipped === undefined ? undefined : { skipped: appendOptions.skipped }),
   };
 }
 

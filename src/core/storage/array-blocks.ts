@@ -182,7 +182,7 @@ export function createArrayBlockStore(backend: VersionedBackend, options: ArrayB
   };
 
   /** One try of an append: the count after it, or null when another write won the block. */
-  async function tryAppend(key: string, item: unknown, atIndex: number | undefined): Promise<number | null> {
+  async function tryAppend(key: string, item: unknown, atIndex: number | undefined, skipped?: () => void): Promise<number | null> {
     let first = tails.get(key) ?? await locateTail(key);
     // The block this process wrote last: written again without reading it, under the version
     // its write answered; if another writer changed it since, that write fails and it is read.
@@ -215,6 +215,7 @@ export function createArrayBlockStore(backend: VersionedBackend, options: ArrayB
       if (atIndex !== undefined && count > atIndex) {
         if (cached) continue;
         rememberTail(key, first);
+        skipped?.();
         return count;
       }
       if (items.length < perBlock) {
@@ -322,7 +323,7 @@ export function createArrayBlockStore(backend: VersionedBackend, options: ArrayB
         return update(key, change);
       }),
     jsonArrayItem: itemAt,
-    appendToJsonArray: (key, item, atIndex) =>
-      mutex.run(key, () => retryOnConflict(key, maxAttempts, async () => (await tryAppend(key, item, atIndex)) ?? CONFLICT)),
+    appendToJsonArray: (key, item, atIndex, appendOptions) =>
+      mutex.run(key, () => retryOnConflict(key, maxAttempts, async () => (await tryAppend(key, item, atIndex, appendOptions?.skipped)) ?? CONFLICT)),
   };
 }

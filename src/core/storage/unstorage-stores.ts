@@ -92,14 +92,17 @@ export function createBlobStore(storage: Storage, options: BlobStoreOptions = {}
   const has = (key: string): Promise<boolean> => storage.hasItem(toStorageKey(key));
 
   /** The append without a backend's own: in place where the driver keeps our bytes, else read-modify-write. */
-  async function appendHere(key: string, item: unknown, atIndex: number | undefined): Promise<number> {
+  async function appendHere(key: string, item: unknown, atIndex: number | undefined, skipped?: () => void): Promise<number> {
     const current = await raw(key);
     let array = growing.get(key);
     if (array === undefined || current !== array.view) {
       growing.delete(key);
       const bytes = toBytes(current);
       const items = bytes === null ? [] : parseJsonArray(bytes).items;
-      if (atIndex !== undefined && items.length > atIndex) return items.length;
+      if (atIndex !== undefined && items.length > atIndex) {
+        skipped?.();
+        return items.length;
+      }
       items.push(item);
       if (keepsBytes === false) {
         await storage.setItemRaw(toStorageKey(key), encodeJsonArray(items));
@@ -112,7 +115,10 @@ export function createBlobStore(storage: Storage, options: BlobStoreOptions = {}
       return array.count;
     }
     // Appended before (by this writer or another one finishing its work): nothing to write.
-    if (atIndex !== undefined && array.count > atIndex) return array.count;
+    if (atIndex !== undefined && array.count > atIndex) {
+      skipped?.();
+      return array.count;
+    }
     await storage.setItemRaw(toStorageKey(key), array.append(item));
     remember(key, array);
     return array.count;
@@ -148,7 +154,7 @@ export function createBlobStore(storage: Storage, options: BlobStoreOptions = {}
         return next;
       }),
     appendToJsonArray: (key, item, atIndex, appendOptions) =>
-      mutex.run(key, () => options.appendToJsonArray ? options.appendToJsonArray(key, item, atIndex, appendOptions) : appendHere(key, item, atIndex)),
+      mutex.run(key, () => options.appendToJsonArray ? options.appendToJsonArray(key, item, atIndex, appendOptions) : appendHere(key, item, atIndex, appendOptions?.skipped)),
   };
   return store;
 }

@@ -51,7 +51,7 @@ export interface VersionedBackend {
    * end when the backend can; null when a concurrent write won (the store tries again).
    * Without it, the store reads, parses and rewrites the array under `putIf`.
    */
-  appendToJsonArray?(key: string, item: unknown, atIndex: number | undefined): Promise<number | null>;
+  appendToJsonArray?(key: string, item: unknown, atIndex: number | undefined, skipped?: () => void): Promise<number | null>;
 }
 
 /** Options of {@link createVersionedBlobStore}. */
@@ -73,11 +73,14 @@ export function createVersionedBlobStore(backend: VersionedBackend, options: Ver
     });
 
   /** One try of an append that rewrites the whole array: its count, or null when another write won. */
-  async function rewriteAppend(key: string, item: unknown, atIndex: number | undefined): Promise<number | null> {
+  async function rewriteAppend(key: string, item: unknown, atIndex: number | undefined, skipped?: () => void): Promise<number | null> {
     const current = await backend.get(key);
     const items = current === null ? [] : parseJsonArray(current.bytes).items;
     // Appended before (by this writer or another one finishing its work): nothing to write.
-    if (atIndex !== undefined && items.length > atIndex) return items.length;
+    if (atIndex !== undefined && items.length > atIndex) {
+      skipped?.();
+      return items.length;
+    }
     items.push(item);
     return (await backend.putIf(key, encodeJsonArray(items), current?.version ?? null)) ? items.length : null;
   }
@@ -91,11 +94,13 @@ export function createVersionedBlobStore(backend: VersionedBackend, options: Ver
     has: (key) => backend.has(key),
     list: (prefix) => backend.list(prefix).then((keys) => keys.filter((key) => key.startsWith(prefix)).sort()),
     update: (key, change) => mutex.run(key, () => swap(key, change)),
-    appendToJsonArray: (key, item, atIndex) =>
+    appendToJsonArray: (key, item, atIndex, appendOptions) =>
       mutex.run(key, () =>
-        retryOnConflict(key, maxAttempts, async () =>
-          (backend.appendToJsonArray ? await backend.appendToJsonArray(key, item, atIndex) : await rewriteAppend(key, item, atIndex)) ?? CONFLICT
-        )
+        retryOnConflict(key, maxAttempts, async () => {
+          const skipped = appendOptions?.skipped;
+          return (backend.appendToJsonArray ? await backend.appendToJsonArray(key, item, atIndex, skipped) : await rewriteAppend(key, item, atIndex, skipped)) ??
+            CONFLICT;
+        })
       ),
   };
 }

@@ -29,9 +29,9 @@ const MAX_KNOWN_FILES = 10_000;
 export function createFileJsonArrayAppend(
   base: string,
   options: { sync?: boolean } = {},
-): (key: string, item: unknown, atIndex?: number) => Promise<number> {
+): (key: string, item: unknown, atIndex?: number, appendOptions?: Pick<AppendOptions, "skipped">) => Promise<number> {
   const append = createDeferringJsonArrayAppend(base, options);
-  return (key, item, atIndex) => append(key, item, atIndex);
+  return (key, item, atIndex, appendOptions) => append(key, item, atIndex, appendOptions?.skipped === undefined ? undefined : { skipped: appendOptions.skipped });
 }
 
 /**
@@ -70,7 +70,10 @@ export function createDeferringJsonArrayAppend(
         let file = known.get(document.path);
         if (file === undefined || file.path !== path || file.ino !== ino || file.size !== size) {
           const parsed = parseCheckedJsonArray(await descriptors.readAll(fd));
-          if (atIndex !== undefined && parsed.items.length > atIndex) return parsed.items.length;
+          if (atIndex !== undefined && parsed.items.length > atIndex) {
+            appendOptions?.skipped?.();
+            return parsed.items.length;
+          }
           if (!parsed.canonical) {
             // Not in the one-item-per-line form (written elsewhere, or torn): rewrite it once.
             const items = [...parsed.items, item];
@@ -82,7 +85,10 @@ export function createDeferringJsonArrayAppend(
           remember(document.path, file);
         }
         // Appended before (by this writer or another one finishing its work): nothing to write.
-        if (atIndex !== undefined && file.count > atIndex) return file.count;
+        if (atIndex !== undefined && file.count > atIndex) {
+          appendOptions?.skipped?.();
+          return file.count;
+        }
         const appended = encodeAppendedItem(item);
         const offset = size - 2; // over the closing "\n]"
         const bytesWritten = writeSync(fd, appended, 0, appended.length, offset);

@@ -58,8 +58,8 @@ redis.call('DEL', KEYS[3])${writeInline("data")}`;
 
 // ARGV[1] the item as appended over "\n]" (",\n{item}\n]"), ARGV[2] the index it is meant for
 // ("" = any). A new day is the same bytes with "[" for the ",": the item is sent once. Answers
-// the new count, the count when the array already holds more items than ARGV[2], or -1 when the
-// value is not in the appendable form (written whole, or its bytes changed behind the count's
+// the new count, -2 - the count when the array already holds more items than ARGV[2] (nothing
+// written), or -1 when the value is not in the appendable form (written whole, or its bytes changed behind the count's
 // back): the caller then converts it.
 const APPEND = `
 local n, l, d = unpack(redis.call('HMGET', KEYS[1], 'n', 'l', 'd'))
@@ -74,7 +74,7 @@ if d then return -1 end
 n = tonumber(n)
 local len = redis.call('STRLEN', KEYS[2])
 if len ~= tonumber(l) or len < 2 or redis.call('GETRANGE', KEYS[2], len - 2, len - 1) ~= '\\n]' then return -1 end
-if ARGV[2] ~= '' and n > tonumber(ARGV[2]) then return n end
+if ARGV[2] ~= '' and n > tonumber(ARGV[2]) then return -2 - n end
 redis.call('SETRANGE', KEYS[2], len - 2, ARGV[1])
 redis.call('HSET', KEYS[1], 'n', n + 1, 'l', len - 2 + #ARGV[1])
 redis.call('HINCRBY', KEYS[1], 'v', 1)
@@ -166,15 +166,23 @@ export function redisBackend({ client, prefix }: RedisStoreOptions): VersionedBa
     async putIf(key, value, expected) {
       return (await runScript(client, PUT_IF, [full(key), appendable(key)], [expected ?? "", bytesOf(value)])) === 1;
     },
-    async appendToJsonArray(key, item, atIndex) {
+    async appendToJsonArray(key, item, atIndex, skipped) {
       const count = await runScript(client, APPEND, [full(key), appendable(key)], [
         bytesOf(encodeAppendedItem(item)), atIndex === undefined ? "" : String(atIndex),
       ]) as number;
       if (count >= 0) return count;
+      // -2 - n: the array held n items, more than atIndex: nothing written.
+      if (count <= -3) {
+        skipped?.();
+        return -2 - count;
+      }
       // Written whole or changed behind the count's back: parsed and stored in the appendable form once.
       const current = await backend.get(key);
       const items = current === null ? [] : parseJsonArray(current.bytes).items;
-      if (atIndex !== undefined && items.length > atIndex) return items.length;
+      if (atIndex !== undefined && items.length > atIndex) {
+        skipped?.();
+        return items.length;
+      }
       items.push(item);
       const converted = await runScript(client, CONVERT_IF, [full(key), appendable(key)], [
         current?.version ?? "", bytesOf(encodeJsonArray(items)), String(items.length),
