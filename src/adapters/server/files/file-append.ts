@@ -29,7 +29,7 @@ const MAX_KNOWN_FILES = 10_000;
 export function createFileJsonArrayAppend(
   base: string,
   options: { sync?: boolean } = {},
-): (key: string, item: unknown, atIndex?: number, appendOptions?: Pick<AppendOptions, "skipped">) => Promise<number> {
+): (key: string, item: unknown, atIndex?: number, appendOptions?: { skipped?: () => void }) => Promise<number> {
   const append = createDeferringJsonArrayAppend(base, options);
   return (key, item, atIndex, appendOptions) => append(key, item, atIndex, appendOptions?.skipped === undefined ? undefined : { skipped: appendOptions.skipped });
 }
