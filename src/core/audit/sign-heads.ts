@@ -9,7 +9,7 @@
  */
 import type { BlobStore } from "../ports.ts";
 import { type HeadSigner, type HeadSigning, readHead, signUnsignedHead } from "./chain.ts";
-import { auditVerifyDays, readAuditTrail, storedHeadBytes } from "./trail.ts";
+import { auditVerifyDays, readAuditTrail, storedHeadBytes, storedHeadValue } from "./trail.ts";
 import { type AuditVerification, verifyAuditTrail } from "./verify.ts";
 import type { AuditJwk } from "./head-signature.ts";
 import { ServiceError } from "../errors.ts";
@@ -29,7 +29,6 @@ export interface HeadSigningOutcome {
   error?: string;
 }
 
-const decoder = new TextDecoder();
 const HEAD_FILE = /^audit-heads\/(.+)\.json$/;
 // An append moving the head while the trail is read: read again, a few times.
 const TRIES = 3;
@@ -59,7 +58,7 @@ export async function signAuditHead(
     const input = await readAuditTrail(store, userId, await auditVerifyDays(store, userId, undefined, undefined, today));
     verification = await verifyAuditTrail(input, { publicKeys: keys.publicKeys });
     // What was verified is the head read before the days (else an append moved it: read again).
-    if (!sameHead(before, input.head)) continue;
+    if (JSON.stringify(storedHeadValue(before)) !== JSON.stringify(input.head)) continue;
     if (!verification.valid) return { userId, outcome: "tampered", verification };
     if (verification.head?.signature !== "unsigned") return { userId, outcome: "already signed", verification };
     const outcome = await signUnsignedHead(store, userId, keys.signer, before);
@@ -136,15 +135,4 @@ export async function signAuditHeads(
     options.onUser?.(outcome);
   }
   return outcomes;
-}
-
-/** Whether `parsed` (a trail read's head) is what `bytes` hold: bytes that are no JSON read as `{ unreadable: true }`. */
-function sameHead(bytes: Uint8Array, parsed: unknown): boolean {
-  let value: unknown;
-  try {
-    value = JSON.parse(decoder.decode(bytes));
-  } catch {
-    value = { unreadable: true };
-  }
-  return JSON.stringify(value) === JSON.stringify(parsed);
 }

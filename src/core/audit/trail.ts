@@ -236,7 +236,7 @@ export async function readStoredHead(store: BlobStore, userId: string): Promise<
 }
 
 /** A stored head's bytes as the verifier takes them: parsed, `{ unreadable: true }` when not JSON, null when absent. */
-function storedHeadValue(bytes: Uint8Array | null): unknown {
+export function storedHeadValue(bytes: Uint8Array | null): unknown {
   if (bytes === null) return null;
   try {
     return JSON.parse(decoder.decode(bytes));
