@@ -1,6 +1,6 @@
 /**
  * The layers of src/core point one way: a folder imports only from folders of a lower layer
- * (and from itself). The order is the README's "Layers" section; this test reads every
+ * (and from itself). The order is docs/architecture.md's "Layers" section; this test reads every
  * relative import of every file and names each upward or sideways one.
  */
 import { readdirSync, readFileSync } from "node:fs";
@@ -34,7 +34,7 @@ function unitOf(path: string): string {
 
 function layerOf(unit: string): number {
   const index = LAYERS.findIndex((layer) => layer.includes(unit));
-  if (index === -1) throw new Error(`src/core/${unit} is on no layer: add it to LAYERS and the README's Layers section`);
+  if (index === -1) throw new Error(`src/core/${unit} is on no layer: add it to LAYERS and the Layers section of docs/architecture.md`);
   return index;
 }
 
@@ -66,8 +66,8 @@ describe("layers of src/core", () => {
     expect(wrong).toEqual([]);
   });
 
-  it("the README's Layers section lists the same order", () => {
-    const readme = readFileSync(join(root, "README.md"), "utf8");
+  it("the Layers section of docs/architecture.md lists the same order", () => {
+    const readme = readFileSync(join(root, "docs/architecture.md"), "utf8");
     const section = /## Layers\n([\s\S]*?)(?:\n## |$)/.exec(readme)?.[1] ?? "";
     const listed = [...section.matchAll(/^\s*\d+\.\s+(.+)$/gm)].map((line) => [...line[1]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!.replace(/\/$/, "")));
     expect(listed).toEqual(LAYERS.map((layer) => [...layer]));

@@ -1,6 +1,6 @@
 /**
  * The public API stays small enough to hold in one's head: the root entry exports at most 60
- * names, and each of them is used by an example or an adapter, or named in the README. The
+ * names, and each of them is used by an example or an adapter, or named in the README, docs/library.md or docs/service.md. The
  * resource types are written out as interfaces (JSR documents no inferred types); these
  * checks keep them and the zod schemas that validate the same shapes equal.
  */
@@ -49,6 +49,8 @@ function filesUnder(dir: string): string[] {
 
 const users: Record<string, string> = {
   "README.md": readFileSync(join(root, "README.md"), "utf8"),
+  "docs/library.md": readFileSync(join(root, "docs/library.md"), "utf8"),
+  "docs/service.md": readFileSync(join(root, "docs/service.md"), "utf8"),
   "examples/": filesUnder("examples").map((file) => readFileSync(file, "utf8")).join("\n"),
   "src/adapters/": filesUnder("src/adapters").map((file) => readFileSync(file, "utf8")).join("\n"),
 };
@@ -73,7 +75,7 @@ describe("the root entry (mod.ts)", () => {
     expect(names.filter(({ typeOnly }) => !typeOnly).map(({ name }) => name).sort()).toEqual(loaded);
   });
 
-  it("every name is used by an example or an adapter, or named in the README", () => {
+  it("every name is used by an example or an adapter, or named in the README, docs/library.md or docs/service.md", () => {
     expect(names.map(({ name }) => name).filter((name) => usesOf(name).length === 0)).toEqual([]);
   });
 
@@ -110,7 +112,7 @@ describe("the root entry (mod.ts)", () => {
 });
 
 describe("the ./exchange and ./pdf entries", () => {
-  it("export only what a caller uses: every function and class is named in the README or used by an adapter", () => {
+  it("export only what a caller uses: every function and class is named in the README, docs/library.md or docs/service.md, or used by an adapter", () => {
     for (const entry of ["src/core/exchange/mod.ts", "src/core/pdf/mod.ts"]) {
       const values = exportsOf(entry).filter(({ typeOnly }) => !typeOnly).map(({ name }) => name);
       expect(values.filter((name) => usesOf(name).length === 0), entry).toEqual([]);

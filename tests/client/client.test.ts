@@ -208,9 +208,9 @@ describe("the typed client", () => {
     expect(await alone.data.get("u1/C-1/data.json")).toEqual([]);
   });
 
-  it("the ./client entry runs createClient and ServiceClientError only, both named in the README", async () => {
+  it("the ./client entry runs createClient and ServiceClientError only, both named in docs/library.md", async () => {
     expect(Object.keys(await import("../../src/client/mod.ts")).sort()).toEqual(["ServiceClientError", "createClient"]);
-    const readme = readFileSync(join(root, "README.md"), "utf8");
+    const readme = readFileSync(join(root, "docs/library.md"), "utf8");
     for (const name of ["createClient", "ServiceClientError", "ServiceRoutes"]) expect(readme).toContain(name);
   });
 

@@ -50,7 +50,7 @@ export type ParsedSections = z.output<typeof ServiceEnvSchema>;
  * The parsed configuration every worker takes a slice of. Written out for the public API (JSR
  * documents it, never a type inferred from a schema); tests/core/config.test.ts checks that it
  * equals what the sections parse, field for field. What each variable means:
- * docs/configuration.md and the README's generated table.
+ * docs/configuration.md and its generated table.
  */
 export interface ServiceConfig {
   /** `USER_DB_AUTH`: the `X-Custom-Auth-Key` of the user worker. */

@@ -1,6 +1,6 @@
 /**
  * @module
- * The README's table of variables, generated from the sections: each variable's name, who
+ * The table of variables in docs/configuration.md, generated from the sections: each variable's name, who
  * reads it, its kind of value and default (from its schema unless its metadata says better),
  * and its meaning (its schema's description).
  */
@@ -78,9 +78,10 @@ export function variableRows(): VariableRow[] {
   return rows;
 }
 
-/** The markdown table of every variable, as the README holds it between its markers. */
+/** The markdown table of every variable, as docs/configuration.md holds it between its markers. */
 export function variableTable(): string {
-  const escape = (cell: string): string => cell.replaceAll("|", "\\|");
+  // Descriptions link from the repository root ("docs/" and a page); the table sits inside docs/.
+  const escape = (cell: string): string => cell.replaceAll("|", "\\|").replaceAll("](docs/", "](");
   const lines = [
     "| variable | used by | value | default | meaning |",
     "| --- | --- | --- | --- | --- |",
