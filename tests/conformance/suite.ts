@@ -27,6 +27,7 @@ const SECRETS = {
   ACCOUNT_HASH: "conf-account-hash",
   ALLOWED_ORIGIN: "https://lab.example",
   MAX_JSON_BYTES: "65536",
+  METRICS_TOKEN: "conf-metrics-token",
 };
 const data = { "X-Custom-Auth-Key": SECRETS.R2_KEY_SECRET };
 const ERROR_KEYS = ["code", "details", "error", "message"];
@@ -65,6 +66,36 @@ export function conformance(runtime: Runtime): void {
         expect(served.output(), worker).toMatch(new RegExp(`^${worker}\\s+${url}/${worker}$`, "m"));
       }
     });
+
+    it(t("operations: X-Request-Id echoed, one JSON log line per request with the route pattern, /ready, /metrics behind its token"), async () => {
+      const id = `conf-${runtime}-${Date.now()}`;
+      const put = await call("/data/log-user/LOG-CASE/data.json?sig=s3cr3t", { method: "PUT", headers: { ...data, "X-Request-Id": id }, body: '{"caseNumber":"LOG-CASE"}' });
+      expect(put.status).toBe(200);
+      expect(put.headers.get("x-request-id")).toBe(id);
+      expect((await call("/nowhere")).headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+      const ready = await call("/ready");
+      expect(ready.status).toBe(200);
+      const readiness = await ready.json() as { ready: boolean; checks: Record<string, string> };
+      expect(readiness.ready).toBe(true);
+      expect(readiness.checks).toMatchObject({ data: "ok", audit: "ok", users: "ok", images: "ok", keys: "ok" });
+      if (runtime !== "workerd") expect(readiness.checks.lock).toBe("ok");
+      expect((await call("/metrics")).status).toBe(401);
+      const metrics = await call("/metrics", { headers: { Authorization: `Bearer ${SECRETS.METRICS_TOKEN}` } });
+      expect(metrics.status).toBe(200);
+      const text = await metrics.text();
+      expect(text).toMatch(/^http_requests_total\{worker="data",route="\/data\/\{userId\}\/\{caseNumber\}\/\{document\}",method="PUT",status="200"\} \d+$/m);
+      expect(text).not.toContain("log-user");
+      if (runtime !== "workerd") expect(text).toMatch(/^process_resident_memory_bytes \d+$/m);
+      // The line is written after the answer: wait for it (bounded).
+      let line: Record<string, unknown> | undefined;
+      for (let tries = 0; tries < 100 && line === undefined; tries++) {
+        line = served.output().split("\n").filter((text) => text.startsWith("{")).map((text) => JSON.parse(text) as Record<string, unknown>).find((record) => record.requestId === id);
+        if (line === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(line).toMatchObject({ level: "info", method: "PUT", route: "/data/{userId}/{caseNumber}/{document}", status: 200, worker: "data" });
+      const output = served.output();
+      for (const secret of ["log-user", "LOG-CASE", "s3cr3t", SECRETS.R2_KEY_SECRET]) expect(output).not.toContain(secret);
+    }, 30_000);
 
     it(t("GET /health is 200 {ok:true}"), async () => {
       const response = await call("/health");

@@ -82,8 +82,10 @@ describe("the OpenAPI document, as generators and linters read it", () => {
     const { app } = testService();
     const doc = (await (await app.request("/openapi.json")).json()) as Document;
     expect(doc.components.schemas["ErrorBody"]).toMatchObject({ type: "object", required: ["error", "code", "message", "details"] });
-    const errorAnswers = Object.values(doc.paths)
-      .flatMap((methods) => Object.values(methods))
+    // GET /ready answers 503 with its own readiness body, as docs/operations.md#readiness fixes it.
+    const errorAnswers = Object.entries(doc.paths)
+      .filter(([path]) => path !== "/ready")
+      .flatMap(([, methods]) => Object.values(methods))
       .flatMap((operation) => Object.entries(operation.responses).filter(([status]) => Number(status) >= 400 && Number(status) !== 500))
       .map(([, response]) => response.content?.["application/json"]?.schema);
     expect(errorAnswers.length).toBeGreaterThan(20);

@@ -46,6 +46,7 @@ describe("the OpenAPI document and the routes are one declaration", () => {
     const signed = await (await app.request(`/image/${encodeURIComponent(deliveryUrl)}`, { headers: imageHeaders })).text();
     const calls: Record<Operation, { path: string; init?: RequestInit; status: number }> = {
       "GET /health": { path: "/health", status: 200 },
+      "GET /ready": { path: "/ready", status: 200 },
       "PUT /data/{userId}/{caseNumber}/{document}": { path: "/data/u1/C-1/data.json", init: { method: "PUT", body: "{}", headers: dataHeaders }, status: 200 },
       "GET /data/{userId}/{caseNumber}/{document}": { path: "/data/u1/C-1/data.json", init: { headers: dataHeaders }, status: 200 },
       "DELETE /data/{userId}/{caseNumber}/{document}": { path: "/data/u1/C-1/data.json", init: { method: "DELETE", headers: dataHeaders }, status: 200 },

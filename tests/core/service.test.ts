@@ -22,6 +22,7 @@ describe("the service (CONTRACT: one process, seven workers)", () => {
     expect(routes.sort()).toEqual(
       [
         "GET /health",
+        "GET /ready",
         "POST /data/audit",
         "GET /data/audit",
         "GET /data/{userId}/{caseNumber}/{document}",
@@ -69,7 +70,8 @@ describe("the service (CONTRACT: one process, seven workers)", () => {
     const response = await app.request("/data/u1/C-1/data.json", { headers: dataHeaders });
     expect(response.status).toBe(500);
     const text = await response.text();
-    expect(JSON.parse(text)).toEqual({ error: "Internal Server Error", code: "SERVER_ERROR", message: "Internal server error", details: {} });
+    // The request id alone, so the operator finds the cause in the log (docs/operations.md#logs).
+    expect(JSON.parse(text)).toEqual({ error: "Internal Server Error", code: "SERVER_ERROR", message: "Internal server error", details: { requestId: response.headers.get("x-request-id") } });
     expect(text).not.toContain("hunter2");
   });
 });

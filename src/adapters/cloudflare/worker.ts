@@ -163,7 +163,9 @@ export function cloudflarePorts(env: CloudflareEnv, config?: ServiceConfig): Ser
 export type BuildApp = (env: CloudflareEnv, config: ServiceConfig) => WorkerApp;
 
 /** All seven workers under their mounts. */
-export const serviceOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp => createService(cloudflarePorts(env, config), config);
+export const serviceOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
+  // Workers Logs (and `wrangler tail`) keep what console.log writes: the request log goes there.
+  createService({ ...cloudflarePorts(env, config), operator: { log: (line) => console.log(line), defaultLogFormat: "json" } }, config);
 
 /** The data worker (and its audit endpoints) alone. */
 export const dataWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>

@@ -5,12 +5,14 @@
  * listen with the runtime's own server and print one line per worker.
  */
 import { parseConfig } from "../../core/config/mod.ts";
-import { createService, WORKER_MOUNTS } from "../../core/service/service.ts";
+import { createService, type OperatorPorts, WORKER_MOUNTS } from "../../core/service/service.ts";
+import { NotReady } from "../../core/service/readiness.ts";
 import type { WorkerApp } from "../../core/http/worker-app.ts";
 import { join } from "node:path";
+import process from "node:process";
 import { type Stats, statSync } from "node:fs";
 import { createFileBlobStore, createFilePorts } from "./files/file-ports.ts";
-import { lockDataFolder } from "./files/folder-lock.ts";
+import { holdsDataFolder, LOCK_FILE, lockDataFolder } from "./files/folder-lock.ts";
 import { codeOf } from "./files/file-driver.ts";
 import { removeLeftoverTemporaries } from "./files/leftover-temporaries.ts";
 import { hostInUrl } from "./request-url.ts";
@@ -233,6 +235,7 @@ async function startOnFolder(options: ServeOptions, defined: Record<string, stri
         // The outbox is files under --data whatever STORAGE is (docs/storage.md).
         outbox: createFileBlobStore(join(options.dataDir, "outbox"), { sync: config.fsync === "all" }),
         ...(config.mailTransport === "smtp" ? { mailer: await smtpMailer(config) } : {}),
+        operator: operatorOf(options.dataDir, locked),
       },
       config,
     );
@@ -260,5 +263,21 @@ async function startOnFolder(options: ServeOptions, defined: Record<string, stri
       await server.close();
       await storage.close();
     },
+  };
+}
+
+/** The request log on standard output, the process's memory, and (file store) the lock as a readiness check. */
+function operatorOf(dataDir: string, locked: boolean): OperatorPorts {
+  return {
+    log: (line) => process.stdout.write(`${line}\n`),
+    defaultLogFormat: process.stdout.isTTY === true ? "text" : "json",
+    residentMemoryBytes: () => process.memoryUsage.rss(),
+    ...(locked
+      ? {
+        readiness: {
+          lock: () => (holdsDataFolder(dataDir) ? Promise.resolve() : Promise.reject(new NotReady(`the data folder's lock (${LOCK_FILE}) is no longer held by this process`))),
+        },
+      }
+      : {}),
   };
 }

@@ -16,6 +16,7 @@ export type { CorsConfig } from "./cors.ts";
 export type { ExchangeConfig } from "./exchange.ts";
 export type { ImagesConfig } from "./images.ts";
 export type { MailConfig } from "./mail.ts";
+export type { OperationsConfig } from "./operations.ts";
 export type { PdfConfig } from "./pdf.ts";
 export type { RateLimitsConfig } from "./rate-limits.ts";
 export type { StorageConfig } from "./storage.ts";

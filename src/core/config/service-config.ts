@@ -17,6 +17,7 @@ import { ExchangeSection } from "./exchange.ts";
 import { type IdentityConfig, IdentitySection } from "./identity.ts";
 import { ImagesSection } from "./images.ts";
 import { MailSection } from "./mail.ts";
+import { OperationsSection } from "./operations.ts";
 import { PdfSection } from "./pdf.ts";
 import { RateLimitsSection } from "./rate-limits.ts";
 import { StorageSection } from "./storage.ts";
@@ -39,6 +40,7 @@ export const CONFIG_SECTIONS = {
   exchange: ExchangeSection,
   audit: AuditSection,
   apiDocs: ApiDocsSection,
+  operations: OperationsSection,
 } as const;
 
 const ServiceEnvSchema = z.object(CONFIG_SECTIONS);
@@ -159,6 +161,12 @@ export interface ServiceConfig {
   auditVerifyKeys: string | undefined;
   /** `API_DOCS`: whether the service serves its API reference page at `/docs`. */
   apiDocs: "on" | "off";
+  /** `LOG_LEVEL`: the least level the request log writes. */
+  logLevel: "debug" | "info" | "warn" | "error" | "off";
+  /** `LOG_FORMAT`: one JSON object a line, or a readable line; unset, the adapter decides (JSON unless a terminal). */
+  logFormat: "json" | "text" | undefined;
+  /** `METRICS_TOKEN`: turns on `GET /metrics` behind this bearer token. */
+  metricsToken: string | undefined;
   /** The raw variables, for the keys worker's by-name lookup. */
   env: ReadonlyMap<string, string>;
 }
@@ -201,6 +209,7 @@ export function parseConfig(source: Readonly<Record<string, unknown>>): ServiceC
     ...s.exchange,
     ...s.audit,
     ...s.apiDocs,
+    ...s.operations,
     env,
   };
 }

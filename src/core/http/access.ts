@@ -211,6 +211,7 @@ export async function requireOwner(
     details: { securityDetails: { reason: "cross-user access", ...(attempted === null ? {} : { attemptedUserId: attempted }), ...shown } },
     request: requestFacts(c),
   });
+  c.set("audited", true);
   throw ServiceError.forbidden("The identity token's user may act only on their own data", shown);
 }
 

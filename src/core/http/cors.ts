@@ -19,7 +19,7 @@ import type { WorkerEnv } from "./worker-app.ts";
 export const ALLOWED_REQUEST_HEADERS = ["Content-Type", "X-Custom-Auth-Key", "Authorization", "X-Identity-Token"] as const;
 
 /** Response headers a browser script may read (rate limits, and the report's file name). */
-export const EXPOSED_RESPONSE_HEADERS = ["Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Content-Disposition"] as const;
+export const EXPOSED_RESPONSE_HEADERS = ["Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Content-Disposition", "X-Request-Id"] as const;
 
 /** Options of {@link siteCors}. */
 export interface SiteCorsOptions {

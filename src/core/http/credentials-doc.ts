@@ -32,6 +32,7 @@ export const SECURITY_SCHEMES = {
     name: "X-Admin-Key",
     description: "`ADMIN_AUTH`: acts on any user, sent besides the worker's key; every use is recorded in the audit trail.",
   },
+  metricsToken: { type: "http", scheme: "bearer", description: "`METRICS_TOKEN`: the bearer token of `GET /metrics` (401 when missing or wrong)." },
 } as const satisfies Record<string, SecurityScheme>;
 
 /** The name of one of {@link SECURITY_SCHEMES}. */

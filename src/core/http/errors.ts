@@ -8,7 +8,8 @@
 import { HTTPException } from "hono/http-exception";
 import type { Context } from "hono";
 import type { ErrorBody, ErrorCode } from "../schemas/error.ts";
-import { type FailureKind, redactSecrets, ServiceError } from "../errors.ts";
+import { type FailureKind, ServiceError } from "../errors.ts";
+import { failureOf } from "./request-log.ts";
 
 const REASON: Record<number, string> = {
   400: "Bad Request",
@@ -103,11 +104,20 @@ function headersOf(err: ServiceError): Record<string, string> {
   return headers;
 }
 
+/** What the worker frame tells the error handler about the request (worker-app.ts sets them). */
+type FrameVariables = { Variables: { requestId?: string; failuresLogged?: boolean } };
+
+/** A 5xx's details carry the request id, so the operator finds the cause in the log (docs/operations.md#logs). */
+function withRequestId(c: Context, status: number, details: Record<string, unknown>): Record<string, unknown> {
+  const requestId = status >= 500 ? (c as Context<FrameVariables>).get("requestId") : undefined;
+  return requestId === undefined ? details : { ...details, requestId };
+}
+
 /** Renders any thrown value as the standard error body; unknown errors become SERVER_ERROR. */
 export function errorResponse(err: unknown, c: Context): Response {
   if (err instanceof ServiceError) {
     const status = STATUS_OF_KIND[err.kind];
-    return c.json(errorBody(status, err.message, err.details), status, headersOf(err));
+    return c.json(errorBody(status, err.message, withRequestId(c, status, err.details)), status, headersOf(err));
   }
   if (err instanceof HTTPException) {
     const status = err.status;
@@ -117,8 +127,11 @@ export function errorResponse(err: unknown, c: Context): Response {
     err.getResponse().headers.forEach((value, key) => {
       if (key.toLowerCase() !== "content-type" && key.toLowerCase() !== "content-length") headers[key] = value;
     });
-    return c.json(errorBody(status, message), status as ErrorStatus, headers);
+    return c.json(errorBody(status, message, withRequestId(c, status, {})), status as ErrorStatus, headers);
   }
-  console.error("unhandled error:", redactSecrets(err instanceof Error ? `${err.name}: ${err.message}` : String(err)));
-  return c.json(errorBody(500, "Internal server error"), 500);
+  // The request log writes the cause with its stack; without one, a line here.
+  if ((c as Context<FrameVariables>).get("failuresLogged") !== true) {
+    console.error("unhandled error:", failureOf(err).error);
+  }
+  return c.json(errorBody(500, "Internal server error", withRequestId(c, 500, {})), 500);
 }

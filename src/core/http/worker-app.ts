@@ -17,6 +17,8 @@ import { editResponseHeaders } from "./response-headers.ts";
 import { ErrorBodySchema } from "../schemas/error.ts";
 import type { Actor } from "../audit/service-events.ts";
 import { SECURITY_SCHEMES, type SecuritySchemeName } from "./credentials-doc.ts";
+import { requestIdOf } from "./request-id.ts";
+import type { RequestObserver } from "./operations.ts";
 
 /** What an adapter may pass as the second argument of `fetch`. */
 export interface ServiceBindings {
@@ -42,6 +44,10 @@ export interface WorkerVariables {
   clientIp?: string;
   /** A page's own Content-Security-Policy, instead of the one that lets nothing load (the docs page). */
   contentSecurityPolicy?: string;
+  /** The request's id (`X-Request-Id`), set by the outermost app. */
+  requestId?: string;
+  /** True when the request log reports a 5xx's cause (the error handler then writes nothing itself). */
+  failuresLogged?: boolean;
 }
 
 /** The Hono environment of every worker. */
@@ -63,10 +69,11 @@ export interface WorkerEnv {
  * `Cross-Origin-Resource-Policy: same-origin`), and a PDF gets no CSP so browsers' built-in
  * viewers can show it. A new object on every call, lower-case names: a request's frame.
  */
-function securityFrame(): Record<string, string> {
+function securityFrame(requestId: string): Record<string, string> {
   // An object literal: V8 copies it whole from its boilerplate, where spreading a frozen
   // constant copied it property by property (~3,500 instructions a request).
   return {
+    "x-request-id": requestId,
     "cross-origin-resource-policy": "cross-origin",
     "cross-origin-opener-policy": "same-origin",
     "origin-agent-cluster": "?1",
@@ -83,7 +90,7 @@ function securityFrame(): Record<string, string> {
 }
 
 /** {@link securityFrame}'s headers as name and value pairs, for an answer that was not built with the frame. */
-const SECURITY_HEADERS: readonly (readonly [string, string])[] = Object.entries(securityFrame());
+const SECURITY_HEADERS: readonly (readonly [string, string])[] = Object.entries(securityFrame("")).filter(([name]) => name !== "x-request-id");
 
 /**
  * The security headers, set once per request by the outermost app: handed to the handler
@@ -95,7 +102,7 @@ function startSecurity(c: Context<WorkerEnv>): boolean {
   // A worker mounted in the service is reached through the service's app: set them once.
   if (c.get("secured") === true) return false;
   c.set("secured", true);
-  c.set("frame", securityFrame());
+  c.set("frame", securityFrame(c.get("requestId") ?? requestIdOf(c.req.header("x-request-id"))));
   return true;
 }
 
@@ -104,6 +111,8 @@ function finishSecurity(c: Context<WorkerEnv>): void {
   if (c.res === c.get("framed")) return;
   editResponseHeaders(c, (headers) => {
     for (const [name, value] of SECURITY_HEADERS) headers.set(name, value);
+    const requestId = c.get("requestId");
+    if (requestId !== undefined) headers.set("X-Request-Id", requestId);
     headers.delete("X-Powered-By");
     if (headers.get("Content-Type")?.startsWith("application/pdf")) headers.delete("Content-Security-Policy");
     const own = c.get("contentSecurityPolicy");
@@ -137,6 +146,8 @@ export interface WorkerAppOptions {
   allowedOrigin: string | undefined;
   /** The worker's methods, for CORS; without them the app adds no CORS (the root app). */
   methods?: readonly string[];
+  /** Told of every request this app answers as the outermost app (the request log, metrics). */
+  observer?: RequestObserver;
 }
 
 /** Creates a worker's app: CORS for its methods, then the standard error handling. */
@@ -148,6 +159,7 @@ export function createWorkerApp(options: WorkerAppOptions): WorkerApp {
   app.onError(errorResponse);
   app.notFound(noRoute);
   const reroute = trailingSlashRerouter(app);
+  const observer = options.observer;
   const cors = options.methods ? siteCorsSteps({ allowedOrigin: options.allowedOrigin, methods: options.methods }) : undefined;
   // The mount, the security headers and CORS, in this order, as one middleware: each layer
   // of middleware is an async step of its own on every request.
@@ -156,9 +168,15 @@ export function createWorkerApp(options: WorkerAppOptions): WorkerApp {
     // Each worker's catch-all runs after its parent's: the last one names the worker's own mount.
     const mount = mountOfRoute(c.req.routePath);
     c.set("mount", mount);
-    if (outermost && mount !== "") {
-      const rerouted = await reroute(c, mount);
-      if (rerouted !== undefined) return rerouted;
+    const startedAt = outermost && observer !== undefined ? performance.now() : 0;
+    if (outermost) {
+      // The rerouted request below runs through this frame again and is reported there.
+      if (mount !== "") {
+        const rerouted = await reroute(c, mount);
+        if (rerouted !== undefined) return rerouted;
+      }
+      c.set("requestId", requestIdOf(c.req.header("x-request-id")));
+      if (observer?.logsFailures === true) c.set("failuresLogged", true);
     }
     const secures = startSecurity(c);
     const started = cors?.start(c);
@@ -170,6 +188,17 @@ export function createWorkerApp(options: WorkerAppOptions): WorkerApp {
     }
     if (secures) finishSecurity(c);
     if (outermost && c.req.method === "HEAD") await declareLength(c);
+    if (outermost && observer !== undefined) {
+      const actor = c.get("actor");
+      observer.answered({
+        c,
+        requestId: c.get("requestId")!,
+        prefix: mount,
+        startedAt,
+        sub: actor?.kind === "user" ? actor.uid : undefined,
+        audited: c.get("audited") === true,
+      });
+    }
   });
   return app;
 }

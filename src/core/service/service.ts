@@ -26,6 +26,11 @@ import { OPEN } from "../http/credentials-doc.ts";
 import { registerDocsPage } from "../http/docs-page.ts";
 import type { IdentityVerifier } from "../identity/identity-token.ts";
 import type { RateLimiter } from "../rate-limit/limiter.ts";
+import { createOperations, type RouteDeclaration } from "../http/operations.ts";
+import { countedStore, storeCounters } from "./counted-stores.ts";
+import { serviceReadiness } from "./readiness.ts";
+import { registerOperationsRoutes } from "./operations-routes.ts";
+
 
 /** The stores and services behind the workers. */
 export interface ServicePorts {
@@ -62,7 +67,23 @@ export interface ServicePorts {
    * the core's JavaScript one (workerd, browsers). Both give the same hashes.
    */
   auditHash?: (text: string) => string;
+  /** What the runtime tells the operator through the service (docs/operations.md); every field optional. */
+  operator?: {
+    /** Writes one request-log line (`serve`: standard output). Without it nothing is logged. */
+    log?: (line: string) => void;
+    /** The log's format when `LOG_FORMAT` is unset (`serve`: `text` on a terminal, else `json`). */
+    defaultLogFormat?: "json" | "text";
+    /** The process's resident memory in bytes, for `/metrics`. */
+    residentMemoryBytes?: () => number;
+    /** Open client connections, for `/metrics`. */
+    openConnections?: () => number;
+    /** Checks `/ready` runs besides the stores and keys (the file store's lock). */
+    readiness?: Record<string, () => Promise<void>>;
+  };
 }
+
+/** {@link ServicePorts.operator}: logs, process metrics and extra readiness checks of the runtime. */
+export type OperatorPorts = NonNullable<ServicePorts["operator"]>;
 
 /** The mount point of each worker under `serve`. */
 export const WORKER_MOUNTS = {
@@ -108,11 +129,27 @@ function openApiObject(mount: string) {
 }
 
 /** Mounts every worker on one app with `/health` and `/openapi.json`. */
-export function createService(ports: ServicePorts, config: ServiceConfig): WorkerApp {
+export function createService(given: ServicePorts, config: ServiceConfig): WorkerApp {
   // Here, not at import: a Cloudflare worker bundled alone imports this module but serves no document.
   loadOpenApiGenerators();
-  const app = createWorkerApp({ allowedOrigin: config.allowedOrigin });
+  const operator = given.operator ?? {};
+  const operations = createOperations({
+    level: operator.log === undefined ? "off" : config.logLevel,
+    format: config.logFormat ?? operator.defaultLogFormat ?? "json",
+    write: operator.log ?? (() => {}),
+    now: () => given.clock.now(),
+  });
+  const ports = config.metricsToken === undefined ? given : countedPorts(given, storeCounters(operations.metrics));
+  const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, observer: operations });
   app.openapi(healthRoute, (c) => answerJsonText<{ ok: true }, 200>(c, HEALTHY, 200));
+  registerOperationsRoutes(app, {
+    readiness: { ...serviceReadiness({ data: ports.data, audit: ports.audit, users: ports.users, images: ports.images, outbox: ports.outbox }, config), ...operator.readiness },
+    metrics: operations.metrics,
+    metricsToken: config.metricsToken,
+  });
+  const { residentMemoryBytes, openConnections } = operator;
+  if (residentMemoryBytes !== undefined) operations.metrics.gauge("process_resident_memory_bytes", "Resident memory of the process, in bytes.", residentMemoryBytes);
+  if (openConnections !== undefined) operations.metrics.gauge("http_open_connections", "Client connections open now.", openConnections);
   app.doc31("/openapi.json", (c) => openApiObject(mountOf(c)));
   if (config.apiDocs === "on") registerDocsPage(app);
   // Known paths that only read: another method is a 405 with Allow (docs/api.md), not the router's 404.
@@ -150,7 +187,30 @@ export function createService(ports: ServicePorts, config: ServiceConfig): Worke
     config,
     access,
   }));
+  operations.learnRoutes(declaredRoutes(app), [...Object.values(WORKER_MOUNTS), "/docs"]);
   return app;
+}
+
+/** The routes the app documents, and the service's own that it does not, for the log's route patterns. */
+function declaredRoutes(app: WorkerApp): RouteDeclaration[] {
+  const routes: RouteDeclaration[] = [];
+  for (const definition of app.openAPIRegistry.definitions) {
+    if (definition.type === "route") routes.push({ method: definition.route.method, path: definition.route.path });
+  }
+  for (const path of ["/health", "/ready", "/metrics", "/openapi.json", "/docs"]) routes.push({ method: "*", path });
+  return routes;
+}
+
+/** The ports with every store's operations counted for `/metrics`. */
+function countedPorts(ports: ServicePorts, counters: ReturnType<typeof storeCounters>): ServicePorts {
+  return {
+    ...ports,
+    data: countedStore(ports.data, "data", counters),
+    audit: countedStore(ports.audit, "audit", counters),
+    users: countedStore(ports.users, "users", counters),
+    images: countedStore(ports.images, "images", counters),
+    ...(ports.outbox !== undefined ? { outbox: countedStore(ports.outbox, "outbox", counters) } : {}),
+  };
 }
 
 /**

@@ -26,8 +26,10 @@ const SECURITY = {
   "x-frame-options": "DENY",
   "x-permitted-cross-domain-policies": "none",
   "x-xss-protection": "0",
+  // Every answer names its request (docs/operations.md#logs): a UUID when the client sent none.
+  "x-request-id": expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/),
 };
-const EXPOSE = { "access-control-expose-headers": "Retry-After,X-RateLimit-Limit,X-RateLimit-Remaining,X-RateLimit-Reset,Content-Disposition" };
+const EXPOSE = { "access-control-expose-headers": "Retry-After,X-RateLimit-Limit,X-RateLimit-Remaining,X-RateLimit-Reset,Content-Disposition,X-Request-Id" };
 
 const headersOf = (response: Response) => Object.fromEntries([...response.headers].filter(([name]) => name !== "content-length"));
 

@@ -171,3 +171,10 @@ export function lockDataFolder(dataDir: string, command: string): FolderLock {
   }
   throw new ConfigError([`--data ${dataDir}: its lock ${path} could not be taken; if no serve or command uses the folder, remove the file`]);
 }
+
+/** Whether this process still holds the folder's lock: the lock file names the token it took (`/ready`). */
+export function holdsDataFolder(dir: string): boolean {
+  const path = resolve(dir, LOCK_FILE);
+  const mine = held.get(path);
+  return mine !== undefined && holderOf(path)?.token === mine.token;
+}
