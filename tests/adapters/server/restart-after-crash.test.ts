@@ -8,7 +8,7 @@
  * and a start as soon as space is freed; a killed holder never keeps the lock.
  */
 import { spawnSync } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, unlinkSync, writeSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -102,6 +102,19 @@ describe.each(["node", "bun", "deno"] as Runtime[])("restarting serve on %s afte
       served = await spawnServe({ runtime, dataDir: fresh });
       expect(await served.stop()).toBe(0);
       served = undefined;
+
+      // Room for the lock only: the next write (secrets.json) fails in one line too, and the lock goes.
+      fill(join(disk.dir, "filler"));
+      const pages = Math.floor(statSync(join(disk.dir, "filler")).size / 4096);
+      truncateSync(join(disk.dir, "filler"), (pages - 1) * 4096);
+      const roomy = join(disk.dir, "roomy");
+      const locked = serveOnce(runtime, roomy);
+      expect(locked.status, locked.stderr).toBe(1);
+      const lines = locked.stderr.trim().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^cannot start: the disk of --data .* is full \(.+\): free space and start again$/);
+      expect(lines[0]).toContain(`--data ${roomy} is full (`);
+      expect(readdirSync(roomy).filter((name) => name.includes("lock"))).toEqual([]);
     } finally {
       await served?.stop("SIGKILL");
       disk.unmount();
