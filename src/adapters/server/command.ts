@@ -82,6 +82,12 @@ function addressInUse(err: unknown): boolean {
   return code === "EADDRINUSE" || name === "AddrInUse" || (typeof message === "string" && /address already in use/i.test(message));
 }
 
+/** Whether a write failed for want of space (ENOSPC, or EDQUOT: the user's quota). */
+function diskFull(err: unknown): boolean {
+  const code = typeof err === "object" && err !== null && "code" in err ? err.code : undefined;
+  return code === "ENOSPC" || code === "EDQUOT";
+}
+
 /** The parsed flags of `serve`. */
 export interface ServeFlags {
   /** `--port` (default 8787; 0 picks a free port). */
@@ -153,9 +159,14 @@ export async function runServeCommand(argv: readonly string[], listen: Listen, r
         : `${err.message} (--host names an address of this machine: 127.0.0.1, 0.0.0.0, ::)`);
       return 1;
     }
-    // A store that does not answer at start (Redis or S3 down): its one line, not a stack.
+    // A store that does not answer at start (Redis or S3 down), or a full disk under the lock: its one line, not a stack.
     if (err instanceof ServiceError) {
       console.error(`cannot start: ${err.message}`);
+      return 1;
+    }
+    // A full disk under another first write (secrets.json, an encryption canary): one line too.
+    if (diskFull(err)) {
+      console.error(`cannot start: the disk of --data ${resolve(flags.data)} is full (${err instanceof Error ? err.message : String(err)}): free space and start again`);
       return 1;
     }
     throw err;

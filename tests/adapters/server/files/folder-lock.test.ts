@@ -1,10 +1,11 @@
 /**
  * One process writes a data folder at a time (files/folder-lock.ts): the lock names its holder,
- * refuses another running process, is taken over from one that is gone, and is held once per
- * process however often the process opens the folder. Runs under Node, Bun and Deno.
+ * refuses another running process, is taken over from one that is gone or dying (a zombie, a
+ * pid another process took since, a process killed while it took over a lock), and is held
+ * once per process however often the process opens the folder. Runs under Node, Bun and Deno.
  */
-import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import process from "node:process";
@@ -80,6 +81,73 @@ describe("the data folder's write lock", () => {
     writeFileSync(join(dir, LOCK_FILE), other);
     lock.release();
     expect(readFileSync(join(dir, LOCK_FILE), "utf8")).toBe(other);
+  });
+});
+
+const parents: ChildProcess[] = [];
+afterEach(() => {
+  while (parents.length) parents.pop()!.kill("SIGKILL");
+});
+
+/** `/proc/PID/stat` of a process, empty once it is gone. */
+const statOf = (pid: number) => (existsSync(`/proc/${pid}/stat`) ? readFileSync(`/proc/${pid}/stat`, "utf8") : "");
+
+/** Waits (bounded) until `holds` says yes of what `read` returns. */
+async function until(read: () => string, holds: (text: string) => boolean): Promise<string> {
+  for (let look = 0; look < 1000 && !holds(read()); look++) await new Promise((wait) => setTimeout(wait, 10));
+  return read();
+}
+
+/** A process killed with SIGKILL that its parent (`sleep`, which never reaps) leaves a zombie until the test ends. */
+async function zombie(): Promise<number> {
+  const parent = spawn("sh", ["-c", "sleep 600 & echo $!; exec sleep 600"], { stdio: ["ignore", "pipe", "inherit"] });
+  parents.push(parent);
+  let out = "";
+  const pid = await new Promise<number>((done) => {
+    parent.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes("\n")) done(Number(out.trim()));
+    });
+  });
+  // Killed once its parent is sleep (a shell would reap it).
+  await until(() => statOf(parent.pid!), (stat) => stat.includes("(sleep)"));
+  process.kill(pid, "SIGKILL");
+  expect(await until(() => statOf(pid), (stat) => / Z /.test(stat))).toMatch(/^\d+ \(sleep\) Z /);
+  return pid;
+}
+
+describe.runIf(process.platform === "linux")("a lock whose holder is dying or another process (Linux: /proc)", () => {
+  it("takes over the lock of a zombie: killed, not yet reaped by its parent (a supervisor restarting at once)", async () => {
+    const dir = folder();
+    writeFileSync(join(dir, LOCK_FILE), JSON.stringify({ pid: await zombie(), host: hostname(), command: "serve", since: "2026-11-25T10:00:00.000Z", token: "t" }));
+    const lock = lockDataFolder(dir, "serve");
+    expect(JSON.parse(readFileSync(join(dir, LOCK_FILE), "utf8"))).toMatchObject({ pid: process.pid, command: "serve" });
+    lock.release();
+  });
+
+  it("takes over a lock whose pid another process took since (its start time differs), and still refuses its own holder", () => {
+    const dir = folder();
+    const lock = lockDataFolder(dir, "serve");
+    const mine = JSON.parse(readFileSync(join(dir, LOCK_FILE), "utf8")) as { started?: string };
+    expect(mine.started).toMatch(/^\d+$/);
+    lock.release();
+    const parent = (started: string) => `${JSON.stringify({ pid: process.ppid, host: hostname(), command: "serve", since: "2026-11-25T10:00:00.000Z", token: "t", started })}\n`;
+    const ppidStarted = readFileSync(`/proc/${process.ppid}/stat`, "utf8").replace(/^[\s\S]*\) /, "").split(" ")[19]!;
+    writeFileSync(join(dir, LOCK_FILE), parent(ppidStarted));
+    expect(() => lockDataFolder(dir, "import")).toThrow(`is in use by serve (pid ${process.ppid},`);
+    writeFileSync(join(dir, LOCK_FILE), parent(String(Number(ppidStarted) + 1)));
+    lockDataFolder(dir, "import").release();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it("a takeover file left by a process killed while it took over a stale lock does not hold back the next start", () => {
+    const dir = folder();
+    const stale = { host: hostname(), since: "2026-11-25T10:00:00.000Z" };
+    writeFileSync(join(dir, LOCK_FILE), JSON.stringify({ ...stale, pid: endedPid(), command: "serve", token: "t" }));
+    writeFileSync(join(dir, `${LOCK_FILE}.takeover`), JSON.stringify({ ...stale, pid: endedPid(), command: "takeover", token: "u" }));
+    const lock = lockDataFolder(dir, "serve");
+    expect(readdirSync(dir)).toEqual([LOCK_FILE]);
+    lock.release();
   });
 });
 
