@@ -78,7 +78,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 // Every ErrorCode, checked by the compiler both ways (a value, not an import: the client carries no server code).
-const ERROR_CODES: Record<ErrorCode, true> = { UNAUTHORIZED: true, FORBIDDEN: true, NOT_FOUND: true, VALIDATION_ERROR: true, SERVER_ERROR: true };
+const ERROR_CODES: Record<ErrorCode, true> = { UNAUTHORIZED: true, FORBIDDEN: true, NOT_FOUND: true, CONFLICT: true, VALIDATION_ERROR: true, SERVER_ERROR: true };
 
 function isErrorBody(value: unknown): value is ErrorBody {
   return isRecord(value) && typeof value["error"] === "string" && typeof value["code"] === "string" && Object.hasOwn(ERROR_CODES, value["code"]) &&

@@ -13,7 +13,7 @@
  */
 import type { ErrorCode } from "./schemas/error.ts";
 
-/** What went wrong, finer than the five codes of the error body. */
+/** What went wrong, finer than the codes of the error body. */
 export type FailureKind =
   | "invalid"
   | "method-not-allowed"
@@ -21,6 +21,7 @@ export type FailureKind =
   | "unsupported-media-type"
   | "unauthenticated"
   | "forbidden"
+  | "conflict"
   | "rate-limited"
   | "not-found"
   | "failed"
@@ -37,6 +38,7 @@ export const CODE_OF_KIND: Readonly<Record<FailureKind, ErrorCode>> = Object.fre
   "unsupported-media-type": "VALIDATION_ERROR",
   unauthenticated: "UNAUTHORIZED",
   forbidden: "FORBIDDEN",
+  conflict: "CONFLICT",
   "rate-limited": "FORBIDDEN",
   "not-found": "NOT_FOUND",
   failed: "SERVER_ERROR",
@@ -78,6 +80,10 @@ export class ServiceError extends Error {
   /** A credential is missing or wrong, or the caller may not act on what it names. */
   static forbidden(message = "Missing or invalid authentication", details: Record<string, unknown> = {}): ServiceError {
     return new ServiceError("forbidden", message, details);
+  }
+  /** What is stored stands in the way: doing it would replace something that must be kept (409). */
+  static conflict(message: string, details: Record<string, unknown> = {}): ServiceError {
+    return new ServiceError("conflict", message, details);
   }
   /** No such case file, user, image or key. */
   static notFound(message: string, details: Record<string, unknown> = {}): ServiceError {

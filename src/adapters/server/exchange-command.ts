@@ -336,12 +336,14 @@ async function importArchive(flags: Flags, zip: ArchiveReader, io: ExchangeComma
     for (const error of result.errors ?? []) io.err.write(`${terminalLine(`import refused: ${error}`)}\n`);
     for (const warning of result.warnings ?? []) io.err.write(`${terminalLine(`warning: ${warning}`)}\n`);
   }
-  return result.success ? 0 : 1;
+  // A case document of the importer's own in the way is no fault of the package: 2, as the 409 over HTTP.
+  return result.success ? 0 : result.errorCode === "CONFLICT" ? 2 : 1;
 }
 
 /**
  * Runs `export ...` or `import ...` (argv without the program name) and resolves with the
- * exit code: 0 done, 1 failed or refused, 2 bad usage or configuration.
+ * exit code: 0 done, 1 failed or refused, 2 bad usage or configuration, or an import refused
+ * because a case document of the importer's own is in the way (`CONFLICT`).
  */
 export async function runExchangeCommand(argv: readonly string[], options: ExchangeCommandOptions = {}): Promise<number> {
   const io = commandIo(options.io);

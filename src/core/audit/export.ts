@@ -5,6 +5,7 @@
  * CSV is one row per entry with its seq and hash.
  */
 import type { AuditTrailInput, AuditVerification } from "./verify.ts";
+import { csvCell } from "../encoding/csv-cell.ts";
 
 /** Marks an audit export. */
 export const AUDIT_EXPORT_FORMAT = "forensic-annotation/audit-export@1";
@@ -26,13 +27,11 @@ export function auditExportJson(input: AuditTrailInput, verification: AuditVerif
 
 const CSV_COLUMNS = ["seq", "date", "index", "timestamp", "receivedAt", "userId", "userEmail", "action", "result", "prevHash", "hash", "details"] as const;
 
-// A cell a spreadsheet would run as a formula is prefixed with a quote mark.
-const quote = (value: string): string => `"${(/^[=+\-@\t\r]/.test(value) ? `'${value}` : value).replaceAll('"', '""')}"`;
 const cell = (value: unknown): string => value === undefined || value === null ? "" : typeof value === "string" ? value : JSON.stringify(value);
 
 /** The CSV export: a header, then one row per stored entry in order (unchained ones with empty seq and hash). */
 export function auditExportCsv(input: AuditTrailInput): string {
-  const rows = [CSV_COLUMNS.map(quote).join(",")];
+  const rows = [CSV_COLUMNS.map(csvCell).join(",")];
   for (const day of input.days) {
     day.entries.forEach((item, index) => {
       const entry = item !== null && typeof item === "object" ? item as Record<string, unknown> : { details: item };
@@ -50,7 +49,7 @@ export function auditExportCsv(input: AuditTrailInput): string {
         hash: entry.hash,
         details: entry.details,
       };
-      rows.push(CSV_COLUMNS.map((column) => quote(cell(values[column]))).join(","));
+      rows.push(CSV_COLUMNS.map((column) => csvCell(cell(values[column]))).join(","));
     });
   }
   return `${rows.join("\n")}\n`;

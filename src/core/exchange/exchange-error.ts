@@ -13,6 +13,7 @@ const KIND: Record<ExchangeErrorCode, FailureKind> = {
   NOT_FOUND: "not-found",
   VALIDATION_ERROR: "invalid",
   FORBIDDEN: "forbidden",
+  CONFLICT: "conflict",
   SERVER_ERROR: "failed",
 };
 

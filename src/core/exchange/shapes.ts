@@ -7,6 +7,7 @@
  * two in step). Stored and exported documents are loose: fields written by other clients are kept.
  */
 import type { FileData } from "../schemas/resources.ts";
+import type { ErrorCode } from "../schemas/error.ts";
 import type { AnnotationData, Confirmation } from "../schemas/annotation.ts";
 
 export type { FileData };
@@ -182,6 +183,12 @@ export interface ImportResult {
   annotationsImported: number;
   /** Why the import was refused or failed. */
   errors?: string[] | undefined;
+  /**
+   * On failure, the code of the error body it answers with over HTTP: `CONFLICT` (409) when a
+   * case document of the importer's own stands in the way, `VALIDATION_ERROR` for a package
+   * refused, `SERVER_ERROR` for a store that failed (docs/exchange.md#rules).
+   */
+  errorCode?: ErrorCode | undefined;
   /** What the import noticed without refusing. */
   warnings?: string[] | undefined;
   /** The manifest signature, when the manifest could be read. */

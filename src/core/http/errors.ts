@@ -18,6 +18,7 @@ const REASON: Record<number, string> = {
   404: "Not Found",
   405: "Method Not Allowed",
   408: "Request Timeout",
+  409: "Conflict",
   413: "Payload Too Large",
   415: "Unsupported Media Type",
   429: "Too Many Requests",
@@ -29,7 +30,7 @@ const REASON: Record<number, string> = {
 };
 
 /** The HTTP statuses the service answers failures with. */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 413 | 415 | 429 | 500 | 502 | 503 | 504;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 500 | 502 | 503 | 504;
 
 /** The status each kind of failure answers with. */
 export const STATUS_OF_KIND: Readonly<Record<FailureKind, ErrorStatus>> = Object.freeze({
@@ -39,6 +40,7 @@ export const STATUS_OF_KIND: Readonly<Record<FailureKind, ErrorStatus>> = Object
   "unsupported-media-type": 415,
   unauthenticated: 401,
   forbidden: 403,
+  conflict: 409,
   "rate-limited": 429,
   "not-found": 404,
   failed: 500,
@@ -64,6 +66,7 @@ export function codeForStatus(status: number): ErrorCode {
   if (status === 401) return "UNAUTHORIZED";
   if (status === 403 || status === 429) return "FORBIDDEN";
   if (status === 404) return "NOT_FOUND";
+  if (status === 409) return "CONFLICT";
   if (status >= 500) return "SERVER_ERROR";
   return "VALIDATION_ERROR";
 }

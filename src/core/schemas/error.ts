@@ -1,9 +1,9 @@
 import * as z from "zod";
 
 /** The error codes of docs/api.md#errors (a union written out, so that it is public on its own). */
-export type ErrorCode = "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "VALIDATION_ERROR" | "SERVER_ERROR";
+export type ErrorCode = "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "VALIDATION_ERROR" | "SERVER_ERROR";
 /** Every {@link ErrorCode}; tests/public-api.test.ts keeps the two equal. */
-export const ERROR_CODES = ["UNAUTHORIZED", "FORBIDDEN", "NOT_FOUND", "VALIDATION_ERROR", "SERVER_ERROR"] as const satisfies readonly ErrorCode[];
+export const ERROR_CODES = ["UNAUTHORIZED", "FORBIDDEN", "NOT_FOUND", "CONFLICT", "VALIDATION_ERROR", "SERVER_ERROR"] as const satisfies readonly ErrorCode[];
 /** Validates an error code. */
 export const ErrorCodeSchema = z.enum(ERROR_CODES);
 

@@ -9,6 +9,7 @@ import * as z from "zod";
 import { AnnotationDataSchema, ConfirmationSchema } from "./annotation.ts";
 import { FileDataSchema } from "./case.ts";
 import { CasesDeleteBodySchema } from "./user.ts";
+import { ErrorCodeSchema } from "./error.ts";
 
 export { type Confirmation, ConfirmationSchema } from "./annotation.ts";
 
@@ -150,6 +151,8 @@ export const ImportResultSchema = z.object({
   filesImported: count,
   annotationsImported: count,
   errors: z.array(z.string()).optional(),
+  /** On failure, the error body's code it answers with over HTTP (`CONFLICT`: a case document of the importer's own is in the way). */
+  errorCode: ErrorCodeSchema.optional(),
   warnings: z.array(z.string()).optional(),
   signatureValid: SignatureValiditySchema.optional(),
 });

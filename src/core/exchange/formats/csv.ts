@@ -3,21 +3,21 @@
  * The single-case CSV (docs/exchange.md "CSV"), as the v1.0 client writes it: when protected (the
  * default, as there) the `CASE DATA WARNING` line and a blank line; comment lines with the
  * SHA-256 of the data block and a blank line; then the data block of {@link caseTableRows}.
- * Every field is double-quoted with quotes doubled; lines end with `\n`; the file ends with
+ * Every field is double-quoted with quotes doubled, text a spreadsheet would run as a formula
+ * marked with `'` (`encoding/csv-cell.ts`); lines end with `\n`; the file ends with
  * the last row (no newline), so the data block is everything after the first blank line once
  * the warning is taken off.
  */
 import { caseTableRows } from "./case-table.ts";
 import type { TableRow } from "./columns.ts";
 import { sha256Hex } from "../../encoding/digest.ts";
+import { csvCell, csvCellText } from "../../encoding/csv-cell.ts";
 import type { CaseExportData } from "../shapes.ts";
 import { CSV_WARNING_LINE, stripWarningBlock } from "./warning-block.ts";
 
-const quote = (field: string | number): string => `"${String(field).replaceAll('"', '""')}"`;
-
-/** Rows as CSV lines: every field quoted, `\n` between lines. */
+/** Rows as CSV lines: every field quoted (text a spreadsheet would run as a formula neutralised), `\n` between lines. */
 function csvLines(rows: readonly TableRow[]): string {
-  return rows.map((row) => row.map(quote).join(",")).join("\n");
+  return rows.map((row) => row.map(csvCell).join(",")).join("\n");
 }
 
 const HASH_PREFIX = "# SHA-256 Hash: ";
@@ -112,7 +112,7 @@ export async function readCaseCsv(csv: string): Promise<CaseCsvFacts> {
   const verification = await verifyCaseCsv(csv);
   const unwarned = stripWarningBlock(csv);
   const split = unwarned.indexOf("\n\n");
-  const rows = split === -1 ? [] : parseCsvRows(unwarned.slice(split + 2));
+  const rows = split === -1 ? [] : parseCsvRows(unwarned.slice(split + 2)).map((row) => row.map(csvCellText));
   const value = (label: string): string => rows.find((row) => row[0] === label)?.[1] ?? "";
   const header = rows.findIndex((row) => row[0] === "File ID");
   const fileRows = header === -1 ? [] : rows.slice(header + 1).filter((row) => row[0] !== undefined && row[0] !== "");

@@ -10,10 +10,11 @@
  */
 import { fileIdsOf } from "../../cases/case-store.ts";
 import { ContentionError } from "../../storage/conflict-retry.ts";
+import { ServiceError } from "../../errors.ts";
 import { checkCasePackage, type CheckedPackage, type PackageFacts, PackageRefusal } from "../package/case-package.ts";
 import { messageOf } from "../exchange-error.ts";
 import { recordAudit } from "../exchange-audit.ts";
-import { checkExporter, checkImages, checkImporterCases, consistencyProblems, readOnlyCasesFull } from "./import-rules.ts";
+import { checkCaseDocument, checkExporter, checkImages, checkImporterCases, consistencyProblems, readOnlyCasesFull, storedCaseDocument } from "./import-rules.ts";
 import { MAX_READ_ONLY_CASES } from "../../schemas/user.ts";
 import type { ImportOptions, ImportResult } from "../shapes.ts";
 import type { SignatureVerification } from "../package/signature.ts";
@@ -119,7 +120,9 @@ async function writeCase(
   }
 
   options.onProgress?.({ stage: "finishing", done: 0, total: 1 });
-  const previous = await store.getCase(uid, caseNumber);
+  const previous = await storedCaseDocument(store, uid, caseNumber);
+  // Checked again just before the write: a document of the importer's may have been stored since the first check.
+  checkCaseDocument(caseNumber, previous);
   const document = {
     caseNumber,
     files: files.map((file) => ({
@@ -205,7 +208,8 @@ export async function importCase(store: ExchangeStore, zip: Uint8Array | Blob | 
     checkExporter(pkg.data, importerUid);
     importer = await store.getUser(importerUid);
     if (importer === null) throw new PackageRefusal(`The importing user ${importerUid} does not exist`);
-    const { replaces } = checkImporterCases(pkg.data, importer, options.overwriteExisting === true);
+    const existing = await storedCaseDocument(store, importerUid, result.caseNumber);
+    const { replaces } = checkImporterCases(pkg.data, importer, options.overwriteExisting === true, existing);
     const problems = consistencyProblems(pkg);
     if (problems.length > 0) {
       if (options.validateIntegrity !== false) throw new PackageRefusal(`The package is inconsistent: ${problems.join("; ")}`);
@@ -228,6 +232,7 @@ export async function importCase(store: ExchangeStore, zip: Uint8Array | Blob | 
   } catch (err) {
     blocked = err instanceof PackageRefusal && err.blocked;
     result.errors!.push(messageOf(err));
+    result.errorCode = err instanceof ServiceError ? err.code : "SERVER_ERROR";
     result.filesImported = 0;
     result.annotationsImported = 0;
     result.warnings!.push(...await undo(store, importerUid, result.caseNumber, journal));

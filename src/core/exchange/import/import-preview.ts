@@ -1,15 +1,15 @@
 /**
  * @module
  * `previewCaseImport`: what a package holds and whether it would import, without writing
- * anything. Runs the same checks as the import, in the same order (rules 1 to 5, the
- * overwrite part of 7, `validateIntegrity`), as far as the context given allows: without an
- * importer only the package itself is checked.
+ * anything. Runs the same checks as the import, in the same order (rules 1 to 7, the stored
+ * case document included), as far as the context given allows: without an importer only the
+ * package itself is checked.
  */
 import { checkCasePackage, type PackageFacts } from "../package/case-package.ts";
 import type { CaseImportOptions } from "./case-import.ts";
 import { readCaseCsv } from "../formats/csv.ts";
 import { messageOf } from "../exchange-error.ts";
-import { checkExporter, checkImages, checkImporterCases, consistencyProblems } from "./import-rules.ts";
+import { checkExporter, checkImages, checkImporterCases, consistencyProblems, storedCaseDocument } from "./import-rules.ts";
 import type { CaseImportPreview } from "../shapes.ts";
 import type { ExchangeStore } from "../sources.ts";
 import type { ArchiveReader } from "../package/zip-read.ts";
@@ -63,7 +63,8 @@ export async function previewCaseImport(zip: Uint8Array | Blob | ArchiveReader, 
       if (context.store !== undefined) {
         const importer = await context.store.getUser(context.importerUid);
         if (importer === null) throw new Error(`The importing user ${context.importerUid} does not exist`);
-        const { replaces } = checkImporterCases(pkg.data, importer, context.overwriteExisting === true);
+        const existing = await storedCaseDocument(context.store, context.importerUid, pkg.data.metadata.caseNumber);
+        const { replaces } = checkImporterCases(pkg.data, importer, context.overwriteExisting === true, existing);
         if (replaces) warnings.push(`The read-only case ${pkg.data.metadata.caseNumber} would be replaced`);
       }
     }

@@ -1,14 +1,18 @@
 /**
  * @module
- * The import rules that concern the importer (docs/exchange.md#what-is-written,
- * rules 4, 5 and the overwrite part of 7) and the package's consistency with itself
- * (`validateIntegrity`). Shared by the preview and the import, so both decide alike.
+ * The import rules that concern the importer (docs/exchange.md#rules, rules 4 to 6: not their
+ * own case nor over a case document of theirs, room for one more) and the package's
+ * consistency with itself (`validateIntegrity`). Shared by the preview and the import, so both
+ * decide alike.
  */
 import { type CheckedPackage, PackageRefusal } from "../package/case-package.ts";
 import { describeRefusal } from "../../images/image-structure.ts";
 import type { CaseExportData } from "../shapes.ts";
 import type { ExchangeUser } from "../sources.ts";
 import { MAX_READ_ONLY_CASES } from "../../schemas/user.ts";
+import { ServiceError } from "../../errors.ts";
+import { UnreadableDocumentError } from "../../cases/case-store.ts";
+import type { CaseStore } from "../../cases/case-store.ts";
 
 /** The message of rule 4, as docs/exchange.md words it. */
 export const OWN_CASE_REFUSAL = "the original analyst cannot review their own case";
@@ -26,20 +30,53 @@ export function readOnlyCasesFull(): PackageRefusal {
 }
 
 /**
- * Rules 5 and 7 (before anything is written): not an own case; a same-number read-only case only
- * with overwriteExisting; room for one more read-only case.
+ * Rules 5 and 6 (before anything is written): not an own case, listed or only stored (`existing`,
+ * the importer's case document of that number); a same-number read-only case only with
+ * overwriteExisting; room for one more read-only case.
  */
-export function checkImporterCases(data: CaseExportData, importer: ExchangeUser, overwriteExisting: boolean): { replaces: boolean } {
+export function checkImporterCases(data: CaseExportData, importer: ExchangeUser, overwriteExisting: boolean, existing: unknown): { replaces: boolean } {
   const caseNumber = data.metadata.caseNumber;
   if (importer.cases.some((assignment) => assignment.caseNumber === caseNumber)) {
     throw new PackageRefusal(`Case ${caseNumber} is one of your own cases: ${OWN_CASE_REFUSAL}`, true);
   }
+  checkCaseDocument(caseNumber, existing);
   const replaces = (importer.readOnlyCases ?? []).some((entry) => entry.caseNumber === caseNumber);
   if (replaces && !overwriteExisting) {
     throw new PackageRefusal(`A read-only case ${caseNumber} already exists; import with overwriteExisting to replace it`);
   }
   if (!replaces && (importer.readOnlyCases ?? []).length >= MAX_READ_ONLY_CASES) throw readOnlyCasesFull();
   return { replaces };
+}
+
+/** Whether a stored case document is a read-only import of `caseNumber` (what an import writes, and the v1.0 client's import too). */
+function isReadOnlyImportOf(document: unknown, caseNumber: string): boolean {
+  if (document === null || typeof document !== "object") return false;
+  const fields = document as Record<string, unknown>;
+  return fields.isReadOnly === true && typeof fields.importedAt === "string" && fields.caseNumber === caseNumber;
+}
+
+/**
+ * Rule 5: the importer's case document of that number, when there is one, is a read-only import
+ * of the same case. Anything else there (a case they wrote through /data that their record does
+ * not list, or no longer lists) is theirs: a `CONFLICT` refusal (409), nothing is replaced.
+ */
+export function checkCaseDocument(caseNumber: string, existing: unknown): void {
+  // `[]` is how the data worker answers a document it does not hold: absent, as the HTTP store reads it.
+  if (existing === null || (Array.isArray(existing) && existing.length === 0) || isReadOnlyImportOf(existing, caseNumber)) return;
+  throw ServiceError.conflict(
+    `A case document ${caseNumber} of your own is stored, not a read-only import of this case: importing would replace it. Remove or rename that case first`,
+    { caseNumber },
+  );
+}
+
+/** The importer's stored case document, or null; one that is not JSON counts as present (and as not an import). */
+export async function storedCaseDocument(store: CaseStore, userUid: string, caseNumber: string): Promise<unknown> {
+  try {
+    return await store.getCase(userUid, caseNumber);
+  } catch (err) {
+    if (err instanceof UnreadableDocumentError) return { unreadable: true };
+    throw err;
+  }
 }
 
 /** The package against itself: every file has its image, no image is left over, totalFiles matches. */
