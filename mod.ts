@@ -57,9 +57,9 @@ export { verifyAuditTrail } from "./src/core/audit/verify.ts";
 // Errors.
 export { type FailureKind, ServiceError } from "./src/core/errors.ts";
 // The resources the workers store and answer.
-export type { AuditEntry, CaseData, ErrorBody, UserData } from "./src/core/schemas/resources.ts";
+export type { AuditEntry, CaseData, ErrorBody, FileData, UserData } from "./src/core/schemas/resources.ts";
 export type { ErrorCode } from "./src/core/schemas/error.ts";
-export type { AnnotationData, BoxAnnotation } from "./src/core/schemas/annotation.ts";
+export type { AnnotationData, BoxAnnotation, Confirmation } from "./src/core/schemas/annotation.ts";
 
 // A worker made alone from this entry documents itself as the service does (getOpenAPI31Document, doc31).
 loadOpenApiGenerators();

@@ -1,5 +1,5 @@
 /**
- * The public API stays small enough to hold in one's head: the root entry exports at most 60
+ * The public API stays small enough to hold in one's head: the root entry exports at most 62
  * names, and each of them is used by an example or an adapter, or named in the README, docs/library.md or docs/service.md. The
  * resource types are written out as interfaces (JSR documents no inferred types); these
  * checks keep them and the zod schemas that validate the same shapes equal.
@@ -64,10 +64,11 @@ function usesOf(name: string): string[] {
 describe("the root entry (mod.ts)", () => {
   const names = exportsOf("mod.ts");
 
-  it("exports at most 60 names, each once", () => {
+  // 62: the 60 it had, and FileData and Confirmation, the resource types CaseData and AnnotationData hold (issue 42, item 10).
+  it("exports at most 62 names, each once", () => {
     const all = names.map(({ name }) => name);
     expect(new Set(all).size, "a name exported twice").toBe(all.length);
-    expect(all.length, `mod.ts exports ${all.length} names: ${all.join(", ")}`).toBeLessThanOrEqual(60);
+    expect(all.length, `mod.ts exports ${all.length} names: ${all.join(", ")}`).toBeLessThanOrEqual(62);
   });
 
   it("reads the runtime exports as the module has them", async () => {
@@ -99,10 +100,12 @@ describe("the root entry (mod.ts)", () => {
       "createPdfWorker",
       "ServiceError",
       "CaseData",
+      "FileData",
       "UserData",
       "AuditEntry",
       "AnnotationData",
       "BoxAnnotation",
+      "Confirmation",
       "ErrorBody",
       "ErrorCode",
     ]) {

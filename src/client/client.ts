@@ -4,14 +4,13 @@
  * each call sends its worker's credential (docs/api.md#access), encodes path segments, and
  * turns an error answer into a {@link ServiceClientError}.
  */
-import type { CaseData, ErrorBody, UserData } from "../core/schemas/resources.ts";
+import type { AuditEntry, CaseData, ErrorBody, UserData } from "../core/schemas/resources.ts";
 import type { ErrorCode } from "../core/schemas/error.ts";
 import type { ReportInput } from "../core/pdf/mod.ts";
 import type { AuditVerification } from "../core/audit/verify.ts";
 import type {
   AuditAppended,
   AuditEntries,
-  AuditEntryInput,
   AuditRange,
   CaptchaResult,
   CaseAssignmentInput,
@@ -46,12 +45,22 @@ export interface ClientOptions {
   fetch?: (request: Request) => Promise<Response>;
 }
 
-/** An error answer of the service: its status, and the standard error body when it has one. */
+/**
+ * The code of a {@link ServiceClientError}: the standard error's code of an error answer, or
+ * `NETWORK_ERROR` when no answer came (fetch failed: the service unreachable, DNS, TLS, CORS,
+ * the connection cut while the answer was read).
+ */
+export type ClientErrorCode = ErrorCode | "NETWORK_ERROR";
+
+/**
+ * An error answer of the service (its status, and the standard error body when it has one), or
+ * no answer at all: status 0, code `NETWORK_ERROR`, and fetch's own error as `cause`.
+ */
 export class ServiceClientError extends Error {
-  /** The HTTP status. */
+  /** The HTTP status; 0 when no answer came (code `NETWORK_ERROR`). */
   readonly status: number;
-  /** The standard error's code, when the body is the standard error body. */
-  readonly code: ErrorCode | undefined;
+  /** The standard error's code when the body is the standard error body; `NETWORK_ERROR` when no answer came. */
+  readonly code: ClientErrorCode | undefined;
   /** The standard error body, when the answer has one (docs/api.md#errors). */
   readonly error: ErrorBody | undefined;
   /** The answer's body: parsed JSON, or the text. */
@@ -59,15 +68,18 @@ export class ServiceClientError extends Error {
   /** `Retry-After` of a 429, in seconds. */
   readonly retryAfterSeconds: number | undefined;
 
-  /** Wraps an error answer; `message` says what went wrong when the body cannot (a redirect, an unreadable answer). */
-  constructor(status: number, body: unknown, retryAfterSeconds?: number, message?: string) {
+  /**
+   * Wraps an error answer; `message` says what went wrong when the body cannot (a redirect, an
+   * unreadable answer). `options.cause` is the error behind it, `options.code` a code of the client's own.
+   */
+  constructor(status: number, body: unknown, retryAfterSeconds?: number, message?: string, options: { cause?: unknown; code?: "NETWORK_ERROR" } = {}) {
     const error = isErrorBody(body) ? body : undefined;
     const said = message ?? error?.message ?? (isRecord(body) && typeof body["message"] === "string" ? body["message"] : undefined);
-    super(`${status}${said === undefined ? "" : `: ${said}`}`);
+    super(`${status}${said === undefined ? "" : `: ${said}`}`, "cause" in options ? { cause: options.cause } : undefined);
     this.name = "ServiceClientError";
     this.status = status;
     this.error = error;
-    this.code = error?.code;
+    this.code = options.code ?? error?.code;
     this.body = body;
     this.retryAfterSeconds = retryAfterSeconds;
   }
@@ -89,6 +101,22 @@ function isErrorBody(value: unknown): value is ErrorBody {
 function refusedBeforeSending(message: string, details: Record<string, unknown>): ServiceClientError {
   return new ServiceClientError(400, { error: "Bad Request", code: "VALIDATION_ERROR", message, details });
 }
+
+/**
+ * `read()` (fetch, or reading an answer's body), its rejection as the client's network failure:
+ * no answer came, or it broke off. `what` says which, for the message.
+ */
+async function reading<T>(what: string, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (cause) {
+    if (cause instanceof ServiceClientError) throw cause;
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    throw new ServiceClientError(0, undefined, undefined, `${what}: ${reason}`, { cause, code: "NETWORK_ERROR" });
+  }
+}
+
+const BROKE_OFF = "the answer broke off";
 
 // Text without a lone UTF-16 surrogate, which no URL can carry (encodeURIComponent throws, URLSearchParams makes it U+FFFD).
 // No lookbehind: browsers without it (Safari before 16.4) would refuse the whole module.
@@ -170,8 +198,11 @@ export type DataKey = string | readonly string[];
 
 /** The data worker's calls. */
 export interface DataClient {
-  /** `GET /data/{key}`: the stored JSON; `[]` when there is none. */
-  get<T = unknown>(key: DataKey): Promise<T | []>;
+  /**
+   * `GET /data/{key}`: the stored JSON; undefined when there is none. The service answers `[]`
+   * for a missing document (never 404), so a document stored as `[]` reads as undefined too.
+   */
+  get<T = unknown>(key: DataKey): Promise<T | undefined>;
   /** `PUT /data/{key}`: stores any JSON value. */
   put(key: DataKey, value: unknown): Promise<void>;
   /** `DELETE /data/{key}`. */
@@ -184,8 +215,13 @@ export interface DataClient {
 
 /** The audit endpoints (the audit worker's). */
 export interface AuditClient {
-  /** `POST /audit/?userId=`: appends an entry to the user's trail of today. */
-  append(entry: AuditEntryInput): Promise<AuditAppended>;
+  /**
+   * `POST /audit/?userId=`: appends an entry to the user's trail of today. An entry read back
+   * is taken too: the fields the service writes (`receivedAt`, `seq`, `prevHash`, `hash`) are
+   * left out of what is sent, and the service writes its own. The stand-in of an unreadable
+   * entry (`unreadable: true`) is refused before sending (400 `VALIDATION_ERROR`).
+   */
+  append(entry: AuditEntry): Promise<AuditAppended>;
   /** `GET /audit/?userId=`: the user's entries of today or of a range, newest first. */
   read(userId: string, range?: AuditRange): Promise<AuditEntries>;
   /** `GET /audit/verify?userId=`: checks the hash chain of the user's whole trail, or of a range of days. */
@@ -213,6 +249,19 @@ export interface ServiceClient {
 }
 
 type Credential = "user" | "data" | "keys" | "image" | "none";
+
+/** What the service writes on every stored entry, and refuses from clients (docs/api.md#append). */
+const SERVICE_WRITTEN_FIELDS: readonly string[] = ["receivedAt", "seq", "prevHash", "hash"];
+
+/** The entry as the service takes it: without the fields it writes itself. */
+function entryToSend(entry: AuditEntry): Record<string, unknown> {
+  if (entry["unreadable"] === true) {
+    throw refusedBeforeSending("the entry is the stand-in of a stored entry that cannot be read (unreadable: true), not an entry to append", { field: "unreadable" });
+  }
+  const sent: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(entry)) if (!SERVICE_WRITTEN_FIELDS.includes(field)) sent[field] = value;
+  return sent;
+}
 
 /** The query of the audit reads: the user and, when given, the range's days. */
 function rangeQuery(userId: string, range: AuditRange): URLSearchParams {
@@ -272,14 +321,15 @@ export function createClient(options: ClientOptions): ServiceClient {
       payload = body.form;
     }
     // Never followed: fetch keeps custom headers (every key here) and re-sends bodies across origins.
-    const response = await doFetch(new Request(url, { method, headers, body: payload, redirect: "manual" }));
+    const request = new Request(url, { method, headers, body: payload, redirect: "manual" });
+    const response = await reading(`no answer from ${url}`, () => doFetch(request));
     if (response.ok) return response;
     if (response.type === "opaqueredirect" || (response.status >= 300 && response.status < 400)) {
       await response.body?.cancel();
       const location = response.headers.get("Location");
       throw new ServiceClientError(response.status, "", undefined, `redirected${location === null ? "" : ` to ${location}`}; the client follows no redirects, which would carry its credentials (check baseUrl and workers)`);
     }
-    const text = await textUpTo(response, MAX_ERROR_BODY_BYTES);
+    const text = await reading(BROKE_OFF, () => textUpTo(response, MAX_ERROR_BODY_BYTES));
     let parsed: unknown = text;
     try {
       parsed = JSON.parse(text);
@@ -290,12 +340,16 @@ export function createClient(options: ClientOptions): ServiceClient {
   };
   const json = async <T>(pending: Promise<Response>): Promise<T> => {
     const response = await pending;
-    const text = await response.text();
+    const text = await reading(BROKE_OFF, () => response.text());
     try {
       return JSON.parse(text) as T;
     } catch {
       throw new ServiceClientError(response.status, text.slice(0, MAX_ERROR_BODY_BYTES), undefined, "the answer is not JSON");
     }
+  };
+  const textOf = async (pending: Promise<Response>): Promise<string> => {
+    const response = await pending;
+    return await reading(BROKE_OFF, () => response.text());
   };
   const done = async (response: Promise<Response>): Promise<void> => {
     await (await response).body?.cancel();
@@ -304,13 +358,14 @@ export function createClient(options: ClientOptions): ServiceClient {
   const keyPath = (key: DataKey) => `/${(typeof key === "string" ? key.split("/") : [...key]).map((part) => segment(part, "key segment")).join("/")}`;
 
   const data: DataClient = {
-    get: async <T>(key: DataKey) => await json<T | []>(send("data", "data", "GET", keyPath(key))),
+    get: async <T>(key: DataKey) => {
+      const stored = await json<T | []>(send("data", "data", "GET", keyPath(key)));
+      // The service's answer for a missing document.
+      return Array.isArray(stored) && stored.length === 0 ? undefined : stored as T;
+    },
     put: async (key, value) => await done(send("data", "data", "PUT", keyPath(key), { json: value })),
     delete: async (key) => await done(send("data", "data", "DELETE", keyPath(key))),
-    getCase: async (uid, caseNumber) => {
-      const stored = await data.get<CaseData>([uid, caseNumber, "data.json"]);
-      return Array.isArray(stored) ? undefined : stored;
-    },
+    getCase: async (uid, caseNumber) => await data.get<CaseData>([uid, caseNumber, "data.json"]),
     putCase: async (uid, caseNumber, value) => await data.put([uid, caseNumber, "data.json"], value),
   };
 
@@ -325,7 +380,7 @@ export function createClient(options: ClientOptions): ServiceClient {
     },
     data,
     audit: {
-      append: async (entry: AuditEntryInput) => await json<AuditAppended>(send("audit", "data", "POST", `/audit?${rangeQuery(entry.userId, {})}`, { json: entry })),
+      append: async (entry) => await json<AuditAppended>(send("audit", "data", "POST", `/audit?${rangeQuery(entry.userId, {})}`, { json: entryToSend(entry) })),
       read: async (userId, range = {}) => await json<AuditEntries>(send("audit", "data", "GET", `/audit?${rangeQuery(userId, range)}`)),
       verify: async (userId, range = {}) => await json<AuditVerification>(send("audit", "data", "GET", `/audit/verify?${rangeQuery(userId, range)}`)),
     },
@@ -335,12 +390,17 @@ export function createClient(options: ClientOptions): ServiceClient {
         form.set("file", file, filename ?? (file instanceof File ? file.name : "image"));
         return (await json<{ result: UploadedImage }>(send("image", "image", "POST", "", { form }))).result;
       },
-      sign: async (deliveryUrl) => await (await send("image", "image", "GET", `/${segment(deliveryUrl, "deliveryUrl")}`)).text(),
+      sign: async (deliveryUrl) => await textOf(send("image", "image", "GET", `/${segment(deliveryUrl, "deliveryUrl")}`)),
       delete: async (imageId, deleteOptions = {}) =>
         await done(send("image", "image", "DELETE", `/${segment(imageId, "imageId")}${deleteOptions.owner === undefined ? "" : `?${new URLSearchParams({ owner: wellFormed(deleteOptions.owner, "owner") })}`}`)),
     },
-    keys: { get: async (name) => await (await send("keys", "keys", "GET", `/${segment(name, "keyName")}`)).text() },
+    keys: { get: async (name) => await textOf(send("keys", "keys", "GET", `/${segment(name, "keyName")}`)) },
     captcha: { verify: async (token) => await json<CaptchaResult>(send("captcha", "none", "POST", "", { json: { "captcha-response": token } }, false)) },
-    pdf: { render: async (request) => new Uint8Array(await (await send("pdf", "none", "POST", "", { json: request })).arrayBuffer()) },
+    pdf: {
+      render: async (request) => {
+        const response = await send("pdf", "none", "POST", "", { json: request });
+        return new Uint8Array(await reading(BROKE_OFF, () => response.arrayBuffer()));
+      },
+    },
   };
 }

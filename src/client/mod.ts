@@ -19,6 +19,7 @@
  */
 export {
   type AuditClient,
+  type ClientErrorCode,
   type ClientOptions,
   createClient,
   type DataClient,

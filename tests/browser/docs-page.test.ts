@@ -102,4 +102,20 @@ describe("the /docs page in Chromium", () => {
     expect(requested.filter((url) => !url.startsWith(`${served.url}/`) && !url.startsWith("data:"))).toEqual([]);
     expect(problems).toEqual([]);
   }, 180_000);
+
+  it("opens with the credentials (which key in which header, the identity token) and groups the operations by worker", async () => {
+    const page = await browser.newPage();
+    expect((await page.goto(`${served.url}/docs`))?.status()).toBe(200);
+    const intro = page.locator(".information-container .info .description");
+    await intro.waitFor({ timeout: 60_000 });
+    const text = (await intro.textContent()) ?? "";
+    for (const shown of ["Credentials", "X-Custom-Auth-Key", "USER_DB_AUTH", "R2_KEY_SECRET", "KEYS_AUTH", "IMAGES_API_TOKEN", "X-Identity-Token", "X-Admin-Key", "Authorize"]) {
+      expect(text, shown).toContain(shown);
+    }
+    // The credentials are a table, not a paragraph of pipes.
+    expect(await intro.locator("table tr").count()).toBeGreaterThanOrEqual(7);
+    const groups = await page.locator(".opblock-tag-section .opblock-tag").evaluateAll((tags) => tags.map((tag) => tag.getAttribute("data-tag")));
+    expect(groups).toEqual(["user", "data", "audit", "image", "pdf", "keys", "captcha", "service"]);
+    expect(await page.locator('.opblock-tag[data-tag="default"]').count()).toBe(0);
+  }, 120_000);
 });

@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { Hono } from "hono";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { createClient, type ServiceClient, ServiceClientError } from "../../src/client/mod.ts";
-import type { AuditEntries, AuditEntryInput, CaseData, ErrorCode, UserData } from "../../src/client/mod.ts";
+import type { AuditEntries, AuditEntry, AuditEntryInput, CaseData, ClientErrorCode, UnreadableAuditEntry, UserData } from "../../src/client/mod.ts";
 import { KEYS, stubVerifier, testService } from "../helpers/service.ts";
 import { auditEntry } from "../helpers/audit-entry.ts";
 import { fixture } from "../helpers/images.ts";
@@ -44,7 +44,7 @@ describe("the typed client", () => {
     await client.data.put(["u1", "C-1", "f1", "data.json"], { annotations: [] });
     expect(await client.data.get("u1/C-1/f1/data.json")).toEqual({ annotations: [] });
     await client.data.delete("u1/C-1/f1/data.json");
-    expect(await client.data.get("u1/C-1/f1/data.json")).toEqual([]);
+    expect(await client.data.get("u1/C-1/f1/data.json")).toBeUndefined();
 
     const appended = await client.audit.append(auditEntry({ userId: "u1" }) as Parameters<ServiceClient["audit"]["append"]>[0]);
     expect(appended).toMatchObject({ success: true, entryCount: 1, filename: "audit-trails/u1-2026-11-22.json" });
@@ -76,7 +76,7 @@ describe("the typed client", () => {
     const error = missing as ServiceClientError;
     expect(error.status).toBe(404);
     expect(error.code).toBe("NOT_FOUND");
-    expectTypeOf(error.code).toEqualTypeOf<ErrorCode | undefined>();
+    expectTypeOf(error.code).toEqualTypeOf<ClientErrorCode | undefined>();
     expect(error.error).toMatchObject({ error: "Not Found", code: "NOT_FOUND", details: expect.any(Object) });
     const wrongKey = await clientOf(app, { dataKey: "wrong" }).data.get("u1/C-1/data.json").catch((err: unknown) => err);
     expect(wrongKey).toMatchObject({ status: 403, code: "FORBIDDEN" });
@@ -203,9 +203,69 @@ describe("the typed client", () => {
     parent.route("/forensic", app);
     const client = createClient({ baseUrl: "http://lab.test/forensic/", ...keys, fetch: async (request) => await parent.request(request) });
     expect(await client.health()).toEqual({ ok: true });
-    expect(await client.data.get("u1/C-1/data.json")).toEqual([]);
+    expect(await client.data.get("u1/C-1/data.json")).toBeUndefined();
     const alone = createClient({ baseUrl: "http://unused.test", workers: { data: "http://lab.test/forensic/data" }, ...keys, fetch: async (request) => await parent.request(request) });
-    expect(await alone.data.get("u1/C-1/data.json")).toEqual([]);
+    expect(await alone.data.get("u1/C-1/data.json")).toBeUndefined();
+  });
+
+  it("appends an entry read back, typed as read: the fields the service writes are left out; an unreadable stand-in is refused before sending", async () => {
+    const { app } = testService();
+    const client = clientOf(app);
+    await client.audit.append({ timestamp: "2026-11-22T12:00:00.000Z", userId: "u1", userEmail: "a@lab.example", action: "case-create", result: "success", details: {} });
+    const [stored] = (await client.audit.read("u1")).entries;
+    expect(stored).toMatchObject({ receivedAt: expect.any(String), seq: expect.any(Number), hash: expect.any(String) });
+    // No cast: an entry as the service serves it is an entry to append.
+    expectTypeOf<AuditEntry>().toExtend<Parameters<ServiceClient["audit"]["append"]>[0]>();
+    expect(await client.audit.append(stored!)).toMatchObject({ success: true, entryCount: 2 });
+    const again = (await client.audit.read("u1")).entries;
+    expect(again.map((entry) => entry["seq"])).toEqual([2, 1]);
+    expect(await client.audit.verify("u1")).toMatchObject({ valid: true, entries: 2 });
+
+    const standIn: UnreadableAuditEntry = { ...stored!, unreadable: true, filename: "audit-trails/u1-2026-11-22.json", index: 0, reason: "not JSON" };
+    const refused = await client.audit.append(standIn).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(ServiceClientError);
+    expect(refused).toMatchObject({ status: 400, code: "VALIDATION_ERROR" });
+    expect((await client.audit.read("u1")).total).toBe(2);
+  });
+
+  it("reads a missing document as undefined, typed T | undefined (the service answers [] for it)", async () => {
+    const { app } = testService();
+    const client = clientOf(app);
+    const missing = await client.data.get<{ annotations: string[] }>("u1/C-1/f1/data.json");
+    expectTypeOf(missing).toEqualTypeOf<{ annotations: string[] } | undefined>();
+    expect(missing).toBeUndefined();
+    await client.data.put("u1/C-1/f1/data.json", { annotations: ["a"] });
+    expect((await client.data.get<{ annotations: string[] }>("u1/C-1/f1/data.json"))?.annotations).toEqual(["a"]);
+    await client.data.put("u1/C-1/f1/data.json", [1]);
+    expect(await client.data.get("u1/C-1/f1/data.json")).toEqual([1]);
+  });
+
+  it("no answer is a ServiceClientError too: status 0, code NETWORK_ERROR, fetch's error as the cause (refused connection, an answer cut off)", async () => {
+    const { createServer } = await import("node:net");
+    // A port nothing listens on: one a server had, closed again.
+    const closed = createServer();
+    await new Promise<void>((ready) => closed.listen(0, "127.0.0.1", ready));
+    const closedPort = (closed.address() as { port: number }).port;
+    await new Promise((done) => closed.close(done));
+    const refused = await createClient({ baseUrl: `http://127.0.0.1:${closedPort}`, ...keys }).user.get("u1").catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(ServiceClientError);
+    expect(refused).toMatchObject({ status: 0, code: "NETWORK_ERROR", error: undefined });
+    expect((refused as Error).cause).toBeInstanceOf(Error);
+    expect((refused as Error).message).toContain(`no answer from http://127.0.0.1:${closedPort}/user/u1`);
+
+    // An answer that promises 1000 bytes and ends after 20.
+    const cutting = createServer((socket) => {
+      socket.once("data", () => socket.end("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"uid\":\"u1\",\"first"));
+    });
+    await new Promise<void>((ready) => cutting.listen(0, "127.0.0.1", ready));
+    try {
+      const cut = await createClient({ baseUrl: `http://127.0.0.1:${(cutting.address() as { port: number }).port}`, ...keys }).user.get("u1").catch((err: unknown) => err);
+      expect(cut).toBeInstanceOf(ServiceClientError);
+      expect(cut).toMatchObject({ status: 0, code: "NETWORK_ERROR" });
+      expect((cut as Error).cause).toBeDefined();
+    } finally {
+      await new Promise((done) => cutting.close(done));
+    }
   });
 
   it("the ./client entry runs createClient and ServiceClientError only, both named in docs/library.md", async () => {

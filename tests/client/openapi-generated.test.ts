@@ -19,7 +19,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 /** What a consumer writes against the generated types: tsc --strict must accept it, and its calls must work. */
 const CONSUMER = `
 import createClient from "openapi-fetch";
-import type { paths } from "./schema.ts";
+import type { components, paths } from "./schema.ts";
 
 export async function calls(fetch: (request: Request) => Promise<Response>, dataKey: string, userKey: string) {
   const client = createClient<paths>({ baseUrl: "http://service.test", fetch });
@@ -42,7 +42,21 @@ export async function calls(fetch: (request: Request) => Promise<Response>, data
   const body = { email: "a@lab.example", firstName: "A", lastName: "B", company: "Lab", permitted: true };
   const created = await client.PUT("/user/{userUid}", { params: { path: { userUid: "u1" } }, body, headers: user });
   const uid: string | undefined = (await client.GET("/user/{userUid}", { params: { path: { userUid: "u1" } }, headers: user })).data?.uid;
-  return { success, document, entryCount, total, missingStatus: missing.response.status, missingCode, createdStatus: created.response.status, uid };
+  // The named types: a record, a case document with its files, annotations, an entry read back.
+  const record: components["schemas"]["UserData"] | undefined = (await client.GET("/user/{userUid}", { params: { path: { userUid: "u1" } }, headers: user })).data;
+  const caseDocument: components["schemas"]["CaseData"] = { caseNumber: "C 2", files: [{ id: "f1", originalFilename: "a.png", uploadedAt: "2026-11-22T00:00:00Z" }], createdAt: "2026-11-22T00:00:00Z" };
+  const casePath = { userId: "u1", caseNumber: "C 2" };
+  await client.PUT("/data/{userId}/{caseNumber}/data.json", { params: { path: casePath }, body: caseDocument, headers: data });
+  const readCase = (await client.GET("/data/{userId}/{caseNumber}/data.json", { params: { path: casePath }, headers: data })).data;
+  const files: components["schemas"]["FileData"][] | undefined = readCase !== undefined && !Array.isArray(readCase) ? readCase.files : undefined;
+  const annotations = (await client.GET("/data/{userId}/{caseNumber}/{fileId}/data.json", { params: { path: { ...casePath, fileId: "f1" } }, headers: data })).data;
+  const leftCase: string | undefined = annotations !== undefined && !Array.isArray(annotations) ? annotations.leftCase : undefined;
+  const noAnnotations = Array.isArray(annotations) ? annotations.length : -1;
+  const entries: components["schemas"]["AuditEntries"]["entries"] | undefined = read.data?.entries;
+  return {
+    success, document, entryCount, total, missingStatus: missing.response.status, missingCode, createdStatus: created.response.status, uid,
+    recordUid: record?.uid, fileIds: files?.map((file) => file.id), leftCase, noAnnotations, entryUser: entries?.[0]?.userId,
+  };
 }
 `;
 
@@ -85,6 +99,11 @@ describe("a client generated from /openapi.json (openapi-typescript, openapi-fet
         missingCode: "NOT_FOUND",
         createdStatus: 201,
         uid: "u1",
+        recordUid: "u1",
+        fileIds: ["f1"],
+        leftCase: undefined,
+        noAnnotations: 0,
+        entryUser: "u1",
       });
       // The generated call encoded each segment: the document is stored under u1/C 1/data.json.
       expect(await (await app.request("/data/u1/C%201/data.json", { headers: { "X-Custom-Auth-Key": KEYS.R2_KEY_SECRET } })).json()).toEqual({ caseNumber: "C 1" });
@@ -92,4 +111,39 @@ describe("a client generated from /openapi.json (openapi-typescript, openapi-fet
       await rm(dir, { recursive: true, force: true });
     }
   }, 180_000);
+
+  it("names the resources: case, file, annotation, user and audit bodies are components the operations refer to, not unknown", async () => {
+    const { app } = testService();
+    const types = astToString(await openapiTS(await (await app.request("/openapi.json")).json()));
+    const schemas = types.slice(types.indexOf("export interface components {"), types.indexOf("export type $defs"));
+    for (const name of ["CaseData", "FileData", "AnnotationData", "BoxAnnotation", "Confirmation", "UserData", "UserInput", "AuditEntry", "AuditEntryInput", "AuditEntries", "AuditVerification", "ErrorBody"]) {
+      expect(schemas, name).toMatch(new RegExp(`\\n        ${name}: `));
+    }
+    expect(schemas).toContain('files: components["schemas"]["FileData"][];');
+    /** The text of one operation in the generated `operations` interface. */
+    const operation = (id: string) => {
+      const start = types.indexOf(`\n    ${id}: {`, types.indexOf("export interface operations {"));
+      expect(start, id).toBeGreaterThan(0);
+      return types.slice(start, types.indexOf("\n    };", start));
+    };
+    const refers: [string, string][] = [
+      ["readUser", "UserData"],
+      ["writeUser", "UserInput"],
+      ["deleteUser", "UserDeletion"],
+      ["readCase", "CaseData"],
+      ["storeCase", "CaseData"],
+      ["readAnnotations", "AnnotationData"],
+      ["storeAnnotations", "AnnotationData"],
+      ["appendAuditEntry", "AuditEntryInput"],
+      ["readAuditEntries", "AuditEntries"],
+      ["readAuditEntriesViaData", "AuditEntries"],
+      ["verifyAuditTrail", "AuditVerification"],
+      ["uploadImage", "ImageUploaded"],
+      ["verifyCaptcha", "CaptchaResult"],
+      ["renderReport", "ReportRequest"],
+    ];
+    for (const [id, name] of refers) expect(operation(id), id).toContain(`components["schemas"]["${name}"]`);
+    // No JSON body of these is unknown any more.
+    for (const [id] of refers) expect(operation(id), id).not.toContain('"application/json": unknown');
+  });
 });

@@ -18,8 +18,10 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const redocly = join(root, "node_modules/@redocly/cli/bin/cli.js");
 
 interface Document {
+  info: { description?: string };
+  tags?: { name: string; description?: string }[];
   servers: { url: string }[];
-  paths: Record<string, Record<string, { operationId?: string; security?: Record<string, string[]>[]; responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>>;
+  paths: Record<string, Record<string, { operationId?: string; tags?: string[]; security?: Record<string, string[]>[]; responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>>;
   components: { schemas: Record<string, unknown>; securitySchemes: Record<string, { type: string; name?: string; in?: string; scheme?: string }> };
 }
 
@@ -93,6 +95,44 @@ describe("the OpenAPI document, as generators and linters read it", () => {
     expect(Object.keys(doc.paths).filter((path) => path.endsWith("/"))).toEqual([]);
   });
 
+  it("every operation has one tag, its worker's (not all under \"default\" in /docs); each tag is described", async () => {
+    const { app } = testService();
+    const doc = (await (await app.request("/openapi.json")).json()) as Document;
+    const tags = doc.tags ?? [];
+    expect(tags.map((tag) => tag.name)).toEqual(["user", "data", "audit", "image", "pdf", "keys", "captcha", "service"]);
+    for (const tag of tags) expect(tag.description, tag.name).toMatch(/\w{3}/);
+    const tagOf = (path: string, method: string) => doc.paths[path]![method]!.tags;
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        expect(operation.tags, `${method} ${path}`).toHaveLength(1);
+        expect(tags.map((tag) => tag.name), `${method} ${path}`).toContain(operation.tags![0]);
+        // The audit endpoints are the audit group's wherever they are mounted; every other path is its worker's.
+        const worker = /\/audit(\/verify)?$/.test(path) ? "audit" : path === "/health" ? "service" : path.split("/")[1];
+        expect(operation.tags![0], `${method} ${path}`).toBe(worker);
+      }
+    }
+    expect(tagOf("/data/audit", "post")).toEqual(["audit"]);
+    expect(tagOf("/user/{userUid}", "get")).toEqual(["user"]);
+  });
+
+  it("the document's introduction (info.description, the top of /docs) says which key goes in which header, and the identity token", async () => {
+    const { app } = testService();
+    const intro = ((await (await app.request("/openapi.json")).json()) as Document).info.description ?? "";
+    for (const [scheme, header, variable] of [
+      ["userKey", "X-Custom-Auth-Key", "USER_DB_AUTH"],
+      ["dataKey", "X-Custom-Auth-Key", "R2_KEY_SECRET"],
+      ["keysKey", "X-Custom-Auth-Key", "KEYS_AUTH"],
+      ["imagesToken", "Authorization: Bearer", "IMAGES_API_TOKEN"],
+      ["adminKey", "X-Admin-Key", "ADMIN_AUTH"],
+    ] as const) {
+      const row = intro.split("\n").find((line) => line.startsWith(`| \`${scheme}\``));
+      expect(row, scheme).toContain(header);
+      expect(row, scheme).toContain(variable);
+    }
+    expect(intro).toMatch(/Identity-token mode[^\n]*X-Identity-Token/);
+    expect(intro).toContain("Authorize");
+  });
+
   it("servers names where the service is: / alone, the prefix when mounted", async () => {
     const { app } = testService();
     expect(((await (await app.request("/openapi.json")).json()) as Document).servers).toEqual([{ url: "/", description: expect.any(String) }]);
@@ -107,6 +147,8 @@ describe("the OpenAPI document, as generators and linters read it", () => {
     const { app } = testService();
     const doc = (await (await app.request("/openapi.json")).json()) as Document;
     expect(Object.keys(doc.paths).filter((path) => path.startsWith("/data/{"))).toEqual([
+      "/data/{userId}/{caseNumber}/data.json",
+      "/data/{userId}/{caseNumber}/{fileId}/data.json",
       "/data/{userId}/{caseNumber}/{document}",
       "/data/{userId}/{caseNumber}/{fileId}/{document}",
     ]);

@@ -47,6 +47,20 @@ describe("the OpenAPI document and the routes are one declaration", () => {
     const calls: Record<Operation, { path: string; init?: RequestInit; status: number }> = {
       "GET /health": { path: "/health", status: 200 },
       "GET /ready": { path: "/ready", status: 200 },
+      "PUT /data/{userId}/{caseNumber}/data.json": {
+        path: "/data/u1/C-2/data.json",
+        init: { method: "PUT", body: JSON.stringify({ caseNumber: "C-2", files: [], createdAt: "2026-11-22T00:00:00Z" }), headers: dataHeaders },
+        status: 200,
+      },
+      "GET /data/{userId}/{caseNumber}/data.json": { path: "/data/u1/C-2/data.json", init: { headers: dataHeaders }, status: 200 },
+      "DELETE /data/{userId}/{caseNumber}/data.json": { path: "/data/u1/C-2/data.json", init: { method: "DELETE", headers: dataHeaders }, status: 200 },
+      "PUT /data/{userId}/{caseNumber}/{fileId}/data.json": {
+        path: "/data/u1/C-2/f2/data.json",
+        init: { method: "PUT", body: JSON.stringify({ leftCase: "A", rightCase: "B", leftItem: "1", rightItem: "2", includeConfirmation: false, updatedAt: "2026-11-22T00:00:00Z" }), headers: dataHeaders },
+        status: 200,
+      },
+      "GET /data/{userId}/{caseNumber}/{fileId}/data.json": { path: "/data/u1/C-2/f2/data.json", init: { headers: dataHeaders }, status: 200 },
+      "DELETE /data/{userId}/{caseNumber}/{fileId}/data.json": { path: "/data/u1/C-2/f2/data.json", init: { method: "DELETE", headers: dataHeaders }, status: 200 },
       "PUT /data/{userId}/{caseNumber}/{document}": { path: "/data/u1/C-1/data.json", init: { method: "PUT", body: "{}", headers: dataHeaders }, status: 200 },
       "GET /data/{userId}/{caseNumber}/{document}": { path: "/data/u1/C-1/data.json", init: { headers: dataHeaders }, status: 200 },
       "DELETE /data/{userId}/{caseNumber}/{document}": { path: "/data/u1/C-1/data.json", init: { method: "DELETE", headers: dataHeaders }, status: 200 },

@@ -16,7 +16,7 @@ describe("the service (CONTRACT: one process, seven workers)", () => {
     const { app } = testService();
     const response = await app.request("/openapi.json");
     expect(response.status).toBe(200);
-    const doc = (await response.json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };
+    const doc = (await response.json()) as { openapi: string; paths: Record<string, Record<string, unknown>>; components: { schemas: Record<string, unknown> } };
     expect(doc.openapi).toBe("3.1.0");
     const routes = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`));
     expect(routes.sort()).toEqual(
@@ -31,6 +31,12 @@ describe("the service (CONTRACT: one process, seven workers)", () => {
         "GET /data/{userId}/{caseNumber}/{fileId}/{document}",
         "PUT /data/{userId}/{caseNumber}/{fileId}/{document}",
         "DELETE /data/{userId}/{caseNumber}/{fileId}/{document}",
+        "GET /data/{userId}/{caseNumber}/data.json",
+        "PUT /data/{userId}/{caseNumber}/data.json",
+        "DELETE /data/{userId}/{caseNumber}/data.json",
+        "GET /data/{userId}/{caseNumber}/{fileId}/data.json",
+        "PUT /data/{userId}/{caseNumber}/{fileId}/data.json",
+        "DELETE /data/{userId}/{caseNumber}/{fileId}/data.json",
         "GET /keys/{keyName}",
         "POST /captcha",
         "POST /audit/audit",
@@ -49,8 +55,9 @@ describe("the service (CONTRACT: one process, seven workers)", () => {
         "DELETE /user/{userUid}/cases",
       ].sort(),
     );
-    // Derived from the schemas that validate: the audit entry's action enum is in it.
-    expect(JSON.stringify(doc.paths["/data/audit"])).toContain("confirmation-import");
+    // Derived from the schemas that validate: the audit entry's action enum is in it (in the entry's named schema, which the append refers to).
+    expect(JSON.stringify(doc.paths["/data/audit"])).toContain('"#/components/schemas/AuditEntryInput"');
+    expect(JSON.stringify(doc.components.schemas["AuditEntryInput"])).toContain("confirmation-import");
   });
 
   it("an unknown path is a 404 with the standard body", async () => {

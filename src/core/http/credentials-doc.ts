@@ -57,3 +57,36 @@ export const OPTIONAL_IDENTITY: SecurityRequirement[] = [{}, { identityToken: []
 
 /** No credential at all (health, captcha, signed image delivery). */
 export const OPEN: SecurityRequirement[] = [];
+
+/** How a scheme's credential is sent, as a header line. */
+function headerOf(scheme: SecurityScheme): string {
+  return scheme.type === "http" ? "`Authorization: Bearer …`" : `\`${scheme.name}\``;
+}
+
+/**
+ * The introduction of the OpenAPI document (`info.description`, shown at the top of `/docs`):
+ * which key goes in which header, the identity token and the admin key, from
+ * {@link SECURITY_SCHEMES} itself so the two cannot differ.
+ */
+export function credentialsIntroduction(): string {
+  const rows = Object.entries(SECURITY_SCHEMES).map(([name, scheme]) => `| \`${name}\` | ${headerOf(scheme)} | ${scheme.description} |`);
+  return [
+    "The back end of a forensic image-annotation application: seven workers (user, image, pdf, data, keys, captcha, audit), each under its own path and tag below. The whole reference is docs/api.md in the package.",
+    "",
+    "## Credentials",
+    "",
+    "Each worker takes its own key, sent in a header on every call; the operations below name the schemes they accept.",
+    "",
+    "| scheme | header | value |",
+    "| --- | --- | --- |",
+    ...rows,
+    "",
+    "- **Key-only mode** (the default): the worker's key alone; its holder may act on any user.",
+    "- **Identity-token mode** (`AUTH_JWKS_URL`, `AUTH_ISSUER` and `AUTH_AUDIENCE`, or `FIREBASE_PROJECT_ID`, are set): the worker's key **and** the identity provider's JWT as `X-Identity-Token`; the token's user acts only on their own data (the keys worker takes the token instead of its key).",
+    "- **Admin key**: `X-Admin-Key` besides the worker's key acts on any user; every use is written to the audit trail. Browsers cannot send it (CORS).",
+    "",
+    "The PDF and captcha workers, image delivery (a signed URL) and `/health` need no credential.",
+    "",
+    "To try a call here: **Authorize**, fill in the schemes you hold (userKey, dataKey and keysKey are all `X-Custom-Auth-Key`: each operation sends its own worker's), then **Try it out** on an operation.",
+  ].join("\n");
+}

@@ -57,6 +57,8 @@ interface Pattern {
   path: string;
 }
 
+const parameters = (path: string): number => path.split("{").length - 1;
+
 const escapeRegex = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** The log and metrics, before any route is known (every path then reads as its first segment). */
@@ -82,11 +84,12 @@ export function createOperations(options: OperationsOptions): Operations {
     metrics,
     logsFailures: options.level !== "off",
     learnRoutes(routes, workers) {
+      // The most specific first: `/data/{userId}/{caseNumber}/data.json` before `.../{document}`.
       patterns = routes.map((route) => ({
         method: route.method.toUpperCase(),
         path: route.path,
         regex: new RegExp(`^${route.path.split(/\{[^}]+\}/).map(escapeRegex).join("[^/]+")}$`),
-      }));
+      })).sort((a, b) => parameters(a.path) - parameters(b.path));
       mounts = new Set(workers);
     },
     answered({ c, requestId, prefix, startedAt, sub, audited }) {

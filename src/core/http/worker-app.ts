@@ -333,7 +333,16 @@ export interface RouteDocumentation {
    * The route shown as several operations instead of one: a key of several segments is
    * documented as one path per shape (each segment a parameter a generated client encodes).
    */
-  shapes?: readonly { path: string; operationId: string; params: NonNullable<RouteConfig["request"]>["params"]; summary?: string }[];
+  shapes?: readonly {
+    path: string;
+    operationId: string;
+    params: NonNullable<RouteConfig["request"]>["params"];
+    summary?: string;
+    /** What this shape sends that the route's declaration does not say (a typed body). */
+    request?: Omit<NonNullable<RouteConfig["request"]>, "params">;
+    /** Answers of this shape in place of the route's (a typed answer). */
+    responses?: RouteConfig["responses"];
+  }[];
 }
 
 /** A route declaration: the `createRoute` configuration and how the document shows it. */
@@ -357,7 +366,14 @@ function documentAsDeclared(app: WorkerApp): void {
     const request = { ...operation.request, ...documented.request };
     if (documented.shapes === undefined) return registerPath({ ...operation, path: documented.path ?? operation.path, request });
     for (const shape of documented.shapes) {
-      registerPath({ ...operation, path: shape.path, operationId: shape.operationId, summary: shape.summary ?? operation.summary, request: { ...request, params: shape.params } });
+      registerPath({
+        ...operation,
+        path: shape.path,
+        operationId: shape.operationId,
+        summary: shape.summary ?? operation.summary,
+        request: { ...request, ...shape.request, params: shape.params },
+        responses: { ...operation.responses, ...shape.responses },
+      });
     }
   };
 }

@@ -118,7 +118,7 @@ export const BoxAnnotationSchema: z.ZodObject<{
   color: ColorSchema,
   label: z.string().optional(),
   timestamp: z.string(),
-});
+}).meta({ id: "BoxAnnotation" });
 /** A box in percent of the image (`x`, `y`, `width`, `height`, 0–100), its colour (hex, or a CSS colour name), an optional label, its creation time; fields written by other clients are kept. */
 export type BoxAnnotation = Infer<"BoxAnnotation">;
 
@@ -149,7 +149,7 @@ export const ConfirmationSchema: z.ZodObject<{
   confirmedByEmail: z.string(),
   confirmedByCompany: z.string(),
   confirmedAt: z.string(),
-});
+}).meta({ id: "Confirmation" });
 /** A reviewer's confirmation of one image: who (name, badge, user id, email, company), when, and its `CONF-` id; fields written by other clients are kept. */
 export type Confirmation = Infer<"Confirmation">;
 
@@ -192,7 +192,7 @@ export const AnnotationDataSchema: z.ZodObject<{
   additionalNotes: z.string().optional(),
   boxAnnotations: z.array(BoxAnnotationSchema).optional(),
   updatedAt: z.string(),
-});
+}).meta({ id: "AnnotationData" });
 /** The annotations of one image: case and item labels, class, index, support level, confirmation, notes and boxes; fields written by other clients are kept. */
 export type AnnotationData = Infer<"AnnotationData">;
 

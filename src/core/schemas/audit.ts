@@ -83,7 +83,7 @@ export const AuditDetailsSchema = z.looseObject({
   sessionDetails: opaqueObject.nullish(),
   securityDetails: opaqueObject.nullish(),
   userProfileDetails: opaqueObject.nullish(),
-});
+}).meta({ id: "AuditDetails" });
 export type AuditDetails = z.infer<typeof AuditDetailsSchema>;
 
 /** ValidationAuditEntry of docs/api.md#entry-shape; unknown fields are kept as sent. */
@@ -94,7 +94,7 @@ export const ValidationAuditEntrySchema = z.looseObject({
   action: AuditActionSchema,
   result: AuditResultSchema,
   details: AuditDetailsSchema,
-});
+}).meta({ id: "AuditEntryInput", description: "An entry as a client appends it: receivedAt, seq, prevHash and hash are the service's to write" });
 export type ValidationAuditEntry = z.infer<typeof ValidationAuditEntrySchema>;
 
 /** AuditSummary of docs/api.md#entry-shape. */
@@ -198,14 +198,14 @@ export const AuditAppendResponseSchema = z.object({
   success: z.literal(true),
   entryCount: z.number().int(),
   filename: z.string(),
-});
+}).meta({ id: "AuditAppended" });
 
 /** An entry as stored and served: the client's entry and the service's receipt time. */
 export const StoredAuditEntrySchema = ValidationAuditEntrySchema.extend({
   receivedAt: z.iso.datetime().optional().meta({
     description: "When the service received the entry (its clock, UTC); written by the service, never by clients. Absent on entries stored before it was kept.",
   }),
-});
+}).meta({ id: "AuditEntry", description: "An entry as stored and served: the client's entry, the service's receipt time and the chain fields (seq, prevHash, hash)" });
 
 /** An entry of a stored day that cannot be served (too deeply nested, not JSON, not an object), reported in its place. */
 export const UnreadableAuditEntrySchema = z.object({
@@ -219,7 +219,7 @@ export const UnreadableAuditEntrySchema = z.object({
   action: z.literal("validate"),
   result: z.literal("warning"),
   details: z.object({ validationErrors: z.array(z.string()) }),
-}).meta({ description: "A stored entry that cannot be served, in its place; the other entries are served" });
+}).meta({ id: "UnreadableAuditEntry", description: "A stored entry that cannot be served, in its place; the other entries are served" });
 
 /** Answer of GET /audit/ (docs/api.md#audit): newest first. */
 export const AuditEntriesResponseSchema = z.object({
@@ -227,7 +227,7 @@ export const AuditEntriesResponseSchema = z.object({
     description: "Newest first: the last day first, and within a day the last entry received first",
   }),
   total: z.number().int(),
-});
+}).meta({ id: "AuditEntries" });
 
 const TAMPER_REASONS = ["edited", "missing", "reordered", "inserted", "tail dropped", "signature invalid", "signature missing", "head missing", "head unreadable", "unreadable", "wrong user"] as const;
 
@@ -241,7 +241,7 @@ export const AuditDayVerificationSchema = z.object({
   reason: z.enum(TAMPER_REASONS).optional(),
   message: z.string().optional(),
   unchained: z.number().int().optional().meta({ description: "Entries stored before the chain began: not tampering" }),
-});
+}).meta({ id: "AuditDayVerification" });
 
 /** Answer of GET /audit/verify (docs/storage.md#audit-chain). */
 export const AuditVerificationSchema = z.object({
@@ -268,4 +268,4 @@ export const AuditVerificationSchema = z.object({
     reason: z.enum(TAMPER_REASONS),
     message: z.string(),
   }).optional(),
-});
+}).meta({ id: "AuditVerification" });

@@ -11,7 +11,8 @@ export const CaptchaRequestSchema = z
   .refine((body) => body["captcha-response"] !== undefined || body["cf-turnstile-response"] !== undefined, {
     message: "captcha-response is required",
     path: ["captcha-response"],
-  });
+  })
+  .meta({ id: "CaptchaRequest" });
 export type CaptchaRequest = z.infer<typeof CaptchaRequestSchema>;
 
 /** Answer of the captcha worker and of the verification service (docs/api.md#captcha-worker). */
@@ -20,5 +21,5 @@ export const CaptchaResponseSchema = z.object({
   "error-codes": z.array(z.string()).default([]),
   challenge_ts: z.string().optional(),
   hostname: z.string().optional(),
-});
+}).meta({ id: "CaptchaResult" });
 export type CaptchaResponse = z.infer<typeof CaptchaResponseSchema>;

@@ -11,7 +11,7 @@ export const FileDataSchema = z.looseObject({
   id: z.string(),
   originalFilename: z.string(),
   uploadedAt: z.string(),
-});
+}).meta({ id: "FileData" });
 export type FileData = z.infer<typeof FileDataSchema>;
 
 /**
@@ -30,7 +30,7 @@ export const CaseDataSchema = z.looseObject({
   originalImageIds: z.record(z.string(), z.string()).optional(),
   forensicManifestCreatedAt: z.string().optional(),
   confirmations: z.record(z.string(), z.array(ConfirmationSchema)).optional(),
-});
+}).meta({ id: "CaseData" });
 export type CaseData = z.infer<typeof CaseDataSchema>;
 
 /** The case number an import accepts (docs/exchange.md import rule 3); the user worker itself accepts any string. */

@@ -8,7 +8,7 @@ import * as z from "zod";
 export const ImageApiErrorSchema = z.object({
   code: z.number(),
   message: z.string(),
-});
+}).meta({ id: "ImageApiError" });
 export type ImageApiError = z.infer<typeof ImageApiErrorSchema>;
 
 /** `result` of an upload answer (docs/api.md#upload): the stored image. */
@@ -18,7 +18,7 @@ export const ImageUploadResultSchema = z.object({
   uploaded: z.string(),
   requireSignedURLs: z.boolean(),
   variants: z.array(z.string()),
-});
+}).meta({ id: "UploadedImage" });
 export type ImageUploadResult = z.infer<typeof ImageUploadResultSchema>;
 
 /** ImageUploadResponse of docs/api.md#upload, the answer of POST / of the image worker (docs/api.md#image-worker). */
@@ -27,7 +27,7 @@ export const ImageUploadResponseSchema = z.object({
   result: ImageUploadResultSchema,
   errors: z.array(ImageApiErrorSchema),
   messages: z.array(z.string()),
-});
+}).meta({ id: "ImageUploaded" });
 export type ImageUploadResponse = z.infer<typeof ImageUploadResponseSchema>;
 
 /** FileUploadResponse of docs/api.md#upload: the same schema as {@link ImageUploadResponseSchema}. */
@@ -40,7 +40,7 @@ export const ImageDeleteResponseSchema = z.object({
   result: z.object({}),
   errors: z.array(ImageApiErrorSchema),
   messages: z.array(z.string()),
-});
+}).meta({ id: "ImageDeleted" });
 export type ImageDeleteResponse = z.infer<typeof ImageDeleteResponseSchema>;
 
 /** What a self-hosted image keeps beside its bytes (image worker of docs/api.md#image-worker without an external image service). */

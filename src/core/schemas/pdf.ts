@@ -33,7 +33,8 @@ export const PdfBoxSchema: z.ZodObject<{
   color: typeof ColorSchema;
 }, z.core.$strip> = BoxAnnotationSchema.pick({ id: true, x: true, y: true, width: true, height: true, color: true })
   .strip()
-  .extend({ id: z.string().max(200), color: ColorSchema });
+  .extend({ id: z.string().max(200), color: ColorSchema })
+  .meta({ id: "ReportBox" });
 export type PdfBox = z.infer<typeof PdfBoxSchema>;
 
 const label = z.string().max(200);
@@ -107,7 +108,8 @@ export const PdfAnnotationDataSchema: z.ZodObject<{
     includeConfirmation: true,
     additionalNotes: true,
     boxAnnotations: true,
-  });
+  })
+  .meta({ id: "ReportAnnotations" });
 export type PdfAnnotationData = z.infer<typeof PdfAnnotationDataSchema>;
 
 /** Largest `imageUrl`: a `data:` URL of a pre-fetched image may be this long. */
@@ -141,5 +143,5 @@ export const PdfRequestSchema: z.ZodObject<{
   userCompany: label.nullish(),
   filename: z.string().max(1_000).nullish(),
   firstName: label.nullish(),
-});
+}).meta({ id: "ReportRequest" });
 export type PdfRequest = z.infer<typeof PdfRequestSchema>;

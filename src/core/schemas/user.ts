@@ -9,7 +9,7 @@ import * as z from "zod";
 export const CaseAssignmentSchema = z.looseObject({
   caseNumber: z.string(),
   createdAt: z.string(),
-});
+}).meta({ id: "CaseAssignment" });
 export type CaseAssignment = z.infer<typeof CaseAssignmentSchema>;
 
 /** ReadOnlyCaseMetadata of docs/storage.md#user-records: an imported case in `UserData.readOnlyCases` (docs/exchange.md import rule 7). */
@@ -20,7 +20,7 @@ export const ReadOnlyCaseMetadataSchema = z.looseObject({
   originalExportedBy: z.string(),
   sourceHash: z.string().optional(),
   isReadOnly: z.literal(true),
-});
+}).meta({ id: "ReadOnlyCase" });
 export type ReadOnlyCaseMetadata = z.infer<typeof ReadOnlyCaseMetadataSchema>;
 
 /** UserData of docs/storage.md#user-records, the stored user record keyed by userUid; unknown fields are kept. */
@@ -35,7 +35,7 @@ export const UserDataSchema = z.looseObject({
   readOnlyCases: z.array(ReadOnlyCaseMetadataSchema).optional(),
   createdAt: z.string(),
   updatedAt: z.string().optional(),
-});
+}).meta({ id: "UserData" });
 export type UserData = z.infer<typeof UserDataSchema>;
 
 /** UserLimits of docs/api.md#user-limits: per-user caps on cases and on files per case. */
@@ -63,7 +63,7 @@ export const UserPutBodySchema = z.object({
   permitted: z.boolean().optional(),
   // Kept as sent: clients add their own fields (the Striae client's `sourceChecksum`).
   readOnlyCases: z.array(ReadOnlyCaseMetadataSchema).max(MAX_READ_ONLY_CASES).optional(),
-});
+}).meta({ id: "UserInput" });
 export type UserPutBody = z.infer<typeof UserPutBodySchema>;
 
 /**
@@ -86,12 +86,12 @@ export type CasesDeleteBody = z.infer<typeof CasesDeleteBodySchema>;
 export const UserDeleteResponseSchema = z.object({
   success: z.literal(true),
   message: z.string(),
-});
+}).meta({ id: "UserDeletion" });
 export type UserDeleteResponse = z.infer<typeof UserDeleteResponseSchema>;
 
 /** Answer of DELETE /{userUid} when the confirmation emails cannot be sent (docs/api.md#account-deletion). */
 export const UserDeleteFailureSchema = z.object({
   success: z.literal(false),
   message: z.string(),
-});
+}).meta({ id: "UserDeletionFailure" });
 export type UserDeleteFailure = z.infer<typeof UserDeleteFailureSchema>;

@@ -4,6 +4,7 @@
  */
 import * as z from "zod";
 import { createRoute } from "../http/openapi-app.ts";
+import { OPENAPI_TAGS, tagged } from "../http/openapi-tags.ts";
 import { loadOpenApiGenerators } from "../http/openapi-document.ts";
 import type { BlobStore, CaptchaVerifier, Clock, ImageHost, ImageHostFactory, KvStore, Mailer } from "../ports.ts";
 import type { ImagesConfig, ServiceConfig } from "../config/mod.ts";
@@ -22,7 +23,7 @@ import { ownDeliveryReader } from "../images/own-delivery.ts";
 import { portsCaseStore } from "../cases/ports-case-store.ts";
 import { mailerOf } from "../mail/transport.ts";
 import { accessControl } from "../http/access.ts";
-import { OPEN } from "../http/credentials-doc.ts";
+import { credentialsIntroduction, OPEN } from "../http/credentials-doc.ts";
 import { registerDocsPage } from "../http/docs-page.ts";
 import type { IdentityVerifier } from "../identity/identity-token.ts";
 import type { RateLimiter } from "../rate-limit/limiter.ts";
@@ -103,6 +104,7 @@ const HealthSchema = z.object({ ok: z.literal(true) });
 const HEALTHY = JSON.stringify({ ok: true });
 
 const healthRoute = createRoute({
+  tags: tagged("service"),
   method: "get",
   path: "/health",
   summary: "Liveness, without authentication",
@@ -121,10 +123,11 @@ function openApiObject(mount: string) {
     info: {
       title: "Forensic Annotation Service",
       version: "0.1.0",
-      description: "The workers of the forensic image-annotation back end (docs/api.md in the package). Which key goes in which header: the security schemes.",
+      description: credentialsIntroduction(),
       license: { name: "MIT", identifier: "MIT" },
     },
     servers: [{ url: mount === "" ? "/" : mount, description: "This service, where it is mounted" }],
+    tags: [...OPENAPI_TAGS],
   };
 }
 

@@ -18,6 +18,7 @@ import { parseWith, readJsonText, readQuery } from "../http/body.ts";
 import { ServiceError } from "../errors.ts";
 import { limitBody } from "../http/limits.ts";
 import { createRoute } from "../http/openapi-app.ts";
+import { tagged } from "../http/openapi-tags.ts";
 import { answerJson, answerJsonText, errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
 import { checkSegment } from "../storage/keys.ts";
 import { auditDayRange } from "../audit/days.ts";
@@ -44,6 +45,7 @@ type AuditEntriesResponse = z.output<typeof AuditEntriesResponseSchema>;
 
 /** `POST /audit/`: append an entry (the body is read and checked by the handler). */
 const appendEntryRoute = createRoute({
+  tags: tagged("audit"),
   method: "post",
   path: "/audit",
   summary: "Append an audit entry to the user's file of today (UTC)",
@@ -64,6 +66,7 @@ const appendEntryRoute = createRoute({
 
 /** `GET /audit/`: the entries of a user's days (the query is read and checked by the handler). */
 const readEntriesRoute = createRoute({
+  tags: tagged("audit"),
   method: "get",
   path: "/audit",
   summary: "Entries of today, or of each UTC day from startDate to endDate, newest first",
@@ -79,6 +82,7 @@ const readEntriesRoute = createRoute({
 
 /** `GET /audit/verify`: verify a user's trail (the query is read and checked by the handler). */
 const verifyTrailRoute = createRoute({
+  tags: tagged("audit"),
   method: "get",
   path: "/audit/verify",
   summary: "Verify the hash chain of a user's trail: the whole trail, or the UTC days from startDate to endDate",

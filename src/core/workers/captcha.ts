@@ -14,6 +14,7 @@ import { rateLimit } from "../http/rate-limit.ts";
 import { routeFor } from "../rate-limit/rules.ts";
 import { systemClock } from "../ports.ts";
 import { createRoute } from "../http/openapi-app.ts";
+import { tagged } from "../http/openapi-tags.ts";
 import { OPEN } from "../http/credentials-doc.ts";
 import { answerJson, clientIp, createWorkerApp, errorResponses, methodNotAllowed } from "../http/worker-app.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
@@ -35,6 +36,7 @@ export interface CaptchaWorkerDeps {
 
 const MAX_BODY_BYTES = 16 * 1024;
 const verifyRoute = createRoute({
+  tags: tagged("captcha"),
   method: "post",
   path: "/",
   summary: "Verify a CAPTCHA token",

@@ -8,6 +8,7 @@ import * as z from "zod";
 import type { Context, TypedResponse } from "hono";
 import type { JSONValue } from "hono/utils/types";
 import { createRoute } from "../http/openapi-app.ts";
+import { tagged } from "../http/openapi-tags.ts";
 import type { BlobStore, Clock, KvStore } from "../ports.ts";
 import { type KeptUserData, type UserRecords, userRecords } from "../users/user-records.ts";
 import { limitsFor } from "../users/limits.ts";
@@ -15,6 +16,8 @@ import { storedCaseNumbers } from "../cases/stored-cases.ts";
 import { KeyedMutex } from "../storage/keyed-mutex.ts";
 import type { ServiceConfig } from "../config/mod.ts";
 import { SuccessSchema } from "../schemas/error.ts";
+import { CaseDataSchema } from "../schemas/case.ts";
+import { AnnotationDataSchema } from "../schemas/annotation.ts";
 import { readJsonText } from "../http/body.ts";
 import { authKeyCheck } from "../http/auth.ts";
 import { limitBody } from "../http/limits.ts";
@@ -71,11 +74,38 @@ const segment = (description: string) => z.string().describe(`${description}; on
 const userId = segment("The user the document belongs to");
 const caseNumber = segment("The case number");
 const documentName = segment("The document, ending in `.json`, e.g. `data.json`");
+const fileId = segment("The file (annotations of one file)");
+/** What a read answers for a document that does not exist. */
+const NoDocumentSchema = z.tuple([]).meta({ id: "NoDocument", description: "`[]`: the answer for a document that does not exist (never 404)" });
 // A document's key is the whole path (several segments), checked and decoded once by the
 // handler; the document shows the key shapes clients use, each segment its own parameter.
+// The case document and a file's annotations are shown with their own shapes (typed); the
+// service stores any JSON under any of them.
 const documentPath = "/{filename{[\\s\\S]+}}";
-const documentShapes = (verb: "read" | "store" | "delete") => ({
+type Verb = "read" | "store" | "delete";
+const typedDocument = (verb: Verb, what: string, schema: z.ZodType) => {
+  if (verb === "read") {
+    return { responses: { 200: { description: `The ${what}, or \`[]\` when there is none`, content: { "application/json": { schema: z.union([schema, NoDocumentSchema]) } } } } };
+  }
+  if (verb === "store") return { request: { body: { required: true, content: { "application/json": { schema } } } } };
+  return {};
+};
+const documentShapes = (verb: Verb) => ({
   shapes: [
+    {
+      path: "/{userId}/{caseNumber}/data.json",
+      operationId: `${verb}Case`,
+      params: z.object({ userId, caseNumber }),
+      summary: `${verb === "read" ? "Read" : verb === "store" ? "Store" : "Delete"} a case document (CaseData)`,
+      ...typedDocument(verb, "case document", CaseDataSchema),
+    },
+    {
+      path: "/{userId}/{caseNumber}/{fileId}/data.json",
+      operationId: `${verb}Annotations`,
+      params: z.object({ userId, caseNumber, fileId }),
+      summary: `${verb === "read" ? "Read" : verb === "store" ? "Store" : "Delete"} the annotations of one file (AnnotationData)`,
+      ...typedDocument(verb, "annotations", AnnotationDataSchema),
+    },
     {
       path: "/{userId}/{caseNumber}/{document}",
       operationId: `${verb}CaseDocument`,
@@ -84,7 +114,7 @@ const documentShapes = (verb: "read" | "store" | "delete") => ({
     {
       path: "/{userId}/{caseNumber}/{fileId}/{document}",
       operationId: `${verb}FileDocument`,
-      params: z.object({ userId, caseNumber, fileId: segment("The file (annotations of one file)"), document: documentName }),
+      params: z.object({ userId, caseNumber, fileId, document: documentName }),
     },
   ],
 });
@@ -93,6 +123,7 @@ const keyErrors = { 400: "Not a .json key, bad key or invalid JSON", 403: "Bad k
 const keyShapes = "Any key of one or more segments whose last ends in `.json` is stored the same way (docs/api.md#data-worker).";
 const security = keyedSecurity("dataKey");
 const readDocumentRoute = createRoute({
+  tags: tagged("data"),
   method: "get",
   path: documentPath,
   summary: "Read a document; `[]` when it does not exist",
@@ -105,6 +136,7 @@ const readDocumentRoute = createRoute({
   },
 });
 const storeDocumentRoute = createRoute({
+  tags: tagged("data"),
   method: "put",
   path: documentPath,
   summary: "Store any valid JSON document",
@@ -117,6 +149,7 @@ const storeDocumentRoute = createRoute({
   },
 });
 const deleteDocumentRoute = createRoute({
+  tags: tagged("data"),
   method: "delete",
   path: documentPath,
   summary: "Delete a document",

@@ -24,6 +24,7 @@ import { declaresMoreThan } from "../http/limits.ts";
 import { ServiceError } from "../errors.ts";
 import { codePointName } from "../encoding/code-point.ts";
 import { createRoute } from "../http/openapi-app.ts";
+import { tagged } from "../http/openapi-tags.ts";
 import { keyedSecurity, OPEN } from "../http/credentials-doc.ts";
 import { answerJson, createWorkerApp, errorResponses, methodNotAllowed, mountOf, rawPathAfterMount } from "../http/worker-app.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
@@ -56,6 +57,7 @@ const MB = 1024 * 1024;
 const UploadFormSchema = z.object({ file: z.string().describe("The image (JPEG, PNG, GIF, WebP, TIFF or BMP)").meta({ format: "binary" }) });
 
 const uploadRoute = createRoute({
+  tags: tagged("image"),
   method: "post",
   path: "/",
   summary: "Upload an image (multipart field `file`)",
@@ -70,6 +72,7 @@ const uploadRoute = createRoute({
 });
 // The delivery URL is the whole rest of the path (several segments), decoded once by the handler.
 const signRoute = createRoute({
+  tags: tagged("image"),
   method: "get",
   path: "/{imageDeliveryUrl{[\\s\\S]+}}",
   summary: "A signed, time-limited URL for a delivery URL of this host (the whole URL as the path)",
@@ -84,6 +87,7 @@ const signRoute = createRoute({
   },
 });
 const deleteRoute = createRoute({
+  tags: tagged("image"),
   method: "delete",
   path: "/{imageId}",
   summary: "Delete an image",
@@ -103,6 +107,7 @@ const deleteRoute = createRoute({
   },
 });
 const deliverRoute = createRoute({
+  tags: tagged("image"),
   method: "get",
   path: "/delivery/{imageId}/{variant}",
   summary: "The image bytes, for a valid signed URL (no other credential)",

@@ -9,6 +9,7 @@ import type { ServiceConfig } from "../config/mod.ts";
 import { authKeyCheck } from "../http/auth.ts";
 import { ServiceError } from "../errors.ts";
 import { createRoute } from "../http/openapi-app.ts";
+import { tagged } from "../http/openapi-tags.ts";
 import { KEYS_SECURITY } from "../http/credentials-doc.ts";
 import { createWorkerApp, errorResponses, methodNotAllowed, routePathAfterMount } from "../http/worker-app.ts";
 import { decodeSegment } from "../storage/keys.ts";
@@ -32,6 +33,7 @@ export interface KeysWorkerDeps {
 
 const KeyNameSchema = z.object({ keyName: z.string().describe("Environment variable name, e.g. R2_KEY_SECRET") });
 const readKeyRoute = createRoute({
+  tags: tagged("keys"),
   method: "get",
   path: "/{keyName}",
   summary: "The value of an allow-listed key, as plain text",

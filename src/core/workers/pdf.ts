@@ -11,6 +11,7 @@ import { MAX_IMAGE_URL_CHARS, PdfRequestSchema } from "../schemas/pdf.ts";
 import { readJsonText } from "../http/body.ts";
 import { limitBody } from "../http/limits.ts";
 import { createRoute } from "../http/openapi-app.ts";
+import { tagged } from "../http/openapi-tags.ts";
 import { OPTIONAL_IDENTITY } from "../http/credentials-doc.ts";
 import { createWorkerApp, errorResponses, methodNotAllowed } from "../http/worker-app.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
@@ -65,6 +66,7 @@ const MAX_BODY_BYTES = MAX_IMAGE_URL_CHARS + 2 * 1024 * 1024;
 export type PdfOptionsConfig = Pick<ServiceConfig, "publicUrl" | "pdfImageHosts" | "imageDeliveryHost" | "pdfImageTimeoutMs" | "maxImageBytes" | "pdfServiceName">;
 
 const renderRoute = createRoute({
+  tags: tagged("pdf"),
   method: "post",
   path: "/",
   summary: "Render the annotated PDF report",

@@ -7,6 +7,7 @@
 import * as z from "zod";
 import type { Context } from "hono";
 import { createRoute } from "../http/openapi-app.ts";
+import { tagged } from "../http/openapi-tags.ts";
 import { keyedSecurity } from "../http/credentials-doc.ts";
 import type { Clock, KvStore, Mailer } from "../ports.ts";
 import type { ServiceConfig } from "../config/mod.ts";
@@ -70,6 +71,7 @@ const userContent = { "application/json": { schema: UserDataSchema } };
 /** A JSON body the handler reads itself (strict UTF-8, depth limit, the 400 naming the field). */
 const jsonBody = <S extends z.ZodType>(schema: S) => ({ required: true, content: { "application/json": { schema } } });
 const readUserRoute = createRoute({
+  tags: tagged("user"),
   method: "get",
   path: "/{userUid}",
   summary: "Read a user record",
@@ -79,6 +81,7 @@ const readUserRoute = createRoute({
   responses: { 200: { description: "The record", content: userContent }, ...errorResponses({ 401: "Bad key", 404: "No such user" }) },
 });
 const writeUserRoute = createRoute({
+  tags: tagged("user"),
   method: "put",
   path: "/{userUid}",
   summary: "Create (201) or update (200) a user; cases are kept, absent fields keep their value",
@@ -92,6 +95,7 @@ const writeUserRoute = createRoute({
   },
 });
 const deleteUserRoute = createRoute({
+  tags: tagged("user"),
   method: "delete",
   path: "/{userUid}",
   summary: "Delete the account: cases, files, images, two mails, then the record",
@@ -105,6 +109,7 @@ const deleteUserRoute = createRoute({
   },
 });
 const assignCasesRoute = createRoute({
+  tags: tagged("user"),
   method: "put",
   path: "/{userUid}/cases",
   summary: "Assign case numbers (duplicates dropped)",
@@ -117,6 +122,7 @@ const assignCasesRoute = createRoute({
   },
 });
 const removeCasesRoute = createRoute({
+  tags: tagged("user"),
   method: "delete",
   path: "/{userUid}/cases",
   summary: "Remove case assignments (the case documents stay)",
