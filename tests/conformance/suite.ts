@@ -83,7 +83,7 @@ export function conformance(runtime: Runtime): void {
       const metrics = await call("/metrics", { headers: { Authorization: `Bearer ${SECRETS.METRICS_TOKEN}` } });
       expect(metrics.status).toBe(200);
       const text = await metrics.text();
-      expect(text).toMatch(/^http_requests_total\{worker="data",route="\/data\/\{userId\}\/\{caseNumber\}\/\{document\}",method="PUT",status="200"\} \d+$/m);
+      expect(text).toMatch(/^http_requests_total\{worker="data",route="\/data\/\{userId\}\/\{caseNumber\}\/data\.json",method="PUT",status="200"\} \d+$/m);
       expect(text).not.toContain("log-user");
       if (runtime !== "workerd") expect(text).toMatch(/^process_resident_memory_bytes \d+$/m);
       // The line is written after the answer: wait for it (bounded).
@@ -92,7 +92,7 @@ export function conformance(runtime: Runtime): void {
         line = served.output().split("\n").filter((text) => text.startsWith("{")).map((text) => JSON.parse(text) as Record<string, unknown>).find((record) => record.requestId === id);
         if (line === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      expect(line).toMatchObject({ level: "info", method: "PUT", route: "/data/{userId}/{caseNumber}/{document}", status: 200, worker: "data" });
+      expect(line).toMatchObject({ level: "info", method: "PUT", route: "/data/{userId}/{caseNumber}/data.json", status: 200, worker: "data" });
       const output = served.output();
       for (const secret of ["log-user", "LOG-CASE", "s3cr3t", SECRETS.R2_KEY_SECRET]) expect(output).not.toContain(secret);
     }, 30_000);

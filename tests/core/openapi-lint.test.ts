@@ -107,7 +107,7 @@ describe("the OpenAPI document, as generators and linters read it", () => {
         expect(operation.tags, `${method} ${path}`).toHaveLength(1);
         expect(tags.map((tag) => tag.name), `${method} ${path}`).toContain(operation.tags![0]);
         // The audit endpoints are the audit group's wherever they are mounted; every other path is its worker's.
-        const worker = /\/audit(\/verify)?$/.test(path) ? "audit" : path === "/health" ? "service" : path.split("/")[1];
+        const worker = /\/audit(\/verify)?$/.test(path) ? "audit" : ["/health", "/ready", "/metrics"].includes(path) ? "service" : path.split("/")[1];
         expect(operation.tags![0], `${method} ${path}`).toBe(worker);
       }
     }

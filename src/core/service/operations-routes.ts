@@ -6,6 +6,7 @@
 import * as z from "zod";
 import { createRoute } from "../http/openapi-app.ts";
 import { OPEN } from "../http/credentials-doc.ts";
+import { tagged } from "../http/openapi-tags.ts";
 import { answerJson, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
 import type { MetricsRegistry } from "../http/metrics.ts";
 import { matchesAnyKey } from "../http/auth.ts";
@@ -19,6 +20,7 @@ const readyRoute = createRoute({
   path: "/ready",
   summary: "Readiness: every configured store answers a read, the keys import",
   operationId: "ready",
+  tags: tagged("service"),
   security: OPEN,
   responses: {
     200: { description: "Ready", content: { "application/json": { schema: ReadinessSchema } } },
@@ -31,6 +33,7 @@ const metricsRoute = createRoute({
   path: "/metrics",
   summary: "Metrics in the Prometheus text format (on when METRICS_TOKEN is set)",
   operationId: "metrics",
+  tags: tagged("service"),
   security: [{ metricsToken: [] }],
   responses: {
     200: { description: "The metrics (text exposition format 0.0.4)", content: { "text/plain": { schema: z.string() } } },

@@ -52,7 +52,7 @@ describe("request ids", () => {
     expect(body.details.requestId).toBe("req-500");
     expect(JSON.stringify(body)).not.toContain("ECONNREFUSED");
     const line = records().find((record) => record.requestId === "req-500")!;
-    expect(line).toMatchObject({ level: "error", status: 500, route: "/data/{userId}/{caseNumber}/{document}", worker: "data" });
+    expect(line).toMatchObject({ level: "error", status: 500, route: "/data/{userId}/{caseNumber}/data.json", worker: "data" });
     expect(line.error).toContain("ECONNREFUSED");
     expect(String(line.stack)).toContain("ECONNREFUSED");
     expect(JSON.stringify(line)).not.toMatch(/hunter2|ana@lab\.example/);
@@ -66,7 +66,7 @@ describe("the request log", () => {
     await app.request("/user/secret-user", { headers: { "X-Custom-Auth-Key": KEYS.USER_DB_AUTH } });
     await app.request("/data/secret-user/CASE-42/f1/sub/deep.json", { headers: dataHeaders });
     expect(records().map((record) => [record.method, record.route, record.status, record.worker])).toEqual([
-      ["PUT", "/data/{userId}/{caseNumber}/{document}", 200, "data"],
+      ["PUT", "/data/{userId}/{caseNumber}/data.json", 200, "data"],
       ["GET", "/user/{userUid}", 404, "user"],
       ["GET", "/data/*", 200, "data"],
     ]);
@@ -158,10 +158,10 @@ describe("GET /metrics", () => {
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
     const text = await response.text();
-    expect(text).toContain('http_requests_total{worker="data",route="/data/{userId}/{caseNumber}/{document}",method="PUT",status="200"} 1\n');
-    expect(text).toContain('http_requests_total{worker="data",route="/data/{userId}/{caseNumber}/{document}",method="GET",status="200"} 1\n');
+    expect(text).toContain('http_requests_total{worker="data",route="/data/{userId}/{caseNumber}/data.json",method="PUT",status="200"} 1\n');
+    expect(text).toContain('http_requests_total{worker="data",route="/data/{userId}/{caseNumber}/data.json",method="GET",status="200"} 1\n');
     expect(text).toContain('http_requests_total{worker="audit",route="/audit/audit",method="POST",status="200"} 1\n');
-    expect(text).toMatch(/^http_request_duration_seconds_bucket\{worker="data",route="\/data\/\{userId\}\/\{caseNumber\}\/\{document\}",method="PUT",le="\+Inf"\} 1$/m);
+    expect(text).toMatch(/^http_request_duration_seconds_bucket\{worker="data",route="\/data\/\{userId\}\/\{caseNumber\}\/data\.json",method="PUT",le="\+Inf"\} 1$/m);
     expect(text).toContain('store_operations_total{store="data",op="put",result="ok"}');
     expect(text).toContain('audit_appends_total{result="ok"} 1\n');
     expect(text).toContain("process_resident_memory_bytes 123456789\n");
@@ -174,7 +174,7 @@ describe("GET /metrics", () => {
     await app.request("/data/u1/C1/data.json", { headers: dataHeaders });
     const text = await (await app.request("/metrics", { headers: { Authorization: "Bearer metrics-0123456789" } })).text();
     expect(text).toContain('store_errors_total{store="data"} 1\n');
-    expect(text).toContain('http_requests_total{worker="data",route="/data/{userId}/{caseNumber}/{document}",method="GET",status="500"} 1\n');
+    expect(text).toContain('http_requests_total{worker="data",route="/data/{userId}/{caseNumber}/data.json",method="GET",status="500"} 1\n');
   });
 });
 
