@@ -250,6 +250,12 @@ export function auditChainSuite(
       expect(full.length).toBeLessThanOrEqual(cap.maxDayBytes + 2);
       await expect(appendAuditEntry(store, clock, "u1", padded(50), cap)).rejects.toBeInstanceOf(AuditDayFull);
       expect(sameBytes((await store.get(dayKey(DAYS[2]!)))!, full)).toBe(true);
+      // A head written before days were counted (no dayBytes): its day is measured, and the append refused all the same.
+      const head = JSON.parse(decoder.decode((await store.get(HEAD))!)) as Record<string, unknown>;
+      delete head.dayBytes;
+      await store.put(HEAD, encoder.encode(JSON.stringify(head)));
+      await expect(appendAuditEntry(store, clock, "u1", padded(51), cap)).rejects.toBeInstanceOf(AuditDayFull);
+      expect(sameBytes((await store.get(dayKey(DAYS[2]!)))!, full)).toBe(true);
       // The service's record of the refusal uses the reserve, and is written once while it is the day's newest entry.
       const notice = auditEntry({ action: "security-violation", result: "blocked", details: { securityDetails: { reason: "audit day full" } } }) as ValidationAuditEntry;
       const once = { ...cap, reserve: true, unlessNewest: (entry: Record<string, unknown>) => entry.action === "security-violation" };

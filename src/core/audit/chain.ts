@@ -97,7 +97,7 @@ export interface AuditHead extends HeadFacts {
   /**
    * The UTF-8 bytes of the entries appended to the head's day through the chain, separators
    * included (not signed: it bounds the day, it proves nothing). Absent on heads written before:
-   * counted from the next append on.
+   * the next append to that day measures the stored day.
    */
   dayBytes?: number;
   /** Compact JWS whose payload is the canonical JSON of the facts. */
@@ -491,6 +491,12 @@ async function storeUnknownTip(store: BlobStore, head: AuditHead): Promise<void>
   storedTips.set(store, head.userId, head.hash);
 }
 
+/** The bytes a stored day holds before its closing `\n]` (as `dayBytes` counts them); 0 when it cannot be read. */
+async function storedBytes(store: BlobStore, key: string): Promise<number> {
+  const bytes = await store.get(key).catch(() => null);
+  return bytes === null ? 0 : Math.max(0, bytes.length - 2);
+}
+
 async function countItems(store: BlobStore, key: string): Promise<number> {
   const bytes = await store.get(key);
   return bytes === null ? 0 : parseJsonArray(bytes).items.length;
@@ -549,11 +555,11 @@ export function appendChained(
       if (ownHead || signer.holds === undefined) return true;
       return signer.holds(live.signature, headFacts(live));
     };
-    const next = (live: AuditHead | undefined, day: string, index: number, signing: boolean): Uint8Array | Promise<Uint8Array> => {
+    const next = (live: AuditHead | undefined, day: string, index: number, signing: boolean, counted?: number): Uint8Array | Promise<Uint8Array> => {
       const entry = chainEntry(fields, (live?.seq ?? 0) + 1, live?.hash ?? GENESIS_HASH, options.hash);
       entryText = JSON.stringify(entry);
       // The day as the store holds it (`,\n` or `[\n` before each entry): past the cap, nothing is written.
-      const dayBytes = (live !== undefined && live.day === day ? live.dayBytes ?? 0 : 0) + utf8Length(entryText) + 2;
+      const dayBytes = (live !== undefined && live.day === day ? live.dayBytes ?? counted ?? 0 : 0) + utf8Length(entryText) + 2;
       if (dayBytes > maxDayBytes + (options.reserve === true ? DAY_RESERVE_BYTES : 0)) throw new AuditDayFull(userId, day, maxDayBytes, Date.parse(now));
       const head: AuditHead = {
         format: HEAD_FORMAT,
@@ -591,6 +597,10 @@ export function appendChained(
     const afterTip = (live: AuditHead | undefined, signing: boolean): Uint8Array | Promise<Uint8Array> => {
       const day = live !== undefined && live.day > today ? live.day : today;
       if (live !== undefined && live.day === day && options.unlessNewest?.(live.entry) === true) throw new NewestKept(live);
+      // A head written before days were counted: its day is measured once (read as bytes, never as one string).
+      if (live !== undefined && live.day === day && live.dayBytes === undefined) {
+        return storedBytes(store, storageKeys.auditDay(userId, day)).then((counted) => next(live, day, live.index + 1, signing, counted));
+      }
       if (live !== undefined && live.day === day) return next(live, day, live.index + 1, signing);
       return countItems(store, storageKeys.auditDay(userId, day)).then((index) => next(live, day, index, signing));
     };
