@@ -108,7 +108,7 @@ describe.each(RUNTIMES)("verify of a ~100 MB day on %s", (runtime) => {
     const p90 = sorted[Math.floor(sorted.length * 0.9)]!;
     expect(p90, JSON.stringify(waits.map(Math.round))).toBeLessThan(100);
     expect(sorted[sorted.length - 1]!, JSON.stringify(waits.map(Math.round))).toBeLessThan(1_000);
-    // One day's bytes (and a few read ahead, here none) at a time, not every entry parsed at once.
+    // One day's bytes (and the next one read ahead, here none) at a time, not every entry parsed at once.
     const grown = (await peakRss(served.proc.pid!)) - before;
     expect(grown).toBeLessThan(2.5 * dayBytes);
   }, 180_000);

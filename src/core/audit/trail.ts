@@ -373,15 +373,15 @@ class NotLineForm extends Error {}
 
 /** How long verification computes before it lets other work run (other requests, `/health`). */
 const VERIFY_SLICE_MS = 10;
-/** Days read ahead of the one verified (each at most MAX_AUDIT_DAY_BYTES when written by the service). */
-const DAYS_AHEAD = 2;
+/** Days read ahead of the one verified (each at most MAX_AUDIT_DAY_BYTES and its reserve when written by the service). */
+const DAYS_AHEAD = 1;
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
 
 /**
  * Verifies the stored trail of `userId` over `days` (as {@link auditVerifyDays} lists them) as
  * {@link verifyAuditTrail} would verify what {@link readAuditTrail} reads, holding one day's
- * bytes (and a few read ahead) and one entry at a time instead of every entry of the trail:
+ * bytes (and the next one, read ahead) and one entry at a time instead of every entry of the trail:
  * each day is read as stored, its lines parsed and checked one by one, and every
  * {@link VERIFY_SLICE_MS} ms of that the work waits a turn so other requests are served. A
  * trail with a file not in the one-entry-per-line form (edited by hand, torn by a crash) is
