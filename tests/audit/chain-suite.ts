@@ -6,11 +6,13 @@
 import { describe, expect, it } from "vitest";
 import { exportJWK, generateKeyPair } from "jose";
 import type { BlobStore, Clock } from "../../src/core/ports.ts";
-import { appendAuditEntry, auditVerifyDays, readAuditEntryJson, readAuditTrail } from "../../src/core/audit/trail.ts";
+import { appendAuditEntry, auditVerifyDays, readAuditEntryJson, readAuditTrail, verifyStoredTrail } from "../../src/core/audit/trail.ts";
 import { verifyAuditTrail } from "../../src/core/audit/verify.ts";
 import { auditKeys } from "../../src/core/audit/signing-keys.ts";
 import { signAuditHead, signAuditHeads, SigningBegun } from "../../src/core/audit/sign-heads.ts";
-import { type HeadFacts, headFacts } from "../../src/core/audit/chain.ts";
+import { AuditDayFull, type HeadFacts, headFacts } from "../../src/core/audit/chain.ts";
+import { STATUS_OF_KIND } from "../../src/core/http/errors.ts";
+import { sameBytes } from "../../src/core/encoding/same-bytes.ts";
 import { canonicalJson } from "../../src/core/encoding/canonical-json.ts";
 import { auditEntry } from "../helpers/audit-entry.ts";
 import type { ValidationAuditEntry } from "../../src/core/schemas/audit.ts";
@@ -229,6 +231,66 @@ export function auditChainSuite(
       expect(result.head?.seq).toBe(15);
       const served = (await readAuditEntryJson(store, "u1", [DAYS[2]!])).map((bytes) => (JSON.parse(decoder.decode(bytes)) as { details: { n: number } }).details.n);
       expect(served.slice(0, 3)).toEqual([15, 14, 13]);
+    });
+
+    it(`[${name}] a day past MAX_AUDIT_DAY_BYTES takes no more: the append is refused (429, nothing written), the service's own entry goes in the reserve once, the next day appends again`, async () => {
+      const { store, clock, verifyWhole } = await trail();
+      clock.set(`${DAYS[2]}T20:00:00Z`);
+      const cap = { maxDayBytes: 8 * 1024 };
+      const padded = (n: number) => auditEntry({ details: { validationErrors: [], n, note: "p".repeat(1000) } }) as ValidationAuditEntry;
+      let refused: unknown;
+      let accepted = 0;
+      for (let n = 13; n < 40 && refused === undefined; n++) {
+        await appendAuditEntry(store, clock, "u1", padded(n), cap).then(() => accepted++, (err: unknown) => (refused = err));
+      }
+      expect(refused).toBeInstanceOf(AuditDayFull);
+      expect(STATUS_OF_KIND[(refused as AuditDayFull).kind]).toBe(429);
+      const full = (await store.get(dayKey(DAYS[2]!)))!;
+      // The day as stored: its entries, separators and brackets, within the cap.
+      expect(full.length).toBeLessThanOrEqual(cap.maxDayBytes + 2);
+      await expect(appendAuditEntry(store, clock, "u1", padded(50), cap)).rejects.toBeInstanceOf(AuditDayFull);
+      expect(sameBytes((await store.get(dayKey(DAYS[2]!)))!, full)).toBe(true);
+      // A head written before days were counted (no dayBytes): its day is measured, and the append refused all the same.
+      const head = JSON.parse(decoder.decode((await store.get(HEAD))!)) as Record<string, unknown>;
+      delete head.dayBytes;
+      await store.put(HEAD, encoder.encode(JSON.stringify(head)));
+      await expect(appendAuditEntry(store, clock, "u1", padded(51), cap)).rejects.toBeInstanceOf(AuditDayFull);
+      expect(sameBytes((await store.get(dayKey(DAYS[2]!)))!, full)).toBe(true);
+      // The service's record of the refusal uses the reserve, and is written once while it is the day's newest entry.
+      const notice = auditEntry({ action: "security-violation", result: "blocked", details: { securityDetails: { reason: "audit day full" } } }) as ValidationAuditEntry;
+      const once = { ...cap, reserve: true, unlessNewest: (entry: Record<string, unknown>) => entry.action === "security-violation" };
+      const first = await appendAuditEntry(store, clock, "u1", notice, once);
+      const second = await appendAuditEntry(store, clock, "u1", notice, once);
+      expect(second).toEqual(first);
+      clock.set("2026-11-23T00:00:01Z");
+      await appendAuditEntry(store, clock, "u1", padded(60), cap);
+      const result = await verifyWhole();
+      expect(result.valid, JSON.stringify(result.firstBad)).toBe(true);
+      expect(result.entries).toBe(12 + accepted + 2);
+      expect(result.head?.seq).toBe(12 + accepted + 2);
+    });
+
+    it(`[${name}] verifyStoredTrail (day by day, entry by entry) answers what verifyAuditTrail over readAuditTrail answers, intact and tampered`, async () => {
+      const { store, raw, clock, keys } = await trail();
+      const days = () => auditVerifyDays(store, "u1", undefined, undefined, clock.now());
+      const both = async () => {
+        const publicKeys = await keys.publicKeys();
+        const whole = await verifyAuditTrail(await readAuditTrail(store, "u1", await days()), { publicKeys });
+        return { whole, streamed: await verifyStoredTrail(store, "u1", await days(), { publicKeys }) };
+      };
+      const intact = await both();
+      expect(intact.streamed.valid).toBe(true);
+      expect(intact.streamed).toEqual(intact.whole);
+      // Entries 6 and 7 swapped (a jump whose seq comes later in the day), then a day file not in the line form.
+      const stored = await lines(raw, DAYS[1]!);
+      await writeLines(raw, DAYS[1]!, [stored[0]!, stored[2]!, stored[1]!, stored[3]!]);
+      const swapped = await both();
+      expect(swapped.streamed.firstBad?.reason).toBe("reordered");
+      expect(swapped.streamed).toEqual(swapped.whole);
+      await writeLines(raw, DAYS[1]!, [stored[0]!, stored[2]!, stored[3]!]);
+      const missing = await both();
+      expect(missing.streamed.firstBad?.reason).toBe("missing");
+      expect(missing.streamed).toEqual(missing.whole);
     });
 
     it(`[${name}] an item written into a day behind the service's back does not take the next entry's place: the entry is kept after it`, async () => {

@@ -17,7 +17,8 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, parseConfig } from "../../core/config/mod.ts";
 import { ServiceError } from "../../core/errors.ts";
-import { auditVerifyDays, readAuditTrail } from "../../core/audit/trail.ts";
+import { auditVerifyDays, readAuditTrail, verifyStoredTrail } from "../../core/audit/trail.ts";
+import { nodeSha256Hex } from "./node-sha256.ts";
 import { utcDayOf } from "../../core/schemas/audit.ts";
 import type { BlobStore } from "../../core/ports.ts";
 import { type AuditVerification, verifyAuditTrail } from "../../core/audit/verify.ts";
@@ -236,15 +237,19 @@ export async function runAuditCommand(
       if (err instanceof ServiceError) throw new UsageError(err.message);
       throw err;
     }
-    const input = await readAuditTrail(audit, user, days);
     const bar = progressBar(io.err);
-    const result = await verifyAuditTrail(input, { publicKeys: await keys.publicKeys(), requireSignature: keys.signer !== undefined, onProgress: (done, total) => bar.show(done, total) });
-    bar.end();
+    const verifying = { publicKeys: await keys.publicKeys(), requireSignature: keys.signer !== undefined };
     if (command === "verify") {
+      // Day by day, one entry at a time: a day of any size is verified in bounded memory.
+      const result = await verifyStoredTrail(audit, user, days, { ...verifying, hash: nodeSha256Hex, onProgress: (done, total) => bar.show(done, total) });
+      bar.end();
       if (flags.json) io.out(JSON.stringify(result, null, 2));
       else for (const line of describeVerification(result)) io.out(line);
       return result.valid ? 0 : 1;
     }
+    const input = await readAuditTrail(audit, user, days);
+    const result = await verifyAuditTrail(input, { ...verifying, onProgress: (done, total) => bar.show(done, total) });
+    bar.end();
     const path = resolve(flags.out ?? `audit-${user}-${result.from ?? "none"}-${result.to ?? "none"}.${format}`);
     const bytes = format === "json"
       ? new TextEncoder().encode(`${JSON.stringify(auditExportJson(input, result, clock.now()), null, 2)}\n`)

@@ -367,7 +367,7 @@ export async function runExchangeCommand(argv: readonly string[], options: Excha
     close = storage.close;
     const ports = storage.ports;
     const host = hostForDirectUse(ports.imageHost ?? imageHostOf(config, ports.clock, () => ports.images), config);
-    const store = portsExchangeStore({ ...ports, imageHost: host, readImage: imageReader(config, host), auditChain: { signer: auditKeys(config).signer, hash: nodeSha256Hex } });
+    const store = portsExchangeStore({ ...ports, imageHost: host, readImage: imageReader(config, host), auditChain: { signer: auditKeys(config).signer, hash: nodeSha256Hex, maxDayBytes: config.maxAuditDayBytes } });
     return command === "export" ? await runExport(flags, store, io, signatures.signer) : await runImport(flags, positionals, store, io, { verification: signatures.verification, maxImageBytes: config.maxImageBytes });
   } catch (err) {
     if (err instanceof UsageError) {

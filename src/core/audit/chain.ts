@@ -94,6 +94,12 @@ export interface AuditHead extends HeadFacts {
   held?: HeldEntry[];
   /** Until when (epoch ms) the writer of the newest entry is still storing it. */
   until: number;
+  /**
+   * The UTF-8 bytes of the entries appended to the head's day through the chain, separators
+   * included (not signed: it bounds the day, it proves nothing). Absent on heads written before:
+   * the next append to that day measures the stored day.
+   */
+  dayBytes?: number;
   /** Compact JWS whose payload is the canonical JSON of the facts. */
   signature?: string;
 }
@@ -127,6 +133,43 @@ export interface AuditChainOptions {
    * times faster than the core's JavaScript one, the default; both give the same hex.
    */
   hash?: SyncSha256 | undefined;
+  /**
+   * The most bytes a day of the user's trail takes (`MAX_AUDIT_DAY_BYTES`, default
+   * {@link DEFAULT_MAX_DAY_BYTES}): an append past it is refused ({@link AuditDayFull}).
+   */
+  maxDayBytes?: number | undefined;
+  /** The entry may use {@link DAY_RESERVE_BYTES} past `maxDayBytes` (entries the service writes itself). */
+  reserve?: boolean | undefined;
+  /**
+   * Writes nothing when the newest entry of the day satisfies it, and answers that entry instead
+   * (a refusal recorded once, not once per refused request).
+   */
+  unlessNewest?: ((entry: ChainedEntry) => boolean) | undefined;
+}
+
+/** The default of `MAX_AUDIT_DAY_BYTES`: 64 MiB, far below what a reader can hold as one string (V8: about 512 MiB). */
+export const DEFAULT_MAX_DAY_BYTES = 64 * 1024 * 1024;
+/** What the service's own entries (a refusal's `security-violation`, uploads, deletions) may add past the cap. */
+export const DAY_RESERVE_BYTES = 1024 * 1024;
+
+/** An append refused because its day holds `MAX_AUDIT_DAY_BYTES` (429 until the next UTC day; nothing written). */
+export class AuditDayFull extends ServiceError {
+  /** Refuses the append of `userId` to `day` (a `YYYY-MM-DD` UTC day) under the cap `maxDayBytes`, at `now` (epoch ms). */
+  constructor(userId: string, day: string, maxDayBytes: number, now: number) {
+    const retryAfterSeconds = Math.max(1, Math.ceil((Date.parse(`${day}T00:00:00Z`) + 86_400_000 - now) / 1000));
+    super(
+      "rate-limited",
+      `The audit trail of ${userId} holds its most for ${day} (MAX_AUDIT_DAY_BYTES, ${maxDayBytes} bytes): appends resume on the next UTC day`,
+      { limit: "MAX_AUDIT_DAY_BYTES", maxDayBytes, day, retryAfterSeconds },
+    );
+  }
+}
+
+/** Answered by an append that wrote nothing (`unlessNewest`): the newest entry of the day. */
+class NewestKept extends Error {
+  constructor(readonly head: AuditHead) {
+    super("newest kept");
+  }
 }
 
 // A writer stores its entry within milliseconds; past this, another writer stores it instead.
@@ -186,13 +229,28 @@ export function headJson(head: AuditHead, entryText: string, heldTexts?: readonl
   if (entries.length > 0) held += "]";
   return `{"format":${quoted(head.format)},"userId":${quoted(head.userId)},"seq":${jsonNumber(head.seq)},"hash":${quoted(head.hash)},` +
     `"day":${quoted(head.day)},"index":${jsonNumber(head.index)},"firstDay":${quoted(head.firstDay)},"updatedAt":${quoted(head.updatedAt)},` +
-    `${head.unsignedUntil === undefined ? "" : `"unsignedUntil":${jsonNumber(head.unsignedUntil)},`}"entry":${entryText}${held},"until":${jsonNumber(head.until)}${signature}}`;
+    `${head.unsignedUntil === undefined ? "" : `"unsignedUntil":${jsonNumber(head.unsignedUntil)},`}"entry":${entryText}${held},"until":${jsonNumber(head.until)}${head.dayBytes === undefined ? "" : `,"dayBytes":${jsonNumber(head.dayBytes)}`}${signature}}`;
 }
 
 /** The entries a head holds, oldest first: `held`, then the newest. */
 export function heldEntries(head: AuditHead): HeldEntry[] {
   const newest = { day: head.day, index: head.index, entry: head.entry };
   return head.held === undefined ? [newest] : [...head.held, newest];
+}
+
+/** The length of a text's UTF-8 (a lone surrogate as the 3 bytes of U+FFFD, as TextEncoder writes it). */
+export function utf8Length(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) continue;
+    if (code < 0x800) bytes += 1;
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 2;
+      i++;
+    } else bytes += 2;
+  }
+  return bytes;
 }
 
 /** A number as JSON.stringify writes it. */
@@ -246,7 +304,8 @@ export function parseHead(bytes: Uint8Array): AuditHead | undefined {
   if (!Number.isSafeInteger(index) || typeof firstDay !== "string" || typeof updatedAt !== "string") return undefined;
   if (!DAY.test(day) || !DAY.test(firstDay) || firstDay > day) return undefined;
   if (typeof until !== "number" || (signature !== undefined && typeof signature !== "string")) return undefined;
-  const { unsignedUntil } = value;
+  const { unsignedUntil, dayBytes } = value;
+  if (dayBytes !== undefined && !(Number.isSafeInteger(dayBytes) && (dayBytes as number) >= 0)) return undefined;
   if (unsignedUntil !== undefined && !(Number.isSafeInteger(unsignedUntil) && (unsignedUntil as number) >= 0 && (unsignedUntil as number) <= (seq as number))) return undefined;
   const { previous, held } = value;
   if (held !== undefined && !(Array.isArray(held) && held.every(isHeld))) return undefined;
@@ -432,6 +491,12 @@ async function storeUnknownTip(store: BlobStore, head: AuditHead): Promise<void>
   storedTips.set(store, head.userId, head.hash);
 }
 
+/** The bytes a stored day holds before its closing `\n]` (as `dayBytes` counts them); 0 when it cannot be read. */
+async function storedBytes(store: BlobStore, key: string): Promise<number> {
+  const bytes = await store.get(key).catch(() => null);
+  return bytes === null ? 0 : Math.max(0, bytes.length - 2);
+}
+
 async function countItems(store: BlobStore, key: string): Promise<number> {
   const bytes = await store.get(key);
   return bytes === null ? 0 : parseJsonArray(bytes).items.length;
@@ -462,6 +527,7 @@ export function appendChained(
   fields: Record<string, unknown>,
   options: AuditChainOptions = {},
 ): Promise<ChainedAppend> {
+  const maxDayBytes = options.maxDayBytes ?? DEFAULT_MAX_DAY_BYTES;
   return lockOf(store).run(userId, async () => {
     const headKey = storageKeys.auditHead(userId);
     // A store whose day appends are flushed later: the head holds every entry not known flushed.
@@ -489,9 +555,12 @@ export function appendChained(
       if (ownHead || signer.holds === undefined) return true;
       return signer.holds(live.signature, headFacts(live));
     };
-    const next = (live: AuditHead | undefined, day: string, index: number, signing: boolean): Uint8Array | Promise<Uint8Array> => {
+    const next = (live: AuditHead | undefined, day: string, index: number, signing: boolean, counted?: number): Uint8Array | Promise<Uint8Array> => {
       const entry = chainEntry(fields, (live?.seq ?? 0) + 1, live?.hash ?? GENESIS_HASH, options.hash);
       entryText = JSON.stringify(entry);
+      // The day as the store holds it (`,\n` or `[\n` before each entry): past the cap, nothing is written.
+      const dayBytes = (live !== undefined && live.day === day ? live.dayBytes ?? counted ?? 0 : 0) + utf8Length(entryText) + 2;
+      if (dayBytes > maxDayBytes + (options.reserve === true ? DAY_RESERVE_BYTES : 0)) throw new AuditDayFull(userId, day, maxDayBytes, Date.parse(now));
       const head: AuditHead = {
         format: HEAD_FORMAT,
         userId,
@@ -503,6 +572,7 @@ export function appendChained(
         updatedAt: now,
         entry,
         until: 0,
+        dayBytes,
       };
       if (signing && live?.unsignedUntil !== undefined) head.unsignedUntil = live.unsignedUntil;
       if (deferring && live !== undefined) {
@@ -526,6 +596,11 @@ export function appendChained(
     };
     const afterTip = (live: AuditHead | undefined, signing: boolean): Uint8Array | Promise<Uint8Array> => {
       const day = live !== undefined && live.day > today ? live.day : today;
+      if (live !== undefined && live.day === day && options.unlessNewest?.(live.entry) === true) throw new NewestKept(live);
+      // A head written before days were counted: its day is measured once (read as bytes, never as one string).
+      if (live !== undefined && live.day === day && live.dayBytes === undefined) {
+        return storedBytes(store, storageKeys.auditDay(userId, day)).then((counted) => next(live, day, live.index + 1, signing, counted));
+      }
       if (live !== undefined && live.day === day) return next(live, day, live.index + 1, signing);
       return countItems(store, storageKeys.auditDay(userId, day)).then((index) => next(live, day, index, signing));
     };
@@ -554,6 +629,10 @@ export function appendChained(
         await store.update(headKey, change, IN_PLACE);
         break;
       } catch (err) {
+        if (err instanceof NewestKept) {
+          const kept = err.head;
+          return { entry: kept.entry, filename: storageKeys.auditDay(userId, kept.day), entryCount: kept.index + 1 };
+        }
         if (!(err instanceof HeadBusy)) throw err;
         if (Date.now() - started > MAX_WAIT_MS) throw ServiceError.server(`The audit trail of ${userId} stayed busy`);
         await pause(5 + Math.random() * 20);

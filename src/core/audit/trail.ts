@@ -11,8 +11,8 @@ import { jsonArrayLines, NOT_JSON, parseJsonArray, readJsonItem, UnreadableJsonI
 import { quoted } from "../encoding/canonical-json.ts";
 import { auditDayRange, utcDay } from "./days.ts";
 import { ServiceError } from "../errors.ts";
-import type { AuditTrailDay, AuditTrailInput } from "./verify.ts";
-import { appendChained, type AuditChainOptions, extendableCopy, heldEntries, readHead, whileAppendsWait } from "./chain.ts";
+import { type AuditTrailDay, type AuditTrailInput, type AuditVerification, TrailCheck, type VerifyAuditOptions, verifyAuditTrail } from "./verify.ts";
+import { appendChained, type AuditChainOptions, extendableCopy, heldEntries, readHead, type SyncSha256, whileAppendsWait } from "./chain.ts";
 import { isSealedItem } from "../encryption/stored-value.ts";
 import { sameBytes } from "../encoding/same-bytes.ts";
 
@@ -340,17 +340,143 @@ const STEADY_HEAD_TRIES = 3;
  * missing from a read). Under appends that never pause, the last try holds this process's
  * appends to the user's trail back while it reads (another process's are not held).
  */
-async function withSteadyHead<T>(store: BlobStore, userId: string, read: () => Promise<T>): Promise<{ value: T; head: Uint8Array | null }> {
+async function withSteadyHead<T>(
+  store: BlobStore,
+  userId: string,
+  read: (before: Uint8Array | null) => Promise<T>,
+): Promise<{ value: T; head: Uint8Array | null }> {
   const key = storageKeys.auditHead(userId);
   let before = await headBytes(store, key);
   for (let attempt = 1; attempt < STEADY_HEAD_TRIES; attempt++) {
-    const value = await read();
+    const value = await read(before);
     const after = await headBytes(store, key);
     if (before === null ? after === null : after !== null && sameBytes(before, after)) return { value, head: after };
     before = after;
   }
   return whileAppendsWait(store, userId, async () => {
-    const value = await read();
+    const value = await read(await headBytes(store, key));
     return { value, head: await headBytes(store, key) };
   });
+}
+
+/**
+ * Options of {@link verifyStoredTrail}: those of {@link verifyAuditTrail} (with `onProgress`, the
+ * days are read once more first, to count their entries) and the entries' hash.
+ */
+export interface VerifyStoredOptions extends VerifyAuditOptions {
+  /** SHA-256 of entry hashes (a runtime's native one); default the core's JavaScript one. */
+  hash?: SyncSha256 | undefined;
+}
+
+/** Thrown while a day is read line by line and one of its files is not in the one-entry-per-line form. */
+class NotLineForm extends Error {}
+
+/** How long verification computes before it lets other work run (other requests, `/health`). */
+const VERIFY_SLICE_MS = 10;
+/** Days read ahead of the one verified (each at most MAX_AUDIT_DAY_BYTES and its reserve when written by the service). */
+const DAYS_AHEAD = 1;
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
+
+/**
+ * Verifies the stored trail of `userId` over `days` (as {@link auditVerifyDays} lists them) as
+ * {@link verifyAuditTrail} would verify what {@link readAuditTrail} reads, holding one day's
+ * bytes (and the next one, read ahead) and one entry at a time instead of every entry of the trail:
+ * each day is read as stored, its lines parsed and checked one by one, and every
+ * {@link VERIFY_SLICE_MS} ms of that the work waits a turn so other requests are served. A
+ * trail with a file not in the one-entry-per-line form (edited by hand, torn by a crash) is
+ * verified the whole way instead.
+ */
+export async function verifyStoredTrail(store: BlobStore, userId: string, days: readonly string[], options: VerifyStoredOptions = {}): Promise<AuditVerification> {
+  const from = days[0] ?? null;
+  const to = days[days.length - 1] ?? null;
+  const { onProgress } = options;
+  try {
+    const total = onProgress === undefined ? 0 : await countLines(store, userId, days);
+    const { value: check, head } = await withSteadyHead(store, userId, async (before) => {
+      const check = new TrailCheck(userId, storedHeadValue(before), from, to, options.hash);
+      let since = Date.now();
+      let checked = 0;
+      const reads: Promise<{ key: string; bytes: Uint8Array }[]>[] = [];
+      const readAhead = (upTo: number) => {
+        while (reads.length < Math.min(upTo, days.length)) {
+          const read = readDayFiles(store, userId, days[reads.length]!);
+          // Read ahead of its turn: a failure is answered when its day comes.
+          read.catch(() => undefined);
+          reads.push(read);
+        }
+      };
+      for (let at = 0; at < days.length; at++) {
+        readAhead(at + 1 + DAYS_AHEAD);
+        const files = await reads[at]!;
+        reads[at] = Promise.resolve([]);
+        let started = false;
+        let index = 0;
+        for (const { bytes } of files) {
+          for (const item of lineItems(bytes)) {
+            if (!started) check.startDay(days[at]!);
+            started = true;
+            // As verifyAuditTrail tells it: every PROGRESS_STEP entries of a day, and after each day.
+            if (index > 0 && index % PROGRESS_STEP === 0) onProgress?.(checked + index, total);
+            index++;
+            check.entry(item);
+            if (Date.now() - since >= VERIFY_SLICE_MS) {
+              await nextTurn();
+              since = Date.now();
+            }
+          }
+        }
+        if (started) {
+          check.endDay();
+          checked += index;
+          onProgress?.(checked, total);
+        }
+      }
+      return check;
+    });
+    return await check.finish(storedHeadValue(head), options);
+  } catch (err) {
+    if (!(err instanceof NotLineForm)) throw err;
+    return verifyAuditTrail(await readAuditTrail(store, userId, days), options);
+  }
+}
+
+/** How often a long day tells its progress, in entries (as verifyAuditTrail). */
+const PROGRESS_STEP = 1_000;
+
+/** The entries of `days` as stored in the one-entry-per-line form (its line breaks less one per file), one day's bytes at a time. */
+async function countLines(store: BlobStore, userId: string, days: readonly string[]): Promise<number> {
+  let total = 0;
+  for (const day of days) {
+    for (const { bytes } of await readDayFiles(store, userId, day)) {
+      let breaks = 0;
+      for (let at = bytes.indexOf(0x0a); at !== -1; at = bytes.indexOf(0x0a, at + 1)) breaks++;
+      total += Math.max(0, breaks - 1);
+    }
+  }
+  return total;
+}
+
+/**
+ * The items of a stored day file in the one-entry-per-line form, one at a time, as
+ * {@link readAuditTrail} reads them (one that cannot be served as `{ unreadable: true }`);
+ * throws {@link NotLineForm} where the file leaves that form.
+ */
+function* lineItems(bytes: Uint8Array): Generator<unknown> {
+  const end = bytes.length;
+  if (end === 2 && bytes[0] === 0x5b && bytes[1] === 0x5d) return;
+  if (end < 5 || bytes[0] !== 0x5b || bytes[1] !== 0x0a || bytes[end - 2] !== 0x0a || bytes[end - 1] !== 0x5d) throw new NotLineForm();
+  let start = 2;
+  for (;;) {
+    const brk = bytes.indexOf(0x0a, start);
+    const last = brk === end - 2;
+    // Every line before the last ends with the comma that separates it from the next.
+    if (last ? brk === start : brk - 1 <= start || bytes[brk - 1] !== 0x2c) throw new NotLineForm();
+    const item = readJsonItem(decoder.decode(bytes.subarray(start, last ? brk : brk - 1)));
+    const reason = unservable(item);
+    if (reason === NOT_JSON) throw new NotLineForm();
+    yield reason === undefined ? item : { unreadable: true };
+    if (last) return;
+    start = brk + 1;
+  }
 }

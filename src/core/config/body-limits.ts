@@ -15,6 +15,11 @@ export const BodyLimitsSection = z.object({
     usedBy: "data, audit",
     defaultText: "`65536` (64 KiB)",
   }),
+  MAX_AUDIT_DAY_BYTES: variable(
+    positiveInt(64 * 1024 * 1024),
+    "the most bytes one UTC day of a user's audit trail takes; an append past it is refused (429 until the next UTC day) and recorded once as a `security-violation` ([audit days](docs/storage.md#audit-day-size))",
+    { usedBy: "data, audit", defaultText: "`67108864` (64 MiB)" },
+  ),
 }).transform(camelKeys);
 
 /** What {@link BodyLimitsSection} parses. */

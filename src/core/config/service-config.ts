@@ -77,6 +77,8 @@ export interface ServiceConfig {
   maxJsonBytes: number;
   /** `MAX_AUDIT_ENTRY_BYTES`: the largest audit entry the audit endpoints accept. */
   maxAuditEntryBytes: number;
+  /** `MAX_AUDIT_DAY_BYTES`: the most bytes one day of a user's audit trail takes (appends past it: 429). */
+  maxAuditDayBytes: number;
   /** UserLimits of permitted accounts (`MAX_CASES`, `MAX_FILES_PER_CASE`). */
   limits: { maxCases: number; maxFilesPerCase: number };
   /** UserLimits of demo accounts (`DEMO_MAX_CASES`, `DEMO_MAX_FILES_PER_CASE`). */

@@ -53,7 +53,7 @@ export interface AccessControlDeps {
 }
 
 /** The configuration access control reads: identity-token mode, the admin key, rate limits. */
-export type AccessConfig = Pick<ServiceConfig, "identity" | "adminAuth" | "rateLimits"> & AuditKeyConfig;
+export type AccessConfig = Pick<ServiceConfig, "identity" | "adminAuth" | "rateLimits"> & Partial<Pick<ServiceConfig, "maxAuditDayBytes">> & AuditKeyConfig;
 
 /** Access control as the configuration describes it. */
 export function accessControl(config: AccessConfig, deps: AccessControlDeps): AccessControl {
@@ -67,7 +67,8 @@ export function accessControl(config: AccessConfig, deps: AccessControlDeps): Ac
     adminKey: config.adminAuth,
     limiter: deps.limiter ?? createMemoryRateLimiter({ clock: deps.clock }),
     limits: config.rateLimits,
-    log: serviceAuditLog(deps.audit, deps.clock, { signer: auditKeys(config).signer, hash: deps.auditHash }),
+    // The service's own entries may use the day's reserve past MAX_AUDIT_DAY_BYTES.
+    log: serviceAuditLog(deps.audit, deps.clock, { signer: auditKeys(config).signer, hash: deps.auditHash, maxDayBytes: config.maxAuditDayBytes, reserve: true }),
   };
 }
 

@@ -103,7 +103,7 @@ function headersOf(err: ServiceError): Record<string, string> {
   const allowed = err.details.allowed;
   if (err.kind === "method-not-allowed" && Array.isArray(allowed)) headers.Allow = allowed.join(", ");
   const retryAfter = err.details.retryAfterSeconds;
-  if (err.kind === "unavailable" && typeof retryAfter === "number") headers["Retry-After"] = String(retryAfter);
+  if ((err.kind === "unavailable" || err.kind === "rate-limited") && typeof retryAfter === "number") headers["Retry-After"] = String(retryAfter);
   return headers;
 }
 

@@ -22,19 +22,21 @@ import { tagged } from "../http/openapi-tags.ts";
 import { answerJson, answerJsonText, errorResponses, methodNotAllowed, type WorkerApp } from "../http/worker-app.ts";
 import { checkSegment } from "../storage/keys.ts";
 import { auditDayRange } from "../audit/days.ts";
-import { appendAuditEntry, auditVerifyDays, readAuditEntryJson, readAuditTrail, RECEIVED_AT } from "../audit/trail.ts";
+import { appendAuditEntry, auditVerifyDays, readAuditEntryJson, RECEIVED_AT, verifyStoredTrail } from "../audit/trail.ts";
 import { type AuditKeyConfig, auditKeys } from "../audit/signing-keys.ts";
-import { verifyAuditTrail } from "../audit/verify.ts";
-import { CHAIN_FIELDS } from "../audit/chain.ts";
+import { type AuditChainOptions, AuditDayFull, type ChainedEntry, CHAIN_FIELDS } from "../audit/chain.ts";
 import { joinJsonItems } from "../storage/json-array.ts";
-import { type AccessControl, requireOwner } from "../http/access.ts";
+import { type AccessControl, requestFacts, requireOwner } from "../http/access.ts";
+import { actorOf } from "../http/actor.ts";
+import type { Context } from "hono";
+import type { WorkerEnv } from "../http/worker-app.ts";
 import { keyedSecurity } from "../http/credentials-doc.ts";
 
 /** What the audit routes need. */
 export interface AuditRoutesDeps {
   audit: BlobStore;
   clock: Clock;
-  config: Pick<ServiceConfig, "maxAuditEntryBytes"> & AuditKeyConfig;
+  config: Pick<ServiceConfig, "maxAuditEntryBytes" | "maxAuditDayBytes"> & AuditKeyConfig;
   /** Who may read and write which user's trail (identity mode: only their own). */
   access: AccessControl;
   /** SHA-256 of audit entry hashes (a runtime's native one); default the core's JavaScript one. */
@@ -60,7 +62,7 @@ const appendEntryRoute = createRoute({
   },
   responses: {
     200: { description: "Appended", content: { "application/json": { schema: AuditAppendResponseSchema } } },
-    ...errorResponses({ 400: "userId missing or invalid entry", 403: "Bad key", 413: "Entry too large" }),
+    ...errorResponses({ 400: "userId missing or invalid entry", 403: "Bad key", 413: "Entry too large", 429: "The day of the trail holds MAX_AUDIT_DAY_BYTES (until the next UTC day)" }),
   },
 });
 
@@ -96,6 +98,47 @@ const verifyTrailRoute = createRoute({
   },
 });
 
+/** The `reason` of the `security-violation` entry that records a day past MAX_AUDIT_DAY_BYTES. */
+export const DAY_FULL_REASON = "audit day full";
+
+const isDayFullRecord = (entry: ChainedEntry): boolean => {
+  const details = entry.details as { securityDetails?: Record<string, unknown> } | undefined;
+  return entry.action === "security-violation" && details?.securityDetails?.source === "service" && details.securityDetails.reason === DAY_FULL_REASON;
+};
+
+/**
+ * Records a refused append as a `security-violation` in the user's trail, from the day's reserve
+ * past the cap, once per run of refusals (not again while it is the day's newest entry). With
+ * the reserve spent too, the refusal stands unrecorded: it was recorded before.
+ */
+async function recordDayFull(c: Context<WorkerEnv>, deps: AuditRoutesDeps, chain: AuditChainOptions, userId: string, refused: AuditDayFull): Promise<void> {
+  const actor = actorOf(c);
+  const { method, path, clientIp } = requestFacts(c);
+  const entry = {
+    timestamp: deps.clock.now().toISOString(),
+    userId,
+    userEmail: actor?.kind === "user" ? actor.email ?? "" : "",
+    action: "security-violation" as const,
+    result: "blocked" as const,
+    details: {
+      securityDetails: {
+        reason: DAY_FULL_REASON,
+        ...refused.details,
+        source: "service",
+        actor: actor === undefined ? "data key" : actor.kind === "admin" ? "admin" : actor.uid,
+        method,
+        path,
+        ...(clientIp === undefined ? {} : { clientIp }),
+      },
+    },
+  };
+  try {
+    await appendAuditEntry(deps.audit, deps.clock, userId, entry, { ...chain, reserve: true, unlessNewest: isDayFullRecord });
+  } catch (err) {
+    if (!(err instanceof AuditDayFull)) throw err;
+  }
+}
+
 /**
  * Adds POST and GET `/audit/` to a worker app (its auth is the worker's); returns the app with
  * their types. `served` names the worker in the operation ids, which are unique in the service's document.
@@ -104,7 +147,7 @@ export function registerAuditRoutes<A extends WorkerApp>(app: A, deps: AuditRout
   const { audit, clock, config, access } = deps;
   const via = served === "audit" ? "" : "ViaData";
   const keys = auditKeys(config);
-  const chain = { signer: keys.signer, hash: deps.auditHash };
+  const chain: AuditChainOptions = { signer: keys.signer, hash: deps.auditHash, maxDayBytes: config.maxAuditDayBytes };
   const routed = app
     .openapi({ ...appendEntryRoute, operationId: `appendAuditEntry${via}`, middleware: limitBody(config.maxAuditEntryBytes) }, async (c) => {
       const { userId } = readQuery(c, AuditPostQuerySchema);
@@ -135,7 +178,14 @@ export function registerAuditRoutes<A extends WorkerApp>(app: A, deps: AuditRout
           queryUserId: userId,
         });
       }
-      const { entryCount, filename } = await appendAuditEntry(audit, clock, userId, entry, chain);
+      let appended;
+      try {
+        appended = await appendAuditEntry(audit, clock, userId, entry, chain);
+      } catch (err) {
+        if (err instanceof AuditDayFull) await recordDayFull(c, deps, chain, userId, err);
+        throw err;
+      }
+      const { entryCount, filename } = appended;
       // Built with the request's frame (answerJsonText): the security and CORS headers are in it
       // from the start, not set afterwards on a web Headers object.
       const answer = JSON.stringify({ success: true, entryCount, filename });
@@ -155,7 +205,8 @@ export function registerAuditRoutes<A extends WorkerApp>(app: A, deps: AuditRout
       checkSegment(query.userId, "userId");
       await requireOwner(c, access, query.userId);
       const days = await auditVerifyDays(audit, query.userId, query.startDate, query.endDate, clock.now());
-      const result = await verifyAuditTrail(await readAuditTrail(audit, query.userId, days), { publicKeys: await keys.publicKeys(), requireSignature: keys.signer !== undefined });
+      // Read and checked day by day, entry by entry, yielding to other requests (a day's size does not block the server).
+      const result = await verifyStoredTrail(audit, query.userId, days, { publicKeys: await keys.publicKeys(), requireSignature: keys.signer !== undefined, hash: deps.auditHash });
       return answerJson(c, result, 200);
     });
   app.all(appendEntryRoute.path, methodNotAllowed(["GET", "POST"]));

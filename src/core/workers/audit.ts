@@ -19,7 +19,7 @@ export interface AuditWorkerDeps {
   /** Dates new entries and picks today's audit day (UTC) when no range is asked for. */
   clock: Clock;
   /** The service configuration (`R2_KEY_SECRET`, `ALLOWED_ORIGIN`, `MAX_AUDIT_ENTRY_BYTES`). */
-  config: Pick<ServiceConfig, "allowedOrigin" | "r2KeySecret" | "maxAuditEntryBytes" | "identity" | "adminAuth" | "rateLimits">;
+  config: Pick<ServiceConfig, "allowedOrigin" | "r2KeySecret" | "maxAuditEntryBytes" | "maxAuditDayBytes" | "identity" | "adminAuth" | "rateLimits">;
   /**
    * Identity, admin key and rate limits; default from `config` over this audit store.
    * Shared by the workers `createService` mounts together; internal.

@@ -49,7 +49,7 @@ export interface DataWorkerDeps {
   /** Dates new audit entries and picks today's audit day (UTC). */
   clock: Clock;
   /** The service configuration (`R2_KEY_SECRET`, `ALLOWED_ORIGIN`, `MAX_JSON_BYTES`, `MAX_AUDIT_ENTRY_BYTES`). */
-  config: Pick<ServiceConfig, "allowedOrigin" | "r2KeySecret" | "maxJsonBytes" | "maxAuditEntryBytes" | "limits" | "demoLimits" | "selfRegistration" | "identity" | "adminAuth" | "rateLimits">;
+  config: Pick<ServiceConfig, "allowedOrigin" | "r2KeySecret" | "maxJsonBytes" | "maxAuditEntryBytes" | "maxAuditDayBytes" | "limits" | "demoLimits" | "selfRegistration" | "identity" | "adminAuth" | "rateLimits">;
   /** The user records; when given, a case document may list at most the owner's `maxFilesPerCase` files. */
   users?: KvStore;
   /**

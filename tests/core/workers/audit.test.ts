@@ -88,6 +88,29 @@ describe("audit endpoints (spec 4.8)", () => {
     expect(await response.json()).toMatchObject({ code: "VALIDATION_ERROR" });
   });
 
+  it("refuses an append past MAX_AUDIT_DAY_BYTES with 429 (not 500), records it once as a security-violation, and appends again the next UTC day", async () => {
+    const clock = fixedClock("2026-11-22T18:00:00Z");
+    const { app } = testService({ MAX_AUDIT_DAY_BYTES: "8192", RATE_LIMITS: "off" }, { clock });
+    const padded = (n: number) => auditEntry({ details: { validationErrors: [], n, note: "p".repeat(1000) } });
+    const statuses: number[] = [];
+    for (let n = 1; n <= 12; n++) statuses.push((await post(app, padded(n))).status);
+    const accepted = statuses.filter((status) => status === 200).length;
+    expect(accepted).toBeGreaterThan(3);
+    expect(statuses.slice(accepted)).toEqual(Array(12 - accepted).fill(429));
+    const refused = await post(app, padded(99));
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("Retry-After")).toBe(String(6 * 3600));
+    expect(await refused.json()).toMatchObject({ code: "FORBIDDEN", details: { limit: "MAX_AUDIT_DAY_BYTES", maxDayBytes: 8192, day: "2026-11-22" } });
+    // Every accepted entry is kept, and the refusals are one security-violation entry, the day's newest.
+    const { body } = await list(app, "?userId=u1");
+    expect(body.entries.map((entry) => entry.action)).toEqual(["security-violation", ...Array(accepted).fill("case-create")]);
+    expect(body.entries[0]).toMatchObject({ result: "blocked", details: { securityDetails: { reason: "audit day full", source: "service", limit: "MAX_AUDIT_DAY_BYTES" } } });
+    const verified = await app.request("/data/audit/verify?userId=u1", { headers: dataHeaders });
+    expect(await verified.json()).toMatchObject({ valid: true, entries: accepted + 1 });
+    clock.set("2026-11-23T00:00:01Z");
+    expect((await post(app, padded(100))).status).toBe(200);
+  });
+
   it("GET without dates returns today's entries only", async () => {
     const clock = fixedClock("2026-11-21T23:59:00Z");
     const { app } = testService({}, { clock });
