@@ -56,8 +56,9 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "fa-consumer-"));
   project = join(dir, "consumer");
   await mkdir(project);
-  // The package as published: dist/ as built by `npm run build` (npm test builds first).
-  const packed = await run("npm", ["pack", "--json", "--pack-destination", dir], { cwd: root, maxBuffer: 64 * 1024 * 1024 });
+  // The package as published: dist/ as built by `npm run build` (npm test builds first); no
+  // second build here (--ignore-scripts: `prepare`), which would rewrite dist/ under other tests.
+  const packed = await run("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", dir], { cwd: root, maxBuffer: 64 * 1024 * 1024 });
   const [{ filename }] = JSON.parse(packed.stdout) as [{ filename: string }];
   await writeFile(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
   await writeFile(join(project, "app.ts"), CONSUMER_APP);
