@@ -3,7 +3,7 @@
  * SHA-256 (FIPS 180-4) computed synchronously in JavaScript. Web crypto's digest is a promise
  * per call, and awaiting one per entry made verifying a 10,000-entry audit trail several times
  * slower than hashing it here; the result is the same bytes (tests/core/encoding/sha256.test.ts).
- * Kept over @noble/hashes' sha256 (2.4.0, measured again 2026-12-02, docs/performance.md#sha-256):
+ * Kept over @noble/hashes' sha256 (2.4.0, measured again 2026-12-02, docs/performance.md#sha-256-the-hand-written-one-against-noblehashes):
  * bench/audit-chain.mjs's chained append with it was slower (memory p50 0.044-0.058 against
  * 0.039-0.041 ms), and hashing an audit entry took 1.19x (Node), 1.25x (Bun) the time; it
  * also needs Node 20.19 where this package supports 20.12.
