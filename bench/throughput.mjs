@@ -396,6 +396,12 @@ function writeBodies(list, answers) {
 }
 
 const fmt = (value, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : "-");
+/** A measured pair's cells: req/s of each side, their ratio, p99 of each, CPU us a request of each. */
+function ratioCells(result) {
+  const { service, ceiling } = result;
+  return [fmt(service.rps), fmt(ceiling.rps), fmt(service.rps / ceiling.rps, 2), fmt(service.p99, 2), fmt(ceiling.p99, 2), fmt(service.cpuUs), fmt(ceiling.cpuUs)];
+}
+
 function table(headers, rows) {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
   const line = (cells) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join("  ");
@@ -489,16 +495,7 @@ async function report(runtime, version, list, service, ceiling, floor) {
   if (floor !== undefined) {
     for (const scenario of chosen.filter((s) => s.floor !== undefined)) {
       const result = await measure(scenario, floor, ceiling);
-      rows.push([
-        `  floor: ${scenario.floor} only (${scenario.name})`,
-        fmt(result.service.rps),
-        fmt(result.ceiling.rps),
-        fmt(result.service.rps / result.ceiling.rps, 2),
-        fmt(result.service.p99, 2),
-        fmt(result.ceiling.p99, 2),
-        fmt(result.service.cpuUs),
-        fmt(result.ceiling.cpuUs),
-      ]);
+      rows.push([`  floor: ${scenario.floor} only (${scenario.name})`, ...ratioCells(result)]);
       if (result.service.failures > 0) {
         failed = true;
         console.log(`  ERROR: floor ${scenario.label}: ${result.service.failures} failed request(s)\n${result.service.sample ?? ""}`);
@@ -513,17 +510,7 @@ async function report(runtime, version, list, service, ceiling, floor) {
     const floorRows = [];
     for (const scenario of chosen.filter((s) => s.name.startsWith("user-"))) {
       const result = await measure(scenario, service, floor, false);
-      floorRows.push([
-        `${scenario.label} vs ${scenario.floor} only`,
-        fmt(result.service.rps),
-        fmt(result.ceiling.rps),
-        fmt(result.service.rps / result.ceiling.rps, 2),
-        fmt(result.service.p99, 2),
-        fmt(result.ceiling.p99, 2),
-        fmt(result.service.cpuUs),
-        fmt(result.ceiling.cpuUs),
-        fmt(result.ceiling.cpuUs / result.service.cpuUs, 2),
-      ]);
+      floorRows.push([`${scenario.label} vs ${scenario.floor} only`, ...ratioCells(result), fmt(result.ceiling.cpuUs / result.service.cpuUs, 2)]);
       for (const side of ["service", "ceiling"]) {
         if (result[side].failures > 0) {
           failed = true;
