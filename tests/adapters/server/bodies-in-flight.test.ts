@@ -121,5 +121,23 @@ for (const runtime of ["node", "bun", "deno"] as const satisfies readonly Runtim
       }
       expect(stored!.status).toBe(200);
     }, 60_000);
+
+    it(`[${runtime}] a slow /pdf body holds the same budget: an upload meanwhile waits, then 503 with Retry-After`, async () => {
+      const { port } = new URL(served.url);
+      const stalled = connect(Number(port), "127.0.0.1");
+      await once(stalled, "connect");
+      stalled.on("error", () => {});
+      stalled.write(`POST /pdf HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${BUDGET}\r\n\r\n{"imageUrl":"data:image/png;base64,`);
+      const trickle = setInterval(() => stalled.write("A"), 500);
+      try {
+        const waited = await fetch(`${served.url}/image/`, { method: "POST", headers: { Authorization: `Bearer ${TOKEN}` }, body: uploadForm(noisePng(64 * 1024), "next.png") });
+        expect(waited.status).toBe(503);
+        expect(Number(waited.headers.get("retry-after"))).toBeGreaterThan(0);
+        expect(((await waited.json()) as { message: string }).message).toMatch(/try again/);
+      } finally {
+        clearInterval(trickle);
+        stalled.destroy();
+      }
+    }, 60_000);
   });
 }
