@@ -6,7 +6,7 @@
 import * as z from "zod";
 import { camelKeys, positiveInt, variable, variableProblem, WHEN_VALID } from "./variables.ts";
 
-/** Bun's `idleTimeout` takes at most 255 s; a header block slower than that is no client's. */
+/** A header block slower than about four minutes is no client's. */
 const MAX_HEADERS_TIMEOUT_SECONDS = 255;
 
 /** The server-limit variables. */
@@ -18,12 +18,12 @@ export const ServerLimitsSection = z.object({
   ),
   MAX_CONNECTIONS_PER_CLIENT: variable(
     positiveInt(256, 1_000_000),
-    "open connections from one client address; one more is answered 503 with `Retry-After` and closed; Node only",
+    "open connections from one client address; one more is answered 503 with `Retry-After` and closed; Node only (behind a proxy every client has its address)",
     { usedBy: "serve" },
   ),
   HEADERS_TIMEOUT_SECONDS: variable(
     positiveInt(10, MAX_HEADERS_TIMEOUT_SECONDS),
-    "seconds a request's headers may take to arrive (Node: 408 and closed; Bun: the connection's idle timeout; Deno: not bounded)",
+    "seconds a request's headers may take to arrive, then 408 and closed; Node only (Bun closes such connections after its own ~10 s, Deno never: [connections](docs/configuration.md#connections))",
     { usedBy: "serve" },
   ),
   MAX_BODY_BYTES_IN_FLIGHT: variable(
