@@ -30,6 +30,27 @@ describe("ServiceConfig", () => {
     expect([...list.matchAll(/`([A-Z0-9_]+)`/g)].map((match) => match[1]).sort()).toEqual([...NEVER_EXPOSED].sort());
   });
 
+  it("reads the server limits with their defaults, and refuses values serve could not apply", () => {
+    const defaults = parseConfig({});
+    expect([defaults.maxConnections, defaults.maxConnectionsPerClient, defaults.headersTimeoutSeconds, defaults.maxBodyBytesInFlight]).toEqual([4096, 256, 10, 64 * 1024 * 1024]);
+    const set = parseConfig({ MAX_CONNECTIONS: "600", MAX_CONNECTIONS_PER_CLIENT: "600", HEADERS_TIMEOUT_SECONDS: "2", MAX_BODY_BYTES_IN_FLIGHT: "1048576" });
+    expect([set.maxConnections, set.maxConnectionsPerClient, set.headersTimeoutSeconds, set.maxBodyBytesInFlight]).toEqual([600, 600, 2, 1048576]);
+    const refused = (env: Record<string, string>) => {
+      try {
+        parseConfig(env);
+      } catch (err) {
+        expect(err).toBeInstanceOf(ConfigError);
+        return (err as Error).message;
+      }
+      return "accepted";
+    };
+    expect(refused({ MAX_CONNECTIONS: "0" })).toContain("MAX_CONNECTIONS");
+    expect(refused({ HEADERS_TIMEOUT_SECONDS: "256" })).toContain("HEADERS_TIMEOUT_SECONDS");
+    expect(refused({ HEADERS_TIMEOUT_SECONDS: "1.5" })).toContain("HEADERS_TIMEOUT_SECONDS");
+    expect(refused({ MAX_BODY_BYTES_IN_FLIGHT: "64MB" })).toContain("MAX_BODY_BYTES_IN_FLIGHT");
+    expect(refused({ MAX_CONNECTIONS: "100", MAX_CONNECTIONS_PER_CLIENT: "101" })).toContain("MAX_CONNECTIONS_PER_CLIENT, MAX_CONNECTIONS: the limit per client must not exceed the total");
+  });
+
   it("names each invalid variable", () => {
     try {
       parseConfig({ MAIL_TRANSPORT: "pigeon", CAPTCHA_VERIFY_URL: "ftp://x", MAX_JSON_BYTES: "-1" });
@@ -112,6 +133,7 @@ describe("ServiceConfig", () => {
     expectTypeOf<ParsedSections["identity"]>().toEqualTypeOf<Pick<ServiceConfig, keyof ParsedSections["identity"]>>();
     expectTypeOf<ParsedSections["rateLimits"]>().toEqualTypeOf<Pick<ServiceConfig, keyof ParsedSections["rateLimits"]>>();
     expectTypeOf<ParsedSections["bodyLimits"]>().toEqualTypeOf<Pick<ServiceConfig, keyof ParsedSections["bodyLimits"]>>();
+    expectTypeOf<ParsedSections["serverLimits"]>().toEqualTypeOf<Pick<ServiceConfig, keyof ParsedSections["serverLimits"]>>();
     expectTypeOf<ParsedSections["accounts"]>().toEqualTypeOf<Pick<ServiceConfig, keyof ParsedSections["accounts"]>>();
     expectTypeOf<ParsedSections["mail"]>().toEqualTypeOf<Pick<ServiceConfig, keyof ParsedSections["mail"]>>();
     expectTypeOf<ParsedSections["captcha"]>().toEqualTypeOf<Pick<ServiceConfig, keyof ParsedSections["captcha"]>>();

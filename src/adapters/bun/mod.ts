@@ -13,4 +13,4 @@ export { passClientIp } from "./client-ip.ts";
 // For an app on Bun.serve of its own: what `serve` does to the URL Bun hands over when the Host is missing or not a host.
 export { withReadableUrl } from "./request-url.ts";
 export type { HostMiddleware } from "../../core/http/worker-app.ts";
-export type { Listen, Listening, RunningServer, ServeOptions } from "../server/start.ts";
+export type { ConnectionLimits, Listen, Listening, RunningServer, ServeOptions } from "../server/start.ts";

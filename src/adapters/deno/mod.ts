@@ -16,4 +16,4 @@ export { withDotSegmentsResolved } from "./request-url.ts";
 export type { HostMiddleware } from "../../core/http/worker-app.ts";
 export { denoKvPorts, denoKvStorage } from "./kv-ports.ts";
 export { createDenoKvBlobStore, createDenoKvStore, denoKvBackend, type DenoKvLike, type KvKey } from "./kv-blob-store.ts";
-export type { Listen, Listening, RunningServer, RuntimeStorage, ServeOptions, StoragePorts } from "../server/start.ts";
+export type { ConnectionLimits, Listen, Listening, RunningServer, RuntimeStorage, ServeOptions, StoragePorts } from "../server/start.ts";

@@ -13,6 +13,7 @@ export { nodeListen, startServer } from "./serve.ts";
 export { passClientIp } from "./client-ip.ts";
 export type { HostMiddleware } from "../../core/http/worker-app.ts";
 export {
+  type ConnectionLimits,
   type Listen,
   type Listening,
   type RunningServer,

@@ -11,7 +11,8 @@ import { lingerOnClose } from "./lingering-close.ts";
 import { answerClientError } from "./client-error.ts";
 import { errorAnswer } from "../../core/http/errors.ts";
 import { serverAuthority } from "../server/request-url.ts";
-import { type Listen, type Listening, type RunningServer, type ServeOptions, startService } from "../server/start.ts";
+import { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS, type Listen, type Listening, type RunningServer, type ServeOptions, startService } from "../server/start.ts";
+import { headersTimeoutOptions, limitConnections } from "./connection-limits.ts";
 
 /** An absolute-form request target without its user part; any other target as it is. */
 function withoutUserPart(target: string): string {
@@ -27,10 +28,11 @@ function withoutUserPart(target: string): string {
   }
 }
 
-/** Listens with Node's HTTP server; the client IP is the socket's peer. */
-export const nodeListen: Listen = async (app: WorkerApp, address: { port: number; hostname: string }): Promise<Listening> => {
-  const server = createServer();
+/** Listens with Node's HTTP server, within `limits`; the client IP is the socket's peer. */
+export const nodeListen: Listen = async (app: WorkerApp, address: { port: number; hostname: string }, limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS): Promise<Listening> => {
+  const server = createServer(headersTimeoutOptions(limits));
   server.on("clientError", answerClientError);
+  const isRefused = limitConnections(server, limits);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(address.port, address.hostname, () => {
@@ -58,6 +60,11 @@ export const nodeListen: Listen = async (app: WorkerApp, address: { port: number
   );
   // Attached before the listen callback's tick ends: no request is read before it.
   const onRequest = (incoming: IncomingMessage, outgoing: ServerResponse) => {
+    // A connection refused over a limit was answered 503 already: nothing it sends is served.
+    if (isRefused(incoming.socket)) {
+      incoming.socket.destroy();
+      return;
+    }
     // An absolute-form target may carry a user part (`http://u:p@host/…`), which a web Request
     // refuses: once anything read the request's body, that was a 500. Not part of the address.
     const target = incoming.url;

@@ -138,8 +138,21 @@ export interface Listening {
   close(): Promise<void>;
 }
 
-/** Serves an app with a runtime's own HTTP server (port 0 picks a free port). */
-export type Listen = (app: WorkerApp, address: { port: number; hostname: string }) => Promise<Listening>;
+/** What a runtime's server admits (docs/configuration.md#connections); each runtime applies what it can. */
+export interface ConnectionLimits {
+  /** `MAX_CONNECTIONS`: connections held at once; one more is closed at accept. */
+  maxConnections: number;
+  /** `MAX_CONNECTIONS_PER_CLIENT`: connections held at once from one client address. */
+  maxConnectionsPerClient: number;
+  /** `HEADERS_TIMEOUT_SECONDS`: how long a request's headers may take to arrive. */
+  headersTimeoutSeconds: number;
+}
+
+/** The limits when none are given: the configuration's defaults. */
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { maxConnections: 4096, maxConnectionsPerClient: 256, headersTimeoutSeconds: 10 };
+
+/** Serves an app with a runtime's own HTTP server (port 0 picks a free port), within `limits` as far as the runtime allows. */
+export type Listen = (app: WorkerApp, address: { port: number; hostname: string }, limits?: ConnectionLimits) => Promise<Listening>;
 
 /** Options of {@link startService}. */
 export interface ServeOptions {
@@ -240,7 +253,8 @@ async function startOnFolder(options: ServeOptions, defined: Record<string, stri
       config,
     );
     try {
-      server = await listen(app, { port: options.port, hostname: options.host });
+      const { maxConnections, maxConnectionsPerClient, headersTimeoutSeconds } = config;
+      server = await listen(app, { port: options.port, hostname: options.host }, { maxConnections, maxConnectionsPerClient, headersTimeoutSeconds });
     } catch (err) {
       // Caught here, not with .catch: Bun's and Deno's serve throw before a promise exists.
       throw new ListenError(options.host, options.port, err);

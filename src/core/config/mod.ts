@@ -19,6 +19,7 @@ export type { MailConfig } from "./mail.ts";
 export type { OperationsConfig } from "./operations.ts";
 export type { PdfConfig } from "./pdf.ts";
 export type { RateLimitsConfig } from "./rate-limits.ts";
+export type { ServerLimitsConfig } from "./server-limits.ts";
 export type { StorageConfig } from "./storage.ts";
 export type { EncryptionConfig } from "./encryption.ts";
 export { type VariableRow, variableRows, variableTable } from "./variable-table.ts";

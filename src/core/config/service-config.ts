@@ -20,6 +20,7 @@ import { MailSection } from "./mail.ts";
 import { OperationsSection } from "./operations.ts";
 import { PdfSection } from "./pdf.ts";
 import { RateLimitsSection } from "./rate-limits.ts";
+import { ServerLimitsSection } from "./server-limits.ts";
 import { StorageSection } from "./storage.ts";
 import { WorkerKeysSection } from "./worker-keys.ts";
 
@@ -30,6 +31,7 @@ export const CONFIG_SECTIONS = {
   identity: IdentitySection,
   rateLimits: RateLimitsSection,
   bodyLimits: BodyLimitsSection,
+  serverLimits: ServerLimitsSection,
   accounts: AccountsSection,
   mail: MailSection,
   captcha: CaptchaSection,
@@ -79,6 +81,14 @@ export interface ServiceConfig {
   maxAuditEntryBytes: number;
   /** `MAX_AUDIT_DAY_BYTES`: the most bytes one day of a user's audit trail takes (appends past it: 429). */
   maxAuditDayBytes: number;
+  /** `MAX_CONNECTIONS`: the connections `serve` holds open at once (Node). */
+  maxConnections: number;
+  /** `MAX_CONNECTIONS_PER_CLIENT`: the connections `serve` holds open from one client address (Node). */
+  maxConnectionsPerClient: number;
+  /** `HEADERS_TIMEOUT_SECONDS`: how long a request's headers may take to arrive under `serve` (Node; Bun's idle timeout). */
+  headersTimeoutSeconds: number;
+  /** `MAX_BODY_BYTES_IN_FLIGHT`: the image-upload and PDF request-body bytes read at once in one process. */
+  maxBodyBytesInFlight: number;
   /** UserLimits of permitted accounts (`MAX_CASES`, `MAX_FILES_PER_CASE`). */
   limits: { maxCases: number; maxFilesPerCase: number };
   /** UserLimits of demo accounts (`DEMO_MAX_CASES`, `DEMO_MAX_FILES_PER_CASE`). */
@@ -201,6 +211,7 @@ export function parseConfig(source: Readonly<Record<string, unknown>>): ServiceC
     ...s.identity,
     ...s.rateLimits,
     ...s.bodyLimits,
+    ...s.serverLimits,
     ...s.accounts,
     ...s.mail,
     ...s.captcha,

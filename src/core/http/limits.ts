@@ -87,7 +87,7 @@ function readWithin<T>(read: Promise<T>, ms: number): Promise<T | "timeout"> {
 }
 
 /** Reads and discards the rest of `body` within the bound; true when it ended. */
-async function discardRest(body: ReadableStream<Uint8Array>, bound: UnreadBodyBound): Promise<boolean> {
+export async function discardRest(body: ReadableStream<Uint8Array>, bound: UnreadBodyBound): Promise<boolean> {
   const reader = body.getReader();
   const deadline = Date.now() + bound.maxMs;
   let read = 0;

@@ -21,6 +21,7 @@ import { bearerCheck } from "../http/auth.ts";
 import { errorResponse } from "../http/errors.ts";
 import { failedBodyRead, refuseContentEncoding } from "../http/body.ts";
 import { declaresMoreThan } from "../http/limits.ts";
+import { reserveBodyBytes, sharedBodyBudget } from "../http/body-budget.ts";
 import { ServiceError } from "../errors.ts";
 import { codePointName } from "../encoding/code-point.ts";
 import { createRoute } from "../http/openapi-app.ts";
@@ -43,7 +44,7 @@ export interface ImageWorkerDeps {
   /** A fixed host (Cloudflare Images), or a factory of a host that serves bytes itself (the local host). */
   host: ImageHost | ImageHostFactory;
   /** Tokens, limits, `PUBLIC_URL` and CORS. */
-  config: Pick<ServiceConfig, "allowedOrigin" | "imagesApiToken" | "publicUrl" | "maxImageBytes" | "identity" | "adminAuth" | "rateLimits">;
+  config: Pick<ServiceConfig, "allowedOrigin" | "imagesApiToken" | "publicUrl" | "maxImageBytes" | "identity" | "adminAuth" | "rateLimits" | "maxBodyBytesInFlight">;
   /**
    * Identity, admin key, rate limits and service audit entries; default from `config`, without an audit store.
    * Shared by the workers `createService` mounts together; internal.
@@ -136,6 +137,9 @@ function checkedFilename(filename: string): string {
   throw ServiceError.validation(`The file name holds a control character (${codePointName(control[0].charCodeAt(0))})`, { filename });
 }
 
+/** The largest upload body: the image and up to 1 MB of other parts and framing. */
+const uploadBodyBytes = (maxImageBytes: number): number => maxImageBytes + MB;
+
 /** Reads the `file` part of a multipart upload, holding only that part in memory. */
 async function readUpload(request: Request, maxBytes: number): Promise<{ bytes: Bytes; filename: string }> {
   // The media type exactly, in any case (RFC 9110 8.3.1): not multipart/form-data-x.
@@ -153,12 +157,12 @@ async function readUpload(request: Request, maxBytes: number): Promise<{ bytes: 
   if (request.body === null) throw ServiceError.validation("No file: send the image in a multipart field named file");
   const tooLarge = () => ServiceError.validation(`The image is larger than ${Math.round(maxBytes / MB)} MB`, { limitBytes: maxBytes });
   // A declared length over the body's cap is refused unread (the adapter discards what still comes).
-  if (declaresMoreThan(request.headers, maxBytes + MB)) throw tooLarge();
+  if (declaresMoreThan(request.headers, uploadBodyBytes(maxBytes))) throw tooLarge();
   let file: { bytes: Bytes; filename: string } | undefined;
   try {
     // Read to the closing boundary: a body cut short after its file part is refused, not stored.
     // The stream parser itself: its request form checks the media type case-sensitively (MULTIPART/FORM-DATA refused).
-    for await (const part of parseMultipartStream(request.body, { boundary, maxHeaderSize: MAX_PART_HEADER_BYTES, maxFileSize: maxBytes, maxTotalSize: maxBytes + MB, maxParts: 16 })) {
+    for await (const part of parseMultipartStream(request.body, { boundary, maxHeaderSize: MAX_PART_HEADER_BYTES, maxFileSize: maxBytes, maxTotalSize: uploadBodyBytes(maxBytes), maxParts: 16 })) {
       if (part.name !== "file") continue;
       if (file !== undefined) throw ServiceError.validation("The multipart body has more than one field named file: one image per upload");
       // One copy: the part's chunks joined into a fresh ArrayBuffer, handed on as is.
@@ -311,7 +315,8 @@ function imageWorker(deps: ImageWorkerDeps) {
     return c.text(await host.signedUrl(deliveryUrl), 200, { "Cache-Control": "no-store" });
   };
   const routed = app
-    .openapi(uploadRoute, (c) => upload(c))
+    // Read only within the process's budget of body bytes in flight (MAX_BODY_BYTES_IN_FLIGHT).
+    .openapi({ ...uploadRoute, middleware: reserveBodyBytes(sharedBodyBudget(config.maxBodyBytesInFlight), uploadBodyBytes(config.maxImageBytes)) }, (c) => upload(c))
     .openapi(deleteRoute, (c) => remove(c))
     .openapi(unvalidatedParams(signRoute), (c) => sign(c));
   // The mount itself names no delivery URL: the same handler refuses it as before (400).

@@ -10,6 +10,7 @@ import type { ServiceConfig } from "../config/mod.ts";
 import { MAX_IMAGE_URL_CHARS, PdfRequestSchema } from "../schemas/pdf.ts";
 import { readJsonText } from "../http/body.ts";
 import { limitBody } from "../http/limits.ts";
+import { reserveBodyBytes, sharedBodyBudget } from "../http/body-budget.ts";
 import { createRoute } from "../http/openapi-app.ts";
 import { tagged } from "../http/openapi-tags.ts";
 import { OPTIONAL_IDENTITY } from "../http/credentials-doc.ts";
@@ -37,7 +38,7 @@ export interface PdfWorkerOptions {
 /** Ports and configuration of the PDF worker. */
 export interface PdfWorkerDeps {
   /** The service configuration (`PDF_IMAGE_HOSTS`, `PUBLIC_URL`, `MAX_IMAGE_BYTES`, `ALLOWED_ORIGIN`). */
-  config: Pick<ServiceConfig, "allowedOrigin" | "publicUrl" | "pdfImageHosts" | "imageDeliveryHost" | "pdfImageTimeoutMs" | "maxImageBytes" | "pdfServiceName" | "identity" | "adminAuth" | "rateLimits">;
+  config: Pick<ServiceConfig, "allowedOrigin" | "publicUrl" | "pdfImageHosts" | "imageDeliveryHost" | "pdfImageTimeoutMs" | "maxImageBytes" | "pdfServiceName" | "identity" | "adminAuth" | "rateLimits" | "maxBodyBytesInFlight">;
   /** The fetch used for images; default the global `fetch`. */
   fetch?: typeof fetch;
   /** Dates a report whose request has no `currentDate`; default the system clock. */
@@ -128,7 +129,9 @@ function pdfWorker(deps: PdfWorkerDeps) {
     optionalIdentity: true,
   });
 
-  const routed = app.openapi({ ...renderRoute, middleware: limitBody(MAX_BODY_BYTES) }, async (c) => {
+  // Read only within the process's budget of body bytes in flight (MAX_BODY_BYTES_IN_FLIGHT), shared with uploads.
+  const bodyBudget = reserveBodyBytes(sharedBodyBudget(config.maxBodyBytesInFlight), MAX_BODY_BYTES);
+  const routed = app.openapi({ ...renderRoute, middleware: [bodyBudget, limitBody(MAX_BODY_BYTES)] as const }, async (c) => {
     const { value } = await readJsonText(c);
     const request = parseReportRequest(value);
     // A signed URL of this service's own image worker is read from it, not fetched.

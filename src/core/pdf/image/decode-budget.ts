@@ -19,6 +19,8 @@ export interface DecodeBudgetOptions {
   maxHoldMs?: number;
   /** The time in ms; default `Date.now`. */
   now?: () => number;
+  /** The 503's message when the wait is too long; default the PDF worker's. */
+  busyMessage?: string;
 }
 
 interface Grant {
@@ -38,12 +40,14 @@ export class DecodeBudget {
   readonly #maxWaitMs: number;
   readonly #maxHoldMs: number;
   readonly #now: () => number;
+  readonly #busyMessage: string;
 
   /** `total`: the bytes all decodes in flight may hold together. */
   constructor(readonly total: number, options: DecodeBudgetOptions = {}) {
     this.#maxWaitMs = options.maxWaitMs ?? 30_000;
     this.#maxHoldMs = options.maxHoldMs ?? 120_000;
     this.#now = options.now ?? Date.now;
+    this.#busyMessage = options.busyMessage ?? "The PDF worker is decoding other large images; try again shortly";
   }
 
   /** Runs `task` once `bytes` (at most {@link DecodeBudget.total}) are reserved for it; gives them back when it settles. */
@@ -81,7 +85,7 @@ export class DecodeBudget {
         const at = this.#waiting.indexOf(waiter);
         if (at === -1) return; // granted just now
         this.#waiting.splice(at, 1);
-        reject(ServiceError.busy("The PDF worker is decoding other large images; try again shortly", Math.ceil(this.#maxWaitMs / 1000)));
+        reject(ServiceError.busy(this.#busyMessage, Math.ceil(this.#maxWaitMs / 1000)));
         // Those behind it may fit now.
         this.#grantWaiting();
       }, this.#maxWaitMs);

@@ -1,0 +1,42 @@
+/**
+ * @module
+ * What one `serve` process admits at once: connections (in all and per client address), how
+ * long a request's headers may take, and the request-body bytes read into memory at once.
+ */
+import * as z from "zod";
+import { camelKeys, positiveInt, variable, variableProblem, WHEN_VALID } from "./variables.ts";
+
+/** A header block slower than about four minutes is no client's. */
+const MAX_HEADERS_TIMEOUT_SECONDS = 255;
+
+/** The server-limit variables. */
+export const ServerLimitsSection = z.object({
+  MAX_CONNECTIONS: variable(
+    positiveInt(4096, 1_000_000),
+    "open connections `serve` holds at once; one more is closed at accept (keep it well under `ulimit -n`: the stores need descriptors too); Node only ([connections](docs/configuration.md#connections))",
+    { usedBy: "serve" },
+  ),
+  MAX_CONNECTIONS_PER_CLIENT: variable(
+    positiveInt(256, 1_000_000),
+    "open connections from one client address; one more is answered 503 with `Retry-After` and closed; Node only (behind a proxy every client has its address)",
+    { usedBy: "serve" },
+  ),
+  HEADERS_TIMEOUT_SECONDS: variable(
+    positiveInt(10, MAX_HEADERS_TIMEOUT_SECONDS),
+    "seconds a request's headers may take to arrive, then 408 and closed; Node only (Bun closes such connections after its own ~10 s, Deno never: [connections](docs/configuration.md#connections))",
+    { usedBy: "serve" },
+  ),
+  MAX_BODY_BYTES_IN_FLIGHT: variable(
+    positiveInt(64 * 1024 * 1024),
+    "image-upload and `/pdf` body bytes read at once in one process; more wait in line, then 503 with `Retry-After` ([bodies in flight](docs/configuration.md#bodies-in-flight))",
+    { usedBy: "image, pdf", defaultText: "`67108864` (64 MiB)" },
+  ),
+}).superRefine((e, ctx) => {
+  // Per client above the total would never apply.
+  if (e.MAX_CONNECTIONS_PER_CLIENT > e.MAX_CONNECTIONS) {
+    variableProblem(ctx, ["MAX_CONNECTIONS_PER_CLIENT", "MAX_CONNECTIONS"], "the limit per client must not exceed the total");
+  }
+}, WHEN_VALID).transform(camelKeys);
+
+/** What {@link ServerLimitsSection} parses. */
+export type ServerLimitsConfig = z.output<typeof ServerLimitsSection>;
