@@ -64,6 +64,8 @@ export function conformance(runtime: Runtime): void {
       for (const worker of ["user", "image", "pdf", "data", "keys", "captcha", "audit"]) {
         expect(served.output(), worker).toMatch(new RegExp(`^${worker}\\s+${url}/${worker}$`, "m"));
       }
+      // And where the API reference page is, before the ready line (a newcomer found /docs nowhere at start).
+      expect(served.output()).toMatch(new RegExp(`^docs\\s+${url}/docs \\(the API reference, in a browser\\)\n(?:.*\n)*?ready `, "m"));
     });
 
     it(t("GET /health is 200 {ok:true}"), async () => {

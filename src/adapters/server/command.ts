@@ -82,6 +82,13 @@ function addressInUse(err: unknown): boolean {
   return code === "EADDRINUSE" || name === "AddrInUse" || (typeof message === "string" && /address already in use/i.test(message));
 }
 
+/** What the runtime's listen threw, in one line (a busy port, or a host that is no address here: 999.1.1.1), not a stack. */
+export function listenProblem(err: ListenError): string {
+  return addressInUse(err.cause)
+    ? `${err.host}:${err.port} is already in use: stop what listens there or pass another --port (0 picks a free one)`
+    : `${err.message} (--host names an address of this machine: 127.0.0.1, 0.0.0.0, ::)`;
+}
+
 /** The parsed flags of `serve`. */
 export interface ServeFlags {
   /** `--port` (default 8787; 0 picks a free port). */
@@ -146,11 +153,8 @@ export async function runServeCommand(argv: readonly string[], listen: Listen, r
       console.error(err.message);
       return 2;
     }
-    // What the runtime's listen threw: a busy port, or a host that is no address here (999.1.1.1): one line, not a stack.
     if (err instanceof ListenError) {
-      console.error(addressInUse(err.cause)
-        ? `${flags.host}:${flags.port} is already in use: stop what listens there or pass another --port (0 picks a free one)`
-        : `${err.message} (--host names an address of this machine: 127.0.0.1, 0.0.0.0, ::)`);
+      console.error(listenProblem(err));
       return 1;
     }
     // A store that does not answer at start (Redis or S3 down): its one line, not a stack.
