@@ -49,6 +49,9 @@ Options:
   --version, -v   the package version
 `;
 
+/** The commands {@link main} runs (COMMANDS lists them). */
+const COMMAND_NAMES = new Set(["serve", "export", "import", "audit", "keys"]);
+
 const SHUTDOWN_GRACE_MS = 30_000;
 
 /** The package's version, read from the package.json above this file (dist or source). */
@@ -193,6 +196,12 @@ export function main(argv: readonly string[], listen: Listen, runtimeStorage?: R
     // serve is the default command, so its options follow the list of commands.
     console.log(`${COMMANDS}\n${USAGE}`);
     process.exit(0);
+  }
+  // A word that names no command: the list of commands, not serve's options (serve took it as its own).
+  const first = argv[0];
+  if (first !== undefined && !first.startsWith("-") && !COMMAND_NAMES.has(first)) {
+    console.error(`Unknown command: ${first}\n\n${COMMANDS}`);
+    process.exit(2);
   }
   const run = argv[0] === "export" || argv[0] === "import"
     ? runExchangeCommand(argv, runtimeStorage === undefined ? {} : { runtimeStorage })
