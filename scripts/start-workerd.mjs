@@ -12,10 +12,11 @@ import { build } from "esbuild";
 import { Miniflare } from "miniflare";
 import { nodeListen } from "../dist/src/adapters/node/serve.js";
 import { createFileBlobStore } from "../dist/src/adapters/server/files/file-ports.js";
-import { parseServeFlags } from "../dist/src/adapters/server/command.js";
+import { listenProblem, parseServeFlags } from "../dist/src/adapters/server/command.js";
 import { readEnvironment } from "../dist/src/adapters/server/environment.js";
 import { ensureSecrets } from "../dist/src/adapters/server/secrets.js";
-import { WORKER_MOUNTS } from "../dist/src/core/service/service.js";
+import { probeAddress } from "../dist/src/adapters/server/address-probe.js";
+import { ListenError, serviceLines } from "../dist/src/adapters/server/start.js";
 import { errorAnswer } from "../dist/src/core/http/errors.js";
 import { hostInUrl } from "../dist/src/adapters/server/request-url.js";
 
@@ -148,6 +149,13 @@ async function main(argv) {
     return 2;
   }
   const dataDir = resolve(flags.data);
+  // As serve: a port another server holds stops the start before anything is written under --data.
+  try {
+    await probeAddress(flags.host, flags.port);
+  } catch (err) {
+    console.error(listenProblem(new ListenError(flags.host, flags.port, err)));
+    return 1;
+  }
   mkdirSync(dataDir, { recursive: true });
   const env = Object.fromEntries(Object.entries(readEnvironment()).filter(([, v]) => typeof v === "string"));
   const secrets = await ensureSecrets(dataDir, env);
@@ -197,7 +205,7 @@ async function main(argv) {
   listening = await nodeListen(forwardTo(mf, mirror), { port: flags.port, hostname: flags.host });
   const url = `http://${hostInUrl(flags.host)}:${listening.port}`;
   for (const name of secrets.generated) console.log(`generated ${name}=${secrets.env[name]} (kept in ${dataDir}/secrets.json; shown once)`);
-  for (const [name, mount] of Object.entries(WORKER_MOUNTS)) console.log(`${name.padEnd(8)} ${url}${mount}`);
+  for (const line of serviceLines(url, secrets.env.API_DOCS !== "off")) console.log(line);
   console.log(`ready    ${url} (data in ${dataDir}, workerd)`);
   await stopped;
   return 0;

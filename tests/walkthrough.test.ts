@@ -6,7 +6,7 @@
  * runs once the package is installed). The image is one of the test fixtures as `scan.jpg`.
  */
 import { spawn } from "node:child_process";
-import { copyFile, mkdtemp, readFile, rm } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -14,6 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closedPort } from "./helpers/http-server.ts";
 import { requireTool } from "./helpers/system-tools.ts";
 import { pdfText } from "./core/pdf/poppler.ts";
+import { parseServeFlags, type ServeFlags } from "../src/adapters/server/command.ts";
+import { spawnServe } from "./helpers/spawn-serve.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const CLI = join(root, "dist/src/adapters/node/cli.js");
@@ -64,6 +66,8 @@ describe("docs/walkthrough.md", () => {
     const blocks = await shellBlocks();
     expect(blocks.length).toBeGreaterThanOrEqual(8);
     expect(blocks[0]).toContain("npx forensic-annotation serve --port 8787");
+    // The data folder serve uses by default (and README's npm start): ./forensic-data was another.
+    expect(blocks[0]).toContain(`--data ${(parseServeFlags([]) as ServeFlags).data} `);
     const port = await closedPort();
     const prelude = [
       "set -euo pipefail",
@@ -76,6 +80,7 @@ describe("docs/walkthrough.md", () => {
     expect(code, `${err}\n${out}`).toBe(0);
     const lines = out.split("\n");
 
+    expect(lines.shift()).toMatch(new RegExp(`^ready\\s+http://127\\.0\\.0\\.1:${port} \\(data in ${dir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/\\.forensic-data\\)$`));
     expect(lines[0]).toBe('{"ok":true}');
     const user = JSON.parse(lines[1]!) as Record<string, unknown>;
     expect(user).toMatchObject({ uid: "examiner-1", email: "examiner@lab.example", firstName: "Ada", permitted: true, cases: [] });
@@ -93,12 +98,38 @@ describe("docs/walkthrough.md", () => {
     expect(lines[10]).toBe("200 application/pdf");
 
     // The stored case lists the image; the report is a real PDF with the case and the notes.
-    const stored = JSON.parse(await readFile(join(dir, "forensic-data/data/examiner-1/CASE-1/data.json"), "utf8")) as unknown;
+    const stored = JSON.parse(await readFile(join(dir, ".forensic-data/data/examiner-1/CASE-1/data.json"), "utf8")) as unknown;
     expect(stored).toMatchObject({ caseNumber: "CASE-1", files: [{ id: imageId, originalFilename: "scan.jpg" }] });
     const text = pdfText(new Uint8Array(await readFile(join(dir, "report.pdf"))));
     expect(text).toContain("CASE-1");
     expect(text).toContain("Matching striations.");
     // The keys were printed once and kept where the walkthrough reads them.
     expect(await readFile(join(dir, "serve.log"), "utf8")).toMatch(/^generated R2_KEY_SECRET=[0-9a-f]+ \(kept in .*secrets\.json; shown once\)$/m);
+  }, 150_000);
+
+  it("with an npm start still running in the same folder, serve says the port is in use, writes nothing, and every step works against the running server", async () => {
+    requireTool("curl", "curl");
+    // `npm start` in this folder: serve with its default data folder, ./.forensic-data.
+    await mkdir(join(dir, "running"));
+    const running = await spawnServe({ dataDir: join(dir, "running", ".forensic-data"), cwd: join(dir, "running") });
+    try {
+      const port = new URL(running.url).port;
+      await copyFile(join(dir, "scan.jpg"), join(dir, "running", "scan.jpg"));
+      const secrets = await readFile(join(dir, "running", ".forensic-data", "secrets.json"), "utf8");
+      // Every block but the last (`kill %1`: this serve stopped at once).
+      const blocks = (await shellBlocks()).slice(0, -1);
+      const script = `set -euo pipefail\nnpx() { if [ "$1" = forensic-annotation ]; then shift; node "$CLI" "$@"; else command npx "$@"; fi; }\n${blocks.join("\n").replaceAll("8787", port)}`;
+      const { code, out, err } = await runBash(script, join(dir, "running"), 120_000);
+      expect(code, `${err}\n${out}`).toBe(0);
+      const lines = out.split("\n");
+      expect(lines[0]).toBe(`127.0.0.1:${port} is already in use: stop what listens there or pass another --port (0 picks a free one)`);
+      expect(lines[1]).toBe('{"ok":true}');
+      expect(JSON.parse(lines[2]!)).toMatchObject({ uid: "examiner-1", cases: [] });
+      expect(lines[lines.length - 2]).toBe("200 application/pdf");
+      // The refused serve wrote nothing: the keys are the running server's.
+      expect(await readFile(join(dir, "running", ".forensic-data", "secrets.json"), "utf8")).toBe(secrets);
+    } finally {
+      await running.stop("SIGTERM");
+    }
   }, 150_000);
 });

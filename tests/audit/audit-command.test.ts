@@ -2,6 +2,8 @@
  * `forensic-annotation audit verify|export` over the files under --data: exit codes, the first
  * bad entry named after a file is edited on disk, and exports a reviewer checks offline.
  */
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
@@ -72,6 +74,25 @@ describe("forensic-annotation audit", () => {
     for (const args of [["audit", "verify"], ["audit", "check", "--user", "u1"], ["audit", "verify", "--user", "u1", "--from", "yesterday"], ["audit", "verify", "--user", "u1", "--to", "never"], ["audit", "export", "--user", "u1", "--format", "xml"], ["audit", "verify", "--user", "u1", "--bogus"]]) {
       expect((await run([...args, "--data", dir])).code, args.join(" ")).toBe(2);
     }
+  });
+
+  it("a bad --from or --to is named as the flag the user typed, not the HTTP query's startDate or endDate (exit 2)", async () => {
+    const dir = await dataWithTrail();
+    const cases: [string[], string][] = [
+      [["--from", "yesterday"], "--from must be an ISO 8601 date or date-time"],
+      [["--from", DAYS[1]!, "--to", DAYS[0]!], "--from must not be after --to (compared by UTC day)"],
+    ];
+    for (const [flags, message] of cases) {
+      const refused = await run(["audit", "verify", "--user", "u1", "--data", dir, ...flags]);
+      expect(refused.code, flags.join(" ")).toBe(2);
+      expect(refused.err, flags.join(" ")).toContain(message);
+      expect(refused.err, flags.join(" ")).not.toMatch(/startDate|endDate/);
+    }
+    // The built command says the same.
+    const cli = fileURLToPath(new URL("../../dist/src/adapters/node/cli.js", import.meta.url));
+    const built = spawnSync(process.execPath, [cli, "audit", "export", "--user", "u1", "--data", dir, "--from", DAYS[1]!, "--to", DAYS[0]!, "--format", "json"], { encoding: "utf8", timeout: 30_000 });
+    expect(built.status, built.stderr).toBe(2);
+    expect(built.stderr).toContain("--from must not be after --to");
   });
 
   it("sign-heads: with AUDIT_SIGNING_KEY verify calls an unsigned head signature missing; sign-heads signs intact trails, not a tampered one", async () => {

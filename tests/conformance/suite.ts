@@ -65,6 +65,8 @@ export function conformance(runtime: Runtime): void {
       for (const worker of ["user", "image", "pdf", "data", "keys", "captcha", "audit"]) {
         expect(served.output(), worker).toMatch(new RegExp(`^${worker}\\s+${url}/${worker}$`, "m"));
       }
+      // And where the API reference page is, before the ready line (a newcomer found /docs nowhere at start).
+      expect(served.output()).toMatch(new RegExp(`^docs\\s+${url}/docs \\(the API reference, in a browser\\)\n(?:.*\n)*?ready `, "m"));
     });
 
     it(t("operations: X-Request-Id echoed, one JSON log line per request with the route pattern, /ready, /metrics behind its token"), async () => {
@@ -538,6 +540,8 @@ export function conformance(runtime: Runtime): void {
           const head = [`DELETE ${path} HTTP/1.1`, `Host: ${new URL(url).host}`, ...framing, "Content-Type: application/json", "", ""].join("\r\n");
           const answer = await sendRawBytes(new URL(url), head + body);
           expect(answer.status, `DELETE ${path} with ${framing.join(", ")}`).toBe(400);
+          // Said in a sentence, never with the parser's code (HPE_INVALID_TRANSFER_ENCODING before).
+          expect(answer.body, `DELETE ${path} with ${framing.join(", ")}`).not.toMatch(/HPE_|ERR_/);
         }
       }
       expect((await call("/health")).status).toBe(200);
@@ -558,6 +562,37 @@ export function conformance(runtime: Runtime): void {
       // Nor does an answer carry a header of the machinery in front (Miniflare's mf-content-encoding).
       const health = await sendRawBytes(new URL(url), `GET /health HTTP/1.1\r\nHost: ${new URL(url).host}\r\nAccept-Encoding: gzip, br\r\n\r\n`);
       expect(Object.keys(health.headers).filter((name) => name.startsWith("mf-"))).toEqual([]);
+    });
+
+    it(t("a lower-case method (`get`, `put`, `post`), with a body or not, through a dot segment or not, is a 4xx in the standard body, never a 5xx nor the answer of its upper-case form (Deno: a bare 500 for `get /user/../keys/R2_KEY_SECRET` with a body)"), async () => {
+      const host = new URL(url).host;
+      const keys = `X-Custom-Auth-Key: ${SECRETS.KEYS_AUTH}`;
+      // Node's server (in front of workerd too) refuses a method not in upper case as it parses the request line.
+      const nodeFront = runtime === "node" || runtime === "workerd";
+      for (const method of ["get", "put", "post"]) {
+        for (const path of ["/user/../keys/R2_KEY_SECRET", "/user/%2e%2e/keys/R2_KEY_SECRET", "/keys/R2_KEY_SECRET", "/health"]) {
+          for (const body of [undefined, "", "[1]"]) {
+            const what = `${method} ${path} with ${body === undefined ? "no body" : JSON.stringify(body)}`;
+            const length = body === undefined ? "" : `Content-Length: ${body.length}\r\n`;
+            const bytes = `${method} ${path} HTTP/1.1\r\nHost: ${host}\r\n${keys}\r\n${length}Connection: close\r\n\r\n${body ?? ""}`;
+            const answer = await sendRawBytes(new URL(url), bytes).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+            // Bun's own server closes the connection before any code of the service runs.
+            if (runtime === "bun" && answer instanceof Error) continue;
+            if (answer instanceof Error) throw new Error(`${what}: ${answer.message}`);
+            expect(answer.status, `${what}: ${answer.body}`).toBeGreaterThanOrEqual(400);
+            expect(answer.status, `${what}: ${answer.body}`).toBeLessThan(500);
+            const parsed = JSON.parse(answer.body) as { message: string; details: { reason?: unknown } };
+            expect(Object.keys(parsed).sort(), what).toEqual(ERROR_KEYS);
+            if (nodeFront) {
+              expect(answer.status, what).toBe(400);
+              expect(parsed.message, what).toBe("The request is not valid HTTP/1.1");
+              // A sentence, never the parser's code (HPE_INVALID_METHOD before).
+              expect(parsed.details.reason, what).toBe("The method is not one HTTP/1.1 knows (methods are written in upper case)");
+            }
+          }
+        }
+      }
+      expect((await call("/health")).status).toBe(200);
     });
 
     it(t("a refused PUT whose client stalls before its body's end is answered in the standard body within seconds, not a 5xx"), async () => {
@@ -589,6 +624,7 @@ export function conformance(runtime: Runtime): void {
           if (answer instanceof Error) throw new Error(`${what}: ${answer.message}`);
           expect(answer.status, what).toBe(status);
           expect(Object.keys(JSON.parse(answer.body) as object).sort(), what).toEqual(ERROR_KEYS);
+          expect(answer.body, what).not.toMatch(/HPE_|ERR_/);
         } else if (!(answer instanceof Error)) {
           expect(answer.status, what).toBeLessThan(500);
         }

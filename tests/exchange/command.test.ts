@@ -279,6 +279,35 @@ describe("forensic-annotation export / import (runExchangeCommand)", () => {
     expect(imported.stdout).toContain("imported case C-1 for reviewer");
   });
 
+  it("the built command in a newcomer's words: --out - writes the ZIP to standard output, a missing FILE is one line (exit 2), a repeated import names --overwrite", async () => {
+    requireBuilt();
+    await seedFiles();
+    // The ZIP on standard output (a file named `-` before), what the command says on standard error.
+    const piped = spawnSync(process.execPath, [cli, "export", "--user", "analyst", "--case", "C-1", "--out", "-", "--data", dataDir], { cwd: dir, maxBuffer: 64 * 1024 * 1024 });
+    expect(piped.status, piped.stderr.toString()).toBe(0);
+    expect(existsSync(join(dir, "-"))).toBe(false);
+    const entries = unzipSync(new Uint8Array(piped.stdout));
+    expect(Object.keys(entries)).toContain("C-1_data.json");
+    expect(piped.stderr.toString()).toMatch(/exported case C-1 of analyst \(2 images\) to standard output \(\d+ bytes\)/);
+    const zipPath = join(dir, "piped.zip");
+    writeFileSync(zipPath, piped.stdout);
+    // JSON too.
+    const json = spawnSync(process.execPath, [cli, "export", "--user", "analyst", "--case", "C-1", "--format", "json", "--out", "-", "--data", dataDir], { encoding: "utf8", cwd: dir });
+    expect(json.status, json.stderr).toBe(0);
+    expect((JSON.parse(json.stdout) as { metadata: { caseNumber: string } }).metadata.caseNumber).toBe("C-1");
+
+    const missing = spawnSync(process.execPath, [cli, "import", "--user", "reviewer", join(dir, "nowhere.zip"), "--data", dataDir], { encoding: "utf8", cwd: dir });
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toBe(`import: ${join(dir, "nowhere.zip")} does not exist\n`);
+
+    const first = spawnSync(process.execPath, [cli, "import", "--user", "reviewer", zipPath, "--data", dataDir], { encoding: "utf8", cwd: dir });
+    expect(first.status, first.stderr).toBe(0);
+    const again = spawnSync(process.execPath, [cli, "import", "--user", "reviewer", zipPath, "--data", dataDir], { encoding: "utf8", cwd: dir });
+    expect(again.status).toBe(1);
+    expect(again.stderr).toContain("A read-only case C-1 already exists; import with --overwrite to replace it");
+    expect(again.stderr).not.toContain("overwriteExisting");
+  });
+
   // Issue 13 item 4: the built CLI under a ZIP bomb, its peak memory read from /proc (Linux).
   const MIB = 1024 * 1024;
   // Node as the host (the preload is Node's --require) on Linux.

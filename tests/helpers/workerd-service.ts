@@ -43,7 +43,9 @@ export function useWorkerd(prefix: string): {
     dir: folder,
     bundle: (entry) => (bundleWorker as (entry: string, out: string) => Promise<string>)(entry, join(folder(), entry, "worker.js")),
     async start({ scriptPath, modulesRoot, ...rest }) {
-      const mf = new Miniflare({ ...rest, modules: true, scriptPath, modulesRoot: modulesRoot ?? dirname(scriptPath), compatibilityDate: "2026-04-01" } as MiniflareOptions);
+      // The request log is the conformance suite's to read; here its lines would only fill the test output.
+      const bindings = { LOG_LEVEL: "off", ...((rest as { bindings?: Record<string, unknown> }).bindings ?? {}) };
+      const mf = new Miniflare({ ...rest, bindings, modules: true, scriptPath, modulesRoot: modulesRoot ?? dirname(scriptPath), compatibilityDate: "2026-04-01" } as MiniflareOptions);
       running.push(mf);
       await mf.ready;
       return mf;

@@ -8,13 +8,14 @@ import { pathStartOf } from "../server/request-url.ts";
 
 /**
  * `request` with the `.` and `..` segments of its path resolved ({@link dotSegmentsResolved}),
- * so `/data/u1/%2e%2e/u2/data.json` is `/data/u2/data.json` on every runtime; the same request
- * when its path has none. Its body, when any, moves to the new request.
+ * so `/data/u1/%2e%2e/u2/data.json` is `/data/u2/data.json` on every runtime. It is the same
+ * request, its `url` read as resolved: its method as sent (`get` too), its headers and its body.
  */
 export function withDotSegmentsResolved(request: Request): Request {
   const url = request.url;
   const resolved = dotSegmentsResolved(url);
-  return resolved === url ? request : new Request(resolved, request);
+  // Not a new Request: that upper-cases `get` and then refuses its body (a bare 500 from Deno).
+  return resolved === url ? request : Object.defineProperty(request, "url", { value: resolved, configurable: true });
 }
 
 // A `.` or `..` segment, a dot written `%2e` included.

@@ -14,6 +14,26 @@ import { discardUntilClosed } from "./lingering-close.ts";
 /** Node's parser errors by the status they are answered with; any other is a 400. */
 const STATUS_OF: Record<string, number> = { HPE_HEADER_OVERFLOW: 431, ERR_HTTP_REQUEST_TIMEOUT: 408 };
 
+/**
+ * What is wrong with a request Node's parser refuses (400), in a sentence: its codes
+ * (`HPE_INVALID_METHOD`) are Node's, no part of the service's answers (docs/api.md#errors).
+ */
+const REASON_OF: Record<string, string> = {
+  HPE_INVALID_METHOD: "The method is not one HTTP/1.1 knows (methods are written in upper case)",
+  HPE_INVALID_URL: "The request target is not a valid path",
+  HPE_INVALID_VERSION: "The HTTP version is not one the server speaks (HTTP/1.0 or HTTP/1.1)",
+  HPE_INVALID_CONSTANT: "The request line is malformed",
+  HPE_INVALID_HEADER_TOKEN: "A header's name or value holds a character HTTP does not allow there",
+  HPE_INVALID_CONTENT_LENGTH: "Content-Length is not one decimal number",
+  HPE_UNEXPECTED_CONTENT_LENGTH: "Content-Length and Transfer-Encoding are both given",
+  HPE_INVALID_TRANSFER_ENCODING: "Transfer-Encoding is not chunked, or chunked is not its last coding",
+  HPE_INVALID_CHUNK_SIZE: "A chunk's size is not a hexadecimal number",
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: "A chunk's extensions are too long",
+  HPE_CR_EXPECTED: "A line does not end with CR LF",
+  HPE_LF_EXPECTED: "A line does not end with CR LF",
+};
+const MALFORMED = "The request line, a header or the body's framing is malformed";
+
 const MESSAGE_OF: Record<number, string> = {
   400: "The request is not valid HTTP/1.1",
   408: "The request did not arrive in time",
@@ -36,8 +56,11 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
   }
   const status = STATUS_OF[err.code ?? ""] ?? 400;
   // A client that closes its side mid-request: said as the service says it of a body cut short (docs/api.md#errors).
-  const message = err.code === "HPE_INVALID_EOF_STATE" ? BODY_CUT_SHORT : MESSAGE_OF[status]!;
-  const answer = errorBody(status, message, err.code === undefined ? {} : { reason: err.code });
+  const cutShort = err.code === "HPE_INVALID_EOF_STATE";
+  const message = cutShort ? BODY_CUT_SHORT : MESSAGE_OF[status]!;
+  // A 408, a 431 and a body cut short are said in full by the message.
+  const details = status === 400 && !cutShort ? { reason: REASON_OF[err.code ?? ""] ?? MALFORMED } : {};
+  const answer = errorBody(status, message, details);
   const body = JSON.stringify(answer);
   socket.end(
     `HTTP/1.1 ${status} ${answer.error}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +

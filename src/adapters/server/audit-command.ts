@@ -234,7 +234,8 @@ export async function runAuditCommand(
     try {
       days = await commandDays(audit, user, flags.from, flags.to, clock.now());
     } catch (err) {
-      if (err instanceof ServiceError) throw new UsageError(err.message);
+      // The range check names the HTTP query's fields; here the user typed --from and --to.
+      if (err instanceof ServiceError) throw new UsageError(err.message.replaceAll("startDate", "--from").replaceAll("endDate", "--to"));
       throw err;
     }
     const bar = progressBar(io.err);

@@ -49,6 +49,9 @@ Options:
   --version, -v   the package version
 `;
 
+/** The commands {@link main} runs (COMMANDS lists them). */
+const COMMAND_NAMES = new Set(["serve", "export", "import", "audit", "keys"]);
+
 const SHUTDOWN_GRACE_MS = 30_000;
 
 /** The package's version, read from the package.json above this file (dist or source). */
@@ -86,6 +89,13 @@ function addressInUse(err: unknown): boolean {
 function diskFull(err: unknown): boolean {
   const code = typeof err === "object" && err !== null && "code" in err ? err.code : undefined;
   return code === "ENOSPC" || code === "EDQUOT";
+}
+
+/** What the runtime's listen threw, in one line (a busy port, or a host that is no address here: 999.1.1.1), not a stack. */
+export function listenProblem(err: ListenError): string {
+  return addressInUse(err.cause)
+    ? `${err.host}:${err.port} is already in use: stop what listens there or pass another --port (0 picks a free one)`
+    : `${err.message} (--host names an address of this machine: 127.0.0.1, 0.0.0.0, ::)`;
 }
 
 /** The parsed flags of `serve`. */
@@ -152,11 +162,8 @@ export async function runServeCommand(argv: readonly string[], listen: Listen, r
       console.error(err.message);
       return 2;
     }
-    // What the runtime's listen threw: a busy port, or a host that is no address here (999.1.1.1): one line, not a stack.
     if (err instanceof ListenError) {
-      console.error(addressInUse(err.cause)
-        ? `${flags.host}:${flags.port} is already in use: stop what listens there or pass another --port (0 picks a free one)`
-        : `${err.message} (--host names an address of this machine: 127.0.0.1, 0.0.0.0, ::)`);
+      console.error(listenProblem(err));
       return 1;
     }
     // A store that does not answer at start (Redis or S3 down), or a full disk under the lock: its one line, not a stack.
@@ -200,6 +207,12 @@ export function main(argv: readonly string[], listen: Listen, runtimeStorage?: R
     // serve is the default command, so its options follow the list of commands.
     console.log(`${COMMANDS}\n${USAGE}`);
     process.exit(0);
+  }
+  // A word that names no command: the list of commands, not serve's options (serve took it as its own).
+  const first = argv[0];
+  if (first !== undefined && !first.startsWith("-") && !COMMAND_NAMES.has(first)) {
+    console.error(`Unknown command: ${first}\n\n${COMMANDS}`);
+    process.exit(2);
   }
   const run = argv[0] === "export" || argv[0] === "import"
     ? runExchangeCommand(argv, runtimeStorage === undefined ? {} : { runtimeStorage })

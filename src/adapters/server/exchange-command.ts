@@ -57,7 +57,8 @@ Reads and writes the same stores as serve.
 
 Options:
   --data DIR                 data directory (default ./.forensic-data)
-  --out FILE                 where to write the export (default: a name in the working directory)
+  --out FILE                 where to write the export (default: a name in the working directory;
+                             - writes it to standard output)
   --no-annotations           export files without their annotations
   --no-metadata              export without the summary block
   --preview                  import: check the package and show what it holds; write nothing
@@ -81,6 +82,8 @@ export interface ExchangeCommandIo {
   err: { write(text: string): unknown; isTTY?: boolean | undefined };
   /** The environment (default: `.env` of the working directory under the process environment). */
   env: Readonly<Record<string, string | undefined>>;
+  /** Where `--out -` writes the export's bytes (default: standard output, waiting while it drains). */
+  data?: (chunk: Uint8Array) => Promise<void>;
 }
 
 /** A command's I/O: what `io` gives, else the console, stderr and `.env` under the process environment. */
@@ -89,8 +92,37 @@ export function commandIo(io: Partial<ExchangeCommandIo> | undefined): ExchangeC
     out: io?.out ?? ((line) => console.log(line)),
     err: io?.err ?? process.stderr,
     env: io?.env ?? readEnvironment(),
+    data: io?.data ?? writeStandardOutput,
   };
 }
+
+/** Writes to standard output, resolving once the chunk is handed over (a slow reader holds the export, not memory). */
+function writeStandardOutput(chunk: Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => {
+    process.stdout.write(chunk, (err) => (err ? reject(err) : resolve()));
+  });
+}
+
+/** `--out -`: the export goes to standard output, and what the command says about it to standard error. */
+const TO_STANDARD_OUTPUT = "-";
+
+/**
+ * Writes an export to `out` (a file written whole or not at all, output-file.ts) or to standard
+ * output for `-`; resolves with the bytes written.
+ */
+function writeExport(out: string, io: ExchangeCommandIo, produce: (write: (chunk: Uint8Array) => Promise<void>) => Promise<void>): Promise<number> {
+  if (out !== TO_STANDARD_OUTPUT) return writeOutputFile(out, produce);
+  const data = io.data ?? writeStandardOutput;
+  let bytes = 0;
+  return produce(async (chunk) => {
+    await data(chunk);
+    bytes += chunk.length;
+  }).then(() => bytes);
+}
+
+/** Where the command's own lines go: standard error when the export itself is on standard output. */
+const reportOf = (out: string | undefined, io: ExchangeCommandIo): ((line: string) => void) =>
+  out === TO_STANDARD_OUTPUT ? (line) => io.err.write(`${line}\n`) : io.out;
 
 /** Options of {@link runExchangeCommand}. */
 export interface ExchangeCommandOptions {
@@ -101,6 +133,12 @@ export interface ExchangeCommandOptions {
 }
 
 class UsageError extends Error {}
+
+/** The file to import cannot be opened: said in one line (exit 2), as a wrong path is bad usage. */
+class InputFileError extends Error {}
+
+/** A refusal of the exchange library in the command's words: its option is the flag the user types. */
+const inFlagWords = (text: string): string => text.replaceAll("overwriteExisting", "--overwrite");
 
 /** The runtime's native CRC-32 (Node >= 20.15, Bun, Deno); the exchange module's own otherwise. */
 const nativeCrc32 = (zlib as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
@@ -218,14 +256,15 @@ function imageReader(config: ServiceConfig, host: ImageHost): ((imageId: string)
 }
 
 /** Writes an export to `--out` (or its own name) inside the export, so the audit entry records what was written, or the failure. */
-function savingTo(out: string | undefined): { save: (file: { fileName: string; bytes: Uint8Array }) => Promise<string>; path: string; bytes: number } {
+function savingTo(out: string | undefined, io: ExchangeCommandIo): { save: (file: { fileName: string; bytes: Uint8Array }) => Promise<string>; path: string; bytes: number } {
   const saved = {
     path: "",
     bytes: 0,
     save: async (file: { fileName: string; bytes: Uint8Array }) => {
-      saved.path = resolve(out ?? file.fileName);
-      saved.bytes = await writeOutputFile(saved.path, (write) => write(file.bytes));
-      return basename(saved.path);
+      const toOutput = out === TO_STANDARD_OUTPUT;
+      saved.path = toOutput ? "standard output" : resolve(out ?? file.fileName);
+      saved.bytes = await writeExport(toOutput ? TO_STANDARD_OUTPUT : saved.path, io, (write) => write(file.bytes));
+      return toOutput ? file.fileName : basename(saved.path);
     },
   };
   return saved;
@@ -236,39 +275,42 @@ async function runExport(flags: Flags, store: ExchangeStore, io: ExchangeCommand
   const options = { includeAnnotations: !flags["no-annotations"], includeMetadata: !flags["no-metadata"] };
   const progress = progressPrinter(io.err);
   const onProgress = ({ phase, done, total }: ExportProgress) => progress.show(phase, done, total);
+  const report = reportOf(flags.out, io);
   if (flags.all) {
     if (flags.case !== undefined) throw new UsageError("--all and --case exclude each other");
     const format = flags.format ?? "json";
     if (format !== "json" && format !== "xlsx") throw new UsageError(`--all exports json or xlsx, not "${format}"`);
-    const saved = savingTo(flags.out);
+    const saved = savingTo(flags.out, io);
     const file = await exportAllCases(store, user, format, { ...options, onCase: (done, total) => progress.show("cases", done, total), save: saved.save });
     progress.end();
     const { path, bytes } = saved;
     const failed = file.data.cases.filter((data) => data.summary?.exportError !== undefined);
-    io.out(`exported ${file.data.cases.length} case(s) of ${user} (${file.data.metadata.totalFiles} files) to ${path} (${bytes} bytes)`);
-    for (const data of failed) io.out(`case ${data.metadata.caseNumber} failed: ${data.summary?.exportError ?? ""}`);
+    report(`exported ${file.data.cases.length} case(s) of ${user} (${file.data.metadata.totalFiles} files) to ${path} (${bytes} bytes)`);
+    for (const data of failed) report(`case ${data.metadata.caseNumber} failed: ${data.summary?.exportError ?? ""}`);
     return 0;
   }
   const caseNumber = flags.case;
   if (caseNumber === undefined) throw new UsageError("export needs --case CASE or --all");
   const format = flags.format ?? "zip";
   if (format === "json" || format === "csv") {
-    const saved = savingTo(flags.out);
+    const saved = savingTo(flags.out, io);
     const file = await exportCase(store, user, caseNumber, format, { ...options, onProgress, save: saved.save });
     progress.end();
     const { path, bytes } = saved;
-    io.out(`exported case ${caseNumber} of ${user} (${file.data.metadata.totalFiles} files) to ${path} (${bytes} bytes)`);
+    report(`exported case ${caseNumber} of ${user} (${file.data.metadata.totalFiles} files) to ${path} (${bytes} bytes)`);
     return 0;
   }
   if (format !== "zip") throw new UsageError(`--format must be json, csv or zip, not "${format}"`);
-  const path = resolve(flags.out ?? `${caseNumber}-export-${store.now().toISOString().slice(0, 10).replaceAll("-", "")}.zip`);
+  const defaultName = `${caseNumber}-export-${store.now().toISOString().slice(0, 10).replaceAll("-", "")}.zip`;
+  const toOutput = flags.out === TO_STANDARD_OUTPUT;
+  const path = toOutput ? TO_STANDARD_OUTPUT : resolve(flags.out ?? defaultName);
   let summary: CaseZipSummary | undefined;
-  const bytes = await writeOutputFile(path, async (write) => {
-    summary = await writeCaseZip(store, user, caseNumber, write, { ...options, onProgress, signer, fileName: basename(path), crc32: nativeCrc32 });
+  const bytes = await writeExport(path, io, async (write) => {
+    summary = await writeCaseZip(store, user, caseNumber, write, { ...options, onProgress, signer, fileName: toOutput ? defaultName : basename(path), crc32: nativeCrc32 });
   });
   progress.end();
-  io.out(`exported case ${caseNumber} of ${user} (${summary!.images} images) to ${path} (${bytes} bytes)`);
-  io.out(`manifest hash ${summary!.manifest.manifestHash}${summary!.manifest.signature !== undefined ? ` signed with key ${summary!.manifest.signature.keyId}` : " (unsigned)"}`);
+  report(`exported case ${caseNumber} of ${user} (${summary!.images} images) to ${toOutput ? "standard output" : path} (${bytes} bytes)`);
+  report(`manifest hash ${summary!.manifest.manifestHash}${summary!.manifest.signature !== undefined ? ` signed with key ${summary!.manifest.signature.keyId}` : " (unsigned)"}`);
   return 0;
 }
 
@@ -279,7 +321,13 @@ async function runImport(flags: Flags, positionals: string[], store: ExchangeSto
   const file = positionals[0];
   if (file === undefined || positionals.length > 1) throw new UsageError("import needs exactly one FILE.zip");
   // Without blocking: a FIFO (or a device) would hold the open until something writes to it.
-  const handle = await open(resolve(file), constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  const handle = await open(resolve(file), constants.O_RDONLY | (constants.O_NONBLOCK ?? 0)).catch((err: unknown) => {
+    const code = typeof err === "object" && err !== null && "code" in err ? err.code : undefined;
+    if (code === "ENOENT") throw new InputFileError(`import: ${file} does not exist`);
+    if (code === "EACCES" || code === "EPERM") throw new InputFileError(`import: ${file} cannot be read (permission denied)`);
+    if (code === "EISDIR") throw new InputFileError(`import: ${file} is a folder: import reads a .zip file`);
+    throw err;
+  });
   try {
     if (!(await handle.stat()).isFile()) throw new UsageError(`${file} is not a regular file: import reads a .zip file`);
     return await importArchive(flags, await fileReader(handle), io, store, { ...settings, fileName: basename(file) });
@@ -321,7 +369,7 @@ async function importArchive(flags: Flags, zip: ArchiveReader, io: ExchangeComma
       io.out(terminalLine(`case ${preview.caseNumber || "(none)"}: ${preview.fileCount} files, ${preview.annotationCount} with annotations, images ${preview.hasImages ? "yes" : "no"}`));
       io.out(terminalLine(`exported ${preview.exportDate || "(unknown)"} by ${preview.exportedBy ?? "(unknown)"}; signature ${String(preview.signatureValid ?? "not read")}`));
       io.out(`can import: ${preview.canImport ? "yes" : "no"}`);
-      for (const warning of preview.warnings) io.out(terminalLine(`- ${warning}`));
+      for (const warning of preview.warnings) io.out(terminalLine(`- ${inFlagWords(warning)}`));
     }
     return preview.canImport ? 0 : 1;
   }
@@ -331,10 +379,10 @@ async function importArchive(flags: Flags, zip: ArchiveReader, io: ExchangeComma
   if (flags.json) io.out(terminalJson(result));
   else if (result.success) {
     io.out(terminalLine(`imported case ${result.caseNumber} for ${user} as a read-only case: ${result.filesImported} files, ${result.annotationsImported} annotation documents; signature ${String(result.signatureValid ?? "not read")}`));
-    for (const warning of result.warnings ?? []) io.out(terminalLine(`warning: ${warning}`));
+    for (const warning of result.warnings ?? []) io.out(terminalLine(`warning: ${inFlagWords(warning)}`));
   } else {
-    for (const error of result.errors ?? []) io.err.write(`${terminalLine(`import refused: ${error}`)}\n`);
-    for (const warning of result.warnings ?? []) io.err.write(`${terminalLine(`warning: ${warning}`)}\n`);
+    for (const error of result.errors ?? []) io.err.write(`${terminalLine(`import refused: ${inFlagWords(error)}`)}\n`);
+    for (const warning of result.warnings ?? []) io.err.write(`${terminalLine(`warning: ${inFlagWords(warning)}`)}\n`);
   }
   // A case document of the importer's own in the way is no fault of the package: 2, as the 409 over HTTP.
   return result.success ? 0 : result.errorCode === "CONFLICT" ? 2 : 1;
@@ -374,7 +422,7 @@ export async function runExchangeCommand(argv: readonly string[], options: Excha
       io.err.write(`${err.message}\n\n${USAGE}`);
       return 2;
     }
-    if (err instanceof ConfigError || err instanceof OutputPathError) {
+    if (err instanceof ConfigError || err instanceof OutputPathError || err instanceof InputFileError) {
       io.err.write(`${err.message}\n`);
       return 2;
     }

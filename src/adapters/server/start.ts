@@ -17,6 +17,7 @@ import { codeOf } from "./files/file-driver.ts";
 import { removeLeftoverTemporaries } from "./files/leftover-temporaries.ts";
 import { hostInUrl } from "./request-url.ts";
 import { ensureSecrets } from "./secrets.ts";
+import { probeAddress } from "./address-probe.ts";
 import { createRedisPorts } from "./redis/redis-ports.ts";
 import { createS3Ports, s3LocationFromUrl } from "../s3/s3-ports.ts";
 import { createMemoryPorts } from "../../core/service/memory-ports.ts";
@@ -193,6 +194,10 @@ export async function startService(options: ServeOptions, listen: Listen, runtim
     Object.entries(options.env).filter((entry): entry is [string, string] => typeof entry[1] === "string" && entry[1] !== ""),
   );
   checkDataFolder(options.dataDir, false);
+  // The address first: a start that cannot listen leaves nothing under --data (no folder, no secrets.json).
+  await probeAddress(options.host, options.port).catch((err: unknown) => {
+    throw new ListenError(options.host, options.port, err);
+  });
   // With the file store, the folder's lock before anything is written there (secrets.json), held until close.
   const early = (defined.STORAGE ?? "fs") === "fs" ? lockDataFolder(options.dataDir, "serve") : undefined;
   // Older than the lock by a margin: file times lag the clock a little, and this process's own writes come after it.
@@ -232,6 +237,12 @@ async function sweepLeftovers(options: ServeOptions, olderThan: number, stopped:
   }
 }
 
+/** The start lines naming where each worker answers, and the API reference page unless `API_DOCS=off`. */
+export function serviceLines(url: string, apiDocs: boolean): string[] {
+  const lines = Object.entries(WORKER_MOUNTS).map(([name, mount]) => `${name.padEnd(8)} ${url}${mount}`);
+  return apiDocs ? [...lines, `${"docs".padEnd(8)} ${url}/docs (the API reference, in a browser)`] : lines;
+}
+
 /** {@link startService} once the data folder is checked and, for the file store, locked. */
 async function startOnFolder(options: ServeOptions, defined: Record<string, string>, listen: Listen, runtimeStorage: RuntimeStorage | undefined, locked: boolean): Promise<RunningServer> {
   const log = logOf(options);
@@ -268,7 +279,7 @@ async function startOnFolder(options: ServeOptions, defined: Record<string, stri
   for (const name of secrets.generated) {
     log(`generated ${name}=${secrets.env[name]} (kept in ${options.dataDir}/secrets.json; shown once)`);
   }
-  for (const [name, mount] of Object.entries(WORKER_MOUNTS)) log(`${name.padEnd(8)} ${url}${mount}`);
+  for (const line of serviceLines(url, config.apiDocs === "on")) log(line);
   log(`ready    ${url} (${storage.description})`);
   return {
     url,

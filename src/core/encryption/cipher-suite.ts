@@ -58,8 +58,9 @@ export function webCryptoSuite(): CipherSuite<CryptoKey> {
   };
   const wrapWith = async (key: CryptoKey, kek: KeyEncryptionKey): Promise<Uint8Array> => {
     const out = new Uint8Array(GCM_WRAPPED_BYTES);
-    const iv = crypto.getRandomValues(out.subarray(0, WRAP_IV_BYTES));
-    out.set(new Uint8Array(await subtle.wrapKey("raw", key, await kekOf(kek, "gcm"), { name: "AES-GCM", iv, tagLength: 128 })), WRAP_IV_BYTES);
+    // Typed, not a literal: Deno's own types leave AesGcmParams out of wrapKey's (TS2353 on tagLength).
+    const params: AesGcmParams = { name: "AES-GCM", iv: crypto.getRandomValues(out.subarray(0, WRAP_IV_BYTES)), tagLength: 128 };
+    out.set(new Uint8Array(await subtle.wrapKey("raw", key, await kekOf(kek, "gcm"), params)), WRAP_IV_BYTES);
     return out;
   };
   const unwrapWith = async (kek: KeyEncryptionKey, wrapped: Uint8Array, wrap: KeyWrap, extractable: boolean): Promise<CryptoKey> => {

@@ -8,9 +8,9 @@
 import { describe, expect, it } from "vitest";
 import { dotSegmentsResolved, withDotSegmentsResolved } from "../../../src/adapters/deno/request-url.ts";
 
-/** A request whose `url` reads as `sent`, as `Deno.serve` gives it. */
+/** A request whose `url` reads as `sent`, as `Deno.serve` gives it (a getter of its prototype there, so redefinable). */
 function asSent(sent: string, init?: RequestInit): Request {
-  return Object.defineProperty(new Request("http://h/placeholder", init), "url", { value: sent });
+  return Object.defineProperty(new Request("http://h/placeholder", init), "url", { value: sent, configurable: true });
 }
 
 describe("dotSegmentsResolved", () => {
@@ -48,6 +48,14 @@ describe("withDotSegmentsResolved", () => {
     const resolved = withDotSegmentsResolved(sent);
     expect([resolved.url, resolved.method, resolved.headers.get("X-Custom-Auth-Key")]).toEqual(["http://h/data/u2/data.json", "PUT", "k"]);
     expect(await resolved.text()).toBe("[1]");
+  });
+
+  it("keeps a method as sent in lower case, with its body (a new Request upper-cased `get` and then refused the body: a 500)", async () => {
+    // Deno.serve hands `get` over as written; a Request built in JavaScript upper-cases it.
+    const sent = Object.defineProperty(asSent("http://h/user/../keys/R2_KEY_SECRET", { method: "POST", body: "x" }), "method", { value: "get" });
+    const resolved = withDotSegmentsResolved(sent);
+    expect([resolved.url, resolved.method]).toEqual(["http://h/keys/R2_KEY_SECRET", "get"]);
+    expect(await resolved.text()).toBe("x");
   });
 
   it("returns the request itself when there is nothing to resolve", () => {

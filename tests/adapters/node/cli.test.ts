@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI } from "../../helpers/spawn-serve.ts";
+import { CLI, RUNTIMES } from "../../helpers/spawn-serve.ts";
 
 let dir: string;
 beforeAll(async () => {
@@ -29,6 +29,18 @@ describe("forensic-annotation command line", () => {
     expect(help.status).toBe(0);
     for (const command of ["serve", "export", "import"]) expect(help.stdout).toMatch(new RegExp(`^\\s+${command}\\s`, "m"));
   });
+
+  it("an unknown command is named with the list of commands (not serve's options), exit 2, on Node, Bun and Deno", () => {
+    for (const runtime of ["node", "bun", "deno"] as const) {
+      // RUNTIMES starts `serve`: its last word is the command, here replaced.
+      const [command, ...prefix] = RUNTIMES[runtime].slice(0, -1);
+      const result = spawnSync(command!, [...prefix, "frobnicate"], { encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" } });
+      expect(result.status, `${runtime}: ${result.stderr}`).toBe(2);
+      expect(result.stderr, runtime).toMatch(/^Unknown command: frobnicate\n/);
+      for (const name of ["serve", "export", "import", "audit", "keys"]) expect(result.stderr, `${runtime} ${name}`).toMatch(new RegExp(`^\\s+${name}\\s`, "m"));
+      expect(result.stderr, runtime).not.toContain("Usage: forensic-annotation serve");
+    }
+  }, 60_000);
 
   it("an unknown flag is named with a pointer to the help, exit 2", () => {
     const result = run(["serve", "--bogus"]);

@@ -34,6 +34,13 @@ describe("forensic-annotation serve on Node (CONTRACT: Starting it)", () => {
     expect(await served.stop("SIGTERM")).toBe(0);
   });
 
+  it("with API_DOCS=off the start lines name no /docs (the page is not served)", async () => {
+    const served = await serve({ dataDir: join(dir, "no-docs"), env: { R2_KEY_SECRET: "k", API_DOCS: "off" } });
+    expect(served.output()).toMatch(/^ready /m);
+    expect(served.output()).not.toContain("/docs");
+    expect((await fetch(`${served.url}/docs`)).status).toBe(404);
+  });
+
   it("generates missing secrets once, keeps them under --data, never prints configured ones", async () => {
     const dataDir = join(dir, "data");
     const first = await serve({ dataDir, env: { KEYS_AUTH: "configured-keys-secret" } });

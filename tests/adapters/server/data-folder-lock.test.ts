@@ -5,7 +5,8 @@
  * it runs (exit 2, naming it), `audit verify` reads beside it, and all run once it stopped.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { hostname } from "node:os";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -79,6 +80,36 @@ describe.each(["node", "bun", "deno"] as Runtime[])("the data folder of a runnin
       expect(stopped.status, `${args.join(" ")}: ${stopped.stderr}`).toBe(status);
       expect(stopped.stderr).toContain(message);
       expect(stopped.stderr).not.toMatch(/\n\s+at /);
+    }
+  }, 60_000);
+
+  it("a port another server holds, or a --host that is no address here, stops serve before it makes --data or writes secrets.json there", async () => {
+    const dir = await mkdtemp(join(tmpdir(), `fa-busy-${runtime}-`));
+    dirs.push(dir);
+    // The server a newcomer left running (`npm start`): serve on the same port wrote a new secrets.json, then failed.
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    const port = (blocker.address() as AddressInfo).port;
+    const [command, ...prefix] = RUNTIMES[runtime];
+    try {
+      const cases: [string[], string][] = [
+        [["--port", String(port), "--data", join(dir, "new")], `127.0.0.1:${port} is already in use: stop what listens there`],
+        [["--port", "0", "--data", join(dir, "new"), "--host", "999.1.1.1"], "cannot listen on 999.1.1.1:0: "],
+      ];
+      for (const [args, message] of cases) {
+        const refused = spawnSync(command, [...prefix, ...args], { encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" } });
+        expect(refused.status, `${args.join(" ")}: ${refused.stderr}`).toBe(1);
+        expect(refused.stderr).toContain(message);
+        expect(existsSync(join(dir, "new")), args.join(" ")).toBe(false);
+      }
+      // An existing folder is left as it was: no secrets.json, no lock.
+      const existing = join(dir, "existing");
+      mkdirSync(existing);
+      const refused = spawnSync(command, [...prefix, "--port", String(port), "--data", existing], { encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" } });
+      expect(refused.status, refused.stderr).toBe(1);
+      expect(readdirSync(existing)).toEqual([]);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
     }
   }, 60_000);
 });

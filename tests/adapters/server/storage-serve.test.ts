@@ -64,7 +64,7 @@ describe("serve with STORAGE=redis", () => {
       await own.stop();
       const down = await read();
       expect(down.status).toBe(500);
-      expect(await down.json()).toEqual({ error: "Internal Server Error", code: "SERVER_ERROR", message: "The storage backend (Redis) is not answering; try again shortly", details: {} });
+      expect(await down.json()).toEqual({ error: "Internal Server Error", code: "SERVER_ERROR", message: "The storage backend (Redis) is not answering; try again shortly", details: { requestId: down.headers.get("x-request-id") } });
       again = await startRedis(10_000, port);
       const deadline = Date.now() + 15_000;
       let status = 0;
