@@ -21,6 +21,8 @@ beforeAll(async () => {
       USER_DB_AUTH: "ukey",
       R2_KEY_SECRET: "dkey",
       RATE_LIMITS: "off",
+      // fetch opens a connection per request in flight: 600 from one address, past the default per-client bound.
+      MAX_CONNECTIONS_PER_CLIENT: "1024",
       DATA_ENCRYPTION_KEYS: '{"keys":[{"kty":"oct","kid":"k1","k":"wzy2VI4SmdQrLb58DXLTSbeRpPrq9do1966V3X_2yQ4"}]}',
     },
   });
