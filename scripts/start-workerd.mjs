@@ -18,6 +18,7 @@ import { ensureSecrets } from "../dist/src/adapters/server/secrets.js";
 import { probeAddress } from "../dist/src/adapters/server/address-probe.js";
 import { ListenError, serviceLines } from "../dist/src/adapters/server/start.js";
 import { errorAnswer } from "../dist/src/core/http/errors.js";
+import { parseConfig } from "../dist/src/core/config/mod.js";
 import { hostInUrl } from "../dist/src/adapters/server/request-url.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -202,7 +203,9 @@ async function main(argv) {
   process.on("SIGTERM", () => stop("SIGTERM")).on("SIGINT", () => stop("SIGINT"));
   await mf.ready;
   await mirror();
-  listening = await nodeListen(forwardTo(mf, mirror), { port: flags.port, hostname: flags.host });
+  // Node's server in front bounds connections as serve does (MAX_CONNECTIONS, MAX_CONNECTIONS_PER_CLIENT, HEADERS_TIMEOUT_SECONDS).
+  const { maxConnections, maxConnectionsPerClient, headersTimeoutSeconds } = parseConfig(secrets.env);
+  listening = await nodeListen(forwardTo(mf, mirror), { port: flags.port, hostname: flags.host }, { maxConnections, maxConnectionsPerClient, headersTimeoutSeconds });
   const url = `http://${hostInUrl(flags.host)}:${listening.port}`;
   for (const name of secrets.generated) console.log(`generated ${name}=${secrets.env[name]} (kept in ${dataDir}/secrets.json; shown once)`);
   for (const line of serviceLines(url, secrets.env.API_DOCS !== "off")) console.log(line);
