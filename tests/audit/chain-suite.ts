@@ -262,12 +262,15 @@ export function auditChainSuite(
       const first = await appendAuditEntry(store, clock, "u1", notice, once);
       const second = await appendAuditEntry(store, clock, "u1", notice, once);
       expect(second).toEqual(first);
+      // The service's own entries record what was already done (an upload, a deletion): never refused, past any reserve.
+      const done = (n: number) => auditEntry({ action: "file-upload", details: { validationErrors: [], n, note: "u".repeat(60_000) } }) as ValidationAuditEntry;
+      for (let n = 0; n < 20; n++) await appendAuditEntry(store, clock, "u1", done(n), { ...cap, reserve: true });
       clock.set("2026-11-23T00:00:01Z");
       await appendAuditEntry(store, clock, "u1", padded(60), cap);
       const result = await verifyWhole();
       expect(result.valid, JSON.stringify(result.firstBad)).toBe(true);
-      expect(result.entries).toBe(12 + accepted + 2);
-      expect(result.head?.seq).toBe(12 + accepted + 2);
+      expect(result.entries).toBe(12 + accepted + 2 + 20);
+      expect(result.head?.seq).toBe(12 + accepted + 2 + 20);
     });
 
     it(`[${name}] verifyStoredTrail (day by day, entry by entry) answers what verifyAuditTrail over readAuditTrail answers, intact and tampered`, async () => {

@@ -293,8 +293,16 @@ async function startOnFolder(options: ServeOptions, defined: Record<string, stri
 
 /** The request log on standard output, the process's memory, and (file store) the lock as a readiness check. */
 function operatorOf(dataDir: string, locked: boolean): OperatorPorts {
+  // A reader of the log that goes away (`serve | head`, a log shipper restarting) must not stop
+  // the service: the broken pipe ends the log, never the process.
+  let logging = true;
+  process.stdout.on("error", () => {
+    logging = false;
+  });
   return {
-    log: (line) => process.stdout.write(`${line}\n`),
+    log: (line) => {
+      if (logging) process.stdout.write(`${line}\n`);
+    },
     defaultLogFormat: process.stdout.isTTY === true ? "text" : "json",
     residentMemoryBytes: () => process.memoryUsage.rss(),
     ...(locked

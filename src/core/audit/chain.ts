@@ -43,8 +43,11 @@ export const HEAD_FORMAT = "forensic-annotation/audit-head@1";
 
 /** A stored entry with its chain fields. */
 export interface ChainedEntry extends Record<string, unknown> {
+  /** Its place in the user's trail, from 1, across days. */
   seq: number;
+  /** The hash of the entry before it (64 zeros for the first). */
   prevHash: string;
+  /** SHA-256 of its canonical JSON without `hash`, hex. */
   hash: string;
 }
 
@@ -138,7 +141,11 @@ export interface AuditChainOptions {
    * {@link DEFAULT_MAX_DAY_BYTES}): an append past it is refused ({@link AuditDayFull}).
    */
   maxDayBytes?: number | undefined;
-  /** The entry may use {@link DAY_RESERVE_BYTES} past `maxDayBytes` (entries the service writes itself). */
+  /**
+   * The entry is never refused by `maxDayBytes`: the service's own entries record what was already
+   * done (an upload, a deletion), so refusing one would leave that act out of the trail; their
+   * routes' rate limits bound them.
+   */
   reserve?: boolean | undefined;
   /**
    * Writes nothing when the newest entry of the day satisfies it, and answers that entry instead
@@ -149,8 +156,6 @@ export interface AuditChainOptions {
 
 /** The default of `MAX_AUDIT_DAY_BYTES`: 64 MiB, far below what a reader can hold as one string (V8: about 512 MiB). */
 export const DEFAULT_MAX_DAY_BYTES = 64 * 1024 * 1024;
-/** What the service's own entries (a refusal's `security-violation`, uploads, deletions) may add past the cap. */
-export const DAY_RESERVE_BYTES = 1024 * 1024;
 
 /** An append refused because its day holds `MAX_AUDIT_DAY_BYTES` (429 until the next UTC day; nothing written). */
 export class AuditDayFull extends ServiceError {
@@ -560,7 +565,7 @@ export function appendChained(
       entryText = JSON.stringify(entry);
       // The day as the store holds it (`,\n` or `[\n` before each entry): past the cap, nothing is written.
       const dayBytes = (live !== undefined && live.day === day ? live.dayBytes ?? counted ?? 0 : 0) + utf8Length(entryText) + 2;
-      if (dayBytes > maxDayBytes + (options.reserve === true ? DAY_RESERVE_BYTES : 0)) throw new AuditDayFull(userId, day, maxDayBytes, Date.parse(now));
+      if (dayBytes > maxDayBytes && options.reserve !== true) throw new AuditDayFull(userId, day, maxDayBytes, Date.parse(now));
       const head: AuditHead = {
         format: HEAD_FORMAT,
         userId,

@@ -32,7 +32,7 @@ export {
   verifyAuditTrail,
   type VerifyAuditOptions,
 } from "./verify.ts";
-export { type AuditChainOptions, HEAD_FORMAT, type HeadFacts, type HeadSigner, type HeadSigning, type SyncSha256 } from "./chain.ts";
+export { type AuditChainOptions, type ChainedEntry, HEAD_FORMAT, type HeadFacts, type HeadSigner, type HeadSigning, type SyncSha256 } from "./chain.ts";
 export { type HeadSigningOutcome, signAuditHead, signAuditHeads, SigningBegun, usersWithHeads } from "./sign-heads.ts";
 export { type AuditKeyConfig, type AuditKeys, auditKeys, checkAuditKeys } from "./signing-keys.ts";
 export type { AuditJwk, HeadSignatureStatus } from "./head-signature.ts";

@@ -190,14 +190,19 @@ export function createWorkerApp(options: WorkerAppOptions): WorkerApp {
     if (outermost && c.req.method === "HEAD") await declareLength(c);
     if (outermost && observer !== undefined) {
       const actor = c.get("actor");
-      observer.answered({
-        c,
-        requestId: c.get("requestId")!,
-        prefix: mount,
-        startedAt,
-        sub: actor?.kind === "user" ? actor.uid : undefined,
-        audited: c.get("audited") === true,
-      });
+      // Reporting never changes an answer already made: a failing log write is dropped.
+      try {
+        observer.answered({
+          c,
+          requestId: c.get("requestId")!,
+          prefix: mount,
+          startedAt,
+          sub: actor?.kind === "user" ? actor.uid : undefined,
+          audited: c.get("audited") === true,
+        });
+      } catch {
+        // Nothing to report it to: the log is what failed.
+      }
     }
   });
   return app;

@@ -107,9 +107,8 @@ const isDayFullRecord = (entry: ChainedEntry): boolean => {
 };
 
 /**
- * Records a refused append as a `security-violation` in the user's trail, from the day's reserve
- * past the cap, once per run of refusals (not again while it is the day's newest entry). With
- * the reserve spent too, the refusal stands unrecorded: it was recorded before.
+ * Records a refused append as a `security-violation` in the user's trail (a service entry: never
+ * refused by the cap), once per run of refusals (not again while it is the day's newest entry).
  */
 async function recordDayFull(c: Context<WorkerEnv>, deps: AuditRoutesDeps, chain: AuditChainOptions, userId: string, refused: AuditDayFull): Promise<void> {
   const actor = actorOf(c);
@@ -132,11 +131,9 @@ async function recordDayFull(c: Context<WorkerEnv>, deps: AuditRoutesDeps, chain
       },
     },
   };
-  try {
-    await appendAuditEntry(deps.audit, deps.clock, userId, entry, { ...chain, reserve: true, unlessNewest: isDayFullRecord });
-  } catch (err) {
-    if (!(err instanceof AuditDayFull)) throw err;
-  }
+  await appendAuditEntry(deps.audit, deps.clock, userId, entry, { ...chain, reserve: true, unlessNewest: isDayFullRecord });
+  // The request log writes this refusal at warn, as every refusal that wrote a security-violation.
+  c.set("audited", true);
 }
 
 /**

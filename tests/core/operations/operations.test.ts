@@ -92,6 +92,14 @@ describe("the request log", () => {
     expect(off.lines).toEqual([]);
   });
 
+  it("a log write that throws never changes the answer", async () => {
+    const { app } = testService({}, { operator: { log: () => {
+      throw new Error("EPIPE: the log's reader went away");
+    } } });
+    const response = await app.request("/data/u1/C1/data.json", { method: "PUT", headers: dataHeaders, body: "{}" });
+    expect(response.status).toBe(200);
+  });
+
   it("a method no route knows is counted as other, not as what the client sent", async () => {
     const { app, records } = logged();
     const request = new Request("http://localhost/health", { method: "FROBNICATE" });
