@@ -32,7 +32,9 @@ async function appendAndCompare(store: BlobStore, entry: Record<string, unknown>
   expect(day[day.length - 2]!.replace(/^,?/, "").replace(/,$/, "")).toBe(JSON.stringify(expected));
   const signature = head.signature === undefined ? {} : { signature: head.signature };
   expect(withSigner).toBe(head.signature !== undefined);
-  expect(headText).toBe(JSON.stringify({ ...headFacts(head), entry: expected, until: head.until, ...signature }));
+  // The day's byte count (not signed) sits between `until` and the signature.
+  expect(head.dayBytes).toEqual(expect.any(Number));
+  expect(headText).toBe(JSON.stringify({ ...headFacts(head), entry: expected, until: head.until, dayBytes: head.dayBytes, ...signature }));
 }
 
 const base = {

@@ -108,8 +108,10 @@ describe.each(RUNTIMES)("verify of a ~100 MB day on %s", (runtime) => {
     const p90 = sorted[Math.floor(sorted.length * 0.9)]!;
     expect(p90, JSON.stringify(waits.map(Math.round))).toBeLessThan(100);
     expect(sorted[sorted.length - 1]!, JSON.stringify(waits.map(Math.round))).toBeLessThan(1_000);
-    // One day's bytes (and the next one read ahead, here none) at a time, not every entry parsed at once.
+    // One day's bytes (and the next one read ahead, here none) at a time, not every entry parsed at once
+    // (that took 3.8 times the day). Bun's collector keeps each entry's garbage longer: on a quiet
+    // machine its peak grew 3.2 times the day, so there the bound is the whole-day parse's alone.
     const grown = (await peakRss(served.proc.pid!)) - before;
-    expect(grown).toBeLessThan(2.5 * dayBytes);
+    expect(grown).toBeLessThan((runtime === "bun" ? 3.6 : 2.5) * dayBytes);
   }, 180_000);
 });
