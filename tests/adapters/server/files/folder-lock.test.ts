@@ -109,8 +109,10 @@ async function zombie(): Promise<number> {
       if (out.includes("\n")) done(Number(out.trim()));
     });
   });
-  // Killed once its parent is sleep (a shell would reap it).
+  // Killed once its parent is sleep (a shell would reap it), and once it is sleep itself (the
+  // forked shell may not have run its exec yet).
   await until(() => statOf(parent.pid!), (stat) => stat.includes("(sleep)"));
+  await until(() => statOf(pid), (stat) => stat.includes("(sleep)"));
   process.kill(pid, "SIGKILL");
   expect(await until(() => statOf(pid), (stat) => / Z /.test(stat))).toMatch(/^\d+ \(sleep\) Z /);
   return pid;
