@@ -42,6 +42,8 @@ export interface OperationsOptions {
   write: LogWrite;
   /** The time of a log line (ISO 8601). */
   now: () => Date;
+  /** Whether `/metrics` is served: without it no request is counted. */
+  counting: boolean;
 }
 
 /** The request log and the metrics of one service. */
@@ -100,8 +102,10 @@ export function createOperations(options: OperationsOptions): Operations {
       const segment = /^\/([^/{]+)/.exec(route)?.[1];
       const worker = segment !== undefined && mounts.has(`/${segment}`) ? segment : "service";
       const status = c.res.status;
-      requests.inc({ worker, route, method, status: String(status) });
-      durations.observe({ worker, route, method }, seconds);
+      if (options.counting) {
+        requests.inc({ worker, route, method, status: String(status) });
+        durations.observe({ worker, route, method }, seconds);
+      }
       const level = status >= 500 ? "error" : status >= 400 && audited ? "warn" : "info";
       if (!logs(options.level, level)) return;
       const length = c.res.headers.get("content-length");

@@ -136,14 +136,19 @@ export function createService(given: ServicePorts, config: ServiceConfig): Worke
   // Here, not at import: a Cloudflare worker bundled alone imports this module but serves no document.
   loadOpenApiGenerators();
   const operator = given.operator ?? {};
+  const level = operator.log === undefined ? "off" : config.logLevel;
+  const counting = config.metricsToken !== undefined;
   const operations = createOperations({
-    level: operator.log === undefined ? "off" : config.logLevel,
+    level,
     format: config.logFormat ?? operator.defaultLogFormat ?? "json",
     write: operator.log ?? (() => {}),
     now: () => given.clock.now(),
+    counting,
   });
-  const ports = config.metricsToken === undefined ? given : countedPorts(given, storeCounters(operations.metrics));
-  const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, observer: operations });
+  const ports = counting ? countedPorts(given, storeCounters(operations.metrics)) : given;
+  // With neither a log nor metrics, the frame observes nothing: no route matching on the hot path.
+  const observed = level !== "off" || counting;
+  const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, ...(observed ? { observer: operations } : {}) });
   app.openapi(healthRoute, (c) => answerJsonText<{ ok: true }, 200>(c, HEALTHY, 200));
   registerOperationsRoutes(app, {
     readiness: { ...serviceReadiness({ data: ports.data, audit: ports.audit, users: ports.users, images: ports.images, outbox: ports.outbox }, config), ...operator.readiness },
