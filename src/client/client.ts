@@ -227,7 +227,7 @@ export interface DataClient {
   /** `GET /data/{key}?version=N`: version N's JSON; a deletion mark or unknown N is a 404 `ServiceClientError`. */
   version<T = unknown>(key: DataKey, version: number): Promise<T>;
   /** `GET /data/{key}?version=N`: version N's bytes exactly as stored (their SHA-256 is the version's `sha256`). */
-  versionBytes(key: DataKey, version: number): Promise<Uint8Array>;
+  versionBytes(key: DataKey, version: number): Promise<Uint8Array<ArrayBuffer>>;
 }
 
 /** The audit endpoints (the audit worker's). */

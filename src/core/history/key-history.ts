@@ -15,6 +15,8 @@ import { ServiceError } from "../errors.ts";
 import { KeyedMutex } from "../storage/keyed-mutex.ts";
 import { parseJsonArray } from "../storage/json-array.ts";
 import { sha256Hex } from "../encoding/digest.ts";
+import { canonicalJson } from "../encoding/canonical-json.ts";
+import { sameBytes } from "../encoding/same-bytes.ts";
 import { type HistoryKeys, historyKeys } from "./history-keys.ts";
 import {
   bytesOf,
@@ -53,6 +55,8 @@ export interface CurrentVersion {
 export interface KeyHistoriesOptions {
   /** Dates each version (`writtenAt`). */
   clock: Clock;
+  /** Hex SHA-256 of a text, synchronous (a runtime's native one: the `auditHash` port); default web crypto's. */
+  hash?: ((text: string) => string) | undefined;
 }
 
 /** Reads and writes data keys so that each keeps its history. */
@@ -109,8 +113,6 @@ const HEAD_FORMAT = "forensic-annotation/history-head@1";
 /** The `writtenBy` of a value found stored without a history. */
 export const BEFORE_HISTORY = "before-history";
 const encoder = new TextEncoder();
-/** Thrown inside an update to start over (the head moved to a deletion mark meanwhile). */
-const START_OVER = new Error("start over");
 /** Thrown inside an update that has nothing to write. */
 const NOTHING = new Error("nothing to write");
 /** Keys whose arrays this process knows hold the head's version, by key: the head hash appended last. */
@@ -134,13 +136,29 @@ function parseHead(bytes: Uint8Array, key: string): Head {
 /** Creates the histories of the data keys of `data` (the data store, encrypted or not). */
 export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions): KeyHistories {
   const { clock } = options;
+  const hashText = options.hash;
+  const hashOf = (record: VersionRecord): string | Promise<string> => (hashText === undefined ? recordHash(record) : hashText(canonicalJson(record)));
   const writes = new KeyedMutex();
+  // The head this process last wrote or read, per key, with its bytes: the next write of the key
+  // parses the stored head again only when another process changed it.
+  const parsed = new Map<string, { bytes: Uint8Array; head: Head }>();
+  const headOf = (stored: Uint8Array, key: string): Head => {
+    const known = parsed.get(key);
+    if (known !== undefined && sameBytes(known.bytes, stored)) return known.head;
+    return parseHead(stored, key);
+  };
+  const keep = (key: string, bytes: Uint8Array, head: Head): Uint8Array => {
+    parsed.delete(key);
+    if (parsed.size >= MAX_KNOWN) parsed.delete(parsed.keys().next().value ?? key);
+    parsed.set(key, { bytes, head });
+    return bytes;
+  };
   // The head hash this process last saw appended to both arrays, per key: skips the check.
   const appended = new Map<string, string>();
 
   const readHead = async (keys: HistoryKeys, key: string): Promise<Head | null> => {
     const stored = await data.get(keys.head);
-    return stored === null ? null : parseHead(stored, key);
+    return stored === null ? null : headOf(stored, key);
   };
 
   /** Makes sure both arrays hold the version the head names (appends given its index write nothing when they do). */
@@ -157,7 +175,7 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
     format: HEAD_FORMAT,
     key,
     record,
-    hash: await recordHash(record),
+    hash: await hashOf(record),
     contents,
   });
 
@@ -186,7 +204,7 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
       const written = await data.update(keys.head, async (stored) => {
         adopted = false;
         made = null;
-        const prior = stored === null ? null : parseHead(stored, key);
+        const prior = stored === null ? null : headOf(stored, key);
         if (prior === null) {
           const value = await data.get(key);
           if (value !== null) {
@@ -198,7 +216,7 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
         }
         made = await next(prior);
         if (made === null) throw NOTHING;
-        return encoder.encode(JSON.stringify(made));
+        return keep(key, encoder.encode(JSON.stringify(made)), made);
       }, { inPlace: true }).then(() => true, (err: unknown) => {
         if (err === NOTHING) return false;
         throw err;
@@ -212,41 +230,27 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
   };
 
   /**
-   * Sets the key's value to what its head names (the bytes, or nothing for a deletion mark).
-   * Every writer does this after moving the head, each under the value's own compare-and-swap
-   * and reading the head inside it, so the value ends as the newest version whatever order
-   * concurrent writers (other processes) reach it in.
+   * Sets the key's value to what its head names (the bytes, or nothing for a deletion mark), then
+   * reads the head again and starts over when it moved meanwhile (another process wrote). So the
+   * last write of the value to land is always followed, by its writer, by a read of the newest
+   * head: the value ends as the newest version whatever order concurrent writers reach it in.
    */
   const settle = async (keys: HistoryKeys, key: string, mine: Head, mineBytes?: Uint8Array): Promise<void> => {
-    let head: Head = mine;
+    let target = mine;
+    let bytes = mineBytes;
     for (;;) {
-      if (head.record.deleted) {
-        await data.delete(key);
-        const after = await readHead(keys, key);
-        if (after === null || after.hash === head.hash) return;
-        head = after;
-        continue;
-      }
-      try {
-        await data.update(key, async () => {
-          const now = (await readHead(keys, key)) ?? head;
-          if (now.record.deleted) {
-            head = now;
-            throw START_OVER;
-          }
-          if (now.hash === mine.hash && mineBytes !== undefined) return mineBytes;
-          return bytesOf(now.contents) ?? new Uint8Array();
-        });
-        return;
-      } catch (err) {
-        if (err !== START_OVER) throw err;
-      }
+      if (target.record.deleted) await data.delete(key);
+      else await data.put(key, bytes ?? bytesOf(target.contents) ?? new Uint8Array());
+      const now = await readHead(keys, key);
+      if (now === null || now.hash === target.hash) return;
+      target = now;
+      bytes = undefined;
     }
   };
 
-  const newRecord = async (prior: Head | null, bytes: Uint8Array | null, writtenBy: string): Promise<VersionRecord> => ({
+  const newRecord = async (prior: Head | null, bytes: Uint8Array | null, writtenBy: string, digest?: string): Promise<VersionRecord> => ({
     version: (prior?.record.version ?? 0) + 1,
-    sha256: bytes === null ? EMPTY_SHA256 : await sha256Hex(bytes),
+    sha256: bytes === null ? EMPTY_SHA256 : digest ?? await sha256Hex(bytes),
     size: bytes?.length ?? 0,
     writtenAt: clock.now().toISOString(),
     writtenBy,
@@ -255,13 +259,14 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
   });
 
   /** A new version whose bytes `change` makes from the newest version's. */
-  const writeWith = (key: string, change: (current: Bytes | null) => Uint8Array | Promise<Uint8Array>, writtenBy: string) => {
+  const writeWith = (key: string, change: (current: Bytes | null) => Uint8Array | Promise<Uint8Array>, writtenBy: string, fixed?: { bytes: Uint8Array; digest: string }) => {
     const keys = historyKeys(key);
     return writes.run(key, async () => {
       let bytes: Uint8Array = new Uint8Array();
       const head = (await advance(keys, key, async (prior) => {
-        bytes = await change(prior === null || prior.record.deleted ? null : bytesOf(prior.contents));
-        const record = await newRecord(prior, bytes, writtenBy);
+        // A plain write's bytes do not depend on the version before: hashed once, outside the swap.
+        bytes = fixed?.bytes ?? await change(prior === null || prior.record.deleted ? null : bytesOf(prior.contents));
+        const record = await newRecord(prior, bytes, writtenBy, fixed?.digest);
         return await headFor(key, record, contentsOf(record.version, bytes));
       }))!;
       await settle(keys, key, head, bytes);
@@ -285,8 +290,9 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
   };
 
   return {
-    write(key, bytes, writtenBy) {
-      return writeWith(key, () => bytes, writtenBy).then(({ record }) => record);
+    async write(key, bytes, writtenBy) {
+      const digest = await sha256Hex(bytes);
+      return (await writeWith(key, () => bytes, writtenBy, { bytes, digest })).record;
     },
     update(key, change, writtenBy) {
       return writeWith(key, change, writtenBy);

@@ -179,7 +179,7 @@ export function createService(given: ServicePorts, config: ServiceConfig): Worke
     auditHash: ports.auditHash,
   });
   // One set of histories for every worker that writes data keys, so their writes of a key queue in one process.
-  const histories = createKeyHistories(ports.data, { clock: ports.clock });
+  const histories = createKeyHistories(ports.data, { clock: ports.clock, hash: ports.auditHash });
   mountWorker(app, WORKER_MOUNTS.data, createDataWorker({ blobs: ports.data, audit: ports.audit, clock: ports.clock, config, users: ports.users, access, auditHash: ports.auditHash, histories }));
   mountWorker(app, WORKER_MOUNTS.keys, createKeysWorker({ config, access }));
   mountWorker(app, WORKER_MOUNTS.captcha, createCaptchaWorker({ verifier: captcha, config, access }));
