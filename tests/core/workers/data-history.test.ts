@@ -12,7 +12,7 @@ import { parseConfig } from "../../../src/core/config/mod.ts";
 import { KEYS } from "../../helpers/service.ts";
 
 const ADMIN = "admin-key-0123456789";
-type Listed = { current: number | null; versions: { version: number; writtenBy: string; deleted: boolean }[] };
+type Listed = { current: number | null; versions: { version: number; writtenBy: string; deleted: boolean; writtenAt: string }[] };
 
 describe("data worker history", () => {
   let idp: Awaited<ReturnType<typeof startIdentityProvider>>;
@@ -36,7 +36,7 @@ describe("data worker history", () => {
     const before2 = await ports.audit.get((await ports.audit.list("audit-trails/"))[0] ?? "none");
     const listed = await app.request(`${key}?history`, { headers: await as("u1") });
     expect(listed.status).toBe(200);
-    const history = await listed.json() as Listed & { versions: { writtenAt: string }[] };
+    const history = await listed.json() as Listed;
     expect(history.current).toBeNull();
     expect(history.versions.map((v) => [v.writtenBy, v.deleted, v.writtenAt])).toEqual([
       ["u1", false, "2026-11-22T12:00:00.000Z"],
