@@ -76,8 +76,9 @@ export function firstItems(bytes: Bytes, count: number): Bytes {
     out.set([0x0a, 0x5d], end);
     return out;
   }
-  const { items } = parseJsonArray(bytes);
-  if (items.length <= count) return bytes;
+  // Another form, or a day read while an append wrote over its closing `\n]`: its complete items, re-encoded.
+  const { items, recovered } = parseJsonArray(bytes);
+  if (items.length <= count && !recovered) return bytes;
   return encodeJsonArray(items.slice(0, count)) as Bytes;
 }
 
