@@ -101,6 +101,13 @@ export class ArchiveReader {
     return new ArchiveReader(body.getReader());
   }
 
+  // The unread bytes are buffer[at..]: reading moves `at`, so a small record costs no copy of the rest.
+  private at = 0;
+
+  private get left(): number {
+    return this.buffer.length - this.at;
+  }
+
   private async fill(): Promise<boolean> {
     if (this.done) return false;
     const { value, done } = await this.reader.read();
@@ -108,26 +115,27 @@ export class ArchiveReader {
       this.done = true;
       return false;
     }
-    if (this.buffer.length === 0) this.buffer = new Uint8Array(value);
+    if (this.left === 0) this.buffer = new Uint8Array(value);
     else {
-      const joined = new Uint8Array(this.buffer.length + value.length);
-      joined.set(this.buffer);
-      joined.set(value, this.buffer.length);
+      const joined = new Uint8Array(this.left + value.length);
+      joined.set(this.buffer.subarray(this.at));
+      joined.set(value, this.left);
       this.buffer = joined;
     }
+    this.at = 0;
     return true;
   }
 
   private take(n: number): Bytes {
-    const out = this.buffer.slice(0, n);
-    this.buffer = this.buffer.slice(n);
+    const out = this.buffer.slice(this.at, this.at + n);
+    this.at += n;
     this.consumed += n;
     return out;
   }
 
   /** True when nothing is left. */
   async atEnd(): Promise<boolean> {
-    while (this.buffer.length === 0) if (!(await this.fill())) return true;
+    while (this.left === 0) if (!(await this.fill())) return true;
     return false;
   }
 
@@ -135,8 +143,9 @@ export class ArchiveReader {
   async line(max = MAX_LINE_BYTES): Promise<string> {
     let searched = 0;
     for (;;) {
-      const at = this.buffer.indexOf(0x0a, searched);
-      if (at !== -1) {
+      const found = this.buffer.indexOf(0x0a, this.at + searched);
+      if (found !== -1) {
+        const at = found - this.at;
         if (at > max) break;
         const bytes = this.take(at + 1);
         try {
@@ -145,7 +154,7 @@ export class ArchiveReader {
           throw new ArchiveDamaged("a record line is not UTF-8");
         }
       }
-      searched = this.buffer.length;
+      searched = this.left;
       if (searched > max) break;
       if (!(await this.fill())) throw new ArchiveDamaged("the archive ends inside a record (cut short)");
     }
@@ -156,8 +165,8 @@ export class ArchiveReader {
   async *bytes(n: number): AsyncGenerator<Bytes> {
     let left = n;
     while (left > 0) {
-      if (this.buffer.length === 0 && !(await this.fill())) throw new ArchiveDamaged("the archive ends inside an object (cut short)");
-      const piece = this.take(Math.min(left, this.buffer.length));
+      if (this.left === 0 && !(await this.fill())) throw new ArchiveDamaged("the archive ends inside an object (cut short)");
+      const piece = this.take(Math.min(left, this.left));
       left -= piece.length;
       yield piece;
     }
