@@ -54,10 +54,10 @@ it.each([
     },
   };
   const chunks: Uint8Array[] = [];
-  const manifest = await writeBackup(storesOf({ ...ports, audit }), async (chunk) => void chunks.push(chunk.slice()), { sha256, now: new Date("2026-11-22T12:00:00Z"), sealed: false });
+  const manifest = await writeBackup(storesOf({ ...ports, audit }), (chunk) => Promise.resolve(void chunks.push(chunk.slice())), { sha256, now: new Date("2026-11-22T12:00:00Z"), sealed: false });
   expect(interfered).toBe(true);
   expect(manifest.counts["audit/days"]).toBe(days);
-  const verdict = await checkArchive(new Blob(chunks).stream(), { sha256, now: new Date("2026-11-22T12:00:00Z") });
+  const verdict = await checkArchive(new Blob(chunks as Uint8Array<ArrayBuffer>[]).stream(), { sha256, now: new Date("2026-11-22T12:00:00Z") });
   expect(verdict.problem).toBeUndefined();
   expect(verdict.trails.map(({ userId, valid, entries }) => ({ userId, valid, entries }))).toEqual([{ userId: "u1", valid: true, entries: when === "get" ? 3 : 5 }]);
 });
