@@ -22,6 +22,8 @@ import { dataHeaders, KEYS } from "../helpers/service.ts";
 import { startRedis, type RedisServer } from "../helpers/redis-server.ts";
 import { startS3 } from "../helpers/s3-server.ts";
 import { createRedisPorts } from "../../src/adapters/server/redis/redis-ports.ts";
+import { storagePorts } from "../../src/adapters/server/start.ts";
+import { containsBytes, dataKey, keySetText } from "../helpers/encryption.ts";
 
 const dirs: string[] = [];
 async function tempDir(name: string): Promise<string> {
@@ -109,6 +111,39 @@ describe("forensic-annotation backup / restore", () => {
     expect(again.code).toBe(1);
     expect(again.err).toContain("the target holds data");
     expect((await run(["restore", archive, "--data", target, "--force"])).code).toBe(0);
+  }, 60_000);
+
+  it("encrypted at rest: archived sealed (no plaintext the store did not hold), verified and restored with the keys, refused without them; --decrypt archives plaintext", async () => {
+    const env = { DATA_ENCRYPTION_KEYS: keySetText(dataKey("k1")) };
+    const source = await tempDir("sealed");
+    const opened = await storagePorts(parseConfig(env), source, undefined, { command: "test" });
+    await fillStores(opened.ports, 2);
+    const expected = await everything(opened.ports);
+    await opened.close();
+    const archive = join(await tempDir("out"), "sealed.fab");
+    const made = await run(["backup", "--out", archive, "--data", source], env);
+    expect(made.code, made.err).toBe(0);
+    const bytes = new Uint8Array(await readFile(archive));
+    for (const plain of ['"note":"résumé 0"', '"action":"case-create"', '"caseNumber":"C-1"']) expect(containsBytes(bytes, encoder.encode(plain)), plain).toBe(false);
+    expect((await run(["backup", "verify", archive], env)).code).toBe(0);
+    const keyless = await run(["backup", "verify", archive]);
+    expect(keyless.code).toBe(1);
+    expect(keyless.out).toContain("the archive is sealed");
+    expect((await run(["restore", archive, "--data", await tempDir("sealed-keyless")])).code).toBe(1);
+    const target = await tempDir("sealed-target");
+    const restored = await run(["restore", archive, "--data", target], env);
+    expect(restored.code, restored.err).toBe(0);
+    const back = await storagePorts(parseConfig(env), target, undefined, { readOnly: true });
+    expect(await everything(back.ports)).toEqual(expected);
+    await trailsVerify(back.ports, ["user-0", "user-1"]);
+    await back.close();
+    // --decrypt: the objects opened, restorable into a target without encryption.
+    const plainArchive = join(await tempDir("out"), "opened.fab");
+    expect((await run(["backup", "--out", plainArchive, "--data", source, "--decrypt"], env)).code).toBe(0);
+    expect(containsBytes(new Uint8Array(await readFile(plainArchive)), encoder.encode('"note":"résumé 0"'))).toBe(true);
+    const plainTarget = await tempDir("opened-target");
+    expect((await run(["restore", plainArchive, "--data", plainTarget])).code).toBe(0);
+    expect(await everything(createFilePorts(plainTarget, { fsync: "off" }))).toEqual(expected);
   }, 60_000);
 
   it("a signed archive: verify checks the signature with EXPORT_SIGNING_KEY's public half", async () => {
