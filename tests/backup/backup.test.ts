@@ -35,10 +35,10 @@ afterAll(async () => {
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
 
-async function run(args: string[], env: Record<string, string> = {}) {
+async function run(args: string[], env: Record<string, string> = {}, isTTY = false) {
   const out: string[] = [];
   let err = "";
-  const code = await runBackupCommand(args, { io: { out: (line) => out.push(line), err: { write: (text: string) => (err += text) }, env } });
+  const code = await runBackupCommand(args, { io: { out: (line) => out.push(line), err: { write: (text: string) => (err += text), isTTY }, env } });
   return { code, out: out.join("\n"), err };
 }
 
@@ -93,6 +93,10 @@ describe("forensic-annotation backup / restore", () => {
     const made = await run(["backup", "--out", archive, "--data", source]);
     expect(made.code, made.err).toBe(0);
     expect(made.out).toBe(archive);
+    // Progress only on a terminal.
+    expect(made.err).not.toContain("\r");
+    const shown = await run(["backup", "--out", `${archive}.tty`, "--data", source], {}, true);
+    expect(shown.err).toMatch(/\rbackup: \d+ objects, \d+\.\d MB/);
     const verified = await run(["backup", "verify", archive]);
     expect(verified.code, verified.out).toBe(0);
     expect(verified.out).toContain("audit trails: 3 of 3 verify");
