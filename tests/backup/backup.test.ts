@@ -4,6 +4,7 @@
  * killed half-way and resumed; archives with one byte changed refused.
  */
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
@@ -246,6 +247,53 @@ describe("forensic-annotation backup / restore", () => {
       expect(stored === null ? null : JSON.parse(decoder.decode(stored)).n, `w${write.writer} C-${write.n}`).toBe(write.n);
     }
   }, 180_000);
+});
+
+describe("hostile archives", () => {
+  /** An archive whose hashes, counts and manifest all agree, holding the objects given. */
+  function craftedArchive(objects: { store: string; key: string; body: string }[]): Buffer {
+    const sha = (text: string | Buffer) => createHash("sha256").update(text).digest("hex");
+    const createdAt = "2026-12-02T00:00:00.000Z";
+    let out = `forensic-annotation-backup/1\n${JSON.stringify({ begin: { createdAt, sealed: false } })}\n`;
+    let lines = "";
+    const counts: Record<string, number> = {};
+    let bytes = 0;
+    for (const { store, key, body } of objects) {
+      const size = Buffer.byteLength(body);
+      out += `${JSON.stringify({ store, key, size })}\n${body}\n${JSON.stringify({ sha256: sha(body) })}\n`;
+      lines += `${JSON.stringify([store, key, size, sha(body)])}\n`;
+      counts[`${store}/objects`] = (counts[`${store}/objects`] ?? 0) + 1;
+      bytes += size;
+    }
+    const manifest = { format: "forensic-annotation/backup@1", createdAt, sealed: false, stores: Object.fromEntries(objects.map((o) => [o.store, "blob"])), counts, objects: objects.length, bytes, objectsSha256: sha(lines) };
+    return Buffer.from(`${out}${JSON.stringify({ manifest })}\n`);
+  }
+
+  it.each([
+    ["a key that climbs out of the store", "../../escaped.json"],
+    ["a key with an empty segment", "a//b.json"],
+    ["a key with a control character", "a/b\u0000.json"],
+  ])("%s is refused by verify and restore, and nothing is written", async (_, key) => {
+    const file = join(await tempDir("crafted"), "crafted.fab");
+    await writeFile(file, craftedArchive([{ store: "data", key, body: "{}" }]));
+    const verified = await run(["backup", "verify", file]);
+    expect(verified.code).toBe(1);
+    expect(verified.out).toContain("not one a store holds");
+    const target = await tempDir("crafted-target");
+    const restored = await run(["restore", file, "--data", target]);
+    expect(restored.code).toBe(1);
+    expect(restored.err).toContain("restore refused");
+    expect(await readdir(target, { recursive: true })).toEqual([]);
+  });
+
+  it("objects of a store the manifest does not list are refused", async () => {
+    const file = join(await tempDir("crafted"), "unlisted.fab");
+    const bytes = craftedArchive([{ store: "data", key: "u/C/data.json", body: "{}" }]).toString().replace('"stores":{"data":"blob"}', '"stores":{}');
+    await writeFile(file, bytes);
+    const verified = await run(["backup", "verify", file]);
+    expect(verified.code).toBe(1);
+    expect(verified.out).toContain("stores the manifest does not list: data");
+  });
 });
 
 describe("moving between backends: files → Redis → S3 → files", () => {

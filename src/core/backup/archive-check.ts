@@ -20,6 +20,16 @@ import type { ArchiveProgress } from "./backup.ts";
 
 const encoder = new TextEncoder();
 
+// What no key the service stores holds (docs/storage.md#keys): a restore never writes outside a store's keys.
+const BAD_SEGMENT = /[\u0000-\u001f\u007f\\:?#]/;
+/** The most bytes of an audit object (a day is at most 256 MiB by MAX_AUDIT_DAY_BYTES; heads are small). */
+const MAX_AUDIT_OBJECT_BYTES = 300 * 1024 * 1024;
+
+/** Whether `key` is one a store may hold: `/`-separated segments, none empty, `.` or `..`, or with a forbidden character. */
+function storableKey(key: string): boolean {
+  return key.length <= 2_000 && key.split("/").every((segment) => segment !== "" && segment !== "." && segment !== ".." && !BAD_SEGMENT.test(segment));
+}
+
 /** What {@link readArchive} found once the whole archive was read. */
 export interface ArchiveContents {
   /** The manifest, its counts matching the objects read. */
@@ -41,6 +51,7 @@ export async function readArchive(
     if (opening === undefined || typeof opening.sealed !== "boolean" || typeof opening.createdAt !== "string") throw new ArchiveDamaged("the archive's opening record is missing");
     const begin: ArchiveBegin = { sealed: opening.sealed, createdAt: opening.createdAt };
     const counts: Record<string, number> = {};
+    const stores = new Set<string>();
     const objectsHash = sha256();
     const progress = { objects: 0, bytes: 0 };
     for (;;) {
@@ -53,6 +64,8 @@ export async function readArchive(
         if (manifest.objects !== progress.objects || manifest.bytes !== progress.bytes || manifest.objectsSha256 !== digest) {
           throw new ArchiveDamaged(`the objects do not match the manifest (${progress.objects} objects of ${progress.bytes} bytes read; the manifest lists ${manifest.objects} of ${manifest.bytes}${manifest.objectsSha256 === digest ? "" : ", and another object list"})`);
         }
+        const unlisted = [...stores].filter((name) => !Object.hasOwn(manifest.stores, name));
+        if (unlisted.length > 0) throw new ArchiveDamaged(`objects of stores the manifest does not list: ${unlisted.join(", ")}`);
         const kinds = new Set([...Object.keys(counts), ...Object.keys(manifest.counts)]);
         for (const kind of kinds) {
           if ((counts[kind] ?? 0) !== (manifest.counts[kind] ?? 0)) throw new ArchiveDamaged(`${kind}: ${counts[kind] ?? 0} objects read, the manifest counts ${manifest.counts[kind] ?? 0}`);
@@ -63,6 +76,9 @@ export async function readArchive(
       if (typeof store !== "string" || typeof key !== "string" || key === "" || !Number.isSafeInteger(size) || (size as number) < 0) {
         throw new ArchiveDamaged("an object's header is not {store, key, size}");
       }
+      if (!storableKey(key) || !/^[a-z][A-Za-z0-9_-]{0,63}$/.test(store)) throw new ArchiveDamaged(`an object's key or store name is not one a store holds (${JSON.stringify(key.slice(0, 80))})`);
+      if (store === "audit" && (size as number) > MAX_AUDIT_OBJECT_BYTES) throw new ArchiveDamaged(`audit ${key}: larger than any audit object the service writes`);
+      stores.add(store);
       const header: ObjectHeader = { store, key, size: size as number };
       const hasher = sha256();
       let consumed = 0;
