@@ -21,6 +21,7 @@ import type { ArchiveProgress } from "./backup.ts";
 const encoder = new TextEncoder();
 
 // What no key the service stores holds (docs/storage.md#keys): a restore never writes outside a store's keys.
+// deno-lint-ignore no-control-regex
 const BAD_SEGMENT = /[\u0000-\u001f\u007f\\:?#]/;
 /** The most bytes of an audit object (a day is at most 256 MiB by MAX_AUDIT_DAY_BYTES; heads are small). */
 const MAX_AUDIT_OBJECT_BYTES = 300 * 1024 * 1024;
