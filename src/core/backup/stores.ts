@@ -20,10 +20,13 @@ const ORDER = ["users", "data", "images", "outbox"];
  */
 export function storesOf(ports: object): NamedStore[] {
   const found: NamedStore[] = [];
+  const seen = new Set<unknown>();
   for (const [name, value] of Object.entries(ports)) {
-    if (value === null || typeof value !== "object") continue;
+    // A store under two names is one store: backed up once, under the first.
+    if (value === null || typeof value !== "object" || seen.has(value)) continue;
     const store = value as Record<string, unknown>;
     if (![store.get, store.put, store.delete, store.list].every(isFunction)) continue;
+    seen.add(value);
     found.push(isFunction(store.appendToJsonArray) ? { name, kind: "blob", store: value as BlobStore } : { name, kind: "kv", store: value as KvStore });
   }
   const rank = (name: string) => (name === "audit" ? ORDER.length + 1 : ORDER.includes(name) ? ORDER.indexOf(name) : ORDER.length);
