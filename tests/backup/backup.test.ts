@@ -386,7 +386,8 @@ describe("a restore killed half-way", () => {
     const resumed = await run(["restore", archive, "--data", target, "--resume"]);
     expect(resumed.code, resumed.err).toBe(0);
     const [, written, already] = /\((\d+) written, (\d+) already there\)/.exec(resumed.out) ?? [];
-    expect(Number(already)).toBeGreaterThanOrEqual(partial - 1);
+    // Less what was in flight at the kill (up to 16 writes, whose temporary files the count includes).
+    expect(Number(already)).toBeGreaterThanOrEqual(partial - 17);
     expect(Number(written) + Number(already)).toBe(records + 2 * 10);
     expect(await everything(createFilePorts(target, { fsync: "off" }))).toEqual(await everything(ports));
   }, 120_000);

@@ -20,6 +20,8 @@ const decoder = new TextDecoder();
 
 /** Objects above this size are written as a stream (where the store takes one) and compared by hash on resume. */
 const WHOLE_OBJECT_BYTES = 8 * 1024 * 1024;
+/** Small objects written at once (so at most this many times WHOLE_OBJECT_BYTES held). */
+const WRITES_IN_FLIGHT = 16;
 
 /** A restore that writes nothing: the archive does not verify, or the target is not fit for it. */
 export class RestoreRefusal extends Error {
@@ -129,29 +131,47 @@ export async function restoreArchive(open: () => ReadableStream<Uint8Array>, tar
   let written = 0;
   let alreadyThere = 0;
   let index = 0;
+  // Small objects are written several at a time (each key is written once, so their order does not matter).
+  const writing = new Set<Promise<void>>();
+  let failed: { error: unknown } | undefined;
+  const settle = async (upTo: number) => {
+    while (writing.size > upTo) await Promise.race(writing);
+    if (failed !== undefined) throw failed.error;
+  };
+  const inFlight = (write: () => Promise<void>) => {
+    const done: Promise<void> = write().catch((error: unknown) => void (failed ??= { error })).finally(() => writing.delete(done));
+    writing.add(done);
+  };
   await readArchive(open(), options.sha256, async (header, pieces) => {
     const at = index++;
     const named = stores.get(header.store)!;
     if (named.kind === "kv") {
       const text = decoder.decode(await joined(pieces, header.size));
-      if (options.resume === true && (await named.store.get(header.key)) === text) alreadyThere++;
-      else {
-        await named.store.put(header.key, text);
-        written++;
-      }
+      await settle(WRITES_IN_FLIGHT - 1);
+      inFlight(async () => {
+        if (options.resume === true && (await named.store.get(header.key)) === text) alreadyThere++;
+        else {
+          await named.store.put(header.key, text);
+          written++;
+        }
+      });
       return;
     }
     const store = named.store;
     if (header.size <= WHOLE_OBJECT_BYTES) {
       const bytes = await joined(pieces, header.size);
-      const current = options.resume === true ? await store.get(header.key) : null;
-      if (current !== null && sameBytes(current, bytes)) alreadyThere++;
-      else {
-        await store.put(header.key, bytes);
-        written++;
-      }
+      await settle(WRITES_IN_FLIGHT - 1);
+      inFlight(async () => {
+        const current = options.resume === true ? await store.get(header.key) : null;
+        if (current !== null && sameBytes(current, bytes)) alreadyThere++;
+        else {
+          await store.put(header.key, bytes);
+          written++;
+        }
+      });
       return;
     }
+    await settle(0);
     if (options.resume === true) {
       const current = await store.get(header.key);
       if (current !== null && current.length === header.size) {
@@ -173,7 +193,8 @@ export async function restoreArchive(open: () => ReadableStream<Uint8Array>, tar
     if (store.putStream !== undefined) await store.putStream(header.key, header.size, body);
     else await store.put(header.key, await joined(pieces, header.size));
     written++;
-  }, options.onWritten);
+  }, options.onWritten).finally(() => Promise.allSettled(writing));
+  await settle(0);
 
   options.onPhase?.("verifying");
   const service = new Map(target.service.map((named) => [named.name, named]));
