@@ -22,7 +22,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["audit", "images", "mail", "captcha", "cases"],
   ["users"],
   ["pdf", "exchange"],
-  ["http"],
+  ["http", "backup"],
   ["workers"],
   ["service"],
 ];

@@ -228,7 +228,7 @@ async function usableSigner(list: ExchangeJwk[]): Promise<{ signer: ManifestSign
 }
 
 /** The signer and the verification keys the environment configures. */
-async function signatureConfig(env: ExchangeCommandIo["env"], requireSignature: boolean): Promise<{ signer?: ManifestSigner; verification: SignatureVerification }> {
+export async function signatureConfig(env: ExchangeCommandIo["env"], requireSignature: boolean): Promise<{ signer?: ManifestSigner; verification: SignatureVerification }> {
   const keys: ExchangeJwk[] = [];
   let signer: ManifestSigner | undefined;
   const signing = env.EXPORT_SIGNING_KEY;

@@ -1,0 +1,358 @@
+/**
+ * @module
+ * The backup commands (docs/operations.md#backups), on the stores `serve` opens (files under
+ * `--data` by default, or what `STORAGE` names):
+ *
+ *     forensic-annotation backup --out FILE [--data DIR] [--decrypt]
+ *     forensic-annotation backup verify FILE [--json]
+ *     forensic-annotation restore FILE [--data DIR] [--force] [--resume]
+ *
+ * `backup` only reads, so it runs beside a `serve` that holds the data folder's lock; `restore`
+ * writes, and takes that lock like the other writing commands.
+ */
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { Readable } from "node:stream";
+import { createHash } from "node:crypto";
+import { parseArgs } from "node:util";
+import { ConfigError, parseConfig } from "../../core/config/mod.ts";
+import type { BlobStore, Bytes } from "../../core/ports.ts";
+import type { ServicePorts } from "../../core/service/service.ts";
+import { auditKeys, checkAuditKeys } from "../../core/audit/signing-keys.ts";
+import { checkCanaries, encryptPorts, keyringOf } from "../../core/service/encrypted-ports.ts";
+import { CanaryError, encryptedBlobStore } from "../../core/encryption/mod.ts";
+import { openValue } from "../../core/encryption/stored-value.ts";
+import {
+  ArchiveDamaged,
+  type ArchiveProgress,
+  type ArchiveVerdict,
+  checkArchive,
+  restoreArchive,
+  RestoreRefusal,
+  type Sha256Factory,
+  storesOf,
+  writeBackup,
+} from "../../core/backup/mod.ts";
+import { nodeSha256Hex } from "./node-sha256.ts";
+import { serverCipherSuite } from "./node-cipher.ts";
+import { createFileBlobStore } from "./files/file-ports.ts";
+import { OutputPathError, writeOutputFile } from "./output-file.ts";
+import { rawStoragePorts, type RuntimeStorage, type StorageUse } from "./start.ts";
+import { commandIo, type ExchangeCommandIo, signatureConfig } from "./exchange-command.ts";
+
+const USAGE = `Usage:
+  forensic-annotation backup --out FILE [--data DIR] [--decrypt]
+  forensic-annotation backup verify FILE [--json]
+  forensic-annotation restore FILE [--data DIR] [--force] [--resume]
+
+backup writes one archive of everything the stores hold (user records, cases and
+annotations and every other document, images and their metadata, every audit
+day and head, the mail outbox) while the service runs: each user's audit trail
+as it stood at one moment, so every trail in it verifies. It only reads: on
+files it runs beside serve. Encrypted stores are backed up sealed unless --decrypt.
+The manifest is signed with EXPORT_SIGNING_KEY when it is set.
+
+backup verify checks an archive without a service: every object against its
+SHA-256, the manifest and its signature (EXPORT_SIGNING_KEY's public half,
+EXPORT_VERIFY_KEYS), and every audit trail (AUDIT_SIGNING_KEY, AUDIT_VERIFY_KEYS).
+Exit 0 when it checks out, 1 when not.
+
+restore writes an archive into the stores STORAGE names (files under --data,
+redis, s3, ...). It refuses an archive that does not verify and a target that
+holds data (unless --force), writing nothing then; it ends by checking the
+counts and every audit trail on the target. A restore cut short finishes with
+--resume (what is there already as archived is not written again). On files,
+stop serve first.
+
+Options:
+  --out FILE   backup: the archive to write
+  --data DIR   data directory (default ./.forensic-data)
+  --decrypt    backup: write encrypted stores' objects opened (plaintext)
+  --force      restore: write into stores that hold data
+  --resume     restore: finish an interrupted restore
+  --json       verify: print the verdict as JSON
+  --help       show this help
+`;
+
+class UsageError extends Error {}
+
+/** node:crypto's incremental SHA-256 (Node, Bun and Deno have it). */
+const nodeSha256: Sha256Factory = () => {
+  const hash = createHash("sha256");
+  return { update: (bytes) => void hash.update(bytes), digestHex: () => hash.digest("hex") };
+};
+
+function parse(argv: readonly string[]) {
+  try {
+    return parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: {
+        out: { type: "string" },
+        data: { type: "string", default: "./.forensic-data" },
+        decrypt: { type: "boolean", default: false },
+        force: { type: "boolean", default: false },
+        resume: { type: "boolean", default: false },
+        json: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+/** A progress line on stderr, redrawn at most 5 times a second, only on a terminal. */
+function progressLine(err: ExchangeCommandIo["err"], what: string) {
+  let drawnAt = 0;
+  let drawn = false;
+  return {
+    show(progress: ArchiveProgress) {
+      if (err.isTTY !== true || Date.now() - drawnAt < 200) return;
+      drawnAt = Date.now();
+      drawn = true;
+      err.write(`\r${what}: ${progress.objects} objects, ${(progress.bytes / 1048576).toFixed(1)} MB\x1b[K`);
+    },
+    end() {
+      if (drawn) err.write("\n");
+      drawn = false;
+    },
+  };
+}
+
+/** Chunks gathered into writes of about 1 MiB (an archive is many small records). */
+function bufferedSink(write: (chunk: Uint8Array) => Promise<void>): { sink: (chunk: Uint8Array) => Promise<void>; flush(): Promise<void> } {
+  const LIMIT = 1024 * 1024;
+  let parts: Uint8Array[] = [];
+  let size = 0;
+  const flush = async () => {
+    if (size === 0) return;
+    const joined = new Uint8Array(size);
+    let at = 0;
+    for (const part of parts) {
+      joined.set(part, at);
+      at += part.length;
+    }
+    parts = [];
+    size = 0;
+    await write(joined);
+  };
+  return {
+    async sink(chunk) {
+      if (chunk.length >= LIMIT) {
+        await flush();
+        return write(chunk);
+      }
+      parts.push(chunk.slice());
+      size += chunk.length;
+      if (size >= LIMIT) await flush();
+    },
+    flush,
+  };
+}
+
+/** The archive file as a web stream (read in 1 MiB pieces). */
+function archiveStream(path: string): ReadableStream<Uint8Array> {
+  return Readable.toWeb(createReadStream(path, { highWaterMark: 1024 * 1024 })) as unknown as ReadableStream<Uint8Array>;
+}
+
+/** The stores as they are and as the service uses them, with the outbox under --data; closed by `close`. */
+async function openStores(env: ExchangeCommandIo["env"], dataDir: string, runtimeStorage: RuntimeStorage | undefined, use: StorageUse) {
+  const config = parseConfig(env);
+  await checkAuditKeys(config);
+  const raw = await rawStoragePorts(config, dataDir, runtimeStorage, use);
+  const keyring = config.dataEncryptionKeys === undefined ? undefined : keyringOf(config, await serverCipherSuite());
+  try {
+    await checkCanaries(raw.ports, keyring, { writeMissing: use.readOnly !== true });
+  } catch (err) {
+    await raw.close();
+    if (err instanceof CanaryError) throw new ConfigError([`DATA_ENCRYPTION_KEYS: ${err.message}`]);
+    throw err;
+  }
+  // The outbox is files under --data whatever STORAGE is (as serve keeps it), never encrypted.
+  const outbox = createFileBlobStore(join(dataDir, "outbox"), { sync: config.fsync === "all" });
+  const rawPorts: ServicePorts = { ...raw.ports, outbox };
+  return { config, keyring, raw: rawPorts, service: encryptPorts(rawPorts, keyring), close: raw.close };
+}
+
+/** What `backup verify` and `restore` need to check an archive: keys from the environment. */
+async function checkOptions(env: ExchangeCommandIo["env"]) {
+  const config = parseConfig(env);
+  await checkAuditKeys(config);
+  const keyring = config.dataEncryptionKeys === undefined ? undefined : keyringOf(config, await serverCipherSuite());
+  const { signer: _, verification } = await signatureConfig(env, false);
+  const audit = auditKeys(config);
+  return {
+    keyring,
+    options: {
+      sha256: nodeSha256,
+      signature: verification,
+      publicKeys: await audit.publicKeys(),
+      requireSignature: false,
+      hash: nodeSha256Hex,
+      now: new Date(),
+      ...(keyring === undefined ? {} : { openAudit: (store: BlobStore) => encryptedBlobStore(store, keyring, { appendLog: true, store: "audit" }) }),
+    },
+  };
+}
+
+/** The counts of a manifest, one kind a line. */
+function countLines(counts: Record<string, number>): string[] {
+  return Object.keys(counts).sort().map((kind) => `  ${kind.padEnd(20)} ${counts[kind]}`);
+}
+
+function describeVerdict(verdict: ArchiveVerdict): string[] {
+  const { manifest, signature } = verdict;
+  const sig = signature.valid === true ? "signed, signature valid" : signature.valid === "unsigned" ? "unsigned" : `signature NOT valid: ${signature.reason ?? ""}`;
+  const trails = verdict.trails.filter((trail) => trail.valid).length;
+  return [
+    `backup of ${manifest.createdAt}: ${manifest.objects} objects, ${manifest.bytes} bytes${manifest.sealed ? ", sealed (encryption at rest)" : ""}; ${sig}`,
+    ...countLines(manifest.counts),
+    `audit trails: ${trails} of ${verdict.trails.length} verify`,
+    verdict.valid ? "the archive checks out" : `NOT VALID: ${verdict.problem}`,
+  ];
+}
+
+async function runBackup(flags: ReturnType<typeof parse>["values"], io: ExchangeCommandIo, runtimeStorage: RuntimeStorage | undefined): Promise<number> {
+  if (flags.out === undefined || flags.out === "") throw new UsageError("backup needs --out FILE");
+  const { signer } = await signatureConfig(io.env, false);
+  // Reads only: beside a running serve, which holds the data folder's write lock.
+  const stores = await openStores(io.env, resolve(flags.data), runtimeStorage, { readOnly: true, existing: true });
+  try {
+    const sealed = stores.keyring !== undefined && !flags.decrypt;
+    const keyring = stores.keyring;
+    const bar = progressLine(io.err, "backup");
+    const path = resolve(flags.out);
+    let manifest;
+    await writeOutputFile(path, async (write) => {
+      const buffered = bufferedSink(write);
+      manifest = await writeBackup(storesOf(sealed ? stores.raw : stores.service), buffered.sink, {
+        sha256: nodeSha256,
+        now: new Date(),
+        sealed,
+        ...(keyring === undefined ? {} : { openHead: (key: string, stored: Bytes) => openValue(keyring, key, stored) }),
+        signer,
+        onProgress: (progress) => bar.show(progress),
+      });
+      await buffered.flush();
+    });
+    bar.end();
+    const written = manifest as unknown as Awaited<ReturnType<typeof writeBackup>>;
+    io.err.write(`backup: ${written.objects} objects, ${written.bytes} bytes${written.sealed ? " (sealed)" : ""}${written.signature ? ", manifest signed" : ""}\n`);
+    for (const line of countLines(written.counts)) io.err.write(`${line}\n`);
+    io.out(path);
+    return 0;
+  } finally {
+    await stores.close();
+  }
+}
+
+async function runVerify(path: string, flags: ReturnType<typeof parse>["values"], io: ExchangeCommandIo): Promise<number> {
+  await stat(path).catch(() => {
+    throw new UsageError(`${path}: no such file`);
+  });
+  const { options } = await checkOptions(io.env);
+  const bar = progressLine(io.err, "verifying");
+  let verdict: ArchiveVerdict;
+  try {
+    verdict = await checkArchive(archiveStream(path), { ...options, onProgress: (progress) => bar.show(progress) });
+  } catch (err) {
+    bar.end();
+    if (!(err instanceof ArchiveDamaged)) throw err;
+    if (flags.json) io.out(JSON.stringify({ valid: false, problem: err.message }, null, 2));
+    else io.out(`NOT VALID: ${err.message}`);
+    return 1;
+  }
+  bar.end();
+  if (flags.json) {
+    const { manifest, signature, valid, problem } = verdict;
+    io.out(JSON.stringify({ valid, problem, manifest, signature, trails: verdict.trails.map(({ userId, valid, entries, firstBad }) => ({ userId, valid, entries, firstBad })) }, null, 2));
+  } else for (const line of describeVerdict(verdict)) io.out(line);
+  return verdict.valid ? 0 : 1;
+}
+
+async function runRestore(path: string, flags: ReturnType<typeof parse>["values"], io: ExchangeCommandIo, runtimeStorage: RuntimeStorage | undefined): Promise<number> {
+  await stat(path).catch(() => {
+    throw new UsageError(`${path}: no such file`);
+  });
+  const { options } = await checkOptions(io.env);
+  const stores = await openStores(io.env, resolve(flags.data), runtimeStorage, { command: "restore" });
+  try {
+    const bar = progressLine(io.err, "restore");
+    const summary = await restoreArchive(() => archiveStream(path), {
+      raw: storesOf(stores.raw),
+      service: storesOf(stores.service),
+      encrypted: stores.keyring !== undefined,
+    }, {
+      ...options,
+      force: flags.force,
+      resume: flags.resume,
+      onPhase: (phase) => {
+        bar.end();
+        if (io.err.isTTY === true) io.err.write(`restore: ${phase}\n`);
+      },
+      onProgress: (progress) => bar.show(progress),
+      onWritten: (progress) => bar.show(progress),
+    });
+    bar.end();
+    io.out(`restored ${summary.manifest.objects} objects (${summary.written} written${summary.alreadyThere > 0 ? `, ${summary.alreadyThere} already there` : ""}); the target holds:`);
+    for (const line of countLines(summary.counts)) io.out(line);
+    io.out(`audit trails: ${summary.trails.filter((trail) => trail.valid).length} of ${summary.trails.length} verify on the target`);
+    return 0;
+  } catch (err) {
+    if (err instanceof RestoreRefusal) {
+      io.err.write(`restore refused: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  } finally {
+    await stores.close();
+  }
+}
+
+/**
+ * Runs `backup ...`, `backup verify ...` or `restore ...` (argv without the program name) and
+ * resolves with the exit code: 0 done or valid, 1 refused, failed or not valid, 2 bad usage.
+ */
+export async function runBackupCommand(
+  argv: readonly string[],
+  options: { runtimeStorage?: RuntimeStorage | undefined; io?: Partial<ExchangeCommandIo> | undefined } = {},
+): Promise<number> {
+  const io = commandIo(options.io);
+  try {
+    const { values: flags, positionals } = parse(argv);
+    if (flags.help) {
+      io.out(USAGE);
+      return 0;
+    }
+    const [command, sub, extra] = positionals;
+    if (command === "backup" && sub === "verify") {
+      if (positionals[2] === undefined || positionals.length > 3) throw new UsageError("backup verify takes one FILE");
+      if (flags.out !== undefined || flags.force || flags.resume || flags.decrypt) throw new UsageError("backup verify takes only FILE and --json");
+      return await runVerify(resolve(positionals[2]), flags, io);
+    }
+    if (command === "backup") {
+      if (sub !== undefined) throw new UsageError(`Unexpected argument: ${sub} (backup --out FILE, or backup verify FILE)`);
+      if (flags.force || flags.resume || flags.json) throw new UsageError("backup takes --out, --data and --decrypt");
+      return await runBackup(flags, io, options.runtimeStorage);
+    }
+    if (command === "restore") {
+      if (sub === undefined || extra !== undefined) throw new UsageError("restore takes one FILE");
+      if (flags.out !== undefined || flags.decrypt || flags.json) throw new UsageError("restore takes FILE, --data, --force and --resume");
+      return await runRestore(resolve(sub), flags, io, options.runtimeStorage);
+    }
+    throw new UsageError(`Unknown command: ${command ?? "(none)"}`);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err.write(`${err.message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (err instanceof ConfigError || err instanceof OutputPathError) {
+      io.err.write(`${err.message}\n`);
+      return 2;
+    }
+    io.err.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+}
