@@ -25,7 +25,7 @@ const headers = { "X-Custom-Auth-Key": KEY };
 const linux = existsSync("/proc/self/status");
 
 /** sample.png with a private ancillary chunk making it `size` bytes, its bytes drawn from `seed`. */
-function bigPng(size: number, seed: number): Uint8Array {
+function bigPng(size: number, seed: number): Uint8Array<ArrayBuffer> {
   const png = fixture("sample.png");
   const filler = size - png.length - 12;
   const chunk = new Uint8Array(12 + filler);
