@@ -94,7 +94,7 @@ describe.skipIf(!linux)("exchange over HTTP under serve: bounded memory, nothing
     const afterExport = memory();
     expect(afterExport.peak - before.rss, `export: peak ${afterExport.peak / MIB} MiB from ${before.rss / MIB} MiB`).toBeLessThanOrEqual(bound);
 
-    const imported = await fetch(`${served.url}/exchange/reviewer/imports`, { method: "POST", headers: { ...headers, "Content-Type": "application/zip" }, body: zip });
+    const imported = await fetch(`${served.url}/exchange/reviewer/imports`, { method: "POST", headers: { ...headers, "Content-Type": "application/zip" }, body: zip as BodyInit });
     expect(imported.status, await imported.clone().text()).toBe(200);
     expect(await imported.json()).toMatchObject({ success: true, filesImported: IMAGES });
     const afterImport = memory();
