@@ -18,6 +18,8 @@ import { auditUserOf } from "./audit-snapshot.ts";
 import { kindOf } from "./stores.ts";
 import type { ArchiveProgress } from "./backup.ts";
 
+import { HISTORY_ROOT } from "../history/mod.ts";
+
 const encoder = new TextEncoder();
 
 // What no key the service stores holds (docs/storage.md#keys): a restore never writes outside a store's keys.
@@ -26,9 +28,13 @@ const BAD_SEGMENT = /[\u0000-\u001f\u007f\\:?#]/;
 /** The most bytes of an audit object (a day is at most 256 MiB by MAX_AUDIT_DAY_BYTES; heads are small). */
 const MAX_AUDIT_OBJECT_BYTES = 300 * 1024 * 1024;
 
-/** Whether `key` is one a store may hold: `/`-separated segments, none empty, `.` or `..`, or with a forbidden character. */
+/**
+ * Whether `key` is one a store may hold: `/`-separated segments, none empty, `.` or `..`, or with a
+ * forbidden character; a history's keys begin with the one segment that holds `#` (docs/storage.md#record-history).
+ */
 function storableKey(key: string): boolean {
-  return key.length <= 2_000 && key.split("/").every((segment) => segment !== "" && segment !== "." && segment !== ".." && !BAD_SEGMENT.test(segment));
+  const stored = key.startsWith(`${HISTORY_ROOT}/`) ? key.slice(HISTORY_ROOT.length + 1) : key;
+  return key.length <= 2_000 && stored.split("/").every((segment) => segment !== "" && segment !== "." && segment !== ".." && !BAD_SEGMENT.test(segment));
 }
 
 /** What {@link readArchive} found once the whole archive was read. */
