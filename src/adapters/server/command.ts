@@ -14,6 +14,7 @@ import { type Listen, ListenError, type RuntimeStorage, startService } from "./s
 import { runExchangeCommand } from "./exchange-command.ts";
 import { runAuditCommand } from "./audit-command.ts";
 import { runKeysCommand } from "./keys-command.ts";
+import { runUsersCommand } from "./users-command.ts";
 
 const USAGE = `Usage: forensic-annotation serve [options]
 
@@ -33,6 +34,7 @@ directory (the environment wins); see README.md.
 Case export and import: forensic-annotation export --help
 Audit trail verification and export: forensic-annotation audit --help
 Encryption at rest: forensic-annotation keys --help
+User records: forensic-annotation users --help
 `;
 
 const COMMANDS = `Usage: forensic-annotation <command> [options]
@@ -43,6 +45,10 @@ Commands:
   import    import a case package as a read-only case
   audit     verify a user's audit trail (hash chain and signed head) or export it (JSON, CSV, PDF)
   keys      encryption at rest: generate a key, rotate keys, encrypt-all
+  users     the user records: list, show, create, permit, delete
+
+The commands that read or write the stores also work against a running service
+with --url URL (see each command's --help).
 
 Options:
   --help, -h      this help; "forensic-annotation <command> --help" for a command's
@@ -50,7 +56,7 @@ Options:
 `;
 
 /** The commands {@link main} runs (COMMANDS lists them). */
-const COMMAND_NAMES = new Set(["serve", "export", "import", "audit", "keys"]);
+const COMMAND_NAMES = new Set(["serve", "export", "import", "audit", "keys", "users"]);
 
 const SHUTDOWN_GRACE_MS = 30_000;
 
@@ -220,6 +226,8 @@ export function main(argv: readonly string[], listen: Listen, runtimeStorage?: R
     ? runAuditCommand(argv, { runtimeStorage })
     : argv[0] === "keys"
     ? runKeysCommand(argv, { runtimeStorage })
+    : argv[0] === "users"
+    ? runUsersCommand(argv, { runtimeStorage })
     : runServeCommand(argv, listen, runtimeStorage);
   run.then(
     (code) => process.exit(code),

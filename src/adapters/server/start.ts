@@ -252,17 +252,7 @@ async function startOnFolder(options: ServeOptions, defined: Record<string, stri
   const storage = await storagePorts(config, options.dataDir, runtimeStorage, { command: "serve", lockedByCaller: locked });
   let server: Listening;
   try {
-    const app = createService(
-      {
-        ...storage.ports,
-        auditHash: nodeSha256Hex,
-        // The outbox is files under --data whatever STORAGE is (docs/storage.md).
-        outbox: createFileBlobStore(join(options.dataDir, "outbox"), { sync: config.fsync === "all" }),
-        ...(config.mailTransport === "smtp" ? { mailer: await smtpMailer(config) } : {}),
-        operator: operatorOf(options.dataDir, locked),
-      },
-      config,
-    );
+    const app = await serviceOnStores(storage, config, options.dataDir, operatorOf(options.dataDir, locked));
     try {
       const { maxConnections, maxConnectionsPerClient, headersTimeoutSeconds } = config;
       server = await listen(app, { port: options.port, hostname: options.host }, { maxConnections, maxConnectionsPerClient, headersTimeoutSeconds });
@@ -289,6 +279,25 @@ async function startOnFolder(options: ServeOptions, defined: Record<string, stri
       await storage.close();
     },
   };
+}
+
+/**
+ * The service over opened stores, as `serve` runs it: the outbox under `dataDir`, SMTP when
+ * configured. The commands without `--url` call it in-process, so they act as the workers do
+ * (the same checks, mails and audit entries).
+ */
+export async function serviceOnStores(storage: StoragePorts, config: ServiceConfig, dataDir: string, operator?: OperatorPorts): Promise<WorkerApp> {
+  return createService(
+    {
+      ...storage.ports,
+      auditHash: nodeSha256Hex,
+      // The outbox is files under --data whatever STORAGE is (docs/storage.md).
+      outbox: createFileBlobStore(join(dataDir, "outbox"), { sync: config.fsync === "all" }),
+      ...(config.mailTransport === "smtp" ? { mailer: await smtpMailer(config) } : {}),
+      ...(operator === undefined ? {} : { operator }),
+    },
+    config,
+  );
 }
 
 /** The request log on standard output, the process's memory, and (file store) the lock as a readiness check. */
