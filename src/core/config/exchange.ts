@@ -1,9 +1,10 @@
 /**
  * @module
- * Signatures of case packages, read by the `export` and `import` commands.
+ * Signatures of case packages, read by the `export` and `import` commands and the exchange
+ * worker, and the largest package the exchange worker takes.
  */
 import * as z from "zod";
-import { camelKeys, jwkVariables, text, variable, WHEN_VALID } from "./variables.ts";
+import { camelKeys, jwkVariables, positiveInt, text, variable, WHEN_VALID } from "./variables.ts";
 
 /** The exchange variables. */
 export const ExchangeSection = z.object({
@@ -28,6 +29,12 @@ export const ExchangeSection = z.object({
     }),
     "`1`, `true` or `yes` (any case): unsigned packages, or packages with an invalid signature, are refused; `0`, `false` or `no`: they are imported",
     { usedBy: "import", typeText: "flag" },
+  ),
+  MAX_IMPORT_BYTES: variable(
+    // A case package is never ZIP64: at most 4 GiB - 1.
+    positiveInt(1024 * 1024 * 1024, 0xffff_ffff),
+    "largest case package `POST /exchange/{uid}/imports` takes, in bytes (413 beyond, refused before it is read whole; at most 4294967295)",
+    { usedBy: "exchange", defaultText: "`1073741824` (1 GiB)" },
   ),
 }).superRefine(jwkVariables("EXPORT_SIGNING_KEY", "EXPORT_VERIFY_KEYS", { symmetric: true }), WHEN_VALID).transform(camelKeys);
 
