@@ -100,9 +100,7 @@ export async function inProcessService(
   const config = parseConfig({ ...given, ...keys, ADMIN_AUTH: adminKey });
   await checkAuditKeys(config);
   const storage = await storagePorts(config, dataDir, runtimeStorage, { existing: true, command }).catch((err: unknown) => {
-    // The folder is serve's: the same command works through it.
-    if (err instanceof ConfigError && / is in use by serve /.test(err.message)) throw new ConfigError([`${err.problems.join("; ")}; or give --url with serve's address to ${command} through it`]);
-    throw err;
+    throw withUrlHint(err, command);
   });
   try {
     const app = await serviceOnStores(storage, config, dataDir);
@@ -112,6 +110,12 @@ export async function inProcessService(
     await storage.close();
     throw err;
   }
+}
+
+/** The file store's refusal of a folder `serve` holds, saying that the command works through serve with `--url`; any other error as it is. */
+export function withUrlHint(err: unknown, command: string): unknown {
+  if (!(err instanceof ConfigError) || !/ is in use by serve /.test(err.message)) return err;
+  return new ConfigError([`${err.problems.join("; ")}; or give --url with serve's address to ${command} through it`]);
 }
 
 /** The variables that hold a value (`NAME=` in a .env is unset, as for serve). */

@@ -2,7 +2,8 @@
  * The commands against a running service (docs/operations.md#commands-against-a-running-service):
  * `users` on the stores directly and, with `--url`, through a real `serve` (Node); the file
  * store's lock refusing a writing command beside serve, and the same command passing with
- * `--url`; `audit verify --url`; `keys` refusing `--url`. One serve for the file.
+ * `--url`; `audit verify --url`; `export`/`import --url` through the exchange worker; `keys`
+ * refusing `--url`. One serve for the file.
  */
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -11,13 +12,28 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runUsersCommand } from "../../../src/adapters/server/users-command.ts";
 import { runAuditCommand } from "../../../src/adapters/server/audit-command.ts";
 import { runKeysCommand } from "../../../src/adapters/server/keys-command.ts";
+import { runExchangeCommand } from "../../../src/adapters/server/exchange-command.ts";
+import { createFilePorts } from "../../../src/adapters/server/files/file-ports.ts";
+import { unzipSync } from "fflate";
 import { type Served, spawnServe } from "../../helpers/spawn-serve.ts";
+import { ANALYST, CASE, REVIEWER, seedCase } from "../../exchange/exchange-fixtures.ts";
 
 const KEYS = { USER_DB_AUTH: "user-key-0123456789", R2_KEY_SECRET: "data-key-0123456789", ADMIN_AUTH: "admin-key-0123456789" };
 const MAIL = { MAIL_FROM: "forensics@lab.example", ADMIN_EMAIL: "admin@lab.example" };
 const dirs: string[] = [];
 let served: Served;
 let servedDir: string;
+/** A copy of what serve's folder held at its start, for the commands without --url. */
+let copyDir: string;
+
+/** The analyst's case (with its images) and two users, stored as serve stores them. */
+async function seedFolder(seeded: Awaited<ReturnType<typeof seedCase>>, dir: string): Promise<void> {
+  const ports = createFilePorts(dir);
+  for (const store of ["data", "images"] as const) {
+    for (const key of await seeded.ports[store].list("")) await ports[store].put(key, (await seeded.ports[store].get(key))!);
+  }
+  for (const key of await seeded.ports.users.list("")) await ports.users.put(key, (await seeded.ports.users.get(key))!);
+}
 
 async function folder(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "fa-running-"));
@@ -27,6 +43,10 @@ async function folder(): Promise<string> {
 
 beforeAll(async () => {
   servedDir = await folder();
+  copyDir = await folder();
+  const seeded = await seedCase();
+  await seedFolder(seeded, servedDir);
+  await seedFolder(seeded, copyDir);
   served = await spawnServe({ dataDir: servedDir, env: { ...KEYS, ...MAIL, RATE_LIMITS: "off" } });
 }, 60_000);
 afterAll(async () => {
@@ -112,9 +132,10 @@ describe("against a running serve (Node), file store", () => {
     expect((await users(["create", "u1", "--email", "ana@lab.example", "--first", "Ana", "--last", "Ruiz", ...url], env)).code).toBe(1);
     expect((await users(["permit", "u1", ...url], env)).out).toBe("user u1 is permitted");
     expect(JSON.parse((await users(["show", "u1", "--json", ...url], env)).out)).toMatchObject({ uid: "u1", permitted: true });
-    expect((await users(["list", ...url], env)).out).toBe("u1  permitted  ana@lab.example  Ana Ruiz  0 case(s)");
+    const listed = await users(["list", ...url], env);
+    expect(listed.out.split("\n")).toContain("u1  permitted  ana@lab.example  Ana Ruiz  0 case(s)");
     // Reading the stores needs no lock: beside serve, the same answer.
-    expect((await users(["list", "--data", servedDir], env)).out).toBe("u1  permitted  ana@lab.example  Ana Ruiz  0 case(s)");
+    expect((await users(["list", "--data", servedDir], env)).out).toBe(listed.out);
     // The key from a file; the admin key is what lists.
     const keyFile = join(await folder(), "user-key");
     await writeFile(keyFile, `${KEYS.USER_DB_AUTH}\n`);
@@ -157,5 +178,53 @@ describe("against a running serve (Node), file store", () => {
     const keys = await run(runKeysCommand, ["keys", "rotate", ...url], { DATA_ENCRYPTION_KEYS: JSON.stringify({ keys: [{ kty: "oct", kid: "k1", k: "A".repeat(43) }] }) });
     expect(keys.code).toBe(2);
     expect(keys.err).toContain("--url: keys rotate");
+  });
+
+  it("export and import --url: the exchange worker writes the same files and results as the commands on the stores; without --url the lock refuses and says --url", async () => {
+    const env = { ...KEYS };
+    const url = ["--url", served.url];
+    const out = await folder();
+    const refused = await run(runExchangeCommand, ["export", "--user", ANALYST, "--case", CASE, "--format", "json", "--out", join(out, "x.json"), "--data", servedDir], env);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(/is in use by serve .*give --url/);
+    // Dated now, and hashed with the date: the rest is the same bytes.
+    const undated = (value: string) => value.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, "DATE").replace(/[0-9a-fA-F]{64}/g, "HASH");
+    for (const format of ["json", "csv"]) {
+      const through = await run(runExchangeCommand, ["export", "--user", ANALYST, "--case", CASE, "--format", format, "--out", join(out, `through.${format}`), ...url], env);
+      expect(through.code, through.err).toBe(0);
+      expect(through.out).toContain(`exported case ${CASE} of ${ANALYST} through ${served.url}`);
+      const direct = await run(runExchangeCommand, ["export", "--user", ANALYST, "--case", CASE, "--format", format, "--out", join(out, `direct.${format}`), "--data", copyDir], env);
+      expect(direct.code, direct.err).toBe(0);
+      expect(undated(await readFile(join(out, `through.${format}`), "utf8"))).toBe(undated(await readFile(join(out, `direct.${format}`), "utf8")));
+    }
+    // The default name is the worker's, in the working directory's place: --out names a folder's file here.
+    const zip = await run(runExchangeCommand, ["export", "--user", ANALYST, "--case", CASE, "--out", join(out, "case.zip"), ...url], env);
+    expect(zip.code, zip.err).toBe(0);
+    const direct = await run(runExchangeCommand, ["export", "--user", ANALYST, "--case", CASE, "--out", join(out, "direct.zip"), "--data", copyDir], env);
+    expect(direct.code, direct.err).toBe(0);
+    expect(Object.keys(unzipSync(new Uint8Array(await readFile(join(out, "case.zip"))))).sort()).toEqual(Object.keys(unzipSync(new Uint8Array(await readFile(join(out, "direct.zip"))))).sort());
+    const all = await run(runExchangeCommand, ["export", "--user", ANALYST, "--all", "--format", "xlsx", "--out", join(out, "all.xlsx"), ...url], env);
+    expect(all.code, all.err).toBe(0);
+    expect((await readFile(join(out, "all.xlsx"))).subarray(0, 2).toString()).toBe("PK");
+    const missing = await run(runExchangeCommand, ["export", "--user", ANALYST, "--case", "NO-SUCH-CASE", "--format", "json", "--out", join(out, "none.json"), ...url], env);
+    expect(missing.code).toBe(1);
+    expect(missing.err).toContain("404");
+
+    const preview = await run(runExchangeCommand, ["import", "--user", REVIEWER, "--preview", join(out, "case.zip"), ...url], env);
+    expect(preview.code, preview.err).toBe(0);
+    expect(preview.out).toContain("can import: yes");
+    const imported = await run(runExchangeCommand, ["import", "--user", REVIEWER, join(out, "case.zip"), ...url], env);
+    expect(imported.code, imported.err).toBe(0);
+    expect(imported.out).toContain(`imported case ${CASE} for ${REVIEWER} as a read-only case`);
+    const again = await run(runExchangeCommand, ["import", "--user", REVIEWER, "--json", join(out, "case.zip"), ...url], env);
+    const againDirect = await run(runExchangeCommand, ["import", "--user", REVIEWER, "--json", join(out, "direct.zip"), "--data", copyDir], env);
+    expect(againDirect.code, againDirect.err).toBe(0);
+    const againDirectTwice = await run(runExchangeCommand, ["import", "--user", REVIEWER, "--json", join(out, "direct.zip"), "--data", copyDir], env);
+    // A read-only case of that number: refused the same way through serve as on the stores.
+    expect(again.code).toBe(againDirectTwice.code);
+    expect(again.code).toBe(1);
+    expect(JSON.parse(again.out)).toMatchObject({ success: false, errorCode: "CONFLICT" });
+    expect((await run(runExchangeCommand, ["import", "--user", REVIEWER, "--overwrite", join(out, "case.zip"), ...url], env)).code).toBe(0);
+    expect((await run(runExchangeCommand, ["import", "--user", REVIEWER, "--require-signature", join(out, "case.zip"), ...url], env)).code).toBe(2);
   });
 });
