@@ -47,8 +47,8 @@ Commands:
   keys      encryption at rest: generate a key, rotate keys, encrypt-all
   users     the user records: list, show, create, permit, delete
 
-The commands that read or write the stores also work against a running service
-with --url URL (see each command's --help).
+export, import, audit verify and users also work against a running service with
+--url URL, so nothing has to be stopped (see each command's --help).
 
 Options:
   --help, -h      this help; "forensic-annotation <command> --help" for a command's
