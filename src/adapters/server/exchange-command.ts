@@ -42,8 +42,8 @@ import {
 } from "../../core/exchange/mod.ts";
 import { type RuntimeStorage, storagePorts } from "./start.ts";
 import { readEnvironment } from "./environment.ts";
-import { downloadExport, type ExchangeTarget, uploadImport } from "./exchange-over-http.ts";
-import { callProblem, ServiceClientError, serviceUrl, withUrlHint, workerKey } from "./running-service.ts";
+import type { ServiceClient } from "../../client/mod.ts";
+import { callProblem, runningServiceClient, ServiceClientError, serviceUrl, withUrlHint, workerKey } from "./running-service.ts";
 
 const USAGE = `Usage:
   forensic-annotation export --user UID --case CASE --format json|csv|zip [--out FILE] [--url URL]
@@ -319,7 +319,7 @@ function fileStream(handle: FileHandle): ReadableStream<Uint8Array> {
 /** The flags the service's own settings answer for under `--url`. */
 const SERVICE_SETTINGS = ["no-validate-integrity", "no-preserve-timestamps", "require-signature"] as const;
 
-/** `export --url` and `import --url`: through the running service's exchange worker (exchange-over-http.ts). */
+/** `export --url` and `import --url`: through the running service's exchange worker, with the client's calls. */
 async function throughService(command: "export" | "import", flags: Flags, positionals: string[], io: ExchangeCommandIo): Promise<number> {
   if (flags.url === undefined) throw new UsageError("--key-file goes with --url");
   const fixed = SERVICE_SETTINGS.filter((flag) => flags[flag]);
@@ -328,9 +328,9 @@ async function throughService(command: "export" | "import", flags: Flags, positi
   const dataKey = await workerKey("R2_KEY_SECRET", { keyFile: flags["key-file"], env: io.env, dataDir: resolve(flags.data) });
   if (dataKey === undefined) throw new ConfigError(["R2_KEY_SECRET: the exchange worker's key is needed with --url (set it, or give --key-file)"]);
   const adminKey = io.env.ADMIN_AUTH === "" ? undefined : io.env.ADMIN_AUTH;
-  const target: ExchangeTarget = { url, dataKey, adminKey };
+  const client = runningServiceClient(url, { dataKey, ...(adminKey === undefined ? {} : { adminKey }) });
   try {
-    return command === "export" ? await exportThroughService(flags, io, target) : await importThroughService(flags, positionals, io, target);
+    return command === "export" ? await exportThroughService(flags, io, client, url) : await importThroughService(flags, positionals, io, client);
   } catch (err) {
     if (!(err instanceof ServiceClientError)) throw err;
     io.err.write(`${terminalLine(callProblem(err, url))}\n`);
@@ -338,18 +338,30 @@ async function throughService(command: "export" | "import", flags: Flags, positi
   }
 }
 
-async function exportThroughService(flags: Flags, io: ExchangeCommandIo, target: ExchangeTarget): Promise<number> {
+/** A name the service gave its file, as a plain name in the working directory (never a path it chose); undefined when it is none. */
+function plainFileName(name: string): string | undefined {
+  const plain = basename(name.replaceAll("\\", "/"));
+  return plain === "" || plain === "." || plain === ".." || terminalLine(plain) !== plain ? undefined : plain;
+}
+
+async function exportThroughService(flags: Flags, io: ExchangeCommandIo, client: ServiceClient, url: string): Promise<number> {
   const user = flags.user!;
   if (flags.all && flags.case !== undefined) throw new UsageError("--all and --case exclude each other");
   if (!flags.all && flags.case === undefined) throw new UsageError("export needs --case CASE or --all");
   const format = flags.format ?? (flags.all ? "json" : "zip");
-  if (flags.all && format !== "json" && format !== "xlsx") throw new UsageError(`--all exports json or xlsx, not "${format}"`);
-  if (!flags.all && format !== "json" && format !== "csv" && format !== "zip") throw new UsageError(`--format must be json, csv or zip, not "${format}"`);
-  const download = await downloadExport(target, user, flags.all ? undefined : flags.case, { format, annotations: !flags["no-annotations"], metadata: !flags["no-metadata"] });
-  const name = download.fileName ?? `${flags.all ? user : flags.case}-export.${format}`;
+  const options = { annotations: !flags["no-annotations"], metadata: !flags["no-metadata"] };
+  let file;
+  if (flags.all) {
+    if (format !== "json" && format !== "xlsx") throw new UsageError(`--all exports json or xlsx, not "${format}"`);
+    file = await client.exchange.exportAllCases(user, { ...options, format });
+  } else {
+    if (format !== "json" && format !== "csv" && format !== "zip") throw new UsageError(`--format must be json, csv or zip, not "${format}"`);
+    file = await client.exchange.exportCase(user, flags.case!, { ...options, format });
+  }
+  const name = plainFileName(file.fileName) ?? `${flags.all ? "all-cases" : flags.case}-export.${format}`;
   const toOutput = flags.out === TO_STANDARD_OUTPUT;
   const path = toOutput ? TO_STANDARD_OUTPUT : resolve(flags.out ?? name);
-  const reader = download.body.getReader();
+  const reader = file.body.getReader();
   const bytes = await writeExport(path, io, async (write) => {
     for (;;) {
       const { done, value } = await reader.read();
@@ -357,15 +369,25 @@ async function exportThroughService(flags: Flags, io: ExchangeCommandIo, target:
       await write(value);
     }
   }).finally(() => reader.cancel().catch(() => undefined));
-  reportOf(flags.out, io)(`exported ${flags.all ? "every case" : `case ${flags.case}`} of ${user} through ${target.url} to ${toOutput ? "standard output" : path} (${bytes} bytes)`);
+  reportOf(flags.out, io)(`exported ${flags.all ? "every case" : `case ${flags.case}`} of ${user} through ${url} to ${toOutput ? "standard output" : path} (${bytes} bytes)`);
   return 0;
 }
 
-async function importThroughService(flags: Flags, positionals: string[], io: ExchangeCommandIo, target: ExchangeTarget): Promise<number> {
+async function importThroughService(flags: Flags, positionals: string[], io: ExchangeCommandIo, client: ServiceClient): Promise<number> {
   const { file, handle } = await openPackage(positionals);
   try {
-    const answer = await uploadImport(target, flags.user!, fileStream(handle), { preview: flags.preview, overwrite: flags.overwrite, fileName: basename(file) });
-    return flags.preview && answer.status === 200 ? reportPreview(flags, io, answer.result as CaseImportPreview) : reportImport(flags, io, answer.result as ImportResult);
+    const user = flags.user!;
+    if (flags.preview) return reportPreview(flags, io, await client.exchange.previewImport(user, fileStream(handle), { overwrite: flags.overwrite }));
+    let result: ImportResult;
+    try {
+      result = await client.exchange.importCase(user, fileStream(handle), { overwrite: flags.overwrite, fileName: basename(file) });
+    } catch (err) {
+      // A refused package: the worker's 4xx carries the import result, printed as without --url.
+      const refused = err instanceof ServiceClientError ? (err.error?.details as { result?: ImportResult } | undefined)?.result : undefined;
+      if (refused === undefined) throw err;
+      result = refused;
+    }
+    return reportImport(flags, io, result);
   } finally {
     await handle.close();
   }
