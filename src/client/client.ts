@@ -19,6 +19,7 @@ import type {
   ImageClient,
   UploadedImage,
   UserDeletion,
+  UserList,
   UserInput,
 } from "./types.ts";
 
@@ -189,6 +190,8 @@ function retryAfterSeconds(header: string | null, now: number): number | undefin
 
 /** The user worker's calls. */
 export interface UserClient {
+  /** `GET /user/`: every user, summed up (needs `adminKey`). */
+  list(): Promise<UserList>;
   /** `GET /user/{uid}`. */
   get(uid: string): Promise<UserData>;
   /** `PUT /user/{uid}`: creates (all but `readOnlyCases` required) or updates the record. */
@@ -502,6 +505,7 @@ export function createClient(options: ClientOptions): ServiceClient {
   return {
     health: async () => await json<{ ok: true }>(sendTo(`${base}/health`, "none", "GET", undefined, false)),
     user: {
+      list: async () => await json<UserList>(send("user", "user", "GET", "/")),
       get: async (uid) => await json<UserData>(send("user", "user", "GET", `/${segment(uid, "uid")}`)),
       put: async (uid, body) => await json<UserData>(send("user", "user", "PUT", `/${segment(uid, "uid")}`, { json: body })),
       delete: async (uid) => await json<UserDeletion>(send("user", "user", "DELETE", `/${segment(uid, "uid")}`)),

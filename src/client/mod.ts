@@ -44,6 +44,7 @@ export type {
   UnreadableAuditEntry,
   UploadedImage,
   UserDeletion,
+  UserList,
   UserInput,
 } from "./types.ts";
 export type { AuditDayVerification, AuditHeadVerification, AuditTamperReason, AuditVerification } from "../core/audit/verify.ts";

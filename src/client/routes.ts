@@ -21,7 +21,7 @@ import type { JSONValue } from "hono/utils/types";
 import type { UserData } from "../core/schemas/resources.ts";
 import type { ReportInput } from "../core/pdf/mod.ts";
 import type { AuditVerification } from "../core/audit/verify.ts";
-import type { AuditAppended, AuditEntries, AuditEntryInput, CaptchaResult, CaseAssignmentInput, UploadedImage, UserDeletion, UserInput } from "./types.ts";
+import type { AuditAppended, AuditEntries, AuditEntryInput, CaptchaResult, CaseAssignmentInput, UploadedImage, UserDeletion, UserInput, UserList } from "./types.ts";
 
 /**
  * A Hono app with these routes, for `hc` (hono's own types, under a local name: `deno doc --lint`
@@ -95,6 +95,11 @@ export type DataRoutes = AuditRoutes & {
 
 /** The user worker's routes. */
 export type UserRoutes = {
+  /** Every user (`X-Admin-Key` besides the worker key). */
+  "/": {
+    /** One summary per user, by uid. */
+    $get: Endpoint<Record<string, never>, UserList, 200>;
+  };
   /** A user record. */
   "/:userUid": {
     /** The record. */

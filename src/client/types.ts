@@ -40,6 +40,33 @@ export interface UserDeletion {
   message: string;
 }
 
+/** The answer of `GET /user/` (the admin key only): every user, by uid. */
+export interface UserList {
+  /** One summary per stored record. */
+  users: {
+    /** The user id. */
+    uid: string;
+    /** The e-mail address, or null. */
+    email?: string | null;
+    /** First name. */
+    firstName?: string;
+    /** Last name. */
+    lastName?: string;
+    /** The user's lab. */
+    company?: string;
+    /** Whether the account may work. */
+    permitted?: boolean;
+    /** How many cases are assigned. */
+    cases?: number;
+    /** How many read-only (imported) cases are listed. */
+    readOnlyCases?: number;
+    /** When the record was created. */
+    createdAt?: string;
+    /** Why the stored record cannot be read (then the other fields are absent). */
+    unreadable?: string;
+  }[];
+}
+
 /** An audit entry as sent to `POST /audit/`: `receivedAt` is the service's to add. */
 export type AuditEntryInput = AuditEntry & { receivedAt?: never };
 

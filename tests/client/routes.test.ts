@@ -50,6 +50,7 @@ describe("route types for hc, from the ./client entry", () => {
     type User = SchemaOf<UserWorkerApp>;
     type UserOut = SchemaOf<UserWorkerRoutes>;
     expectTypeOf<keyof User>().toEqualTypeOf<keyof UserOut>();
+    expectTypeOf<Answer<User, "/", "$get">>().toExtend<Answer<UserOut, "/", "$get">>();
     expectTypeOf<Answer<User, "/:userUid", "$get">>().toExtend<Answer<UserOut, "/:userUid", "$get">>();
     expectTypeOf<Answer<User, "/:userUid", "$put">>().toExtend<Answer<UserOut, "/:userUid", "$put">>();
     expectTypeOf<Answer<User, "/:userUid", "$delete">>().toExtend<Answer<UserOut, "/:userUid", "$delete">>();

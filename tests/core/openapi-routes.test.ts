@@ -86,6 +86,8 @@ describe("the OpenAPI document and the routes are one declaration", () => {
         status: 201,
       },
       "GET /user/{userUid}": { path: "/user/u1", init: { headers: userHeaders }, status: 200 },
+      // The list is the admin's (no ADMIN_AUTH here): routed, and refused.
+      "GET /user": { path: "/user/", init: { headers: userHeaders }, status: 403 },
       "PUT /user/{userUid}/cases": { path: "/user/u1/cases", init: { method: "PUT", body: JSON.stringify({ cases: [{ caseNumber: "C-1" }] }), headers: userHeaders }, status: 200 },
       "DELETE /user/{userUid}/cases": { path: "/user/u1/cases", init: { method: "DELETE", body: JSON.stringify({ casesToDelete: ["C-1"] }), headers: userHeaders }, status: 200 },
       "GET /exchange/{userUid}/cases": { path: "/exchange/u1/cases", init: { headers: dataHeaders }, status: 200 },

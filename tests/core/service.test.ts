@@ -48,6 +48,7 @@ describe("the service (CONTRACT: one process, seven workers)", () => {
         "DELETE /image/{image}",
         "GET /image/delivery/{imageId}/{variant}",
         "POST /pdf",
+        "GET /user",
         "GET /user/{userUid}",
         "PUT /user/{userUid}",
         "DELETE /user/{userUid}",

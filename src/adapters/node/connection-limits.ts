@@ -36,12 +36,19 @@ function busyAnswer(): string {
     `Retry-After: ${RETRY_AFTER_SECONDS}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`;
 }
 
+/** What {@link limitConnections} keeps of a server's connections. */
+export interface HeldConnections {
+  /** Whether a socket was refused: its requests, if Node parses any before it is gone, must not be served. */
+  isRefused(socket: Socket): boolean;
+  /** The connections open now (the `/metrics` gauge), refused ones still closing included. */
+  open(): number;
+}
+
 /**
  * Counts `server`'s connections, in all and per client address, and refuses those over the
- * limits before Node's HTTP layer reads from them. Returns whether a socket was refused: its
- * requests, if Node parses any before it is gone, must not be served.
+ * limits before Node's HTTP layer reads from them.
  */
-export function limitConnections(server: Server, limits: ConnectionLimits): (socket: Socket) => boolean {
+export function limitConnections(server: Server, limits: ConnectionLimits): HeldConnections {
   const refused = new WeakSet<Socket>();
   const perClient = new Map<string, number>();
   let open = 0;
@@ -71,5 +78,5 @@ export function limitConnections(server: Server, limits: ConnectionLimits): (soc
       else perClient.set(address, left);
     });
   });
-  return (socket) => refused.has(socket);
+  return { isRefused: (socket) => refused.has(socket), open: () => open };
 }

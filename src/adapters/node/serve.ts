@@ -29,10 +29,10 @@ function withoutUserPart(target: string): string {
 }
 
 /** Listens with Node's HTTP server, within `limits`; the client IP is the socket's peer. */
-export const nodeListen: Listen = async (app: WorkerApp, address: { port: number; hostname: string }, limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS): Promise<Listening> => {
+export const nodeListen: Listen = Object.assign(async (app: WorkerApp, address: { port: number; hostname: string }, limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS): Promise<Listening> => {
   const server = createServer(headersTimeoutOptions(limits));
   server.on("clientError", answerClientError);
-  const isRefused = limitConnections(server, limits);
+  const connections = limitConnections(server, limits);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(address.port, address.hostname, () => {
@@ -61,7 +61,7 @@ export const nodeListen: Listen = async (app: WorkerApp, address: { port: number
   // Attached before the listen callback's tick ends: no request is read before it.
   const onRequest = (incoming: IncomingMessage, outgoing: ServerResponse) => {
     // A connection refused over a limit was answered 503 already: nothing it sends is served.
-    if (isRefused(incoming.socket)) {
+    if (connections.isRefused(incoming.socket)) {
       incoming.socket.destroy();
       return;
     }
@@ -81,6 +81,7 @@ export const nodeListen: Listen = async (app: WorkerApp, address: { port: number
   server.on("checkExpectation", onRequest);
   return {
     port,
+    openConnections: connections.open,
     close: () =>
       new Promise<void>((resolve, reject) => {
         // Keep-alive sockets would hold close() open: close each one as soon as its
@@ -94,7 +95,7 @@ export const nodeListen: Listen = async (app: WorkerApp, address: { port: number
         if ("closeIdleConnections" in server) server.closeIdleConnections();
       }),
   };
-};
+}, { countsConnections: true });
 
 /** Reads or refuses what is left of a request body the handler did not read whole; closes the connection when it must. */
 async function settleIncomplete(request: Request, response: Response, incoming: HttpBindings["incoming"]): Promise<Response> {

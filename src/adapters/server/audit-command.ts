@@ -28,9 +28,10 @@ import { type HeadSigningOutcome, SigningBegun, signAuditHeads } from "../../cor
 import { renderAuditReport } from "../../core/pdf/audit-report.ts";
 import { type RuntimeStorage, storagePorts } from "./start.ts";
 import { commandIo } from "./exchange-command.ts";
+import { callProblem, runningServiceClient, serviceUrl, ServiceClientError, workerKey } from "./running-service.ts";
 
 const USAGE = `Usage:
-  forensic-annotation audit verify --user UID [--from DAY --to DAY] [--data DIR] [--json]
+  forensic-annotation audit verify --user UID [--from DAY --to DAY] [--data DIR | --url URL [--key-file FILE]] [--json]
   forensic-annotation audit export --user UID [--from DAY --to DAY] --format json|csv|pdf [--out FILE] [--data DIR]
   forensic-annotation audit sign-heads [--user UID] [--data DIR] [--force]
 
@@ -54,6 +55,11 @@ Options:
   --out FILE       export: where to write (default audit-UID-FROM-TO.F in the working directory)
   --data DIR       data directory (default ./.forensic-data)
   --json           verify: print the verdict as JSON
+  --url URL        verify: ask the running service at URL (its audit worker's
+                   /audit/audit/verify) instead of reading the stores; without --url,
+                   verify and export read the stores beside a running serve
+  --key-file FILE  with --url: a file whose first line is R2_KEY_SECRET (default: the
+                   environment, .env, then the key serve generated under --data)
   --force          sign-heads: sign although the store already holds signed heads
   --help           show this help
 
@@ -104,6 +110,8 @@ function parse(argv: readonly string[]) {
         data: { type: "string", default: "./.forensic-data" },
         json: { type: "boolean", default: false },
         force: { type: "boolean", default: false },
+        url: { type: "string" },
+        "key-file": { type: "string" },
         help: { type: "boolean", short: "h", default: false },
       },
     });
@@ -190,6 +198,32 @@ async function signHeads(
   return failed === 0 ? 0 : 1;
 }
 
+/** `audit verify --url`: the running service's audit worker verifies; printed as without --url. */
+async function verifyThroughService(flags: ReturnType<typeof parse>["values"], io: AuditCommandIo): Promise<number> {
+  if (flags.url === undefined) throw new UsageError("--key-file goes with --url");
+  const url = serviceUrl(flags.url);
+  const dataKey = await workerKey("R2_KEY_SECRET", { keyFile: flags["key-file"], env: io.env, dataDir: resolve(flags.data) });
+  if (dataKey === undefined) throw new ConfigError(["R2_KEY_SECRET: the audit worker's key is needed with --url (set it, or give --key-file)"]);
+  const adminKey = io.env.ADMIN_AUTH === "" ? undefined : io.env.ADMIN_AUTH;
+  const client = runningServiceClient(url, { dataKey, ...(adminKey === undefined ? {} : { adminKey }) });
+  const user = flags.user!;
+  let result: AuditVerification;
+  try {
+    // --to alone starts at the trail's first day, as without --url: the whole trail's verdict names it.
+    const from = flags.from ?? (flags.to === undefined ? undefined : (await client.audit.verify(user)).from ?? flags.to);
+    result = await client.audit.verify(user, { ...(from === undefined ? {} : { startDate: from }), ...(flags.to === undefined ? {} : { endDate: flags.to }) });
+  } catch (err) {
+    if (!(err instanceof ServiceClientError)) throw err;
+    // The service's check of the range names the query's fields; here the user typed --from and --to.
+    if (err.status === 400) throw new UsageError((err.error?.message ?? err.message).replaceAll("startDate", "--from").replaceAll("endDate", "--to"));
+    io.err.write(`${callProblem(err, url)}\n`);
+    return 1;
+  }
+  if (flags.json) io.out(JSON.stringify(result, null, 2));
+  else for (const line of describeVerification(result)) io.out(line);
+  return result.valid ? 0 : 1;
+}
+
 /**
  * Runs `audit verify ...`, `audit export ...` or `audit sign-heads ...` (argv without the program name, starting with
  * `audit`) and resolves with the exit code: 0 intact, written or all signed, 1 tampered or failed, 2 bad usage.
@@ -213,6 +247,9 @@ export async function runAuditCommand(
     }
     if (positionals.length > 2) throw new UsageError(`Unexpected argument: ${positionals[2]}`);
     if (flags.force && command !== "sign-heads") throw new UsageError("--force is an option of audit sign-heads only");
+    if (command === "sign-heads" && (flags.url !== undefined || flags["key-file"] !== undefined)) {
+      throw new UsageError("--url: audit sign-heads writes the stored heads, which no route does; run it on the stores (with the file store, once serve stopped)");
+    }
     if (command === "sign-heads") {
       const code = await signHeads(flags, io, options.runtimeStorage, (closing) => (close = closing));
       return code;
@@ -221,6 +258,12 @@ export async function runAuditCommand(
     const format = flags.format;
     if (command === "export" && format !== "json" && format !== "csv" && format !== "pdf") {
       throw new UsageError("audit export needs --format json, csv or pdf");
+    }
+    if (flags.url !== undefined || flags["key-file"] !== undefined) {
+      if (command !== "verify") {
+        throw new UsageError(`--url: audit ${command} reads the stored days and signed head, which no route serves; run it without --url (export only reads: it runs beside serve)`);
+      }
+      return await verifyThroughService(flags, io);
     }
     const config = parseConfig(io.env);
     await checkAuditKeys(config);

@@ -15,6 +15,7 @@ import { runExchangeCommand } from "./exchange-command.ts";
 import { runAuditCommand } from "./audit-command.ts";
 import { runKeysCommand } from "./keys-command.ts";
 import { runBackupCommand } from "./backup-command.ts";
+import { runUsersCommand } from "./users-command.ts";
 
 const USAGE = `Usage: forensic-annotation serve [options]
 
@@ -35,6 +36,7 @@ Case export and import: forensic-annotation export --help
 Audit trail verification and export: forensic-annotation audit --help
 Encryption at rest: forensic-annotation keys --help
 Backup and restore: forensic-annotation backup --help
+User records: forensic-annotation users --help
 `;
 
 const COMMANDS = `Usage: forensic-annotation <command> [options]
@@ -47,6 +49,10 @@ Commands:
   keys      encryption at rest: generate a key, rotate keys, encrypt-all
   backup    back up every store into one archive; backup verify FILE checks one
   restore   write a backup archive into the stores (another backend, or after a loss)
+  users     the user records: list, show, create, permit, delete
+
+export, import, audit verify and users also work against a running service with
+--url URL, so nothing has to be stopped (see each command's --help).
 
 Options:
   --help, -h      this help; "forensic-annotation <command> --help" for a command's
@@ -54,7 +60,7 @@ Options:
 `;
 
 /** The commands {@link main} runs (COMMANDS lists them). */
-const COMMAND_NAMES = new Set(["serve", "export", "import", "audit", "keys", "backup", "restore"]);
+const COMMAND_NAMES = new Set(["serve", "export", "import", "audit", "keys", "backup", "restore", "users"]);
 
 const SHUTDOWN_GRACE_MS = 30_000;
 
@@ -226,6 +232,8 @@ export function main(argv: readonly string[], listen: Listen, runtimeStorage?: R
     ? runKeysCommand(argv, { runtimeStorage })
     : argv[0] === "backup" || argv[0] === "restore"
     ? runBackupCommand(argv, { runtimeStorage })
+    : argv[0] === "users"
+    ? runUsersCommand(argv, { runtimeStorage })
     : runServeCommand(argv, listen, runtimeStorage);
   run.then(
     (code) => process.exit(code),

@@ -26,6 +26,8 @@ import { hostForDirectUse, imageHostOf } from "../../core/service/service.ts";
 import { nodeSha256Hex } from "./node-sha256.ts";
 import {
   type CaseImportOptions,
+  type CaseImportPreview,
+  type ImportResult,
   type CaseZipSummary,
   type ExchangeStore,
   exportAllCases,
@@ -40,11 +42,13 @@ import {
 } from "../../core/exchange/mod.ts";
 import { type RuntimeStorage, storagePorts } from "./start.ts";
 import { readEnvironment } from "./environment.ts";
+import type { ServiceClient } from "../../client/mod.ts";
+import { callProblem, runningServiceClient, ServiceClientError, serviceUrl, withUrlHint, workerKey } from "./running-service.ts";
 
 const USAGE = `Usage:
-  forensic-annotation export --user UID --case CASE --format json|csv|zip [--out FILE]
-  forensic-annotation export --user UID --all --format json|xlsx [--out FILE]
-  forensic-annotation import --user UID [--preview] FILE.zip
+  forensic-annotation export --user UID --case CASE --format json|csv|zip [--out FILE] [--url URL]
+  forensic-annotation export --user UID --all --format json|xlsx [--out FILE] [--url URL]
+  forensic-annotation import --user UID [--preview] [--url URL] FILE.zip
 
 Exports a case (JSON, CSV, or a ZIP with its images and a signed manifest) or every
 case of a user (JSON, or an XLSX workbook), and imports a case ZIP as a read-only case.
@@ -62,6 +66,11 @@ Options:
   --no-preserve-timestamps   import: date files and annotations at the import time
   --require-signature        import: refuse packages without a valid signature
   --json                     import: print the result as JSON
+  --url URL                  export or import through the running service at URL (its
+                             /exchange worker: the service's keys sign and verify, nothing
+                             is stopped); the same files and results as without it
+  --key-file FILE            with --url: a file whose first line is R2_KEY_SECRET (default:
+                             the environment, .env, then the key serve generated under --data)
   --help                     show this help
 
 Environment (and .env): STORAGE and the storage variables as for serve;
@@ -159,6 +168,8 @@ function parse(argv: readonly string[]) {
         "no-preserve-timestamps": { type: "boolean", default: false },
         "require-signature": { type: "boolean", default: false },
         json: { type: "boolean", default: false },
+        url: { type: "string" },
+        "key-file": { type: "string" },
         help: { type: "boolean", short: "h", default: false },
       },
     });
@@ -261,7 +272,8 @@ async function runExport(flags: Flags, store: ExchangeStore, io: ExchangeCommand
 /** What an import takes from the environment rather than the flags. */
 type ImportSettings = Pick<CaseImportOptions, "verification" | "maxImageBytes">;
 
-async function runImport(flags: Flags, positionals: string[], store: ExchangeStore, io: ExchangeCommandIo, settings: ImportSettings): Promise<number> {
+/** The package file of `import`, opened and checked to be a regular file. */
+async function openPackage(positionals: string[]): Promise<{ file: string; handle: FileHandle }> {
   const file = positionals[0];
   if (file === undefined || positionals.length > 1) throw new UsageError("import needs exactly one FILE.zip");
   // Without blocking: a FIFO (or a device) would hold the open until something writes to it.
@@ -274,7 +286,108 @@ async function runImport(flags: Flags, positionals: string[], store: ExchangeSto
   });
   try {
     if (!(await handle.stat()).isFile()) throw new UsageError(`${file} is not a regular file: import reads a .zip file`);
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+  return { file, handle };
+}
+
+async function runImport(flags: Flags, positionals: string[], store: ExchangeStore, io: ExchangeCommandIo, settings: ImportSettings): Promise<number> {
+  const { file, handle } = await openPackage(positionals);
+  try {
     return await importArchive(flags, await fileReader(handle), io, store, { ...settings, fileName: basename(file) });
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The file's bytes as a stream, read in chunks (an upload holds one chunk at a time). */
+function fileStream(handle: FileHandle): ReadableStream<Uint8Array> {
+  let offset = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const chunk = new Uint8Array(256 * 1024);
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, offset);
+      if (bytesRead === 0) return controller.close();
+      offset += bytesRead;
+      controller.enqueue(chunk.subarray(0, bytesRead));
+    },
+  }, { highWaterMark: 0 });
+}
+
+/** The flags the service's own settings answer for under `--url`. */
+const SERVICE_SETTINGS = ["no-validate-integrity", "no-preserve-timestamps", "require-signature"] as const;
+
+/** `export --url` and `import --url`: through the running service's exchange worker, with the client's calls. */
+async function throughService(command: "export" | "import", flags: Flags, positionals: string[], io: ExchangeCommandIo): Promise<number> {
+  if (flags.url === undefined) throw new UsageError("--key-file goes with --url");
+  const fixed = SERVICE_SETTINGS.filter((flag) => flags[flag]);
+  if (fixed.length > 0) throw new UsageError(`${fixed.map((flag) => `--${flag}`).join(", ")}: with --url the service's own settings decide (EXPORT_REQUIRE_SIGNATURE, EXPORT_VERIFY_KEYS on the server)`);
+  const url = serviceUrl(flags.url);
+  const dataKey = await workerKey("R2_KEY_SECRET", { keyFile: flags["key-file"], env: io.env, dataDir: resolve(flags.data) });
+  if (dataKey === undefined) throw new ConfigError(["R2_KEY_SECRET: the exchange worker's key is needed with --url (set it, or give --key-file)"]);
+  const adminKey = io.env.ADMIN_AUTH === "" ? undefined : io.env.ADMIN_AUTH;
+  const client = runningServiceClient(url, { dataKey, ...(adminKey === undefined ? {} : { adminKey }) });
+  try {
+    return command === "export" ? await exportThroughService(flags, io, client, url) : await importThroughService(flags, positionals, io, client);
+  } catch (err) {
+    if (!(err instanceof ServiceClientError)) throw err;
+    io.err.write(`${terminalLine(callProblem(err, url))}\n`);
+    return 1;
+  }
+}
+
+/** A name the service gave its file, as a plain name in the working directory (never a path it chose); undefined when it is none. */
+function plainFileName(name: string): string | undefined {
+  const plain = basename(name.replaceAll("\\", "/"));
+  return plain === "" || plain === "." || plain === ".." || terminalLine(plain) !== plain ? undefined : plain;
+}
+
+async function exportThroughService(flags: Flags, io: ExchangeCommandIo, client: ServiceClient, url: string): Promise<number> {
+  const user = flags.user!;
+  if (flags.all && flags.case !== undefined) throw new UsageError("--all and --case exclude each other");
+  if (!flags.all && flags.case === undefined) throw new UsageError("export needs --case CASE or --all");
+  const format = flags.format ?? (flags.all ? "json" : "zip");
+  const options = { annotations: !flags["no-annotations"], metadata: !flags["no-metadata"] };
+  let file;
+  if (flags.all) {
+    if (format !== "json" && format !== "xlsx") throw new UsageError(`--all exports json or xlsx, not "${format}"`);
+    file = await client.exchange.exportAllCases(user, { ...options, format });
+  } else {
+    if (format !== "json" && format !== "csv" && format !== "zip") throw new UsageError(`--format must be json, csv or zip, not "${format}"`);
+    file = await client.exchange.exportCase(user, flags.case!, { ...options, format });
+  }
+  const name = plainFileName(file.fileName) ?? `${flags.all ? "all-cases" : flags.case}-export.${format}`;
+  const toOutput = flags.out === TO_STANDARD_OUTPUT;
+  const path = toOutput ? TO_STANDARD_OUTPUT : resolve(flags.out ?? name);
+  const reader = file.body.getReader();
+  const bytes = await writeExport(path, io, async (write) => {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      await write(value);
+    }
+  }).finally(() => reader.cancel().catch(() => undefined));
+  reportOf(flags.out, io)(`exported ${flags.all ? "every case" : `case ${flags.case}`} of ${user} through ${url} to ${toOutput ? "standard output" : path} (${bytes} bytes)`);
+  return 0;
+}
+
+async function importThroughService(flags: Flags, positionals: string[], io: ExchangeCommandIo, client: ServiceClient): Promise<number> {
+  const { file, handle } = await openPackage(positionals);
+  try {
+    const user = flags.user!;
+    if (flags.preview) return reportPreview(flags, io, await client.exchange.previewImport(user, fileStream(handle), { overwrite: flags.overwrite }));
+    let result: ImportResult;
+    try {
+      result = await client.exchange.importCase(user, fileStream(handle), { overwrite: flags.overwrite, fileName: basename(file) });
+    } catch (err) {
+      // A refused package: the worker's 4xx carries the import result, printed as without --url.
+      const refused = err instanceof ServiceClientError ? (err.error?.details as { result?: ImportResult } | undefined)?.result : undefined;
+      if (refused === undefined) throw err;
+      result = refused;
+    }
+    return reportImport(flags, io, result);
   } finally {
     await handle.close();
   }
@@ -305,21 +418,28 @@ async function importArchive(flags: Flags, zip: ArchiveReader, io: ExchangeComma
     preserveTimestamps: !flags["no-preserve-timestamps"],
     ...settings,
   };
-  if (flags.preview) {
-    const preview = await previewCaseImport(zip, { store, importerUid: user, ...options });
-    // What the package says is printed with its control characters escaped (terminal-text.ts).
-    if (flags.json) io.out(terminalJson(preview));
-    else {
-      io.out(terminalLine(`case ${preview.caseNumber || "(none)"}: ${preview.fileCount} files, ${preview.annotationCount} with annotations, images ${preview.hasImages ? "yes" : "no"}`));
-      io.out(terminalLine(`exported ${preview.exportDate || "(unknown)"} by ${preview.exportedBy ?? "(unknown)"}; signature ${String(preview.signatureValid ?? "not read")}`));
-      io.out(`can import: ${preview.canImport ? "yes" : "no"}`);
-      for (const warning of preview.warnings) io.out(terminalLine(`- ${inFlagWords(warning)}`));
-    }
-    return preview.canImport ? 0 : 1;
-  }
+  if (flags.preview) return reportPreview(flags, io, await previewCaseImport(zip, { store, importerUid: user, ...options }));
   const progress = progressPrinter(io.err);
   const result = await importCase(store, zip, user, { ...options, onProgress: ({ stage, done, total }) => progress.show(stage, done, total) });
   progress.end();
+  return reportImport(flags, io, result);
+}
+
+/** A preview printed (its control characters escaped: terminal-text.ts); 0 when it can be imported. */
+function reportPreview(flags: Flags, io: ExchangeCommandIo, preview: CaseImportPreview): number {
+  if (flags.json) io.out(terminalJson(preview));
+  else {
+    io.out(terminalLine(`case ${preview.caseNumber || "(none)"}: ${preview.fileCount} files, ${preview.annotationCount} with annotations, images ${preview.hasImages ? "yes" : "no"}`));
+    io.out(terminalLine(`exported ${preview.exportDate || "(unknown)"} by ${preview.exportedBy ?? "(unknown)"}; signature ${String(preview.signatureValid ?? "not read")}`));
+    io.out(`can import: ${preview.canImport ? "yes" : "no"}`);
+    for (const warning of preview.warnings) io.out(terminalLine(`- ${inFlagWords(warning)}`));
+  }
+  return preview.canImport ? 0 : 1;
+}
+
+/** An import's result printed; its exit code. */
+function reportImport(flags: Flags, io: ExchangeCommandIo, result: ImportResult): number {
+  const user = flags.user!;
   if (flags.json) io.out(terminalJson(result));
   else if (result.success) {
     io.out(terminalLine(`imported case ${result.caseNumber} for ${user} as a read-only case: ${result.filesImported} files, ${result.annotationsImported} annotation documents; signature ${String(result.signatureValid ?? "not read")}`));
@@ -351,12 +471,15 @@ export async function runExchangeCommand(argv: readonly string[], options: Excha
     if (command !== "export" && command !== "import") throw new UsageError(`Unknown command: ${command ?? "(none)"}`);
     if (flags.user === undefined || flags.user === "") throw new UsageError(`${command} needs --user UID`);
     if (command === "export" && positionals.length > 0) throw new UsageError(`Unexpected argument: ${positionals[0]}`);
+    if (flags.url !== undefined || flags["key-file"] !== undefined) return await throughService(command, flags, positionals, io);
     const signatures = await signatureConfig(io.env, flags["require-signature"]);
     const config = parseConfig(io.env);
     await checkAuditKeys(config);
     // A preview writes nothing; an export writes its audit entry, an import the case.
     const use = command === "import" && flags.preview ? { readOnly: true, existing: true } : { command, existing: true };
-    const storage = await storagePorts(config, resolve(flags.data), options.runtimeStorage, use);
+    const storage = await storagePorts(config, resolve(flags.data), options.runtimeStorage, use).catch((err: unknown) => {
+      throw withUrlHint(err, command);
+    });
     close = storage.close;
     const ports = storage.ports;
     const host = hostForDirectUse(ports.imageHost ?? imageHostOf(config, ports.clock, () => ports.images), config);

@@ -33,6 +33,8 @@ Commands:
 Options:
   --data DIR    data directory (default ./.forensic-data), as for serve
   --kid ID      generate: the new key's id (default k-YYYY-MM-DD-xxxx)
+  --url URL     refused: no route of a running service re-seals stored objects
+                (DATA_ENCRYPTION_KEYS never goes over the wire); see below
   --help        show this help
 
 rotate and encrypt-all work on the stores STORAGE names: on Redis, S3 and Deno KV
@@ -61,6 +63,8 @@ export async function runKeysCommand(argv: readonly string[], options: KeysComma
       options: {
         data: { type: "string", default: "./.forensic-data" },
         kid: { type: "string" },
+        url: { type: "string" },
+        "key-file": { type: "string" },
         help: { type: "boolean", short: "h", default: false },
       },
     });
@@ -86,6 +90,11 @@ export async function runKeysCommand(argv: readonly string[], options: KeysComma
     }
     if (command !== "rotate" && command !== "encrypt-all") {
       err.write(`Unknown keys command: ${command}\n\n${USAGE}`);
+      return 2;
+    }
+    if (values.url !== undefined || values["key-file"] !== undefined) {
+      // The keys worker hands out worker keys; nothing over HTTP opens or re-seals stored objects (nor should: DATA_ENCRYPTION_KEYS stays off the wire).
+      err.write(`--url: keys ${command} works on the stored objects themselves, which no route of the service does; run it on the stores (beside serve on Redis, S3 and Deno KV; with the file store once serve stopped)\n`);
       return 2;
     }
     const keyring = config.dataEncryptionKeys === undefined ? undefined : keyringOf(config, await serverCipherSuite());

@@ -23,20 +23,25 @@ function newSecret(): string {
   return bytesToHex(bytes);
 }
 
-/** Fills unset secrets from `DATA/secrets.json`, generating and storing missing ones. */
-export async function ensureSecrets(dataDir: string, env: Readonly<Record<string, string>>): Promise<SecretsResult> {
-  const file = join(dataDir, "secrets.json");
-  let stored: Record<string, string> = {};
+/** The secrets `serve` generated and kept in `DATA/secrets.json`; none when there is no such file. */
+export async function storedSecrets(dataDir: string): Promise<Record<string, string>> {
   try {
-    const parsed: unknown = JSON.parse(await readFile(file, "utf8"));
+    const parsed: unknown = JSON.parse(await readFile(join(dataDir, "secrets.json"), "utf8"));
     if (parsed !== null && typeof parsed === "object") {
-      stored = Object.fromEntries(Object.entries(parsed).filter((entry): entry is [string, string] =>
+      return Object.fromEntries(Object.entries(parsed).filter((entry): entry is [string, string] =>
         typeof entry[1] === "string"
       ));
     }
   } catch (err) {
     if (!(typeof err === "object" && err !== null && "code" in err && err.code === "ENOENT")) throw err;
   }
+  return {};
+}
+
+/** Fills unset secrets from `DATA/secrets.json`, generating and storing missing ones. */
+export async function ensureSecrets(dataDir: string, env: Readonly<Record<string, string>>): Promise<SecretsResult> {
+  const file = join(dataDir, "secrets.json");
+  const stored = await storedSecrets(dataDir);
   const result: Record<string, string> = { ...env };
   const generated: string[] = [];
   for (const name of GENERATED_SECRETS) {

@@ -137,6 +137,8 @@ export interface Listening {
   port: number;
   /** Stops accepting, lets in-flight requests finish, then resolves. */
   close(): Promise<void>;
+  /** The client connections open now, where the runtime's server counts them (Node). */
+  openConnections?: () => number;
 }
 
 /** What a runtime's server admits (docs/configuration.md#connections); each runtime applies what it can. */
@@ -152,8 +154,11 @@ export interface ConnectionLimits {
 /** The limits when none are given: the configuration's defaults. */
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { maxConnections: 4096, maxConnectionsPerClient: 256, headersTimeoutSeconds: 10 };
 
-/** Serves an app with a runtime's own HTTP server (port 0 picks a free port), within `limits` as far as the runtime allows. */
-export type Listen = (app: WorkerApp, address: { port: number; hostname: string }, limits?: ConnectionLimits) => Promise<Listening>;
+/**
+ * Serves an app with a runtime's own HTTP server (port 0 picks a free port), within `limits` as far as the runtime allows.
+ * `countsConnections`: its {@link Listening} has `openConnections` (the `/metrics` gauge is then shown).
+ */
+export type Listen = ((app: WorkerApp, address: { port: number; hostname: string }, limits?: ConnectionLimits) => Promise<Listening>) & { readonly countsConnections?: boolean };
 
 /** Options of {@link startService}. */
 export interface ServeOptions {
@@ -251,21 +256,15 @@ async function startOnFolder(options: ServeOptions, defined: Record<string, stri
   await checkAuditKeys(config);
   const storage = await storagePorts(config, options.dataDir, runtimeStorage, { command: "serve", lockedByCaller: locked });
   let server: Listening;
+  let counted: (() => number) | undefined;
   try {
-    const app = createService(
-      {
-        ...storage.ports,
-        auditHash: nodeSha256Hex,
-        // The outbox is files under --data whatever STORAGE is (docs/storage.md).
-        outbox: createFileBlobStore(join(options.dataDir, "outbox"), { sync: config.fsync === "all" }),
-        ...(config.mailTransport === "smtp" ? { mailer: await smtpMailer(config) } : {}),
-        operator: operatorOf(options.dataDir, locked),
-      },
-      config,
-    );
+    // The server is made after the app: the gauge reads it once it listens.
+    const operator = { ...operatorOf(options.dataDir, locked), ...(listen.countsConnections === true ? { openConnections: () => counted?.() ?? 0 } : {}) };
+    const app = await serviceOnStores(storage, config, options.dataDir, operator);
     try {
       const { maxConnections, maxConnectionsPerClient, headersTimeoutSeconds } = config;
       server = await listen(app, { port: options.port, hostname: options.host }, { maxConnections, maxConnectionsPerClient, headersTimeoutSeconds });
+      counted = server.openConnections;
     } catch (err) {
       // Caught here, not with .catch: Bun's and Deno's serve throw before a promise exists.
       throw new ListenError(options.host, options.port, err);
@@ -290,6 +289,25 @@ async function startOnFolder(options: ServeOptions, defined: Record<string, stri
       await storage.close();
     },
   };
+}
+
+/**
+ * The service over opened stores, as `serve` runs it: the outbox under `dataDir`, SMTP when
+ * configured. The commands without `--url` call it in-process, so they act as the workers do
+ * (the same checks, mails and audit entries).
+ */
+export async function serviceOnStores(storage: StoragePorts, config: ServiceConfig, dataDir: string, operator?: OperatorPorts): Promise<WorkerApp> {
+  return createService(
+    {
+      ...storage.ports,
+      auditHash: nodeSha256Hex,
+      // The outbox is files under --data whatever STORAGE is (docs/storage.md).
+      outbox: createFileBlobStore(join(dataDir, "outbox"), { sync: config.fsync === "all" }),
+      ...(config.mailTransport === "smtp" ? { mailer: await smtpMailer(config) } : {}),
+      ...(operator === undefined ? {} : { operator }),
+    },
+    config,
+  );
 }
 
 /** The request log on standard output, the process's memory, and (file store) the lock as a readiness check. */

@@ -95,3 +95,23 @@ export const UserDeleteFailureSchema = z.object({
   message: z.string(),
 }).meta({ id: "UserDeletionFailure" });
 export type UserDeleteFailure = z.infer<typeof UserDeleteFailureSchema>;
+
+/** One user in GET / of the user worker (the `users list` command): the record's fields an administrator looks at, its case lists counted. */
+export const UserSummarySchema = z.object({
+  uid: z.string(),
+  email: z.string().nullable().optional(),
+  firstName: z.string().optional(),
+  lastName: z.string().optional(),
+  company: z.string().optional(),
+  permitted: z.boolean().optional(),
+  cases: z.int().nonnegative().optional(),
+  readOnlyCases: z.int().nonnegative().optional(),
+  createdAt: z.string().optional(),
+  /** Set instead of the fields when the stored record cannot be read (not JSON, not UserData). */
+  unreadable: z.string().optional(),
+}).meta({ id: "UserSummary" });
+export type UserSummary = z.infer<typeof UserSummarySchema>;
+
+/** Answer of GET / of the user worker: every user, by uid. */
+export const UserListSchema = z.object({ users: z.array(UserSummarySchema) }).meta({ id: "UserList" });
+export type UserList = z.infer<typeof UserListSchema>;

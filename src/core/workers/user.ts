@@ -26,8 +26,11 @@ import {
   UserDataSchema,
   UserDeleteFailureSchema,
   UserDeleteResponseSchema,
+  type UserList,
+  UserListSchema,
   UserPutBodySchema,
 } from "../schemas/user.ts";
+import { listUsers } from "../users/user-list.ts";
 import type { CaseStore } from "../cases/case-store.ts";
 import { deleteAccount } from "../users/account-deletion.ts";
 import { limitsFor } from "../users/limits.ts";
@@ -70,6 +73,18 @@ const NO_SUCH_ROUTE = "No such route: /{userUid} or /{userUid}/cases";
 const userContent = { "application/json": { schema: UserDataSchema } };
 /** A JSON body the handler reads itself (strict UTF-8, depth limit, the 400 naming the field). */
 const jsonBody = <S extends z.ZodType>(schema: S) => ({ required: true, content: { "application/json": { schema } } });
+const listUsersRoute = createRoute({
+  tags: tagged("user"),
+  method: "get",
+  path: "/",
+  summary: "List every user (administrator only: X-Admin-Key besides the worker key)",
+  operationId: "listUsers",
+  security: keyedSecurity("userKey"),
+  responses: {
+    200: { description: "Every user, by uid", content: { "application/json": { schema: UserListSchema } } },
+    ...errorResponses({ 401: "Bad key", 403: "Not the admin key" }),
+  },
+});
 const readUserRoute = createRoute({
   tags: tagged("user"),
   method: "get",
@@ -212,6 +227,13 @@ function userWorker(deps: UserWorkerDeps) {
 
   const notFound = (uid: string) => ServiceError.notFound("User not found", { userUid: uid });
 
+  // The worker key alone is in every browser client (the keys worker hands it out): listing who uses the service is the admin's.
+  const listRecords = async (c: Context<WorkerEnv>) => {
+    if (actorOf(c)?.kind !== "admin") throw ServiceError.forbidden("Listing users needs the admin key (X-Admin-Key: ADMIN_AUTH)", { header: "X-Admin-Key" });
+    const users = await listUsers(deps.users, records);
+    return answerJson<UserList, 200>(c, { users }, 200);
+  };
+
   const readRecord = async (c: Context<WorkerEnv>) => {
     const { uid, cases } = await ownPath(c);
     if (cases) throw ServiceError.methodNotAllowed(["PUT", "DELETE"]);
@@ -319,6 +341,7 @@ function userWorker(deps: UserWorkerDeps) {
   };
   const bodyLimit = limitBody(MAX_BODY_BYTES);
   const routed = app
+    .openapi(listUsersRoute, (c) => listRecords(c))
     .openapi(readUserRoute, (c) => readRecord(c))
     .openapi({ ...writeUserRoute, middleware: bodyLimit }, (c) => writeRecord(c))
     .openapi({ ...deleteUserRoute, middleware: bodyLimit }, (c) => deleteUser(c))

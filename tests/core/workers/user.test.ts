@@ -200,3 +200,26 @@ describe("user worker (spec 4.1)", () => {
     expect(await ports.outbox!.list("")).toHaveLength(2);
   });
 });
+
+describe("GET /user/: every user, for the administrator (users list)", () => {
+  const admin = { ...auth, "X-Admin-Key": "admin-key-0123456789" };
+  it("lists every user by uid with the admin key, counts their cases, names a record it cannot read; the worker key alone is 403", async () => {
+    const { app, ports } = service({ ADMIN_AUTH: "admin-key-0123456789" });
+    await put(app, "u2", profile);
+    await put(app, "u1", { ...profile, email: null, permitted: false });
+    await put(app, "u2/cases", { cases: [{ caseNumber: "C-1" }, { caseNumber: "C-2" }] });
+    await ports.users.put("broken", "{not json");
+    const listed = await app.request("/user/", { headers: admin });
+    expect(listed.status).toBe(200);
+    const { users } = (await listed.json()) as { users: Record<string, unknown>[] };
+    expect(users.map((user) => user.uid)).toEqual(["broken", "u1", "u2"]);
+    expect(users[0]).toEqual({ uid: "broken", unreadable: "The stored user record is not valid JSON" });
+    expect(users[1]).toMatchObject({ uid: "u1", email: null, permitted: false, cases: 0 });
+    expect(users[2]).toMatchObject({ uid: "u2", email: profile.email, firstName: "Ana", lastName: "Ruiz", company: "State Lab", permitted: true, cases: 2, readOnlyCases: 0 });
+    // The worker key is handed to browsers: it reads a record it names, never the list of who uses the service.
+    const refused = await app.request("/user", { headers: auth });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ code: "FORBIDDEN" });
+    expect((await app.request("/user/", { headers: { "X-Admin-Key": "admin-key-0123456789" } })).status).toBe(401);
+  });
+});

@@ -1,0 +1,230 @@
+/**
+ * The commands against a running service (docs/operations.md#commands-against-a-running-service):
+ * `users` on the stores directly and, with `--url`, through a real `serve` (Node); the file
+ * store's lock refusing a writing command beside serve, and the same command passing with
+ * `--url`; `audit verify --url`; `export`/`import --url` through the exchange worker; `keys`
+ * refusing `--url`. One serve for the file.
+ */
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runUsersCommand } from "../../../src/adapters/server/users-command.ts";
+import { runAuditCommand } from "../../../src/adapters/server/audit-command.ts";
+import { runKeysCommand } from "../../../src/adapters/server/keys-command.ts";
+import { runExchangeCommand } from "../../../src/adapters/server/exchange-command.ts";
+import { createFilePorts } from "../../../src/adapters/server/files/file-ports.ts";
+import { unzipSync } from "fflate";
+import { type Served, spawnServe } from "../../helpers/spawn-serve.ts";
+import { ANALYST, CASE, REVIEWER, seedCase } from "../../exchange/exchange-fixtures.ts";
+
+const KEYS = { USER_DB_AUTH: "user-key-0123456789", R2_KEY_SECRET: "data-key-0123456789", ADMIN_AUTH: "admin-key-0123456789" };
+const MAIL = { MAIL_FROM: "forensics@lab.example", ADMIN_EMAIL: "admin@lab.example" };
+const dirs: string[] = [];
+let served: Served;
+let servedDir: string;
+/** A copy of what serve's folder held at its start, for the commands without --url. */
+let copyDir: string;
+
+/** The analyst's case (with its images) and two users, stored as serve stores them. */
+async function seedFolder(seeded: Awaited<ReturnType<typeof seedCase>>, dir: string): Promise<void> {
+  const ports = createFilePorts(dir);
+  for (const store of ["data", "images"] as const) {
+    for (const key of await seeded.ports[store].list("")) await ports[store].put(key, (await seeded.ports[store].get(key))!);
+  }
+  for (const key of await seeded.ports.users.list("")) await ports.users.put(key, (await seeded.ports.users.get(key))!);
+}
+
+async function folder(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "fa-running-"));
+  dirs.push(dir);
+  return dir;
+}
+
+beforeAll(async () => {
+  servedDir = await folder();
+  copyDir = await folder();
+  const seeded = await seedCase();
+  await seedFolder(seeded, servedDir);
+  await seedFolder(seeded, copyDir);
+  served = await spawnServe({ dataDir: servedDir, env: { ...KEYS, ...MAIL, RATE_LIMITS: "off" } });
+}, 60_000);
+afterAll(async () => {
+  await served?.stop();
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+type Run = (argv: string[], options: { io?: Parameters<typeof runUsersCommand>[1] extends infer O ? O extends { io?: infer I } ? I : never : never }) => Promise<number>;
+
+async function run(command: Run, args: string[], env: Record<string, string | undefined> = {}) {
+  const out: string[] = [];
+  let err = "";
+  const code = await command(args, { io: { out: (line) => out.push(line), err: { write: (text: string) => (err += text) }, env } });
+  return { code, out: out.join("\n"), err };
+}
+const users = (args: string[], env: Record<string, string | undefined> = {}) => run(runUsersCommand, ["users", ...args], env);
+
+/** The audit entries of a user's trail under a data folder, every day. */
+async function trail(dir: string, uid: string): Promise<{ action: string; result: string }[]> {
+  const folder = join(dir, "audit", "audit-trails");
+  const days = (await readdir(folder)).filter((name) => name.startsWith(`${uid}-`)).sort();
+  return (await Promise.all(days.map(async (day) => JSON.parse(await readFile(join(folder, day), "utf8")) as { action: string; result: string }[]))).flat();
+}
+
+const outbox = async (dir: string) => (await readdir(join(dir, "outbox")).catch(() => [] as string[])).length;
+
+describe("users, on the stores directly", () => {
+  it("create, list, show, permit, delete (two mails and the deletion in the user's audit trail); an unknown UID is exit 1, a UID or an e-mail no record can hold exit 2 in one line", async () => {
+    const dir = await folder();
+    const env = { ...MAIL };
+    expect((await users(["list", "--data", dir], env)).out).toBe("no users");
+    const created = await users(["create", "u1", "--email", "ana@lab.example", "--first", "Ana", "--last", "Ruiz", "--company", "State Lab", "--data", dir], env);
+    expect(created.code, created.err).toBe(0);
+    expect(created.out).toContain("created user u1 (not permitted");
+    expect((await users(["create", "u1", "--email", "ana@lab.example", "--first", "Ana", "--last", "Ruiz", "--data", dir], env))).toMatchObject({ code: 1, err: expect.stringContaining("user u1 exists already") });
+    await users(["create", "u2", "--email", "bo@lab.example", "--first", "Bo", "--last", "Li", "--permitted", "--data", dir], env);
+    const listed = await users(["list", "--data", dir], env);
+    expect(listed.out.split("\n")).toEqual(["u1  not permitted  ana@lab.example  Ana Ruiz (State Lab)  0 case(s)", "u2  permitted  bo@lab.example  Bo Li  0 case(s)"]);
+    expect(JSON.parse((await users(["show", "u1", "--json", "--data", dir], env)).out)).toMatchObject({ uid: "u1", email: "ana@lab.example", company: "State Lab", permitted: false, cases: [] });
+    expect((await users(["permit", "u1", "--data", dir], env)).out).toBe("user u1 is permitted");
+    expect(JSON.parse((await users(["list", "--json", "--data", dir], env)).out).users[0]).toMatchObject({ uid: "u1", permitted: true });
+    expect(await outbox(dir)).toBe(0);
+    const deleted = await users(["delete", "u1", "--data", dir], env);
+    expect(deleted.code, deleted.err).toBe(0);
+    expect(deleted.out).toBe("Account u1 and its 0 case(s) were deleted");
+    expect(await outbox(dir)).toBe(2);
+    expect((await trail(dir, "u1")).filter((entry) => entry.action !== "file-access")).toEqual([
+      expect.objectContaining({ action: "user-profile-update", result: "success" }),
+      expect.objectContaining({ action: "user-profile-update", result: "success" }),
+      expect.objectContaining({ action: "user-account-delete", result: "success" }),
+    ]);
+    for (const args of [["show", "u1"], ["permit", "u1"], ["delete", "u1"]]) {
+      const missing = await users([...args, "--data", dir], env);
+      expect(missing, args.join(" ")).toMatchObject({ code: 1, err: "no user u1\n" });
+    }
+    // Refused before anything is opened, in one line.
+    const badUid = await users(["create", "a/b", "--email", "a@lab.example", "--first", "A", "--last", "B", "--data", dir], env);
+    expect(badUid.code).toBe(2);
+    expect(badUid.err.trim().split("\n")).toEqual(['UID "a/b": UID contains a forbidden character "/"']);
+    const badEmail = await users(["create", "u3", "--email", "not-an-address", "--first", "A", "--last", "B", "--data", dir], env);
+    expect(badEmail).toMatchObject({ code: 2, err: '--email "not-an-address" is not an e-mail address\n' });
+    for (const args of [["show"], ["frobnicate"], ["create", "u3", "--first", "A", "--last", "B"], ["permit", "u2", "--email", "a@lab.example"], ["list", "extra"]]) {
+      expect((await users([...args, "--data", dir], env)).code, args.join(" ")).toBe(2);
+    }
+    // A mail that cannot be sent stops the deletion before the record (the specification's failure), exit 1.
+    const unmailed = await users(["delete", "u2", "--data", dir], { ...MAIL, MAIL_TRANSPORT: "http", MAIL_HTTP_URL: "http://127.0.0.1:9/send", MAIL_HTTP_TOKEN: "t" });
+    expect(unmailed.code).toBe(1);
+    expect(unmailed.err).toContain("Account deletion failed because confirmation emails could not be sent");
+    expect((await users(["show", "u2", "--data", dir], {})).code).toBe(0);
+    expect((await users(["--help"])).out).toContain("forensic-annotation users create UID --email E");
+  });
+});
+
+describe("against a running serve (Node), file store", () => {
+  it("users: a writing command without --url is refused by serve's lock and says --url; with --url it goes through serve (list, show, create, permit, delete with its mails and audit entry); reading works beside serve", async () => {
+    const env = { ...KEYS, ...MAIL };
+    const refused = await users(["create", "u1", "--email", "ana@lab.example", "--first", "Ana", "--last", "Ruiz", "--data", servedDir], env);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(/is in use by serve .*give --url/);
+    const url = ["--url", served.url];
+    const created = await users(["create", "u1", "--email", "ana@lab.example", "--first", "Ana", "--last", "Ruiz", ...url], env);
+    expect(created.code, created.err).toBe(0);
+    expect((await users(["create", "u1", "--email", "ana@lab.example", "--first", "Ana", "--last", "Ruiz", ...url], env)).code).toBe(1);
+    expect((await users(["permit", "u1", ...url], env)).out).toBe("user u1 is permitted");
+    expect(JSON.parse((await users(["show", "u1", "--json", ...url], env)).out)).toMatchObject({ uid: "u1", permitted: true });
+    const listed = await users(["list", ...url], env);
+    expect(listed.out.split("\n")).toContain("u1  permitted  ana@lab.example  Ana Ruiz  0 case(s)");
+    // Reading the stores needs no lock: beside serve, the same answer.
+    expect((await users(["list", "--data", servedDir], env)).out).toBe(listed.out);
+    // The key from a file; the admin key is what lists.
+    const keyFile = join(await folder(), "user-key");
+    await writeFile(keyFile, `${KEYS.USER_DB_AUTH}\n`);
+    expect((await users(["show", "u1", ...url, "--key-file", keyFile], { ...MAIL })).code).toBe(0);
+    expect((await users(["list", ...url, "--key-file", keyFile], {})).code).toBe(2);
+    const wrongKey = await users(["show", "u1", ...url], { USER_DB_AUTH: "not-the-key" });
+    expect(wrongKey.code).toBe(1);
+    expect(wrongKey.err).toContain("refused the key (401");
+    expect((await users(["show", "nobody", ...url], env))).toMatchObject({ code: 1, err: "no user nobody\n" });
+    expect((await users(["show", "u1", "--url", "ftp://x"], env)).code).toBe(2);
+    const before = await outbox(servedDir);
+    const deleted = await users(["delete", "u1", ...url], env);
+    expect(deleted.code, deleted.err).toBe(0);
+    expect(deleted.out).toBe("Account u1 and its 0 case(s) were deleted");
+    expect(await outbox(servedDir) - before).toBe(2);
+    expect((await trail(servedDir, "u1")).map((entry) => entry.action)).toContain("user-account-delete");
+    expect((await users(["delete", "u1", ...url], env)).code).toBe(1);
+  });
+
+  it("audit verify --url answers as without it; export and sign-heads refuse --url; keys refuses it; an unreachable URL is exit 1", async () => {
+    const env = { ...KEYS };
+    const url = ["--url", served.url];
+    // The deletions above wrote u1's trail through serve.
+    // Read first: the admin key's use is traced in the trail after serve answers.
+    const direct = await run(runAuditCommand, ["audit", "verify", "--user", "u1", "--json", "--data", servedDir], env);
+    const through = await run(runAuditCommand, ["audit", "verify", "--user", "u1", "--json", ...url], env);
+    expect(through.code, through.err).toBe(0);
+    expect(JSON.parse(through.out)).toEqual(JSON.parse(direct.out));
+    expect(JSON.parse(through.out)).toMatchObject({ valid: true, userId: "u1" });
+    const today = new Date().toISOString().slice(0, 10);
+    const upTo = await run(runAuditCommand, ["audit", "verify", "--user", "u1", "--to", today, ...url], env);
+    expect(upTo.out).toContain("intact");
+    expect((await run(runAuditCommand, ["audit", "verify", "--user", "u1", "--from", "yesterday", ...url], env))).toMatchObject({ code: 2, err: expect.stringContaining("--from") });
+    expect((await run(runAuditCommand, ["audit", "export", "--user", "u1", "--format", "csv", ...url], env)).code).toBe(2);
+    expect((await run(runAuditCommand, ["audit", "sign-heads", ...url], env)).code).toBe(2);
+    expect((await run(runAuditCommand, ["audit", "verify", "--user", "u1", ...url], { R2_KEY_SECRET: "wrong" })).code).toBe(1);
+    const unreachable = await run(runAuditCommand, ["audit", "verify", "--user", "u1", "--url", "http://127.0.0.1:9"], env);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.err).toContain("no answer from http://127.0.0.1:9");
+    const keys = await run(runKeysCommand, ["keys", "rotate", ...url], { DATA_ENCRYPTION_KEYS: JSON.stringify({ keys: [{ kty: "oct", kid: "k1", k: "A".repeat(43) }] }) });
+    expect(keys.code).toBe(2);
+    expect(keys.err).toContain("--url: keys rotate");
+  });
+
+  it("export and import --url: the exchange worker writes the same files and results as the commands on the stores; without --url the lock refuses and says --url", async () => {
+    const env = { ...KEYS };
+    const url = ["--url", served.url];
+    const out = await folder();
+    const refused = await run(runExchangeCommand, ["export", "--user", ANALYST, "--case", CASE, "--format", "json", "--out", join(out, "x.json"), "--data", servedDir], env);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(/is in use by serve .*give --url/);
+    // Dated now, and hashed with the date: the rest is the same bytes.
+    const undated = (value: string) => value.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, "DATE").replace(/[0-9a-fA-F]{64}/g, "HASH");
+    for (const format of ["json", "csv"]) {
+      const through = await run(runExchangeCommand, ["export", "--user", ANALYST, "--case", CASE, "--format", format, "--out", join(out, `through.${format}`), ...url], env);
+      expect(through.code, through.err).toBe(0);
+      expect(through.out).toContain(`exported case ${CASE} of ${ANALYST} through ${served.url}`);
+      const direct = await run(runExchangeCommand, ["export", "--user", ANALYST, "--case", CASE, "--format", format, "--out", join(out, `direct.${format}`), "--data", copyDir], env);
+      expect(direct.code, direct.err).toBe(0);
+      expect(undated(await readFile(join(out, `through.${format}`), "utf8"))).toBe(undated(await readFile(join(out, `direct.${format}`), "utf8")));
+    }
+    // The default name is the worker's, in the working directory's place: --out names a folder's file here.
+    const zip = await run(runExchangeCommand, ["export", "--user", ANALYST, "--case", CASE, "--out", join(out, "case.zip"), ...url], env);
+    expect(zip.code, zip.err).toBe(0);
+    const direct = await run(runExchangeCommand, ["export", "--user", ANALYST, "--case", CASE, "--out", join(out, "direct.zip"), "--data", copyDir], env);
+    expect(direct.code, direct.err).toBe(0);
+    expect(Object.keys(unzipSync(new Uint8Array(await readFile(join(out, "case.zip"))))).sort()).toEqual(Object.keys(unzipSync(new Uint8Array(await readFile(join(out, "direct.zip"))))).sort());
+    const all = await run(runExchangeCommand, ["export", "--user", ANALYST, "--all", "--format", "xlsx", "--out", join(out, "all.xlsx"), ...url], env);
+    expect(all.code, all.err).toBe(0);
+    expect((await readFile(join(out, "all.xlsx"))).subarray(0, 2).toString()).toBe("PK");
+    const missing = await run(runExchangeCommand, ["export", "--user", ANALYST, "--case", "NO-SUCH-CASE", "--format", "json", "--out", join(out, "none.json"), ...url], env);
+    expect(missing.code).toBe(1);
+    expect(missing.err).toContain("404");
+
+    const preview = await run(runExchangeCommand, ["import", "--user", REVIEWER, "--preview", join(out, "case.zip"), ...url], env);
+    expect(preview.code, preview.err).toBe(0);
+    expect(preview.out).toContain("can import: yes");
+    const imported = await run(runExchangeCommand, ["import", "--user", REVIEWER, join(out, "case.zip"), ...url], env);
+    expect(imported.code, imported.err).toBe(0);
+    expect(imported.out).toContain(`imported case ${CASE} for ${REVIEWER} as a read-only case`);
+    const again = await run(runExchangeCommand, ["import", "--user", REVIEWER, "--json", join(out, "case.zip"), ...url], env);
+    const againDirect = await run(runExchangeCommand, ["import", "--user", REVIEWER, "--json", join(out, "direct.zip"), "--data", copyDir], env);
+    expect(againDirect.code, againDirect.err).toBe(0);
+    const againDirectTwice = await run(runExchangeCommand, ["import", "--user", REVIEWER, "--json", join(out, "direct.zip"), "--data", copyDir], env);
+    // A read-only case of that number: refused the same way through serve as on the stores.
+    expect(again.code).toBe(againDirectTwice.code);
+    expect(again.code).toBe(1);
+    expect(JSON.parse(again.out)).toMatchObject({ success: false, errorCode: "CONFLICT" });
+    expect((await run(runExchangeCommand, ["import", "--user", REVIEWER, "--overwrite", join(out, "case.zip"), ...url], env)).code).toBe(0);
+    expect((await run(runExchangeCommand, ["import", "--user", REVIEWER, "--require-signature", join(out, "case.zip"), ...url], env)).code).toBe(2);
+  });
+});
