@@ -15,6 +15,7 @@ import type {
   CaptchaResult,
   CaseAssignmentInput,
   ImageClient,
+  LegalHolds,
   UploadedImage,
   UserDeletion,
   UserInput,
@@ -191,6 +192,12 @@ export interface UserClient {
   addCases(uid: string, cases: CaseAssignmentInput[]): Promise<UserData>;
   /** `DELETE /user/{uid}/cases`: removes case assignments (the documents stay). */
   removeCases(uid: string, caseNumbers: string[]): Promise<UserData>;
+  /** `GET /user/{uid}/holds`: the user's legal holds (needs `adminKey`). */
+  holds(uid: string): Promise<LegalHolds>;
+  /** `PUT /user/{uid}/holds`: puts a case on legal hold, or records a new reason (needs `adminKey`). */
+  placeHold(uid: string, caseNumber: string, reason: string): Promise<LegalHolds>;
+  /** `DELETE /user/{uid}/holds`: lifts the hold on a case (needs `adminKey`). */
+  liftHold(uid: string, caseNumber: string): Promise<LegalHolds>;
 }
 
 /** A data key: `"u1/C-1/data.json"` or its segments; each segment is percent-encoded by the client. */
@@ -377,6 +384,9 @@ export function createClient(options: ClientOptions): ServiceClient {
       delete: async (uid) => await json<UserDeletion>(send("user", "user", "DELETE", `/${segment(uid, "uid")}`)),
       addCases: async (uid, cases) => await json<UserData>(send("user", "user", "PUT", `/${segment(uid, "uid")}/cases`, { json: { cases } })),
       removeCases: async (uid, caseNumbers) => await json<UserData>(send("user", "user", "DELETE", `/${segment(uid, "uid")}/cases`, { json: { casesToDelete: caseNumbers } })),
+      holds: async (uid) => await json<LegalHolds>(send("user", "user", "GET", `/${segment(uid, "uid")}/holds`)),
+      placeHold: async (uid, caseNumber, reason) => await json<LegalHolds>(send("user", "user", "PUT", `/${segment(uid, "uid")}/holds`, { json: { caseNumber, reason } })),
+      liftHold: async (uid, caseNumber) => await json<LegalHolds>(send("user", "user", "DELETE", `/${segment(uid, "uid")}/holds`, { json: { caseNumber } })),
     },
     data,
     audit: {

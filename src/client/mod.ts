@@ -37,6 +37,8 @@ export type {
   CaptchaResult,
   CaseAssignmentInput,
   ImageClient,
+  LegalHold,
+  LegalHolds,
   UnreadableAuditEntry,
   UploadedImage,
   UserDeletion,

@@ -36,7 +36,8 @@ async function routeMissing(response: Response): Promise<boolean> {
 
 describe("the OpenAPI document and the routes are one declaration", () => {
   it("every documented operation answers a valid call (never the router's 404 or a 405)", async () => {
-    const { app } = testService();
+    const { app } = testService({ ADMIN_AUTH: "admin-key-0123456789" });
+    const adminHeaders = { ...userHeaders, "X-Admin-Key": "admin-key-0123456789" };
     // One valid call per documented operation, in an order that makes each one meaningful.
     const entry = JSON.stringify(auditEntry({ userId: "u1" }));
     const uploaded = await app.request("/image", { method: "POST", body: uploadForm(fixture("sample.png"), "a.png"), headers: imageHeaders });
@@ -88,6 +89,9 @@ describe("the OpenAPI document and the routes are one declaration", () => {
       "GET /user/{userUid}": { path: "/user/u1", init: { headers: userHeaders }, status: 200 },
       "PUT /user/{userUid}/cases": { path: "/user/u1/cases", init: { method: "PUT", body: JSON.stringify({ cases: [{ caseNumber: "C-1" }] }), headers: userHeaders }, status: 200 },
       "DELETE /user/{userUid}/cases": { path: "/user/u1/cases", init: { method: "DELETE", body: JSON.stringify({ casesToDelete: ["C-1"] }), headers: userHeaders }, status: 200 },
+      "PUT /user/{userUid}/holds": { path: "/user/u1/holds", init: { method: "PUT", body: JSON.stringify({ caseNumber: "C-1", reason: "R v. S" }), headers: adminHeaders }, status: 201 },
+      "GET /user/{userUid}/holds": { path: "/user/u1/holds", init: { headers: adminHeaders }, status: 200 },
+      "DELETE /user/{userUid}/holds": { path: "/user/u1/holds", init: { method: "DELETE", body: JSON.stringify({ caseNumber: "C-1" }), headers: adminHeaders }, status: 200 },
       "DELETE /user/{userUid}": { path: "/user/u1", init: { method: "DELETE", headers: userHeaders }, status: 200 },
     };
     const operations = await documented(app);
@@ -109,7 +113,7 @@ describe("the OpenAPI document and the routes are one declaration", () => {
       "/", "/health", "/openapi.json", "/data", "/data/", "/data/u1/C-1/data.json", "/data/u1/C-1/notes.txt", "/data/audit", "/data/audit/?userId=u1",
       "/audit", "/audit/", "/audit/audit?userId=u1", "/audit/other", "/keys", "/keys/", "/keys/USER_DB_AUTH", "/keys/a/b", "/captcha", "/captcha/x",
       "/image", "/image/", "/image/x", "/image/a/b/c", "/image/delivery/x/public", "/pdf", "/pdf/x",
-      "/user", "/user/", "/user/u1", "/user/u1/", "/user/u1/cases", "/user/u1/other", "/user/u1/cases/x", "/nowhere",
+      "/user", "/user/", "/user/u1", "/user/u1/", "/user/u1/cases", "/user/u1/holds", "/user/u1/other", "/user/u1/cases/x", "/user/u1/holds/x", "/nowhere",
     ];
     const headers = { ...dataHeaders, "X-Custom-Auth-Key-User": "", ...imageHeaders };
     for (const path of paths) {

@@ -53,6 +53,9 @@ describe("the service (CONTRACT: one process, seven workers)", () => {
         "DELETE /user/{userUid}",
         "PUT /user/{userUid}/cases",
         "DELETE /user/{userUid}/cases",
+        "GET /user/{userUid}/holds",
+        "PUT /user/{userUid}/holds",
+        "DELETE /user/{userUid}/holds",
       ].sort(),
     );
     // Derived from the schemas that validate: the audit entry's action enum is in it (in the entry's named schema, which the append refers to).

@@ -24,7 +24,9 @@ export type ServiceAuditAction =
   | "pdf-generate"
   | "user-profile-update"
   | "user-account-delete"
-  | "security-violation";
+  | "security-violation"
+  | "legal-hold-place"
+  | "legal-hold-lift";
 
 /** The docs/api.md#entry-shape results of service entries. */
 export type ServiceAuditResult = "success" | "failure" | "blocked";

@@ -27,6 +27,9 @@ export const AuditActionSchema = z.enum([
   "export",
   "confirm",
   "validate",
+  // Written by the service only (docs/api.md#legal-holds).
+  "legal-hold-place",
+  "legal-hold-lift",
 ]);
 export type AuditAction = z.infer<typeof AuditActionSchema>;
 

@@ -39,6 +39,7 @@ import { routeFor } from "../rate-limit/rules.ts";
 import { type AccessControl, accessControl, protect, requireOwner } from "../http/access.ts";
 import { actorOf } from "../http/actor.ts";
 import { keyedSecurity } from "../http/credentials-doc.ts";
+import { legalHoldStore, refuseHeldKey } from "../users/legal-holds.ts";
 
 /** Ports and configuration of the data worker. */
 export interface DataWorkerDeps {
@@ -50,7 +51,10 @@ export interface DataWorkerDeps {
   clock: Clock;
   /** The service configuration (`R2_KEY_SECRET`, `ALLOWED_ORIGIN`, `MAX_JSON_BYTES`, `MAX_AUDIT_ENTRY_BYTES`). */
   config: Pick<ServiceConfig, "allowedOrigin" | "r2KeySecret" | "maxJsonBytes" | "maxAuditEntryBytes" | "maxAuditDayBytes" | "limits" | "demoLimits" | "selfRegistration" | "identity" | "adminAuth" | "rateLimits">;
-  /** The user records; when given, a case document may list at most the owner's `maxFilesPerCase` files. */
+  /**
+   * The user records; when given, a case document may list at most the owner's `maxFilesPerCase`
+   * files, and a key under a case on legal hold is not deleted (docs/api.md#legal-holds).
+   */
   users?: KvStore;
   /**
    * Identity, admin key and rate limits; default from `config` over the audit store.
@@ -158,7 +162,7 @@ const deleteDocumentRoute = createRoute({
   documented: documentShapes("delete"),
   responses: {
     200: { description: "Deleted", content: { "application/json": { schema: SuccessSchema } } },
-    ...errorResponses({ ...keyErrors, 404: "No such document" }),
+    ...errorResponses({ ...keyErrors, 404: "No such document", 409: "The case is on legal hold: nothing was deleted" }),
   },
 });
 
@@ -216,6 +220,7 @@ function dataWorker(deps: DataWorkerDeps) {
     return requireOwner(c, access, key.split("/")[0]!).then(() => key);
   };
   const records = deps.users === undefined ? undefined : userRecords(deps.users);
+  const holds = deps.users === undefined ? undefined : legalHoldStore(deps.users);
   // UserLimits (docs/api.md#user-limits) on a case's documents `{uid}/{case}/{name}.json`, read from the owner's
   // record once: the files a document lists, and for a new `data.json` the cases the account
   // holds (the record's and the folders already stored, not read-only ones).
@@ -282,6 +287,7 @@ function dataWorker(deps: DataWorkerDeps) {
   };
   const remove = async (c: Context<WorkerEnv>) => {
     const key = await ownedKey(c);
+    if (holds !== undefined) await refuseHeldKey(holds, key);
     if (!(await blobs.delete(key))) throw ServiceError.notFound("File not found", { key });
     return answerJson(c, { success: true as const }, 200);
   };
