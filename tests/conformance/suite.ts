@@ -28,6 +28,7 @@ const SECRETS = {
   ALLOWED_ORIGIN: "https://lab.example",
   MAX_JSON_BYTES: "65536",
   METRICS_TOKEN: "conf-metrics-token",
+  ADMIN_AUTH: "conf-admin-key",
 };
 const data = { "X-Custom-Auth-Key": SECRETS.R2_KEY_SECRET };
 const ERROR_KEYS = ["code", "details", "error", "message"];
@@ -139,6 +140,48 @@ export function conformance(runtime: Runtime): void {
       expect((await api.user.removeCases("client-u1", ["C 1"])).cases).toEqual([]);
       // The user test counts the mails of its own deletion: this one deletes no account.
       expect(await api.user.delete("client-nobody").catch((err: unknown) => err)).toMatchObject({ status: 404, code: "NOT_FOUND" });
+    }, 60_000);
+
+    it(t("legal hold: every path that removes data answers 409 naming the hold and the case stays whole; lifted, they work"), async () => {
+      const api = client();
+      const admin = client({ adminKey: SECRETS.ADMIN_AUTH });
+      const uid = `hold-${runtime}`;
+      await api.user.put(uid, { email: "ho@lab.example", firstName: "Ho", lastName: "Ld", company: "Lab", permitted: true });
+      await api.user.addCases(uid, [{ caseNumber: "H-1" }]);
+      const image = await api.image.upload(new Blob([fixture("sample.png")]), "held.png");
+      const caseData: CaseData = { caseNumber: "H-1", files: [{ id: image.id, originalFilename: "held.png", uploadedAt: "2026-11-22T00:00:00Z" }], createdAt: "2026-11-22T00:00:00Z" };
+      await api.data.putCase(uid, "H-1", caseData);
+      await api.data.put([uid, "H-1", image.id, "data.json"], { boxAnnotations: [] });
+      expect(await api.user.placeHold(uid, "H-1", "held").catch((err: unknown) => err)).toMatchObject({ status: 403, code: "FORBIDDEN" });
+      expect((await admin.user.placeHold(uid, "H-1", "State v. Doe")).holds).toMatchObject([{ caseNumber: "H-1", imageIds: [image.id] }]);
+      // Writes still work.
+      await api.data.put([uid, "H-1", "notes.json"], { note: 1 });
+      const refusals: (() => Promise<unknown>)[] = [
+        () => api.data.delete([uid, "H-1", "data.json"]),
+        () => api.data.delete([uid, "H-1", image.id, "data.json"]),
+        () => api.data.delete([uid, "H-1", "notes.json"]),
+        () => api.image.delete(image.id),
+        () => api.user.removeCases(uid, ["H-1"]),
+        () => api.user.delete(uid),
+      ];
+      for (const refused of refusals) {
+        const err = await refused().then(() => "removed", (err: unknown) => err);
+        expect(err).toMatchObject({ status: 409, code: "CONFLICT" });
+        expect(JSON.stringify((err as ServiceClientError).error)).toContain('"caseNumber":"H-1"');
+      }
+      expect(await api.data.getCase(uid, "H-1")).toEqual(caseData);
+      expect(await api.data.get([uid, "H-1", image.id, "data.json"])).toEqual({ boxAnnotations: [] });
+      expect(await api.data.get([uid, "H-1", "notes.json"])).toEqual({ note: 1 });
+      expect((await api.user.get(uid)).cases.map((c) => c.caseNumber)).toEqual(["H-1"]);
+      expect((await fetch(await api.image.sign(image.variants[0]!))).status).toBe(200);
+      expect((await admin.user.holds(uid)).holds.map((hold) => hold.caseNumber)).toEqual(["H-1"]);
+      expect((await admin.user.liftHold(uid, "H-1")).holds).toEqual([]);
+      await api.data.delete([uid, "H-1", "notes.json"]);
+      await api.image.delete(image.id);
+      expect((await api.user.removeCases(uid, ["H-1"])).cases).toEqual([]);
+      const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+      const trail = await api.audit.read(uid, { startDate: day(-1), endDate: day(1) });
+      expect(trail.entries.map((entry) => entry.action).filter((action) => action.startsWith("legal-hold")).sort()).toEqual(["legal-hold-lift", "legal-hold-place"]);
     }, 60_000);
 
     it(t("GET /docs serves the API reference page and its assets from the service"), async () => {
