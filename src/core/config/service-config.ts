@@ -23,6 +23,7 @@ import { RateLimitsSection } from "./rate-limits.ts";
 import { ServerLimitsSection } from "./server-limits.ts";
 import { StorageSection } from "./storage.ts";
 import { WorkerKeysSection } from "./worker-keys.ts";
+import { HistorySection } from "./history.ts";
 
 /** Every section, in the order of the generated table; each reads the same variables. */
 export const CONFIG_SECTIONS = {
@@ -43,6 +44,7 @@ export const CONFIG_SECTIONS = {
   audit: AuditSection,
   apiDocs: ApiDocsSection,
   operations: OperationsSection,
+  history: HistorySection,
 } as const;
 
 const ServiceEnvSchema = z.object(CONFIG_SECTIONS);
@@ -179,6 +181,8 @@ export interface ServiceConfig {
   logFormat: "json" | "text" | undefined;
   /** `METRICS_TOKEN`: turns on `GET /metrics` behind this bearer token. */
   metricsToken: string | undefined;
+  /** `DATA_HISTORY`: whether every write and delete of a data key keeps the version it replaces. */
+  dataHistory: "on" | "off";
   /** The raw variables, for the keys worker's by-name lookup. */
   env: ReadonlyMap<string, string>;
 }
@@ -223,6 +227,7 @@ export function parseConfig(source: Readonly<Record<string, unknown>>): ServiceC
     ...s.audit,
     ...s.apiDocs,
     ...s.operations,
+    ...s.history,
     env,
   };
 }
