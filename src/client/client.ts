@@ -15,6 +15,7 @@ import type {
   AuditRange,
   CaptchaResult,
   CaseAssignmentInput,
+  HistoryPruneResult,
   ImageClient,
   LegalHolds,
   UploadedImage,
@@ -235,6 +236,8 @@ export interface DataClient {
   version<T = unknown>(key: DataKey, version: number): Promise<T>;
   /** `GET /data/{key}?version=N`: version N's bytes exactly as stored (their SHA-256 is the version's `sha256`). */
   versionBytes(key: DataKey, version: number): Promise<Uint8Array>;
+  /** `POST /data/history/prune`: prunes versions older than `HISTORY_RETENTION_DAYS` (needs `adminKey`). */
+  pruneHistories(): Promise<HistoryPruneResult>;
 }
 
 /** The audit endpoints (the audit worker's). */
@@ -394,6 +397,7 @@ export function createClient(options: ClientOptions): ServiceClient {
     history: async (key, options = {}) =>
       await json<KeyHistory & Partial<HistoryVerification>>(send("data", "data", "GET", `${keyPath(key)}?history${options.verify === true ? "&verify=true" : ""}`)),
     version: async <T>(key: DataKey, version: number) => await json<T>(send("data", "data", "GET", `${keyPath(key)}?version=${versionNumber(version)}`)),
+    pruneHistories: async () => await json<HistoryPruneResult>(send("data", "data", "POST", "/history/prune")),
     versionBytes: async (key, version) => {
       const response = await send("data", "data", "GET", `${keyPath(key)}?version=${versionNumber(version)}`);
       return new Uint8Array(await reading(BROKE_OFF, () => response.arrayBuffer()));

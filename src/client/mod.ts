@@ -36,6 +36,7 @@ export type {
   AuditRange,
   CaptchaResult,
   CaseAssignmentInput,
+  HistoryPruneResult,
   ImageClient,
   LegalHold,
   LegalHolds,

@@ -21,7 +21,7 @@ import type { JSONValue } from "hono/utils/types";
 import type { UserData } from "../core/schemas/resources.ts";
 import type { ReportInput } from "../core/pdf/mod.ts";
 import type { AuditVerification } from "../core/audit/verify.ts";
-import type { AuditAppended, AuditEntries, AuditEntryInput, CaptchaResult, CaseAssignmentInput, LegalHolds, UploadedImage, UserDeletion, UserInput } from "./types.ts";
+import type { AuditAppended, AuditEntries, AuditEntryInput, CaptchaResult, CaseAssignmentInput, HistoryPruneResult, LegalHolds, UploadedImage, UserDeletion, UserInput } from "./types.ts";
 
 /**
  * A Hono app with these routes, for `hc` (hono's own types, under a local name: `deno doc --lint`
@@ -90,6 +90,11 @@ export type DataRoutes = AuditRoutes & {
     $put: Endpoint<{ param: { filename: string } }, { success: true }, 200>;
     /** Deletes a document. */
     $delete: Endpoint<{ param: { filename: string } }, { success: true }, 200>;
+  };
+  /** Retention (administrators only). */
+  "/history/prune": {
+    /** Prunes versions older than `HISTORY_RETENTION_DAYS`. */
+    $post: Endpoint<Record<string, never>, HistoryPruneResult, 200>;
   };
 };
 

@@ -43,6 +43,20 @@ export interface LegalHolds {
   holds: LegalHold[];
 }
 
+/** The answer of `POST /data/history/prune`. */
+export interface HistoryPruneResult {
+  /** `HISTORY_RETENTION_DAYS`. */
+  retentionDays: number;
+  /** Versions written before this time (ISO 8601) were pruned, a key's newest version never. */
+  cutoff: string;
+  /** Histories examined. */
+  histories: number;
+  /** Each key pruned now, with the versions whose bytes were removed. */
+  pruned: { key: string; versions: number[] }[];
+  /** Keys left whole because their case is on legal hold. */
+  held: string[];
+}
+
 /** The answer of `DELETE /user/{uid}`. */
 export interface UserDeletion {
   /** Always true (a failure is thrown as a `ServiceClientError`). */

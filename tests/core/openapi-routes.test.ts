@@ -36,7 +36,7 @@ async function routeMissing(response: Response): Promise<boolean> {
 
 describe("the OpenAPI document and the routes are one declaration", () => {
   it("every documented operation answers a valid call (never the router's 404 or a 405)", async () => {
-    const { app } = testService({ ADMIN_AUTH: "admin-key-0123456789" });
+    const { app } = testService({ ADMIN_AUTH: "admin-key-0123456789", HISTORY_RETENTION_DAYS: "30" });
     const adminHeaders = { ...userHeaders, "X-Admin-Key": "admin-key-0123456789" };
     // One valid call per documented operation, in an order that makes each one meaningful.
     const entry = JSON.stringify(auditEntry({ userId: "u1" }));
@@ -89,6 +89,7 @@ describe("the OpenAPI document and the routes are one declaration", () => {
       "GET /user/{userUid}": { path: "/user/u1", init: { headers: userHeaders }, status: 200 },
       "PUT /user/{userUid}/cases": { path: "/user/u1/cases", init: { method: "PUT", body: JSON.stringify({ cases: [{ caseNumber: "C-1" }] }), headers: userHeaders }, status: 200 },
       "DELETE /user/{userUid}/cases": { path: "/user/u1/cases", init: { method: "DELETE", body: JSON.stringify({ casesToDelete: ["C-1"] }), headers: userHeaders }, status: 200 },
+      "POST /data/history/prune": { path: "/data/history/prune", init: { method: "POST", headers: { ...dataHeaders, "X-Admin-Key": "admin-key-0123456789" } }, status: 200 },
       "PUT /user/{userUid}/holds": { path: "/user/u1/holds", init: { method: "PUT", body: JSON.stringify({ caseNumber: "C-1", reason: "R v. S" }), headers: adminHeaders }, status: 201 },
       "GET /user/{userUid}/holds": { path: "/user/u1/holds", init: { headers: adminHeaders }, status: 200 },
       "DELETE /user/{userUid}/holds": { path: "/user/u1/holds", init: { method: "DELETE", body: JSON.stringify({ caseNumber: "C-1" }), headers: adminHeaders }, status: 200 },

@@ -14,6 +14,7 @@ import { type Listen, ListenError, type RuntimeStorage, startService } from "./s
 import { runExchangeCommand } from "./exchange-command.ts";
 import { runAuditCommand } from "./audit-command.ts";
 import { runKeysCommand } from "./keys-command.ts";
+import { runHistoryCommand } from "./history-command.ts";
 
 const USAGE = `Usage: forensic-annotation serve [options]
 
@@ -43,6 +44,7 @@ Commands:
   import    import a case package as a read-only case
   audit     verify a user's audit trail (hash chain and signed head) or export it (JSON, CSV, PDF)
   keys      encryption at rest: generate a key, rotate keys, encrypt-all
+  history   history prune: remove versions older than HISTORY_RETENTION_DAYS
 
 Options:
   --help, -h      this help; "forensic-annotation <command> --help" for a command's
@@ -50,7 +52,7 @@ Options:
 `;
 
 /** The commands {@link main} runs (COMMANDS lists them). */
-const COMMAND_NAMES = new Set(["serve", "export", "import", "audit", "keys"]);
+const COMMAND_NAMES = new Set(["serve", "export", "import", "audit", "keys", "history"]);
 
 const SHUTDOWN_GRACE_MS = 30_000;
 
@@ -220,6 +222,8 @@ export function main(argv: readonly string[], listen: Listen, runtimeStorage?: R
     ? runAuditCommand(argv, { runtimeStorage })
     : argv[0] === "keys"
     ? runKeysCommand(argv, { runtimeStorage })
+    : argv[0] === "history"
+    ? runHistoryCommand(argv, { runtimeStorage })
     : runServeCommand(argv, listen, runtimeStorage);
   run.then(
     (code) => process.exit(code),

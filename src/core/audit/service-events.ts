@@ -26,7 +26,8 @@ export type ServiceAuditAction =
   | "user-account-delete"
   | "security-violation"
   | "legal-hold-place"
-  | "legal-hold-lift";
+  | "legal-hold-lift"
+  | "history-prune";
 
 /** The docs/api.md#entry-shape results of service entries. */
 export type ServiceAuditResult = "success" | "failure" | "blocked";

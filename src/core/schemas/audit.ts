@@ -30,6 +30,7 @@ export const AuditActionSchema = z.enum([
   // Written by the service only (docs/api.md#legal-holds).
   "legal-hold-place",
   "legal-hold-lift",
+  "history-prune",
 ]);
 export type AuditAction = z.infer<typeof AuditActionSchema>;
 

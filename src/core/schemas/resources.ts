@@ -141,7 +141,8 @@ export interface AuditEntry {
     | "confirm"
     | "validate"
     | "legal-hold-place"
-    | "legal-hold-lift";
+    | "legal-hold-lift"
+    | "history-prune";
   /** How it ended. */
   result: "success" | "failure" | "warning" | "blocked" | "pending";
   /** What the entry is about; known fields are checked, null counts as absent, others are kept. */
