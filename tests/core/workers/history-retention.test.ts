@@ -23,7 +23,7 @@ const verify = async (app: App, key: string) => (await (await app.request(`/data
 
 describe("history retention", () => {
   it("prunes the old prefix of every key, never the newest version nor a held case; what remains verifies; one entry per key in its owner's trail", async () => {
-    const { app, clock } = service();
+    const { app, clock, ports } = service();
     const day = (n: number) => clock.set(new Date(Date.parse("2026-01-01T00:00:00Z") + n * 86_400_000).toISOString());
     for (const [n, v] of [[0, 1], [1, 2], [2, 3], [50, 4]] as const) {
       day(n);
@@ -63,10 +63,7 @@ describe("history retention", () => {
     expect(pruned.map((entry) => [entry.details.fileName, entry.details.securityDetails.prunedVersions]).sort()).toEqual([["u1/C-1/data.json", [1, 2, 3]], ["u1/C-1/f1/data.json", [1]]]);
     // Again: nothing left to prune.
     expect(await (await app.request("/data/history/prune", { method: "POST", headers: admin })).json()).toMatchObject({ pruned: [], held: ["u1/C-2/data.json"] });
-  });
-
-  it("verify names a pruned mark that is not part of the pruned prefix", async () => {
-    const { app, ports } = service();
+    // Verify accepts pruned marks only as a prefix: one after a version that holds its bytes is named.
     for (const v of [1, 2, 3]) await put(app, "u1/C-9/data.json", `{"v":${v}}`);
     await ports.data.update("#history/u1/C-9/data.json/contents", (stored) => {
       const items = parseJsonArray(stored!).items.slice();
