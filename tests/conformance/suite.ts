@@ -29,6 +29,7 @@ const SECRETS = {
   MAX_JSON_BYTES: "65536",
   METRICS_TOKEN: "conf-metrics-token",
   ADMIN_AUTH: "conf-admin-key",
+  HISTORY_RETENTION_DAYS: "30",
 };
 const data = { "X-Custom-Auth-Key": SECRETS.R2_KEY_SECRET };
 const ERROR_KEYS = ["code", "details", "error", "message"];
@@ -142,7 +143,7 @@ export function conformance(runtime: Runtime): void {
       expect(await api.user.delete("client-nobody").catch((err: unknown) => err)).toMatchObject({ status: 404, code: "NOT_FOUND" });
     }, 60_000);
 
-    it(t("legal hold: every path that removes data answers 409 naming the hold and the case stays whole; lifted, they work"), async () => {
+    it(t("legal hold: every path that removes data (data, image, case list, account, history prune) is refused or skips the case, which stays whole; lifted, they work"), async () => {
       const api = client();
       const admin = client({ adminKey: SECRETS.ADMIN_AUTH });
       const uid = `hold-${runtime}`;
@@ -164,12 +165,17 @@ export function conformance(runtime: Runtime): void {
         () => api.user.removeCases(uid, ["H-1"]),
         () => api.user.delete(uid),
       ];
+      // Pruning the histories leaves every key of the held case whole.
+      const pruned = await admin.data.pruneHistories();
+      expect(pruned.held).toEqual(expect.arrayContaining([`${uid}/H-1/data.json`, `${uid}/H-1/${image.id}/data.json`, `${uid}/H-1/notes.json`]));
+      expect(pruned.pruned.filter((entry) => entry.key.startsWith(`${uid}/`))).toEqual([]);
       for (const refused of refusals) {
         const err = await refused().then(() => "removed", (err: unknown) => err);
         expect(err).toMatchObject({ status: 409, code: "CONFLICT" });
         expect(JSON.stringify((err as ServiceClientError).error)).toContain('"caseNumber":"H-1"');
       }
       expect(await api.data.getCase(uid, "H-1")).toEqual(caseData);
+      expect(await api.data.history([uid, "H-1", "data.json"], { verify: true })).toMatchObject({ valid: true, current: 1, versions: [{ version: 1 }] });
       expect(await api.data.get([uid, "H-1", image.id, "data.json"])).toEqual({ boxAnnotations: [] });
       expect(await api.data.get([uid, "H-1", "notes.json"])).toEqual({ note: 1 });
       expect((await api.user.get(uid)).cases.map((c) => c.caseNumber)).toEqual(["H-1"]);

@@ -53,7 +53,7 @@ export interface PruneSummary {
   histories: number;
   /** Keys whose versions were pruned now, with the versions. */
   pruned: KeyPruned[];
-  /** Keys left whole because their case is on legal hold. */
+  /** Keys left whole because their case is on legal hold (whatever their age). */
   held: string[];
 }
 
@@ -78,6 +78,10 @@ export async function pruneHistories(data: BlobStore, options: PruneOptions): Pr
   const summary: PruneSummary = { cutoff, histories: 0, pruned: [], held: [] };
   for (const key of await historyDataKeys(data)) {
     summary.histories++;
+    if (await options.isHeld(key)) {
+      summary.held.push(key);
+      continue;
+    }
     const listed = await histories.list(key);
     if (listed === null || listed.versions.length < 2) continue;
     // The prefix written before the cut-off, never the newest version.
@@ -88,10 +92,6 @@ export async function pruneHistories(data: BlobStore, options: PruneOptions): Pr
       through = record.version;
     }
     if (through === 0) continue;
-    if (await options.isHeld(key)) {
-      summary.held.push(key);
-      continue;
-    }
     const deleted = new Set(listed.versions.filter((record) => record.deleted).map((record) => record.version));
     let versions: number[] = [];
     await data.update(historyKeys(key).contents, (stored) => {
