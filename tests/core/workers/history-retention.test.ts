@@ -7,6 +7,9 @@
 import { describe, expect, it } from "vitest";
 import { dataHeaders, fixedClock, KEYS, testService } from "../../helpers/service.ts";
 import { encodeJsonArray, parseJsonArray } from "../../../src/core/storage/json-array.ts";
+import { createMemoryPorts, createService, parseConfig } from "../../../mod.ts";
+import { checkCanaries, encryptPorts, keyringOf } from "../../../src/core/service/encryption.ts";
+import { dataKey, keySetText } from "../../helpers/encryption.ts";
 
 const ADMIN = "admin-key-0123456789";
 const admin = { ...dataHeaders, "X-Admin-Key": ADMIN };
@@ -71,6 +74,26 @@ describe("history retention", () => {
       return encodeJsonArray(items);
     });
     expect(await verify(app, "u1/C-9/data.json")).toMatchObject({ valid: false, firstBadVersion: 2 });
+  });
+
+  it("under encryption at rest: the pruned versions' sealed bytes go, what remains verifies and reads", async () => {
+    const env = { ...KEYS, ADMIN_AUTH: ADMIN, RATE_LIMITS: "off", HISTORY_RETENTION_DAYS: "30", DATA_ENCRYPTION_KEYS: keySetText(dataKey("k1")) };
+    const config = parseConfig(env);
+    const keyring = keyringOf(config);
+    const clock = fixedClock("2026-01-01T00:00:00Z");
+    const raw = { ...createMemoryPorts(), clock };
+    await checkCanaries(raw, keyring);
+    const app = createService(encryptPorts(raw, keyring), config);
+    for (const v of [1, 2]) await put(app, "u1/C-1/data.json", `{"v":${v}}`);
+    clock.set("2026-03-01T00:00:00Z");
+    await put(app, "u1/C-1/data.json", '{"v":3}');
+    const sealedBefore = (await raw.data.get("#history/u1/C-1/data.json/contents"))!.length;
+    const answer = await app.request("/data/history/prune", { method: "POST", headers: admin });
+    expect(await answer.json()).toMatchObject({ pruned: [{ key: "u1/C-1/data.json", versions: [1, 2] }] });
+    expect((await raw.data.get("#history/u1/C-1/data.json/contents"))!.length).toBeLessThan(sealedBefore);
+    expect(await verify(app, "u1/C-1/data.json")).toMatchObject({ valid: true, current: 3 });
+    expect((await app.request("/data/u1/C-1/data.json?version=1", { headers: dataHeaders })).status).toBe(404);
+    expect(await (await app.request("/data/u1/C-1/data.json?version=3", { headers: dataHeaders })).text()).toBe('{"v":3}');
   });
 
   it("without HISTORY_RETENTION_DAYS nothing is pruned (409)", async () => {
