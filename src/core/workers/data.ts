@@ -43,7 +43,6 @@ import { legalHoldStore, refuseHeldKey } from "../users/legal-holds.ts";
 import { pruneRetainedHistories } from "../users/history-retention.ts";
 import { PruneResultSchema } from "../schemas/retention.ts";
 import { requireAdministrator } from "../http/administrator.ts";
-
 import { createKeyHistories, type KeyHistories } from "../history/mod.ts";
 import { HistoryQuerySchema, KeyHistorySchema } from "../schemas/history.ts";
 
@@ -369,9 +368,9 @@ function dataWorker(deps: DataWorkerDeps) {
     requireAdministrator(c, "Pruning histories");
     const retentionDays = config.historyRetentionDays;
     if (retentionDays === undefined) throw ServiceError.conflict("HISTORY_RETENTION_DAYS is not set on this service: every version is kept");
-    if (deps.users === undefined) throw ServiceError.server("Pruning needs the user store, where the legal holds are kept");
+    if (holds === undefined) throw ServiceError.server("Pruning needs the user store, where the legal holds are kept");
     const request = requestFacts(c);
-    const summary = await pruneRetainedHistories({ data: blobs, holds: legalHoldStore(deps.users), log: access.log, clock: deps.clock, actor: actorOf(c)!, request }, retentionDays);
+    const summary = await pruneRetainedHistories({ data: blobs, holds, log: access.log, clock: deps.clock, actor: actorOf(c)!, request }, retentionDays);
     // The run itself, in the admin trail (each key's entry went to its owner's).
     await recordEvent(c, access, {
       action: "history-prune",
