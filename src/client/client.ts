@@ -16,7 +16,9 @@ import type {
   AuditRange,
   CaptchaResult,
   CaseAssignmentInput,
+  HistoryPruneResult,
   ImageClient,
+  LegalHolds,
   UploadedImage,
   UserDeletion,
   UserList,
@@ -202,6 +204,12 @@ export interface UserClient {
   addCases(uid: string, cases: CaseAssignmentInput[]): Promise<UserData>;
   /** `DELETE /user/{uid}/cases`: removes case assignments (the documents stay). */
   removeCases(uid: string, caseNumbers: string[]): Promise<UserData>;
+  /** `GET /user/{uid}/holds`: the user's legal holds (needs `adminKey`). */
+  holds(uid: string): Promise<LegalHolds>;
+  /** `PUT /user/{uid}/holds`: puts a case on legal hold, or records a new reason (needs `adminKey`). */
+  placeHold(uid: string, caseNumber: string, reason: string): Promise<LegalHolds>;
+  /** `DELETE /user/{uid}/holds`: lifts the hold on a case (needs `adminKey`). */
+  liftHold(uid: string, caseNumber: string): Promise<LegalHolds>;
 }
 
 /** A data key: `"u1/C-1/data.json"` or its segments; each segment is percent-encoded by the client. */
@@ -232,6 +240,8 @@ export interface DataClient {
   version<T = unknown>(key: DataKey, version: number): Promise<T>;
   /** `GET /data/{key}?version=N`: version N's bytes exactly as stored (their SHA-256 is the version's `sha256`). */
   versionBytes(key: DataKey, version: number): Promise<Uint8Array<ArrayBuffer>>;
+  /** `POST /data/history/prune`: prunes versions older than `HISTORY_RETENTION_DAYS` (needs `adminKey`). */
+  pruneHistories(): Promise<HistoryPruneResult>;
 }
 
 /** The audit endpoints (the audit worker's). */
@@ -464,6 +474,7 @@ export function createClient(options: ClientOptions): ServiceClient {
     history: async (key, options = {}) =>
       await json<KeyHistory & Partial<HistoryVerification>>(send("data", "data", "GET", `${keyPath(key)}?history${options.verify === true ? "&verify=true" : ""}`)),
     version: async <T>(key: DataKey, version: number) => await json<T>(send("data", "data", "GET", `${keyPath(key)}?version=${versionNumber(version)}`)),
+    pruneHistories: async () => await json<HistoryPruneResult>(send("data", "data", "POST", "/history/prune")),
     versionBytes: async (key, version) => {
       const response = await send("data", "data", "GET", `${keyPath(key)}?version=${versionNumber(version)}`);
       return new Uint8Array(await reading(BROKE_OFF, () => response.arrayBuffer()));
@@ -511,6 +522,9 @@ export function createClient(options: ClientOptions): ServiceClient {
       delete: async (uid) => await json<UserDeletion>(send("user", "user", "DELETE", `/${segment(uid, "uid")}`)),
       addCases: async (uid, cases) => await json<UserData>(send("user", "user", "PUT", `/${segment(uid, "uid")}/cases`, { json: { cases } })),
       removeCases: async (uid, caseNumbers) => await json<UserData>(send("user", "user", "DELETE", `/${segment(uid, "uid")}/cases`, { json: { casesToDelete: caseNumbers } })),
+      holds: async (uid) => await json<LegalHolds>(send("user", "user", "GET", `/${segment(uid, "uid")}/holds`)),
+      placeHold: async (uid, caseNumber, reason) => await json<LegalHolds>(send("user", "user", "PUT", `/${segment(uid, "uid")}/holds`, { json: { caseNumber, reason } })),
+      liftHold: async (uid, caseNumber) => await json<LegalHolds>(send("user", "user", "DELETE", `/${segment(uid, "uid")}/holds`, { json: { caseNumber } })),
     },
     data,
     audit: {

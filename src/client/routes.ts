@@ -21,7 +21,7 @@ import type { JSONValue } from "hono/utils/types";
 import type { UserData } from "../core/schemas/resources.ts";
 import type { ReportInput } from "../core/pdf/mod.ts";
 import type { AuditVerification } from "../core/audit/verify.ts";
-import type { AuditAppended, AuditEntries, AuditEntryInput, CaptchaResult, CaseAssignmentInput, UploadedImage, UserDeletion, UserInput, UserList } from "./types.ts";
+import type { AuditAppended, AuditEntries, AuditEntryInput, CaptchaResult, CaseAssignmentInput, HistoryPruneResult, LegalHolds, UploadedImage, UserDeletion, UserInput, UserList } from "./types.ts";
 
 /**
  * A Hono app with these routes, for `hc` (hono's own types, under a local name: `deno doc --lint`
@@ -91,6 +91,11 @@ export type DataRoutes = AuditRoutes & {
     /** Deletes a document. */
     $delete: Endpoint<{ param: { filename: string } }, { success: true }, 200>;
   };
+  /** Retention (administrators only). */
+  "/history/prune": {
+    /** Prunes versions older than `HISTORY_RETENTION_DAYS`. */
+    $post: Endpoint<Record<string, never>, HistoryPruneResult, 200>;
+  };
 };
 
 /** The user worker's routes. */
@@ -115,6 +120,15 @@ export type UserRoutes = {
     $put: Endpoint<{ param: { userUid: string }; json: { cases: CaseAssignmentInput[] } }, UserData, 200>;
     /** Removes case assignments. */
     $delete: Endpoint<{ param: { userUid: string }; json: { casesToDelete: string[] } }, UserData, 200>;
+  };
+  /** The user's legal holds (administrators only). */
+  "/:userUid/holds": {
+    /** Lists them. */
+    $get: Endpoint<{ param: { userUid: string } }, LegalHolds, 200>;
+    /** Puts a case on hold (201) or records a new reason (200). */
+    $put: Endpoint<{ param: { userUid: string }; json: { caseNumber: string; reason: string } }, LegalHolds, 200 | 201>;
+    /** Lifts a hold. */
+    $delete: Endpoint<{ param: { userUid: string }; json: { caseNumber: string } }, LegalHolds, 200>;
   };
 };
 

@@ -5,6 +5,7 @@
  * and answer types against the zod schemas the workers validate and answer with.
  */
 import type { AuditEntry, UserData } from "../core/schemas/resources.ts";
+import type { LegalHold } from "../core/schemas/hold.ts";
 
 /** The body of `PUT /user/{uid}`: every field optional; all but `readOnlyCases` required for a new record. */
 export interface UserInput {
@@ -30,6 +31,30 @@ export interface CaseAssignmentInput {
   createdAt?: string;
   /** Other fields, kept as sent. */
   [field: string]: unknown;
+}
+
+export type { LegalHold } from "../core/schemas/hold.ts";
+
+/** The answer of the `/user/{uid}/holds` routes: the user's holds after the call. */
+export interface LegalHolds {
+  /** The user. */
+  userUid: string;
+  /** The holds, oldest first. */
+  holds: LegalHold[];
+}
+
+/** The answer of `POST /data/history/prune`. */
+export interface HistoryPruneResult {
+  /** `HISTORY_RETENTION_DAYS`. */
+  retentionDays: number;
+  /** Versions written before this time (ISO 8601) were pruned, a key's newest version never. */
+  cutoff: string;
+  /** Histories examined. */
+  histories: number;
+  /** Each key pruned now, with the versions whose bytes were removed. */
+  pruned: { key: string; versions: number[] }[];
+  /** Keys left whole because their case is on legal hold. */
+  held: string[];
 }
 
 /** The answer of `DELETE /user/{uid}`. */

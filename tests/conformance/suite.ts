@@ -32,6 +32,8 @@ const SECRETS = {
   // The exchange worker signs packages and confirmations with it, and takes packages up to 2 MB.
   EXPORT_SIGNING_KEY: JSON.stringify({ kty: "EC", crv: "P-256", x: "HUazftKfKxmZjuGlChNxHj7K0ZS2x6p2UEcgJF6qVbE", y: "r4OglFNnBeYsHrE6nRp9yxIs7rNdK7KWzlStlc9pLjg", d: "yNdCyli0YGqiqF94mHS8WOIhC_VRWYeCwjeldbd0DDg", kid: "conf-lab" }),
   MAX_IMPORT_BYTES: "2000000",
+  ADMIN_AUTH: "conf-admin-key",
+  HISTORY_RETENTION_DAYS: "30",
 };
 const data = { "X-Custom-Auth-Key": SECRETS.R2_KEY_SECRET };
 const ERROR_KEYS = ["code", "details", "error", "message"];
@@ -145,6 +147,53 @@ export function conformance(runtime: Runtime): void {
       expect((await api.user.removeCases("client-u1", ["C 1"])).cases).toEqual([]);
       // The user test counts the mails of its own deletion: this one deletes no account.
       expect(await api.user.delete("client-nobody").catch((err: unknown) => err)).toMatchObject({ status: 404, code: "NOT_FOUND" });
+    }, 60_000);
+
+    it(t("legal hold: every path that removes data (data, image, case list, account, history prune) is refused or skips the case, which stays whole; lifted, they work"), async () => {
+      const api = client();
+      const admin = client({ adminKey: SECRETS.ADMIN_AUTH });
+      const uid = `hold-${runtime}`;
+      await api.user.put(uid, { email: "ho@lab.example", firstName: "Ho", lastName: "Ld", company: "Lab", permitted: true });
+      await api.user.addCases(uid, [{ caseNumber: "H-1" }]);
+      const image = await api.image.upload(new Blob([fixture("sample.png")]), "held.png");
+      const caseData: CaseData = { caseNumber: "H-1", files: [{ id: image.id, originalFilename: "held.png", uploadedAt: "2026-11-22T00:00:00Z" }], createdAt: "2026-11-22T00:00:00Z" };
+      await api.data.putCase(uid, "H-1", caseData);
+      await api.data.put([uid, "H-1", image.id, "data.json"], { boxAnnotations: [] });
+      expect(await api.user.placeHold(uid, "H-1", "held").catch((err: unknown) => err)).toMatchObject({ status: 403, code: "FORBIDDEN" });
+      expect((await admin.user.placeHold(uid, "H-1", "State v. Doe")).holds).toMatchObject([{ caseNumber: "H-1", imageIds: [image.id] }]);
+      // Writes still work.
+      await api.data.put([uid, "H-1", "notes.json"], { note: 1 });
+      const refusals: (() => Promise<unknown>)[] = [
+        () => api.data.delete([uid, "H-1", "data.json"]),
+        () => api.data.delete([uid, "H-1", image.id, "data.json"]),
+        () => api.data.delete([uid, "H-1", "notes.json"]),
+        () => api.image.delete(image.id),
+        () => api.user.removeCases(uid, ["H-1"]),
+        () => api.user.delete(uid),
+      ];
+      // Pruning the histories leaves every key of the held case whole.
+      const pruned = await admin.data.pruneHistories();
+      expect(pruned.held).toEqual(expect.arrayContaining([`${uid}/H-1/data.json`, `${uid}/H-1/${image.id}/data.json`, `${uid}/H-1/notes.json`]));
+      expect(pruned.pruned.filter((entry) => entry.key.startsWith(`${uid}/`))).toEqual([]);
+      for (const refused of refusals) {
+        const err = await refused().then(() => "removed", (err: unknown) => err);
+        expect(err).toMatchObject({ status: 409, code: "CONFLICT" });
+        expect(JSON.stringify((err as ServiceClientError).error)).toContain('"caseNumber":"H-1"');
+      }
+      expect(await api.data.getCase(uid, "H-1")).toEqual(caseData);
+      expect(await api.data.history([uid, "H-1", "data.json"], { verify: true })).toMatchObject({ valid: true, current: 1, versions: [{ version: 1 }] });
+      expect(await api.data.get([uid, "H-1", image.id, "data.json"])).toEqual({ boxAnnotations: [] });
+      expect(await api.data.get([uid, "H-1", "notes.json"])).toEqual({ note: 1 });
+      expect((await api.user.get(uid)).cases.map((c) => c.caseNumber)).toEqual(["H-1"]);
+      expect((await fetch(await api.image.sign(image.variants[0]!))).status).toBe(200);
+      expect((await admin.user.holds(uid)).holds.map((hold) => hold.caseNumber)).toEqual(["H-1"]);
+      expect((await admin.user.liftHold(uid, "H-1")).holds).toEqual([]);
+      await api.data.delete([uid, "H-1", "notes.json"]);
+      await api.image.delete(image.id);
+      expect((await api.user.removeCases(uid, ["H-1"])).cases).toEqual([]);
+      const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+      const trail = await api.audit.read(uid, { startDate: day(-1), endDate: day(1) });
+      expect(trail.entries.map((entry) => entry.action).filter((action) => action.startsWith("legal-hold")).sort()).toEqual(["legal-hold-lift", "legal-hold-place"]);
     }, 60_000);
 
     it(t("record history: each PUT and DELETE is a version; ?history, ?version=N exactly as stored, &verify=true; the client reads them"), async () => {

@@ -36,7 +36,8 @@ async function routeMissing(response: Response): Promise<boolean> {
 
 describe("the OpenAPI document and the routes are one declaration", () => {
   it("every documented operation answers a valid call (never the router's 404 or a 405)", async () => {
-    const { app } = testService();
+    const { app } = testService({ ADMIN_AUTH: "admin-key-0123456789", HISTORY_RETENTION_DAYS: "30" });
+    const adminHeaders = { ...userHeaders, "X-Admin-Key": "admin-key-0123456789" };
     // One valid call per documented operation, in an order that makes each one meaningful.
     const entry = JSON.stringify(auditEntry({ userId: "u1" }));
     const uploaded = await app.request("/image", { method: "POST", body: uploadForm(fixture("sample.png"), "a.png"), headers: imageHeaders });
@@ -96,6 +97,10 @@ describe("the OpenAPI document and the routes are one declaration", () => {
       // An empty archive: a ZIP, but no case package.
       "POST /exchange/{userUid}/imports": { path: "/exchange/u1/imports", init: { method: "POST", body: Uint8Array.of(0x50, 0x4b, 5, 6, ...new Uint8Array(18)), headers: dataHeaders }, status: 400 },
       "POST /exchange/{userUid}/confirmations": { path: "/exchange/u1/confirmations", init: { method: "POST", body: "{}", headers: dataHeaders }, status: 400 },
+      "POST /data/history/prune": { path: "/data/history/prune", init: { method: "POST", headers: { ...dataHeaders, "X-Admin-Key": "admin-key-0123456789" } }, status: 200 },
+      "PUT /user/{userUid}/holds": { path: "/user/u1/holds", init: { method: "PUT", body: JSON.stringify({ caseNumber: "C-1", reason: "R v. S" }), headers: adminHeaders }, status: 201 },
+      "GET /user/{userUid}/holds": { path: "/user/u1/holds", init: { headers: adminHeaders }, status: 200 },
+      "DELETE /user/{userUid}/holds": { path: "/user/u1/holds", init: { method: "DELETE", body: JSON.stringify({ caseNumber: "C-1" }), headers: adminHeaders }, status: 200 },
       "DELETE /user/{userUid}": { path: "/user/u1", init: { method: "DELETE", headers: userHeaders }, status: 200 },
     };
     const operations = await documented(app);
@@ -117,7 +122,7 @@ describe("the OpenAPI document and the routes are one declaration", () => {
       "/", "/health", "/openapi.json", "/data", "/data/", "/data/u1/C-1/data.json", "/data/u1/C-1/notes.txt", "/data/audit", "/data/audit/?userId=u1",
       "/audit", "/audit/", "/audit/audit?userId=u1", "/audit/other", "/keys", "/keys/", "/keys/USER_DB_AUTH", "/keys/a/b", "/captcha", "/captcha/x",
       "/image", "/image/", "/image/x", "/image/a/b/c", "/image/delivery/x/public", "/pdf", "/pdf/x",
-      "/user", "/user/", "/user/u1", "/user/u1/", "/user/u1/cases", "/user/u1/other", "/user/u1/cases/x", "/nowhere",
+      "/user", "/user/", "/user/u1", "/user/u1/", "/user/u1/cases", "/user/u1/holds", "/user/u1/other", "/user/u1/cases/x", "/user/u1/holds/x", "/nowhere",
     ];
     const headers = { ...dataHeaders, "X-Custom-Auth-Key-User": "", ...imageHeaders };
     for (const path of paths) {

@@ -59,6 +59,10 @@ describe("the service (CONTRACT: one process, seven workers)", () => {
         "GET /exchange/{userUid}/cases/{caseNumber}/confirmations",
         "POST /exchange/{userUid}/imports",
         "POST /exchange/{userUid}/confirmations",
+        "GET /user/{userUid}/holds",
+        "PUT /user/{userUid}/holds",
+        "DELETE /user/{userUid}/holds",
+        "POST /data/history/prune",
       ].sort(),
     );
     // Derived from the schemas that validate: the audit entry's action enum is in it (in the entry's named schema, which the append refers to).

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { storageKeys } from "../../src/core/storage/keys.ts";
 import { exportCaseZip, importCase, previewCaseImport, type ExchangeStore } from "../../src/core/exchange/mod.ts";
 import { OWN_CASE_REFUSAL } from "../../src/core/exchange/import/import-rules.ts";
+import { legalHoldStore } from "../../src/core/users/legal-holds.ts";
 import { buildManifest } from "../../src/core/exchange/package/manifest.ts";
 import { sha256Hex } from "../../src/core/encoding/digest.ts";
 import { zipSync } from "fflate";
@@ -150,6 +151,22 @@ describe("import rules 1, 3, 4, 5 and 7", () => {
     }
     expect(await store.readImage(second.originalImageIds[files[0]!.id])).toEqual(files[0]!.bytes);
     expect(JSON.parse((await ports.users.get(REVIEWER))!).readOnlyCases).toHaveLength(1);
+  });
+
+  it("7: a read-only case on legal hold is not replaced: CONFLICT naming the hold, its files and images stay", async () => {
+    const { store, ports } = await seedCase();
+    const package1 = await streamBytes(exportCaseZip(store, ANALYST, CASE));
+    expect((await importCase(store, package1, REVIEWER)).success).toBe(true);
+    const first = await readJson(ports, storageKeys.case(REVIEWER, CASE));
+    const firstIds: string[] = Object.values(first.originalImageIds);
+    await legalHoldStore(ports.users).place(REVIEWER, { caseNumber: CASE, reason: "State v. Doe", heldAt: "2026-11-22T00:00:00.000Z", heldBy: "admin", imageIds: firstIds });
+    const imagesBefore = await storedImageIds(ports);
+    const refused = await importCase(store, package1, REVIEWER, { overwriteExisting: true });
+    expect(refused).toMatchObject({ success: false, errorCode: "CONFLICT" });
+    expect(refused.errors?.[0]).toContain("legal hold");
+    expect(await readJson(ports, storageKeys.case(REVIEWER, CASE))).toEqual(first);
+    expect(await storedImageIds(ports)).toEqual(imagesBefore);
+    for (const id of firstIds) expect(await store.readImage(id)).not.toBeNull();
   });
 
   it("an importer already holding 10,000 read-only cases is refused (the most a record lists), and nothing is written", async () => {

@@ -5,6 +5,7 @@
 import { expect, it } from "vitest";
 import type { BlobStore, Clock } from "../../src/core/ports.ts";
 import { createKeyHistories, historyKeys } from "../../src/core/history/mod.ts";
+import { pruneHistories } from "../../src/core/history/prune-history.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (value: Uint8Array | null) => (value === null ? null : new TextDecoder().decode(value));
@@ -115,6 +116,32 @@ export function historySuite(name: string, make: () => Promise<BlobStore> | Blob
     expect(text(await store.get(key))).toBe("12");
     const listed = (await histories.list(key))!;
     expect(await Promise.all(listed.versions.map((v) => histories.read(key, v.version).then(text)))).toEqual(Array.from({ length: 12 }, (_, i) => String(i + 1)));
+  }, 60_000);
+
+  it(`[${name}] history prune: the old prefix loses its bytes in the store, the newest and a held key stay, what remains verifies`, async () => {
+    const store = await make();
+    const old: Clock = { now: () => new Date("2026-01-01T00:00:00.000Z") };
+    const key = "u7/C-1/data.json";
+    const held = "u7/HELD/data.json";
+    const past = createKeyHistories(store, { clock: old });
+    for (const i of [1, 2, 3]) await past.write(key, bytes(`{"old":${i}}`), "u7");
+    for (const i of [1, 2]) await past.write(held, bytes(`{"kept":${i}}`), "u7");
+    const histories = createKeyHistories(store, { clock });
+    await histories.write(key, bytes('{"new":4}'), "u7");
+    const summary = await pruneHistories(store, { clock, retentionDays: 30, isHeld: async (k) => k === held });
+    expect(summary.pruned).toEqual([{ key, versions: [1, 2, 3] }]);
+    expect(summary.held).toEqual([held]);
+    expect(text(await store.get(historyKeys(key).contents))).not.toContain("old");
+    expect(await histories.read(key, 2)).toBeNull();
+    expect(text(await histories.read(key, 4))).toBe('{"new":4}');
+    expect(text(await store.get(key))).toBe('{"new":4}');
+    expect(await histories.verify(key)).toEqual({ valid: true });
+    expect(text(await histories.read(held, 1))).toBe('{"kept":1}');
+    expect(await histories.verify(held)).toEqual({ valid: true });
+    // A write after the prune appends as before.
+    await histories.write(key, bytes('{"new":5}'), "u7");
+    expect((await histories.list(key))!.versions.map((v) => v.version)).toEqual([1, 2, 3, 4, 5]);
+    expect(await histories.verify(key)).toEqual({ valid: true });
   }, 60_000);
 
   if (makePair) {

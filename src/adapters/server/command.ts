@@ -16,6 +16,7 @@ import { runAuditCommand } from "./audit-command.ts";
 import { runKeysCommand } from "./keys-command.ts";
 import { runBackupCommand } from "./backup-command.ts";
 import { runUsersCommand } from "./users-command.ts";
+import { runHistoryCommand } from "./history-command.ts";
 
 const USAGE = `Usage: forensic-annotation serve [options]
 
@@ -50,8 +51,9 @@ Commands:
   backup    back up every store into one archive; backup verify FILE checks one
   restore   write a backup archive into the stores (another backend, or after a loss)
   users     the user records: list, show, create, permit, delete
+  history   history prune: remove versions older than HISTORY_RETENTION_DAYS
 
-export, import, audit verify and users also work against a running service with
+export, import, audit verify, users and history prune also work against a running service with
 --url URL, so nothing has to be stopped (see each command's --help).
 
 Options:
@@ -60,7 +62,7 @@ Options:
 `;
 
 /** The commands {@link main} runs (COMMANDS lists them). */
-const COMMAND_NAMES = new Set(["serve", "export", "import", "audit", "keys", "backup", "restore", "users"]);
+const COMMAND_NAMES = new Set(["serve", "export", "import", "audit", "keys", "backup", "restore", "users", "history"]);
 
 const SHUTDOWN_GRACE_MS = 30_000;
 
@@ -234,6 +236,8 @@ export function main(argv: readonly string[], listen: Listen, runtimeStorage?: R
     ? runBackupCommand(argv, { runtimeStorage })
     : argv[0] === "users"
     ? runUsersCommand(argv, { runtimeStorage })
+    : argv[0] === "history"
+    ? runHistoryCommand(argv, { runtimeStorage })
     : runServeCommand(argv, listen, runtimeStorage);
   run.then(
     (code) => process.exit(code),

@@ -24,7 +24,10 @@ export type ServiceAuditAction =
   | "pdf-generate"
   | "user-profile-update"
   | "user-account-delete"
-  | "security-violation";
+  | "security-violation"
+  | "legal-hold-place"
+  | "legal-hold-lift"
+  | "history-prune";
 
 /** The docs/api.md#entry-shape results of service entries. */
 export type ServiceAuditResult = "success" | "failure" | "blocked";

@@ -185,6 +185,8 @@ export interface ServiceConfig {
   metricsToken: string | undefined;
   /** `DATA_HISTORY`: whether every write and delete of a data key keeps the version it replaces. */
   dataHistory: "on" | "off";
+  /** `HISTORY_RETENTION_DAYS`: versions older than this many days may be pruned; undefined keeps all. */
+  historyRetentionDays: number | undefined;
   /** The raw variables, for the keys worker's by-name lookup. */
   env: ReadonlyMap<string, string>;
 }

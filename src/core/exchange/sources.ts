@@ -6,6 +6,8 @@
  * `httpExchangeStore` over the workers' HTTP API (for a browser or a remote script); the
  * cases part of each is the one case store of `../cases/`.
  */
+import type { LegalHold } from "../schemas/hold.ts";
+import { legalHoldStore } from "../users/legal-holds.ts";
 import type { BlobStore, Clock, ImageHost, KvStore } from "../ports.ts";
 import type { CaseImageUpload, CaseStore } from "../cases/case-store.ts";
 import { portsCaseStore } from "../cases/ports-case-store.ts";
@@ -81,6 +83,8 @@ export interface ExchangeStore extends CaseStore {
   appendAudit(userUid: string, entry: ExchangeAuditEntry): Promise<void>;
   /** The current time (exports, imports and audit entries are dated by it). */
   now(): Date;
+  /** The legal hold on one of the user's cases (docs/api.md#legal-holds); absent: holds are not known here. */
+  legalHold?(userUid: string, caseNumber: string): Promise<LegalHold | undefined>;
 }
 
 /** What {@link portsExchangeStore} needs: the service's ports (a `ServicePorts` fits). */
@@ -114,9 +118,11 @@ export function portsExchangeStore(ports: ExchangePorts): ExchangeStore {
     urlLifetimeSeconds: 3600,
   });
   const cases = portsCaseStore({ data: ports.data, images: ports.images, imageHost: host, readImage: ports.readImage });
+  const holds = legalHoldStore(ports.users);
 
   return {
     ...cases,
+    legalHold: (userUid, caseNumber) => holds.holdOn(userUid, caseNumber),
     async getUser(userUid) {
       const user = await records.get(userUid);
       return user === null ? null : { ...user, readOnlyCases: user.readOnlyCases?.map((entry) => ({ ...entry, isReadOnly: true as const })) };

@@ -338,7 +338,8 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
       if (!isVersionRecord(record) || record.version !== version) {
         throw ServiceError.integrity(`The history of ${key} is damaged at version ${version}: its record is missing or out of place`, { key, version });
       }
-      if (record.deleted) return null;
+      // A deletion mark, or a version whose bytes retention removed (its record stays).
+      if (record.deleted || (version < head.record.version && (contents as { pruned?: unknown } | null)?.pruned === true)) return null;
       const bytes = bytesOf(contents);
       if (bytes === null || (contents as { v?: unknown }).v !== version || bytes.length !== record.size || (await sha256Hex(bytes)) !== record.sha256) {
         throw ServiceError.integrity(`Version ${version} of ${key} failed its integrity check: its stored bytes are not the ones its record names`, { key, version });

@@ -58,6 +58,8 @@ export async function verifyVersions(history: StoredHistory): Promise<HistoryVer
   if (records.length === newest - 1) records.push(head.record);
   if (contents.length === newest - 1) contents.push(head.contents);
   let previous: string | null = null;
+  // Pruned versions (docs/operations.md#history-retention) are a prefix: their records still chain, their bytes are gone.
+  let prunedPrefix = true;
   for (let i = 0; i < records.length; i++) {
     const version = i + 1;
     const record = records[i];
@@ -68,7 +70,10 @@ export async function verifyVersions(history: StoredHistory): Promise<HistoryVer
     if (item === undefined || item === null || typeof item !== "object" || item.v !== version) return bad(version, "bytes altered");
     if (record.deleted) {
       if (item.deleted !== true) return bad(version, "bytes altered");
+    } else if ((item as { pruned?: unknown }).pruned === true) {
+      if (!prunedPrefix || version === newest) return bad(version, "bytes altered");
     } else {
+      prunedPrefix = false;
       const bytes = bytesOf(item);
       if (bytes === null || bytes.length !== record.size || (await sha256Hex(bytes)) !== record.sha256) return bad(version, "bytes altered");
     }

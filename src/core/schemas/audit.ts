@@ -27,6 +27,10 @@ export const AuditActionSchema = z.enum([
   "export",
   "confirm",
   "validate",
+  // Written by the service only (docs/api.md#legal-holds).
+  "legal-hold-place",
+  "legal-hold-lift",
+  "history-prune",
 ]);
 export type AuditAction = z.infer<typeof AuditActionSchema>;
 

@@ -139,7 +139,10 @@ export interface AuditEntry {
     | "import"
     | "export"
     | "confirm"
-    | "validate";
+    | "validate"
+    | "legal-hold-place"
+    | "legal-hold-lift"
+    | "history-prune";
   /** How it ended. */
   result: "success" | "failure" | "warning" | "blocked" | "pending";
   /** What the entry is about; known fields are checked, null counts as absent, others are kept. */

@@ -33,6 +33,8 @@ import { createOperations, type RouteDeclaration } from "../http/operations.ts";
 import { countedStore, storeCounters } from "./counted-stores.ts";
 import { serviceReadiness } from "./readiness.ts";
 import { registerOperationsRoutes } from "./operations-routes.ts";
+import { legalHoldStore } from "../users/legal-holds.ts";
+import { heldImageFinder } from "../users/held-images.ts";
 
 
 /** The stores and services behind the workers. */
@@ -187,14 +189,17 @@ export function createService(given: ServicePorts, config: ServiceConfig): Worke
   mountWorker(app, WORKER_MOUNTS.captcha, createCaptchaWorker({ verifier: captcha, config, access }));
   mountWorker(app, WORKER_MOUNTS.audit, createAuditWorker({ audit: ports.audit, clock: ports.clock, config, access, auditHash: ports.auditHash }));
   const images = ports.imageHost ?? imageHostOf(config, ports.clock, () => ports.images);
-  mountWorker(app, WORKER_MOUNTS.image, createImageWorker({ host: images, config, access }));
+  // Mounted together, the image worker consults the legal holds before it deletes (docs/api.md#legal-holds).
+  const imageHost = hostForDirectUse(images, config);
+  const cases = portsCaseStore({ data: ports.data, images: ports.images, imageHost }, { onlyOwnedImages: config.identity !== undefined });
+  const heldImage = heldImageFinder(legalHoldStore(ports.users), cases);
+  mountWorker(app, WORKER_MOUNTS.image, createImageWorker({ host: images, config, access, heldImage }));
   const ownImages = typeof images === "function" ? ownDeliveryReader(images, config.publicUrl) : undefined;
   mountWorker(app, WORKER_MOUNTS.pdf, createPdfWorker({ config, clock: ports.clock, access, ...(ownImages ? { ownImages } : {}) }));
   // Mounted together, the user worker reaches cases and images directly.
-  const imageHost = hostForDirectUse(images, config);
   mountWorker(app, WORKER_MOUNTS.user, createUserWorker({
     users: ports.users,
-    resources: portsCaseStore({ data: ports.data, images: ports.images, imageHost }, { onlyOwnedImages: config.identity !== undefined }),
+    resources: cases,
     mailer: mailerOf(config, ports),
     clock: ports.clock,
     config,

@@ -5,7 +5,8 @@
  * user and the notification to the administrator; delete the record last. Resumable: each
  * step tolerates what an earlier, failed attempt already removed, and a case document is
  * removed only after its files and images, so a retry still finds what is left. Audit
- * trails stay (append-only).
+ * trails stay (append-only). An account with a case on legal hold is refused (409) before
+ * anything is removed.
  */
 import type { Clock, Mailer } from "../ports.ts";
 import { type ServerFailureKind, ServiceError } from "../errors.ts";
@@ -14,11 +15,14 @@ import { checkSegment } from "../storage/keys.ts";
 import { adminDeletionMail, type DeletionSummary, userDeletionMail } from "../mail/deletion-mails.ts";
 import { caseFileIds, type CaseStore } from "../cases/case-store.ts";
 import type { UserRecords } from "./user-records.ts";
+import type { LegalHoldStore } from "./legal-holds.ts";
 
 /** What a deletion needs. */
 export interface AccountDeletionDeps {
   /** The user records. */
   users: UserRecords;
+  /** Legal holds: an account with a held case is not deleted at all (docs/api.md#legal-holds). */
+  holds: LegalHoldStore;
   /** Cases, annotations and images: in the stores or over HTTP. */
   resources: CaseStore;
   /** Sends the two mails. */
@@ -81,6 +85,13 @@ async function deleteCases(resources: CaseStore, userUid: string, listed: string
 export async function deleteAccount(deps: AccountDeletionDeps, userUid: string): Promise<DeletionOutcome> {
   const user = await deps.users.get(userUid);
   if (user === null) return { status: "not-found" };
+  const held = await deps.holds.list(userUid);
+  if (held.length > 0) {
+    throw ServiceError.conflict(
+      `User ${userUid} has ${held.length} case(s) on legal hold: the account is not deleted until an administrator lifts every hold`,
+      { legalHolds: held.map((hold) => ({ userUid, caseNumber: hold.caseNumber, heldAt: hold.heldAt })) },
+    );
+  }
 
   const listed = [...user.cases.map((assignment) => assignment.caseNumber), ...(user.readOnlyCases ?? []).map((readOnly) => readOnly.caseNumber)];
   const casesDeleted = await deleteCases(deps.resources, userUid, listed).catch((err: unknown) => {

@@ -36,9 +36,13 @@ import type { WorkerApp } from "../http/worker-app.ts";
 import { keyFromRawPath } from "../storage/keys.ts";
 import { registerAuditRoutes } from "./audit-routes.ts";
 import { routeFor } from "../rate-limit/rules.ts";
-import { type AccessControl, accessControl, protect, requireOwner } from "../http/access.ts";
+import { type AccessControl, accessControl, protect, recordEvent, requestFacts, requireOwner } from "../http/access.ts";
 import { actorOf } from "../http/actor.ts";
 import { keyedSecurity } from "../http/credentials-doc.ts";
+import { legalHoldStore, refuseHeldKey } from "../users/legal-holds.ts";
+import { pruneRetainedHistories } from "../users/history-retention.ts";
+import { PruneResultSchema } from "../schemas/retention.ts";
+import { requireAdministrator } from "../http/administrator.ts";
 import { createKeyHistories, type KeyHistories } from "../history/mod.ts";
 import { HistoryQuerySchema, KeyHistorySchema } from "../schemas/history.ts";
 
@@ -51,8 +55,11 @@ export interface DataWorkerDeps {
   /** Dates new audit entries and picks today's audit day (UTC). */
   clock: Clock;
   /** The service configuration (`R2_KEY_SECRET`, `ALLOWED_ORIGIN`, `MAX_JSON_BYTES`, `MAX_AUDIT_ENTRY_BYTES`). */
-  config: Pick<ServiceConfig, "allowedOrigin" | "r2KeySecret" | "maxJsonBytes" | "maxAuditEntryBytes" | "maxAuditDayBytes" | "limits" | "demoLimits" | "selfRegistration" | "identity" | "adminAuth" | "rateLimits"> & Partial<Pick<ServiceConfig, "dataHistory">>;
-  /** The user records; when given, a case document may list at most the owner's `maxFilesPerCase` files. */
+  config: Pick<ServiceConfig, "allowedOrigin" | "r2KeySecret" | "maxJsonBytes" | "maxAuditEntryBytes" | "maxAuditDayBytes" | "limits" | "demoLimits" | "selfRegistration" | "identity" | "adminAuth" | "rateLimits"> & Partial<Pick<ServiceConfig, "dataHistory" | "historyRetentionDays">>;
+  /**
+   * The user records; when given, a case document may list at most the owner's `maxFilesPerCase`
+   * files, and a key under a case on legal hold is not deleted (docs/api.md#legal-holds).
+   */
   users?: KvStore;
   /**
    * Identity, admin key and rate limits; default from `config` over the audit store.
@@ -165,7 +172,22 @@ const deleteDocumentRoute = createRoute({
   documented: documentShapes("delete"),
   responses: {
     200: { description: "Deleted", content: { "application/json": { schema: SuccessSchema } } },
-    ...errorResponses({ ...keyErrors, 404: "No such document" }),
+    ...errorResponses({ ...keyErrors, 404: "No such document", 409: "The case is on legal hold: nothing was deleted" }),
+  },
+});
+
+const pruneRoute = createRoute({
+  tags: tagged("data"),
+  method: "post",
+  path: "/history/prune",
+  summary: "Prune versions older than HISTORY_RETENTION_DAYS (administrators only)",
+  description:
+    "The data key and `X-Admin-Key`. Removes the bytes of versions written before the cut-off, never a key's newest version nor any version of a case on legal hold; one `history-prune` entry per key in its owner's trail (docs/operations.md#history-retention).",
+  operationId: "pruneHistories",
+  security,
+  responses: {
+    200: { description: "What was pruned", content: { "application/json": { schema: PruneResultSchema } } },
+    ...errorResponses({ 403: "Bad key, or not an administrator", 409: "HISTORY_RETENTION_DAYS is not set: every version is kept" }),
   },
 });
 
@@ -250,6 +272,7 @@ function dataWorker(deps: DataWorkerDeps) {
     return requireOwner(c, access, key.split("/")[0]!).then(() => key);
   };
   const records = deps.users === undefined ? undefined : userRecords(deps.users);
+  const holds = deps.users === undefined ? undefined : legalHoldStore(deps.users);
   const histories = deps.histories ?? createKeyHistories(blobs, { clock: deps.clock });
   // Off, writes go as before; what was recorded stays readable.
   const keepHistory = config.dataHistory !== "off";
@@ -335,12 +358,29 @@ function dataWorker(deps: DataWorkerDeps) {
   };
   const remove = async (c: Context<WorkerEnv>) => {
     const key = await ownedKey(c);
+    if (holds !== undefined) await refuseHeldKey(holds, key);
     const removed = keepHistory ? (await histories.remove(key, writerOf(c))) !== null : await blobs.delete(key);
     if (!removed) throw ServiceError.notFound("File not found", { key });
     return answerJson(c, { success: true as const }, 200);
   };
   const storeLimit = limitBody(config.maxJsonBytes);
+  const prune = async (c: Context<WorkerEnv>) => {
+    requireAdministrator(c, "Pruning histories");
+    const retentionDays = config.historyRetentionDays;
+    if (retentionDays === undefined) throw ServiceError.conflict("HISTORY_RETENTION_DAYS is not set on this service: every version is kept");
+    if (holds === undefined) throw ServiceError.server("Pruning needs the user store, where the legal holds are kept");
+    const request = requestFacts(c);
+    const summary = await pruneRetainedHistories({ data: blobs, holds, log: access.log, clock: deps.clock, actor: actorOf(c)!, request }, retentionDays);
+    // The run itself, in the admin trail (each key's entry went to its owner's).
+    await recordEvent(c, access, {
+      action: "history-prune",
+      result: "success",
+      details: { securityDetails: { retentionDays, cutoff: summary.cutoff, keysPruned: summary.pruned.length, keysHeld: summary.held.length } },
+    });
+    return answerJson(c, { retentionDays, ...summary }, 200);
+  };
   const routed = withAudit
+    .openapi(pruneRoute, (c) => prune(c))
     .openapi(readDocumentRoute, (c) => read(c))
     .openapi({ ...storeDocumentRoute, middleware: storeLimit }, (c) => store(c))
     .openapi(deleteDocumentRoute, (c) => remove(c));

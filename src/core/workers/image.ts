@@ -37,6 +37,8 @@ import { actorOf } from "../http/actor.ts";
 import { systemClock } from "../ports.ts";
 import { routeFor } from "../rate-limit/rules.ts";
 import type { WorkerEnv } from "../http/worker-app.ts";
+import type { HeldImageFinder } from "../users/held-images.ts";
+import { heldConflict } from "../users/legal-holds.ts";
 
 
 /** Ports and configuration of the image worker. */
@@ -52,6 +54,8 @@ export interface ImageWorkerDeps {
    * @ignore
    */
   access?: AccessControl;
+  /** The legal hold that keeps an image, if any: a held image is not deleted (409, docs/api.md#legal-holds). */
+  heldImage?: HeldImageFinder;
 }
 
 const MB = 1024 * 1024;
@@ -104,7 +108,7 @@ const deleteRoute = createRoute({
   },
   responses: {
     200: { description: "Deleted", content: { "application/json": { schema: ImageDeleteResponseSchema } } },
-    ...errorResponses({ 403: "Bad token", 404: "Unknown image" }),
+    ...errorResponses({ 403: "Bad token", 404: "Unknown image", 409: "The image's case is on legal hold: nothing was deleted" }),
   },
 });
 const deliverRoute = createRoute({
@@ -299,6 +303,8 @@ function imageWorker(deps: ImageWorkerDeps) {
     const host = hostOf(c);
     const imageId = c.req.param("imageId");
     await requireImageOwner(c, host, imageId);
+    const held = await deps.heldImage?.(imageId);
+    if (held !== undefined) throw heldConflict(held.userUid, held.hold, `deleting image ${imageId}`);
     if (!(await host.delete(imageId))) throw ServiceError.notFound("Image not found", { imageId });
     await recordEvent(c, access, { action: "file-delete", result: "success", details: { fileDetails: { fileId: imageId } } });
     return answerJson(c, { success: true, result: {}, errors: [], messages: [] }, 200);

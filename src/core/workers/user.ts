@@ -1,7 +1,7 @@
 /**
  * @module
- * The user worker (docs/api.md#user-worker): user records and their case lists, and the account deletion
- * of rule 4 (see `users/account-deletion.ts`). `X-Custom-Auth-Key: USER_DB_AUTH`; a missing
+ * The user worker (docs/api.md#user-worker): user records and their case lists, the account deletion
+ * of rule 4 (see `users/account-deletion.ts`), and the administrators' legal holds (docs/api.md#legal-holds). `X-Custom-Auth-Key: USER_DB_AUTH`; a missing
  * or wrong key is 401 (docs/api.md#worker-credentials).
  */
 import * as z from "zod";
@@ -39,6 +39,10 @@ import { type AccessControl, accessControl, protect, recordEvent, requireOwner }
 import { actorOf } from "../http/actor.ts";
 import { routeFor } from "../rate-limit/rules.ts";
 import type { WorkerEnv } from "../http/worker-app.ts";
+import { HoldLiftBodySchema, HoldPlaceBodySchema, type LegalHold, LegalHoldsSchema } from "../schemas/hold.ts";
+import { heldConflict, legalHoldStore } from "../users/legal-holds.ts";
+import { administratorName, requireAdministrator } from "../http/administrator.ts";
+import { caseFileIds } from "../cases/case-store.ts";
 
 /** Ports and configuration of the user worker. */
 export interface UserWorkerDeps {
@@ -68,7 +72,7 @@ export const DELETION_MAIL_FAILURE_MESSAGE =
 
 // `{userUid}` is checked and decoded by the handler itself (parsePath): the parameter is in the document only.
 const UidParams = z.object({ userUid: z.string() });
-const NO_SUCH_ROUTE = "No such route: /{userUid} or /{userUid}/cases";
+const NO_SUCH_ROUTE = "No such route: /{userUid}, /{userUid}/cases or /{userUid}/holds";
 
 const userContent = { "application/json": { schema: UserDataSchema } };
 /** A JSON body the handler reads itself (strict UTF-8, depth limit, the 400 naming the field). */
@@ -120,7 +124,7 @@ const deleteUserRoute = createRoute({
   responses: {
     200: { description: "Deleted", content: { "application/json": { schema: UserDeleteResponseSchema } } },
     500: { description: "Mails could not be sent (the record is kept), or a store failed", content: { "application/json": { schema: UserDeleteFailureSchema } } },
-    ...errorResponses({ 401: "Bad key", 404: "No such user" }),
+    ...errorResponses({ 401: "Bad key", 404: "No such user", 409: "A case is on legal hold: nothing was deleted" }),
   },
 });
 const assignCasesRoute = createRoute({
@@ -136,6 +140,48 @@ const assignCasesRoute = createRoute({
     ...errorResponses({ 400: "Invalid body", 401: "Bad key", 403: "Case limit reached", 404: "No such user" }),
   },
 });
+const holdsContent = { "application/json": { schema: LegalHoldsSchema } };
+const adminOnly = "Administrators only: the user worker's key and `X-Admin-Key` (docs/api.md#legal-holds).";
+const readHoldsRoute = createRoute({
+  tags: tagged("user"),
+  method: "get",
+  path: "/{userUid}/holds",
+  summary: "List the user's legal holds",
+  description: adminOnly,
+  operationId: "readLegalHolds",
+  security: keyedSecurity("userKey"),
+  documented: { request: { params: UidParams } },
+  responses: { 200: { description: "The holds (empty when none)", content: holdsContent }, ...errorResponses({ 401: "Bad key", 403: "Not an administrator" }) },
+});
+const placeHoldRoute = createRoute({
+  tags: tagged("user"),
+  method: "put",
+  path: "/{userUid}/holds",
+  summary: "Put a case on legal hold (201), or record a new reason for a held one (200)",
+  description: `${adminOnly} While a case is held, deleting any of its documents or images, removing it from the case list and deleting the account answer 409; writes still work.`,
+  operationId: "placeLegalHold",
+  security: keyedSecurity("userKey"),
+  documented: { request: { params: UidParams, body: jsonBody(HoldPlaceBodySchema) } },
+  responses: {
+    200: { description: "The case was already held: its reason is updated", content: holdsContent },
+    201: { description: "Held", content: holdsContent },
+    ...errorResponses({ 400: "Invalid body", 401: "Bad key", 403: "Not an administrator" }),
+  },
+});
+const liftHoldRoute = createRoute({
+  tags: tagged("user"),
+  method: "delete",
+  path: "/{userUid}/holds",
+  summary: "Lift the legal hold on a case",
+  description: adminOnly,
+  operationId: "liftLegalHold",
+  security: keyedSecurity("userKey"),
+  documented: { request: { params: UidParams, body: jsonBody(HoldLiftBodySchema) } },
+  responses: {
+    200: { description: "Lifted: the holds left", content: holdsContent },
+    ...errorResponses({ 400: "Invalid body", 401: "Bad key", 403: "Not an administrator", 404: "The case is not held" }),
+  },
+});
 const removeCasesRoute = createRoute({
   tags: tagged("user"),
   method: "delete",
@@ -146,15 +192,15 @@ const removeCasesRoute = createRoute({
   documented: { request: { params: UidParams, body: jsonBody(CasesDeleteBodySchema) } },
   responses: {
     200: { description: "The updated record", content: userContent },
-    ...errorResponses({ 400: "Invalid body", 401: "Bad key", 404: "No such user" }),
+    ...errorResponses({ 400: "Invalid body", 401: "Bad key", 404: "No such user", 409: "A case to remove is on legal hold" }),
   },
 });
 
-/** `{userUid}` and whether the path is `/{userUid}/cases`, decoded once and checked. */
-function parsePath(c: Context): { uid: string; cases: boolean } {
+/** `{userUid}` and whether the path is `/{userUid}/cases` or `/{userUid}/holds`, decoded once and checked. */
+function parsePath(c: Context): { uid: string; cases: boolean; holds: boolean } {
   const parts = routePathAfterMount(c).split("/");
-  if (parts.length === 1 || (parts.length === 2 && parts[1] === "cases")) {
-    return { uid: decodeSegment(parts[0]!, "userUid"), cases: parts.length === 2 };
+  if (parts.length === 1 || (parts.length === 2 && (parts[1] === "cases" || parts[1] === "holds"))) {
+    return { uid: decodeSegment(parts[0]!, "userUid"), cases: parts[1] === "cases", holds: parts[1] === "holds" };
   }
   throw ServiceError.notFound(NO_SUCH_ROUTE);
 }
@@ -178,7 +224,7 @@ function uidOf(c: Context): string | undefined {
 /** The user worker's app, with the types of its routes (for hono's `hc` client). */
 export type UserWorkerApp = ReturnType<typeof userWorker>;
 
-/** Creates the user worker: `/{userUid}` and `/{userUid}/cases`. */
+/** Creates the user worker: `/{userUid}`, `/{userUid}/cases` and `/{userUid}/holds`. */
 export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
   return userWorker(deps);
 }
@@ -187,6 +233,7 @@ export function createUserWorker(deps: UserWorkerDeps): WorkerApp {
 function userWorker(deps: UserWorkerDeps) {
   const { config, clock } = deps;
   const records = userRecords(deps.users);
+  const holds = legalHoldStore(deps.users);
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["GET", "PUT", "DELETE"] });
   const access = deps.access ?? accessControl(config, { clock });
   protect(app, access, {
@@ -204,7 +251,7 @@ function userWorker(deps: UserWorkerDeps) {
   // Each route's own shape; the router already matched it, so this only guards the raw path.
   const ownPathOf = async (c: Context<WorkerEnv>, cases: boolean) => {
     const path = await ownPath(c);
-    if (path.cases !== cases) throw ServiceError.notFound(NO_SUCH_ROUTE);
+    if (path.cases !== cases || path.holds) throw ServiceError.notFound(NO_SUCH_ROUTE);
     return path;
   };
   const isSelf = (c: Context<WorkerEnv>) => access.identity !== undefined && actorOf(c)?.kind === "user";
@@ -235,8 +282,8 @@ function userWorker(deps: UserWorkerDeps) {
   };
 
   const readRecord = async (c: Context<WorkerEnv>) => {
-    const { uid, cases } = await ownPath(c);
-    if (cases) throw ServiceError.methodNotAllowed(["PUT", "DELETE"]);
+    const { uid, cases, holds } = await ownPath(c);
+    if (cases || holds) throw ServiceError.methodNotAllowed(["PUT", "DELETE"]);
     // The record as validated when it was last read, not parsed again while it is unchanged.
     const answer = await records.answer(uid);
     if (answer === null) throw notFound(uid);
@@ -305,6 +352,8 @@ function userWorker(deps: UserWorkerDeps) {
     const { uid } = await ownPathOf(c, true);
     const body = await readBody(c, CasesDeleteBodySchema);
     const remove = new Set(body.casesToDelete);
+    const held = (await holds.list(uid)).find((hold) => remove.has(hold.caseNumber));
+    if (held !== undefined) throw heldConflict(uid, held, "removing it from the case list");
     const user = await records.update(uid, (current) => {
       if (current === null) throw notFound(uid);
       // Only the assignments go (rule 3); the case documents stay.
@@ -323,7 +372,7 @@ function userWorker(deps: UserWorkerDeps) {
   };
   const deleteUser = async (c: Context<WorkerEnv>) => {
     const { uid } = await ownPathOf(c, false);
-    const outcome = await deleteAccount({ users: records, resources: deps.resources, mailer: deps.mailer, clock, config }, uid);
+    const outcome = await deleteAccount({ users: records, holds, resources: deps.resources, mailer: deps.mailer, clock, config }, uid);
     if (outcome.status === "not-found") throw notFound(uid);
     const deletion = { userId: uid, action: "user-account-delete" as const, details: { workflowPhase: "user-management" as const } };
     if (outcome.status === "mail-failed") {
@@ -333,6 +382,46 @@ function userWorker(deps: UserWorkerDeps) {
     }
     await recordEvent(c, access, { ...deletion, result: "success" });
     return answerJson(c, { success: true as const, message: `Account ${uid} and its ${outcome.summary.casesDeleted} case(s) were deleted` }, 200);
+  };
+  // Legal holds: the path's user (checked like every path), then the administrator.
+  const holdsPath = async (c: Context<WorkerEnv>, action: string) => {
+    const path = await ownPath(c);
+    if (!path.holds) throw ServiceError.notFound(NO_SUCH_ROUTE);
+    requireAdministrator(c, action);
+    return path.uid;
+  };
+  const holdsAnswer = (uid: string, list: LegalHold[]) => ({ userUid: uid, holds: list });
+  const holdEvent = (c: Context<WorkerEnv>, uid: string, hold: LegalHold, change: "placed" | "reason-updated" | "lifted") =>
+    recordEvent(c, access, {
+      userId: uid,
+      action: change === "lifted" ? "legal-hold-lift" : "legal-hold-place",
+      result: "success",
+      details: { caseNumber: hold.caseNumber, workflowPhase: "user-management", userProfileDetails: { legalHold: { change, reason: hold.reason, heldAt: hold.heldAt, heldBy: hold.heldBy } } },
+    });
+  const readHolds = async (c: Context<WorkerEnv>) => {
+    const uid = await holdsPath(c, "Reading legal holds");
+    return answerJson(c, holdsAnswer(uid, await holds.list(uid)), 200);
+  };
+  const placeHold = async (c: Context<WorkerEnv>) => {
+    const uid = await holdsPath(c, "Putting a case on legal hold");
+    const body = await readBody(c, HoldPlaceBodySchema);
+    const caseNumber = checkSegment(body.caseNumber, "caseNumber");
+    // The case's images as its document lists them now: a later write dropping one does not free it.
+    const imageIds = await caseFileIds(deps.resources, uid, caseNumber) ?? [];
+    const hold: LegalHold = { caseNumber, reason: body.reason, heldAt: clock.now().toISOString(), heldBy: administratorName(actorOf(c)), imageIds };
+    const change = await holds.place(uid, hold);
+    await holdEvent(c, uid, change.hold, change.placed ? "placed" : "reason-updated");
+    const answer = holdsAnswer(uid, change.holds);
+    return change.placed ? answerJson(c, answer, 201) : answerJson(c, answer, 200);
+  };
+  const liftHold = async (c: Context<WorkerEnv>) => {
+    const uid = await holdsPath(c, "Lifting a legal hold");
+    const body = await readBody(c, HoldLiftBodySchema);
+    const caseNumber = checkSegment(body.caseNumber, "caseNumber");
+    const change = await holds.lift(uid, caseNumber);
+    if (change === null) throw ServiceError.notFound(`Case ${caseNumber} of user ${uid} is not on legal hold`, { userUid: uid, caseNumber });
+    await holdEvent(c, uid, change.hold, "lifted");
+    return answerJson(c, holdsAnswer(uid, change.holds), 200);
   };
   // Paths of no other shape: the same checks refuse them as before (400, 404, or 405 for GET on cases).
   const otherPath = async (c: Context<WorkerEnv>): Promise<Response> => {
@@ -346,7 +435,10 @@ function userWorker(deps: UserWorkerDeps) {
     .openapi({ ...writeUserRoute, middleware: bodyLimit }, (c) => writeRecord(c))
     .openapi({ ...deleteUserRoute, middleware: bodyLimit }, (c) => deleteUser(c))
     .openapi({ ...assignCasesRoute, middleware: bodyLimit }, (c) => assignCases(c))
-    .openapi({ ...removeCasesRoute, middleware: bodyLimit }, (c) => removeCases(c));
+    .openapi({ ...removeCasesRoute, middleware: bodyLimit }, (c) => removeCases(c))
+    .openapi(readHoldsRoute, (c) => readHolds(c))
+    .openapi({ ...placeHoldRoute, middleware: bodyLimit }, (c) => placeHold(c))
+    .openapi({ ...liftHoldRoute, middleware: bodyLimit }, (c) => liftHold(c));
   app.get("/*", readRecord);
   app.put("/*", bodyLimit, otherPath);
   app.delete("/*", bodyLimit, otherPath);

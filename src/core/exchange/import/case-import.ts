@@ -8,6 +8,7 @@
  * write is journalled; on any failure the journal is undone (8). A replaced read-only case is
  * removed only once the new one is in place. The audit entry `case-import` is written either way.
  */
+import { heldConflict } from "../../users/legal-holds.ts";
 import { fileIdsOf } from "../../cases/case-store.ts";
 import { ContentionError } from "../../storage/conflict-retry.ts";
 import { ServiceError } from "../../errors.ts";
@@ -210,6 +211,9 @@ export async function importCase(store: ExchangeStore, zip: Uint8Array | Blob | 
     if (importer === null) throw new PackageRefusal(`The importing user ${importerUid} does not exist`);
     const existing = await storedCaseDocument(store, importerUid, result.caseNumber);
     const { replaces } = checkImporterCases(pkg.data, importer, options.overwriteExisting === true, existing);
+    // Replacing removes the held case's files: refused whole, before anything is written.
+    const hold = replaces ? await store.legalHold?.(importerUid, result.caseNumber) : undefined;
+    if (hold !== undefined) throw heldConflict(importerUid, hold, "replacing it by an import");
     const problems = consistencyProblems(pkg);
     if (problems.length > 0) {
       if (options.validateIntegrity !== false) throw new PackageRefusal(`The package is inconsistent: ${problems.join("; ")}`);
