@@ -192,7 +192,7 @@ export function createService(given: ServicePorts, config: ServiceConfig): Worke
   const imageHost = hostForDirectUse(images, config);
   mountWorker(app, WORKER_MOUNTS.user, createUserWorker({
     users: ports.users,
-    resources: portsCaseStore({ data: ports.data, images: ports.images, imageHost }, { onlyOwnedImages: config.identity !== undefined }),
+    resources: portsCaseStore({ data: ports.data, images: ports.images, imageHost, histories: config.dataHistory === "off" ? undefined : histories }, { onlyOwnedImages: config.identity !== undefined }),
     mailer: mailerOf(config, ports),
     clock: ports.clock,
     config,

@@ -71,4 +71,17 @@ describe("data worker history", () => {
     expect((await on.request("/data/u1/C-1/data.json", { method: "PUT", headers: dataHeaders, body: '{"a":3}' })).status).toBe(200);
     expect(await (await on.request("/data/u1/C-1/data.json", { headers: dataHeaders })).text()).toBe('{"a":3}');
   });
+
+  it("account deletion (user worker mounted with the others) deletes each document as a deletion mark written by service; the history stays", async () => {
+    const { app } = testService({ RATE_LIMITS: "off" });
+    const userAuth = { "X-Custom-Auth-Key": KEYS.USER_DB_AUTH, "Content-Type": "application/json" };
+    expect((await app.request("/user/u7", { method: "PUT", headers: userAuth, body: JSON.stringify({ email: "u7@lab.example", firstName: "A", lastName: "B", company: "Lab", permitted: true }) })).status).toBe(201);
+    expect((await app.request("/user/u7/cases", { method: "PUT", headers: userAuth, body: JSON.stringify({ cases: [{ caseNumber: "C-1" }] }) })).status).toBe(200);
+    expect((await app.request("/data/u7/C-1/data.json", { method: "PUT", headers: dataHeaders, body: '{"files":[]}' })).status).toBe(200);
+    expect((await app.request("/user/u7", { method: "DELETE", headers: userAuth })).status).toBe(200);
+    expect(await (await app.request("/data/u7/C-1/data.json", { headers: dataHeaders })).text()).toBe("[]");
+    const history = await (await app.request("/data/u7/C-1/data.json?history&verify=true", { headers: dataHeaders })).json() as Listed & { valid: boolean };
+    expect(history.versions.map((v) => [v.version, v.deleted, v.writtenBy])).toEqual([[1, false, "data-key"], [2, true, "service"]]);
+    expect(history).toMatchObject({ current: null, valid: true });
+  });
 });
