@@ -8,7 +8,7 @@ import { ServiceError } from "../errors.ts";
 import { checkSegment, decodeSegment, storageKeys } from "../storage/keys.ts";
 import { checkSignedUrl, signDeliveryUrl } from "./signed-url.ts";
 import { type ImageMetadata, ImageMetadataSchema } from "../schemas/image.ts";
-import { HISTORY_ROOT } from "../history/mod.ts";
+import { deletedImageKey, deletedImageMetadataKey } from "../history/mod.ts";
 
 /** Options of {@link createLocalImageHost}. */
 export interface LocalImageHostOptions {
@@ -36,10 +36,6 @@ export interface LocalImageHostOptions {
   keepDeleted?: boolean;
 }
 
-/** Where a deleted image's bytes are kept (a history key: no image or data key starts with `#`). */
-export const deletedImageKey = (imageId: string): string => `${HISTORY_ROOT}/${storageKeys.image(imageId)}`;
-/** Where a deleted image's metadata is kept, with `deleted: true` and `deletedAt`: its deletion mark. */
-export const deletedImageMetadataKey = (imageId: string): string => `${deletedImageKey(imageId)}.json`;
 
 /** An image's metadata is stored beside its bytes under this suffix (`images/{id}.json`). */
 const METADATA_SUFFIX = ".json";
@@ -125,14 +121,14 @@ export function createLocalImageHost(options: LocalImageHostOptions): LocalImage
     const stored = await read(storageKeys.image(id));
     if (stored !== null) {
       if (stored.body instanceof ReadableStream) {
-        if (options.store.putStream !== undefined) await options.store.putStream(deletedImageKey(id), stored.size, stored.body);
-        else await options.store.put(deletedImageKey(id), new Uint8Array(await new Response(stored.body).arrayBuffer()));
+        if (options.store.putStream !== undefined) await options.store.putStream(deletedImageKey(storageKeys.image(id)), stored.size, stored.body);
+        else await options.store.put(deletedImageKey(storageKeys.image(id)), new Uint8Array(await new Response(stored.body).arrayBuffer()));
       } else {
-        await options.store.put(deletedImageKey(id), stored.body);
+        await options.store.put(deletedImageKey(storageKeys.image(id)), stored.body);
       }
     }
     const mark = { ...meta, deleted: true, deletedAt: options.clock.now().toISOString() };
-    await options.store.put(deletedImageMetadataKey(id), encoder.encode(JSON.stringify(mark)));
+    await options.store.put(deletedImageMetadataKey(storageKeys.image(id)), encoder.encode(JSON.stringify(mark)));
   }
 
   return {

@@ -191,7 +191,7 @@ export function createService(given: ServicePorts, config: ServiceConfig): Worke
   const images = ports.imageHost ?? imageHostOf(config, ports.clock, () => ports.images);
   // Mounted together, the image worker consults the legal holds before it deletes (docs/api.md#legal-holds).
   const imageHost = hostForDirectUse(images, config);
-  const cases = portsCaseStore({ data: ports.data, images: ports.images, imageHost }, { onlyOwnedImages: config.identity !== undefined });
+  const cases = portsCaseStore({ data: ports.data, images: ports.images, imageHost, histories: config.dataHistory === "off" ? undefined : histories }, { onlyOwnedImages: config.identity !== undefined });
   const heldImage = heldImageFinder(legalHoldStore(ports.users), cases);
   mountWorker(app, WORKER_MOUNTS.image, createImageWorker({ host: images, config, access, heldImage }));
   const ownImages = typeof images === "function" ? ownDeliveryReader(images, config.publicUrl) : undefined;
