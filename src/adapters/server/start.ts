@@ -277,7 +277,9 @@ async function startOnFolder(options: ServeOptions, defined: Record<string, stri
   }
   const url = `http://${hostInUrl(options.host)}:${server.port}`;
   for (const name of secrets.generated) {
-    log(`generated ${name}=${secrets.env[name]} (kept in ${options.dataDir}/secrets.json; shown once)`);
+    // A private key is never printed: peers need only its public half (GET /exchange/keys).
+    if (name === "EXCHANGE_DECRYPTION_KEY") log(`generated ${name} (an EC P-256 private key, kept in ${options.dataDir}/secrets.json; its public half is served at ${url}/exchange/keys)`);
+    else log(`generated ${name}=${secrets.env[name]} (kept in ${options.dataDir}/secrets.json; shown once)`);
   }
   for (const line of serviceLines(url, config.apiDocs === "on")) log(line);
   log(`ready    ${url} (${storage.description})`);
