@@ -4,6 +4,7 @@
  * packages made by a small independent implementation (Web Crypto and jose only, written from
  * the documentation) opened, and ours opened by it.
  */
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { base64url, calculateJwkThumbprint, CompactEncrypt, compactDecrypt, importJWK, type JWK } from "jose";
 import {
@@ -357,6 +358,59 @@ describe("sealed packages against an independent implementation of docs/exchange
       }
     });
   }
+});
+
+describe("the worked example of docs/exchange.md#worked-example", () => {
+  const doc = readFileSync(new URL("../../docs/exchange.md", import.meta.url), "utf8");
+  const block = (name: string): string => {
+    const match = new RegExp(`<!-- sealed-example:${name} -->\\n\`\`\`\\w+\\n([\\s\\S]*?)\\n\`\`\``).exec(doc);
+    if (match === null) throw new Error(`docs/exchange.md has no sealed-example:${name} block`);
+    return match[1]!;
+  };
+  const hex = (bytes: Uint8Array): string => Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+  const privateJwk = JSON.parse(block("private-jwk")) as JWK;
+  const pkg = base64url.decode(block("package").replace(/\s+/g, ""));
+  const plaintext = new TextEncoder().encode(`${block("plaintext")}`);
+
+  it("opens with this code to the plaintext shown", async () => {
+    expect(pkg.length).toBe(700);
+    expect(plaintext.length).toBe(100);
+    const { received, error } = await openAll(pkg, privateJwk);
+    expect(error).toBeUndefined();
+    expect(new Uint8Array(await new Blob(received as BlobPart[]).arrayBuffer())).toEqual(plaintext);
+  });
+
+  it("decodes step by step as the text says, with Web Crypto and jose only", async () => {
+    expect(hex(pkg.subarray(0, 13))).toMatch(/^46415345414c454401[0-9a-f]{8}$/);
+    const length = new DataView(pkg.buffer, pkg.byteOffset).getUint32(9);
+    expect(doc).toContain(`\`${hex(pkg.subarray(0, 13))}\`: the magic, version 1, a header of ${length} bytes`);
+    const head = new Uint8Array(pkg.slice(0, 13 + length));
+    const header = JSON.parse(new TextDecoder().decode(head.subarray(13)));
+    expect(header).toEqual(JSON.parse(block("header")));
+    expect(header.recipient).toBe(await calculateJwkThumbprint(privateJwk));
+    const { plaintext: contentKey, protectedHeader } = await compactDecrypt(header.key, await importJWK(privateJwk, "ECDH-ES+A256KW"));
+    expect(protectedHeader).toMatchObject({ alg: "ECDH-ES+A256KW", enc: "A256GCM", kid: header.recipient });
+    expect(hex(contentKey)).toBe(block("content-key"));
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", head));
+    expect(hex(digest)).toBe(block("header-digest"));
+    const aes = await crypto.subtle.importKey("raw", new Uint8Array(contentKey), "AES-GCM", false, ["decrypt"]);
+    const chunks = [
+      { from: 568, to: 648, nonce: "000000000000000000000000", tail: "000000000000000000" },
+      { from: 648, to: 700, nonce: "000000000000000000000101", tail: "000000000000000101" },
+    ];
+    const out: Uint8Array[] = [];
+    for (const [index, chunk] of chunks.entries()) {
+      expect(doc).toContain(`nonce \`${chunk.nonce}\``);
+      expect(doc).toContain(`the digest then \`${chunk.tail}\``);
+      const last = index === chunks.length - 1;
+      expect(hex(independent.nonce(index, last))).toBe(chunk.nonce);
+      expect(hex(independent.aad(digest, index, last))).toBe(hex(digest) + chunk.tail);
+      const iv = Uint8Array.from(chunk.nonce.match(/../g)!, (byte) => parseInt(byte, 16));
+      const additionalData = Uint8Array.from((hex(digest) + chunk.tail).match(/../g)!, (byte) => parseInt(byte, 16));
+      out.push(new Uint8Array(await crypto.subtle.decrypt({ name: "AES-GCM", iv, additionalData }, aes, pkg.slice(chunk.from, chunk.to))));
+    }
+    expect(new Uint8Array(await new Blob(out as BlobPart[]).arrayBuffer())).toEqual(plaintext);
+  });
 });
 
 export type { OpeningKey };

@@ -80,7 +80,6 @@ export type { ArchiveReader } from "./package/zip-read.ts";
 export { createConfirmation, exportConfirmations, importConfirmations, type ReviewerDetails } from "./confirmations.ts";
 export { type ExchangeJwk, type ManifestSigner, publicJwkOf, type SignatureVerification, signerFromJwk } from "./package/signature.ts";
 export {
-  decryptionKeyProblem,
   isSealedPackage,
   type OpenedPackage,
   type OpeningKey,

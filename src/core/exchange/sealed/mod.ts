@@ -16,6 +16,6 @@
  * ```
  */
 export { isSealedPackage, type SealedHeader } from "./sealed-format.ts";
-export { decryptionKeyProblem, type OpeningKey, openingKeyOf, type RecipientKey, recipientKeyOf, type SealingAlgorithm } from "./sealing-keys.ts";
+export { type OpeningKey, openingKeyOf, type RecipientKey, recipientKeyOf, type SealingAlgorithm } from "./sealing-keys.ts";
 export { sealPackage, type SealOptions } from "./seal.ts";
 export { type OpenedPackage, openSealedPackage } from "./open.ts";

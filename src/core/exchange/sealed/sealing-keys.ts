@@ -90,16 +90,6 @@ function modulusBits(n: string): number {
 }
 
 /**
- * Why a value cannot be `EXCHANGE_DECRYPTION_KEY` (a private EC P-256 or RSA JWK), or
- * undefined when its shape is right. Whether the key material imports is checked by
- * {@link openingKeyOf}.
- */
-export function decryptionKeyProblem(value: unknown): string | undefined {
-  const members = publicMembers(value, "decryption");
-  return typeof members === "string" ? members : undefined;
-}
-
-/**
  * The recipient a package is sealed for, from a public JWK sent by a caller.
  *
  * @throws {ServiceError} 400 naming what is wrong with the key.
