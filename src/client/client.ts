@@ -8,6 +8,7 @@ import type { AuditEntry, CaseData, ErrorBody, UserData } from "../core/schemas/
 import type { ErrorCode } from "../core/schemas/error.ts";
 import type { ReportInput } from "../core/pdf/mod.ts";
 import type { AuditVerification } from "../core/audit/verify.ts";
+import type { CaseImportPreview, ConfirmationImportResult, ImportResult } from "../core/exchange/shapes.ts";
 import type {
   AuditAppended,
   AuditEntries,
@@ -21,7 +22,7 @@ import type {
 } from "./types.ts";
 
 /** The workers, each under its mount of the service. */
-export type WorkerName = "user" | "data" | "audit" | "keys" | "captcha" | "image" | "pdf";
+export type WorkerName = "user" | "data" | "audit" | "keys" | "captcha" | "image" | "pdf" | "exchange";
 
 /** Options of {@link createClient}. */
 export interface ClientOptions {
@@ -228,6 +229,69 @@ export interface AuditClient {
   verify(userId: string, range?: AuditRange): Promise<AuditVerification>;
 }
 
+/** A file the exchange worker answers: its name, its type, and its bytes as they arrive. */
+export interface ExchangeFile {
+  /** The file's name (from `Content-Disposition`), e.g. `C-1-export-20261122.zip`. */
+  fileName: string;
+  /** Its media type. */
+  contentType: string;
+  /** The bytes as they arrive (read it, or `bytes()`, once). */
+  body: ReadableStream<Uint8Array>;
+  /** The whole file. */
+  bytes(): Promise<Uint8Array>;
+}
+
+/** What an export leaves out, as the `export` command's flags. */
+export interface ExchangeExportOptions {
+  /** `false`: files without their annotations (`--no-annotations`). */
+  annotations?: boolean;
+  /** `false`: without the summary block (`--no-metadata`). */
+  metadata?: boolean;
+}
+
+/** A package or confirmation file to send: bytes, a Blob (a File), or a stream. */
+export type ExchangeUpload = Uint8Array | Blob | ReadableStream<Uint8Array> | string;
+
+/** The exchange worker's calls (docs/exchange.md#over-http); they send the data key. */
+export interface ExchangeClient {
+  /** `GET /exchange/{uid}/cases/{case}`: the case as a ZIP package (default), JSON or CSV. */
+  exportCase(uid: string, caseNumber: string, options?: ExchangeExportOptions & { format?: "zip" | "json" | "csv" }): Promise<ExchangeFile>;
+  /** `GET /exchange/{uid}/cases`: every case of the user as JSON (default) or an XLSX workbook. */
+  exportAllCases(uid: string, options?: ExchangeExportOptions & { format?: "json" | "xlsx" }): Promise<ExchangeFile>;
+  /** `POST /exchange/{uid}/imports`: imports a package as a read-only case; a refusal is a `ServiceClientError` (409 `CONFLICT`: pass `overwrite`). */
+  importCase(uid: string, file: ExchangeUpload, options?: { overwrite?: boolean; fileName?: string }): Promise<ImportResult>;
+  /** `POST /exchange/{uid}/imports?preview=true`: what the package holds and whether it would import; nothing is written. */
+  previewImport(uid: string, file: ExchangeUpload, options?: { overwrite?: boolean }): Promise<CaseImportPreview>;
+  /** `GET /exchange/{uid}/cases/{case}/confirmations`: the confirmation export of a read-only case. */
+  exportConfirmations(uid: string, caseNumber: string): Promise<ExchangeFile>;
+  /** `POST /exchange/{uid}/confirmations`: imports a reviewer's confirmation export into the original case. */
+  importConfirmations(uid: string, file: ExchangeUpload, options?: { fileName?: string }): Promise<ConfirmationImportResult>;
+}
+
+/** The file name of a `Content-Disposition` (its `filename*` when there is one). */
+function attachmentName(header: string | null, fallback: string): string {
+  if (header === null) return fallback;
+  const extended = /filename\*=UTF-8''([^;]+)/i.exec(header);
+  if (extended !== null) {
+    try {
+      return decodeURIComponent(extended[1]!);
+    } catch {
+      // Not percent-encoding after all: the plain name below.
+    }
+  }
+  return /filename="([^"]*)"/i.exec(header)?.[1] ?? fallback;
+}
+
+/** The query of an export's options. */
+function exportQuery(options: ExchangeExportOptions & { format?: string }): string {
+  const query = new URLSearchParams();
+  if (options.format !== undefined) query.set("format", options.format);
+  if (options.annotations === false) query.set("annotations", "false");
+  if (options.metadata === false) query.set("metadata", "false");
+  const text = query.toString();
+  return text === "" ? "" : `?${text}`;
+}
+
 /** The client {@link createClient} returns: one member per worker. */
 export interface ServiceClient {
   /** `GET /health`. */
@@ -246,9 +310,14 @@ export interface ServiceClient {
   captcha: { verify(token: string): Promise<CaptchaResult> };
   /** The PDF worker: renders the report of docs/report.md#request; the PDF's bytes. */
   pdf: { render(request: ReportInput): Promise<Uint8Array> };
+  /** The exchange worker: exports, imports and confirmations over HTTP. */
+  exchange: ExchangeClient;
 }
 
 type Credential = "user" | "data" | "keys" | "image" | "none";
+
+/** A request's body: JSON, a form, or bytes of a media type. */
+type SentBody = { json: unknown } | { form: FormData } | { raw: ExchangeUpload; contentType: string };
 
 /** What the service writes on every stored entry, and refuses from clients (docs/api.md#append). */
 const SERVICE_WRITTEN_FIELDS: readonly string[] = ["receivedAt", "seq", "prevHash", "hash"];
@@ -302,14 +371,14 @@ export function createClient(options: ClientOptions): ServiceClient {
     credential: Credential,
     method: string,
     path: string,
-    body?: { json: unknown } | { form: FormData },
+    body?: SentBody,
     identity = true,
   ): Promise<Response> => sendTo(`${workerUrl(worker)}${path}`, credential, method, body, identity);
   const sendTo = async (
     url: string,
     credential: Credential,
     method: string,
-    body?: { json: unknown } | { form: FormData },
+    body?: SentBody,
     identity = true,
   ): Promise<Response> => {
     const headers = await headersFor(credential, identity);
@@ -317,11 +386,16 @@ export function createClient(options: ClientOptions): ServiceClient {
     if (body !== undefined && "json" in body) {
       headers.set("Content-Type", "application/json");
       payload = JSON.stringify(body.json);
+    } else if (body !== undefined && "raw" in body) {
+      headers.set("Content-Type", body.contentType);
+      payload = body.raw as BodyInit;
     } else if (body !== undefined) {
       payload = body.form;
     }
     // Never followed: fetch keeps custom headers (every key here) and re-sends bodies across origins.
-    const request = new Request(url, { method, headers, body: payload, redirect: "manual" });
+    // A stream is sent as it is read (`duplex: "half"`, which fetch asks of a streamed body).
+    const streamed = payload instanceof ReadableStream;
+    const request = new Request(url, { method, headers, body: payload, redirect: "manual", ...(streamed ? { duplex: "half" } : {}) } as RequestInit);
     const response = await reading(`no answer from ${url}`, () => doFetch(request));
     if (response.ok) return response;
     if (response.type === "opaqueredirect" || (response.status >= 300 && response.status < 400)) {
@@ -369,6 +443,38 @@ export function createClient(options: ClientOptions): ServiceClient {
     putCase: async (uid, caseNumber, value) => await data.put([uid, caseNumber, "data.json"], value),
   };
 
+  const fileOf = async (pending: Promise<Response>, fallback: string): Promise<ExchangeFile> => {
+    const response = await pending;
+    const body = response.body ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
+    return {
+      fileName: attachmentName(response.headers.get("Content-Disposition"), fallback),
+      contentType: response.headers.get("Content-Type") ?? "application/octet-stream",
+      body,
+      bytes: async () => new Uint8Array(await reading(BROKE_OFF, () => new Response(body).arrayBuffer())),
+    };
+  };
+  const userPath = (uid: string) => `/${segment(uid, "uid")}`;
+  const casePath = (uid: string, caseNumber: string) => `${userPath(uid)}/cases/${segment(caseNumber, "caseNumber")}`;
+  const importQuery = (options: { overwrite?: boolean; fileName?: string; preview?: boolean }) => {
+    const query = new URLSearchParams();
+    if (options.preview === true) query.set("preview", "true");
+    if (options.overwrite === true) query.set("overwrite", "true");
+    if (options.fileName !== undefined) query.set("fileName", wellFormed(options.fileName, "fileName"));
+    const text = query.toString();
+    return text === "" ? "" : `?${text}`;
+  };
+  const exchange: ExchangeClient = {
+    exportCase: async (uid, caseNumber, options = {}) => await fileOf(send("exchange", "data", "GET", `${casePath(uid, caseNumber)}${exportQuery(options)}`), `${caseNumber}-export.${options.format ?? "zip"}`),
+    exportAllCases: async (uid, options = {}) => await fileOf(send("exchange", "data", "GET", `${userPath(uid)}/cases${exportQuery(options)}`), `all-cases-export.${options.format ?? "json"}`),
+    importCase: async (uid, file, options = {}) =>
+      await json<ImportResult>(send("exchange", "data", "POST", `${userPath(uid)}/imports${importQuery(options)}`, { raw: file, contentType: "application/zip" })),
+    previewImport: async (uid, file, options = {}) =>
+      await json<CaseImportPreview>(send("exchange", "data", "POST", `${userPath(uid)}/imports${importQuery({ ...options, preview: true })}`, { raw: file, contentType: "application/zip" })),
+    exportConfirmations: async (uid, caseNumber) => await fileOf(send("exchange", "data", "GET", `${casePath(uid, caseNumber)}/confirmations`), `confirmation-data-${caseNumber}.json`),
+    importConfirmations: async (uid, file, options = {}) =>
+      await json<ConfirmationImportResult>(send("exchange", "data", "POST", `${userPath(uid)}/confirmations${importQuery(options)}`, { raw: file, contentType: "application/json" })),
+  };
+
   return {
     health: async () => await json<{ ok: true }>(sendTo(`${base}/health`, "none", "GET", undefined, false)),
     user: {
@@ -402,5 +508,6 @@ export function createClient(options: ClientOptions): ServiceClient {
         return new Uint8Array(await reading(BROKE_OFF, () => response.arrayBuffer()));
       },
     },
+    exchange,
   };
 }

@@ -24,6 +24,10 @@ export {
   createClient,
   type DataClient,
   type DataKey,
+  type ExchangeClient,
+  type ExchangeExportOptions,
+  type ExchangeFile,
+  type ExchangeUpload,
   type ServiceClient,
   ServiceClientError,
   type UserClient,
@@ -67,4 +71,5 @@ export type {
 export type { AnnotationData, BoxAnnotation, Confirmation } from "../core/schemas/annotation.ts";
 export type { AuditEntry, CaseData, ErrorBody, FileData, UserData } from "../core/schemas/resources.ts";
 export type { ErrorCode } from "../core/schemas/error.ts";
+export type { CaseImportPreview, ConfirmationExport, ConfirmationImportResult, ImportResult } from "../core/exchange/shapes.ts";
 export type { ReportAnnotations, ReportBox, ReportInput, ReportRequest } from "../core/pdf/mod.ts";

@@ -434,7 +434,7 @@ describe("confirmations after our import of a client package", () => {
     const clientFile = await clientConfirmationExport(seeded);
     expect(JSON.parse(clientFile).metadata.originalExportCreatedAt).toBe(MANIFEST_AT);
     const result = await importConfirmations(seeded.store, ANALYST, clientFile);
-    expect(result).toEqual({ success: true, caseNumber: CASE, confirmationsImported: 1, imagesUpdated: 1 });
+    expect(result).toEqual({ success: true, caseNumber: CASE, confirmationsImported: 1, imagesUpdated: 1, signatureValid: "unsigned" });
     expect((await readJson(seeded.ports, storageKeys.annotations(ANALYST, CASE, seeded.files[1]!.id))).confirmationData).toEqual(confirmation);
 
     const ours = await exportConfirmations(seeded.store, REVIEWER, CASE);

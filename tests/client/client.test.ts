@@ -15,6 +15,9 @@ import { KEYS, stubVerifier, testService } from "../helpers/service.ts";
 import { auditEntry } from "../helpers/audit-entry.ts";
 import { fixture } from "../helpers/images.ts";
 import { IdentityTokenError } from "../../src/core/identity/identity-token.ts";
+import { createService } from "../../src/core/service/service.ts";
+import { parseConfig } from "../../src/core/config/mod.ts";
+import { ANALYST, CASE, REVIEWER, seedCase } from "../exchange/exchange-fixtures.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const keys = { userKey: KEYS.USER_DB_AUTH, dataKey: KEYS.R2_KEY_SECRET, keysKey: KEYS.KEYS_AUTH, imagesToken: KEYS.IMAGES_API_TOKEN };
@@ -66,6 +69,48 @@ describe("the typed client", () => {
     expect(await client.captcha.verify("token-1")).toEqual({ success: true, "error-codes": [] });
     expect((await client.user.removeCases("u1", ["C-1"])).cases).toEqual([]);
     expect((await client.user.delete("u1")).success).toBe(true);
+  });
+
+  it("the exchange calls: the documented operations with the data key; a package streamed in, a refusal thrown with its result", async () => {
+    const seeded = await seedCase();
+    const app = createService(seeded.ports, parseConfig({ ...KEYS, RATE_LIMITS: "off" }));
+    const doc = (await (await app.request("/openapi.json")).json()) as { paths: Record<string, Record<string, unknown>> };
+    const sent: string[] = [];
+    const client = clientOf(app, {
+      fetch: async (request) => {
+        expect(request.headers.get("X-Custom-Auth-Key")).toBe(KEYS.R2_KEY_SECRET);
+        const path = new URL(request.url).pathname;
+        const operation = Object.entries(doc.paths).find(([template, methods]) =>
+          request.method.toLowerCase() in methods && new RegExp(`^${template.replace(/\{[^}]+\}/g, "[^/]+")}$`).test(path)
+        );
+        sent.push(`${request.method} ${operation?.[0] ?? `undocumented ${path}`}`);
+        return await app.request(request);
+      },
+    });
+    const zip = await client.exchange.exportCase(ANALYST, CASE);
+    expect(zip.fileName).toBe(`${CASE}-export-20261122.zip`);
+    expect(zip.contentType).toBe("application/zip");
+    const bytes = await zip.bytes();
+    const json = await client.exchange.exportCase(ANALYST, CASE, { format: "json", annotations: false });
+    expect(JSON.parse(new TextDecoder().decode(await json.bytes())).files[0].annotations).toBeUndefined();
+    expect((await client.exchange.exportAllCases(ANALYST, { format: "xlsx" })).fileName).toBe("all-cases-export-20261122.xlsx");
+    expect(await client.exchange.previewImport(REVIEWER, new Blob([bytes]))).toMatchObject({ canImport: true, caseNumber: CASE, fileCount: 3 });
+    const stream = new Blob([bytes]).stream();
+    expect(await client.exchange.importCase(REVIEWER, stream, { fileName: "case.zip" })).toMatchObject({ success: true, filesImported: 3 });
+    const again = await client.exchange.importCase(REVIEWER, bytes).catch((err: unknown) => err);
+    expect(again).toBeInstanceOf(ServiceClientError);
+    expect(again).toMatchObject({ status: 409, code: "CONFLICT", error: { details: { result: { success: false, overwritable: true } } } });
+    const none = await client.exchange.exportConfirmations(REVIEWER, CASE).catch((err: unknown) => err);
+    expect(none).toMatchObject({ status: 400, code: "VALIDATION_ERROR" });
+    expect(await client.exchange.importConfirmations(ANALYST, "{}").catch((err: unknown) => err)).toMatchObject({ status: 400 });
+    expect(sent.filter((line) => line.includes("undocumented"))).toEqual([]);
+    expect(new Set(sent)).toEqual(new Set([
+      "GET /exchange/{userUid}/cases/{caseNumber}",
+      "GET /exchange/{userUid}/cases",
+      "POST /exchange/{userUid}/imports",
+      "GET /exchange/{userUid}/cases/{caseNumber}/confirmations",
+      "POST /exchange/{userUid}/confirmations",
+    ]));
   });
 
   it("throws ServiceClientError with the status and the standard error body", async () => {

@@ -88,6 +88,12 @@ describe("the OpenAPI document and the routes are one declaration", () => {
       "GET /user/{userUid}": { path: "/user/u1", init: { headers: userHeaders }, status: 200 },
       "PUT /user/{userUid}/cases": { path: "/user/u1/cases", init: { method: "PUT", body: JSON.stringify({ cases: [{ caseNumber: "C-1" }] }), headers: userHeaders }, status: 200 },
       "DELETE /user/{userUid}/cases": { path: "/user/u1/cases", init: { method: "DELETE", body: JSON.stringify({ casesToDelete: ["C-1"] }), headers: userHeaders }, status: 200 },
+      "GET /exchange/{userUid}/cases": { path: "/exchange/u1/cases", init: { headers: dataHeaders }, status: 200 },
+      "GET /exchange/{userUid}/cases/{caseNumber}": { path: "/exchange/u1/cases/C-9?format=json", init: { headers: dataHeaders }, status: 404 },
+      "GET /exchange/{userUid}/cases/{caseNumber}/confirmations": { path: "/exchange/u1/cases/C-9/confirmations", init: { headers: dataHeaders }, status: 404 },
+      // An empty archive: a ZIP, but no case package.
+      "POST /exchange/{userUid}/imports": { path: "/exchange/u1/imports", init: { method: "POST", body: Uint8Array.of(0x50, 0x4b, 5, 6, ...new Uint8Array(18)), headers: dataHeaders }, status: 400 },
+      "POST /exchange/{userUid}/confirmations": { path: "/exchange/u1/confirmations", init: { method: "POST", body: "{}", headers: dataHeaders }, status: 400 },
       "DELETE /user/{userUid}": { path: "/user/u1", init: { method: "DELETE", headers: userHeaders }, status: 200 },
     };
     const operations = await documented(app);

@@ -53,6 +53,11 @@ describe("the service (CONTRACT: one process, seven workers)", () => {
         "DELETE /user/{userUid}",
         "PUT /user/{userUid}/cases",
         "DELETE /user/{userUid}/cases",
+        "GET /exchange/{userUid}/cases",
+        "GET /exchange/{userUid}/cases/{caseNumber}",
+        "GET /exchange/{userUid}/cases/{caseNumber}/confirmations",
+        "POST /exchange/{userUid}/imports",
+        "POST /exchange/{userUid}/confirmations",
       ].sort(),
     );
     // Derived from the schemas that validate: the audit entry's action enum is in it (in the entry's named schema, which the append refers to).

@@ -76,7 +76,7 @@ describe("examples run as written", () => {
 
   it("examples/cloudflare: every wrangler file's worker runs in workerd with the bindings it declares", async () => {
     const files = (await readdir(join(root, "examples/cloudflare"))).filter((name) => /^wrangler\..+\.jsonc$/.test(name));
-    expect(files.sort()).toEqual(["wrangler.all.jsonc", "wrangler.audit.jsonc", "wrangler.captcha.jsonc", "wrangler.data.jsonc", "wrangler.image.jsonc", "wrangler.keys.jsonc", "wrangler.pdf.jsonc", "wrangler.user.jsonc"]);
+    expect(files.sort()).toEqual(["wrangler.all.jsonc", "wrangler.audit.jsonc", "wrangler.captcha.jsonc", "wrangler.data.jsonc", "wrangler.exchange.jsonc", "wrangler.image.jsonc", "wrangler.keys.jsonc", "wrangler.pdf.jsonc", "wrangler.user.jsonc"]);
     for (const file of files) {
       const text = await readFile(join(root, "examples/cloudflare", file), "utf8");
       const config = JSON.parse(text.replace(/^\s*\/\/.*$/gm, "")) as {
@@ -112,6 +112,8 @@ describe("examples run as written", () => {
         const request = {
           all: ["/data/u1/C-1/data.json", key("k")],
           data: ["/u1/C-1/data.json", key("k")],
+          // Every case of an unknown user: 404 from its own KV, after the credential.
+          exchange: ["/u1/cases", key("k")],
           audit: ["/audit/?userId=u1", key("k")],
           keys: ["/ACCOUNT_HASH", key("kk")],
           captcha: ["/", {}],
@@ -122,7 +124,7 @@ describe("examples run as written", () => {
           user: ["/u1", key("uk")],
         }[kind!] as [string, Record<string, string>];
         const response = await mf.dispatchFetch(`http://worker${request[0]}`, { headers: request[1] });
-        expect(response.status, file).toBe(kind === "captcha" || kind === "pdf" ? 405 : kind === "user" ? 404 : 200);
+        expect(response.status, file).toBe(kind === "captcha" || kind === "pdf" ? 405 : kind === "user" || kind === "exchange" ? 404 : 200);
       } finally {
         await mf.dispose();
       }

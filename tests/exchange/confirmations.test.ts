@@ -48,7 +48,7 @@ describe("confirmations (EXCHANGE.md Confirmations)", () => {
     expect(await confirmationExportHash(file)).toBe(hash);
 
     const result = await importConfirmations(store, ANALYST, exported.bytes, { fileName: exported.fileName });
-    expect(result).toEqual({ success: true, caseNumber: CASE, confirmationsImported: 1, imagesUpdated: 1 });
+    expect(result).toEqual({ success: true, caseNumber: CASE, confirmationsImported: 1, imagesUpdated: 1, signatureValid: "unsigned" });
     const annotations = await readJson(ports, storageKeys.annotations(ANALYST, CASE, files[1]!.id));
     expect(annotations).toMatchObject({ includeConfirmation: true, confirmationData: confirmation, updatedAt: "2026-11-12T08:00:00.000Z" });
 

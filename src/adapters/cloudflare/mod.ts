@@ -18,6 +18,7 @@ export {
   cloudflarePorts,
   createCloudflareWorker,
   dataWorkerOnBindings,
+  exchangeWorkerOnBindings,
   imageWorkerOnBindings,
   keysWorkerOnBindings,
   MissingBindingError,

@@ -7,7 +7,8 @@
  */
 import { parseConfig, type ServiceConfig } from "../../core/config/mod.ts";
 import { systemClock } from "../../core/ports.ts";
-import { createService, imageHostOf, type ServicePorts } from "../../core/service/service.ts";
+import { createService, hostForDirectUse, imageHostOf, type ServicePorts } from "../../core/service/service.ts";
+import { createExchangeWorker } from "../../core/workers/exchange.ts";
 import { createImageWorker } from "../../core/workers/image.ts";
 import { createStandaloneUserWorker } from "../../core/service/standalone-user.ts";
 import type { BlobStore } from "../../core/ports.ts";
@@ -202,6 +203,26 @@ export const pdfWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: Servic
 /** The image worker alone: Cloudflare Images with `IMAGE_HOST=cloudflare`, else the local host over `STRIAE_IMAGES`. */
 export const imageWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
   createImageWorker({ host: imageHostOf(config, systemClock, () => bucket(env, "STRIAE_IMAGES", config)), config, access: accessOnBindings(env, config) });
+
+/**
+ * The exchange worker alone: cases in `STRIAE_DATA`, records in `USER_DB`, entries in
+ * `STRIAE_AUDIT`, images in `STRIAE_IMAGES` (with `IMAGE_HOST=cloudflare`, Cloudflare Images,
+ * and no image bucket: arriving packages are then kept in `STRIAE_DATA` while they import).
+ */
+export const exchangeWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp => {
+  const data = bucket(env, "STRIAE_DATA", config);
+  const images = config.imageHost === "cloudflare" && env.STRIAE_IMAGES === undefined ? data : bucket(env, "STRIAE_IMAGES", config);
+  return createExchangeWorker({
+    data,
+    users: userDb(env, config),
+    audit: bucket(env, "STRIAE_AUDIT", config),
+    images,
+    imageHost: hostForDirectUse(imageHostOf(config, systemClock, () => images), config),
+    clock: systemClock,
+    config,
+    access: accessOnBindings(env, config),
+  });
+};
 
 /**
  * The user worker alone: records in `USER_DB`; cases and images through the data and image

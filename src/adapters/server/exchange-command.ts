@@ -15,20 +15,18 @@ import { type FileHandle, open } from "node:fs/promises";
 import { constants } from "node:fs";
 import { OutputPathError, writeOutputFile } from "./output-file.ts";
 import { terminalJson, terminalLine } from "./terminal-text.ts";
-import { importJWK, type JWK } from "jose";
 import { auditKeys, checkAuditKeys } from "../../core/audit/signing-keys.ts";
 import { basename, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import * as zlib from "node:zlib";
-import { ConfigError, parseConfig, type ServiceConfig } from "../../core/config/mod.ts";
-import { jwkListOf } from "../../core/config/variables.ts";
+import { ConfigError, parseConfig } from "../../core/config/mod.ts";
+import { type ExchangeSignatures, exchangeSignatures } from "../../core/exchange/signing-config.ts";
+import { deliveredImageReader } from "../../core/exchange/delivered-images.ts";
 import { hostForDirectUse, imageHostOf } from "../../core/service/service.ts";
-import type { ImageHost } from "../../core/ports.ts";
 import { nodeSha256Hex } from "./node-sha256.ts";
 import {
   type CaseImportOptions,
   type CaseZipSummary,
-  type ExchangeJwk,
   type ExchangeStore,
   exportAllCases,
   exportCase,
@@ -38,9 +36,6 @@ import {
   type ManifestSigner,
   portsExchangeStore,
   previewCaseImport,
-  publicJwkOf,
-  type SignatureVerification,
-  signerFromJwk,
   writeCaseZip,
 } from "../../core/exchange/mod.ts";
 import { type RuntimeStorage, storagePorts } from "./start.ts";
@@ -198,61 +193,10 @@ export function progressPrinter(err: ExchangeCommandIo["err"]): { show(label: st
   };
 }
 
-function parseJwkList(text: string, name: string): ExchangeJwk[] {
-  const list = jwkListOf(text);
-  if (list === undefined) throw new ConfigError([`${name}: not JSON (expected a JWK, an array of JWKs or a JWKS)`]);
-  if (!list.every((key: unknown) => key !== null && typeof key === "object" && typeof (key as { kty?: unknown }).kty === "string")) {
-    throw new ConfigError([`${name}: every key needs a "kty"`]);
-  }
-  return list as ExchangeJwk[];
-}
-
-/**
- * The signer of `EXPORT_SIGNING_KEY`, checked before any work: one private key jose can sign
- * with, else a `ConfigError`; and its public half, which verifies what it signs.
- */
-async function usableSigner(list: ExchangeJwk[]): Promise<{ signer: ManifestSigner; publicJwk: ExchangeJwk }> {
-  if (list.length !== 1) throw new ConfigError([`EXPORT_SIGNING_KEY: one private JWK expected, found ${list.length}`]);
-  const jwk = list[0]!;
-  // A private key holds "d"; a symmetric one (oct, HS256) is its "k".
-  if (!("d" in jwk) && !(jwk.kty === "oct" && "k" in jwk)) throw new ConfigError(["EXPORT_SIGNING_KEY: not a private key (it has no \"d\")"]);
-  try {
-    const signer = await signerFromJwk(jwk);
-    const imported = await importJWK(signer.privateKey as JWK, signer.algorithm);
-    const publicJwk = publicJwkOf(signer.privateKey as ExchangeJwk);
-    // The key imported for the check signs too (a shared secret comes back as bytes: it stays a JWK).
-    return { signer: imported instanceof CryptoKey ? { ...signer, privateKey: imported } : signer, publicJwk };
-  } catch (err) {
-    throw new ConfigError([`EXPORT_SIGNING_KEY: ${err instanceof Error ? err.message : String(err)}`]);
-  }
-}
-
-/** The signer and the verification keys the environment configures. */
-async function signatureConfig(env: ExchangeCommandIo["env"], requireSignature: boolean): Promise<{ signer?: ManifestSigner; verification: SignatureVerification }> {
-  const keys: ExchangeJwk[] = [];
-  let signer: ManifestSigner | undefined;
-  const signing = env.EXPORT_SIGNING_KEY;
-  if (signing !== undefined && signing !== "") {
-    const usable = await usableSigner(parseJwkList(signing, "EXPORT_SIGNING_KEY"));
-    signer = usable.signer;
-    keys.push(usable.publicJwk);
-  }
-  const verify = env.EXPORT_VERIFY_KEYS;
-  if (verify !== undefined && verify !== "") keys.push(...parseJwkList(verify, "EXPORT_VERIFY_KEYS"));
+/** The signer and the verification keys the environment configures (the exchange worker reads the same). */
+function signatureConfig(env: ExchangeCommandIo["env"], requireSignature: boolean): Promise<ExchangeSignatures> {
   const required = requireSignature || /^(1|true|yes)$/i.test(env.EXPORT_REQUIRE_SIGNATURE ?? "");
-  return { ...(signer !== undefined ? { signer } : {}), verification: { publicKeys: keys, requireSignature: required } };
-}
-
-/** Image bytes: from the image store for the local host, through a signed delivery URL for Cloudflare Images. */
-function imageReader(config: ServiceConfig, host: ImageHost): ((imageId: string) => Promise<Uint8Array | null>) | undefined {
-  if (config.imageHost !== "cloudflare") return undefined;
-  return async (imageId) => {
-    const signed = await host.signedUrl(`https://${config.imageDeliveryHost}/${config.accountHash ?? ""}/${encodeURIComponent(imageId)}/public`);
-    const response = await fetch(signed, { signal: AbortSignal.timeout(config.imageUpstreamTimeoutMs) });
-    if (response.status === 404) return null;
-    if (!response.ok) throw new Error(`Image delivery answered HTTP ${response.status} for ${imageId}`);
-    return new Uint8Array(await response.arrayBuffer());
-  };
+  return exchangeSignatures({ signingKey: env.EXPORT_SIGNING_KEY, verifyKeys: env.EXPORT_VERIFY_KEYS, requireSignature: required });
 }
 
 /** Writes an export to `--out` (or its own name) inside the export, so the audit entry records what was written, or the failure. */
@@ -385,7 +329,8 @@ async function importArchive(flags: Flags, zip: ArchiveReader, io: ExchangeComma
     for (const warning of result.warnings ?? []) io.err.write(`${terminalLine(`warning: ${inFlagWords(warning)}`)}\n`);
   }
   // A case document of the importer's own in the way is no fault of the package: 2, as the 409 over HTTP.
-  return result.success ? 0 : result.errorCode === "CONFLICT" ? 2 : 1;
+  // A read-only case of the same number is not: --overwrite resolves it (1, as any refusal).
+  return result.success ? 0 : result.errorCode === "CONFLICT" && result.overwritable !== true ? 2 : 1;
 }
 
 /**
@@ -415,7 +360,7 @@ export async function runExchangeCommand(argv: readonly string[], options: Excha
     close = storage.close;
     const ports = storage.ports;
     const host = hostForDirectUse(ports.imageHost ?? imageHostOf(config, ports.clock, () => ports.images), config);
-    const store = portsExchangeStore({ ...ports, imageHost: host, readImage: imageReader(config, host), auditChain: { signer: auditKeys(config).signer, hash: nodeSha256Hex, maxDayBytes: config.maxAuditDayBytes } });
+    const store = portsExchangeStore({ ...ports, imageHost: host, readImage: deliveredImageReader(config, host), auditChain: { signer: auditKeys(config).signer, hash: nodeSha256Hex, maxDayBytes: config.maxAuditDayBytes } });
     return command === "export" ? await runExport(flags, store, io, signatures.signer) : await runImport(flags, positionals, store, io, { verification: signatures.verification, maxImageBytes: config.maxImageBytes });
   } catch (err) {
     if (err instanceof UsageError) {

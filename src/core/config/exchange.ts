@@ -1,10 +1,11 @@
 /**
  * @module
- * Signatures of case packages, read by the `export` and `import` commands, and the key that
- * opens packages sealed for this service.
+ * Signatures of case packages, read by the `export` and `import` commands and the exchange
+ * worker, the largest package the exchange worker takes, and the key that opens packages
+ * sealed for this service.
  */
 import * as z from "zod";
-import { camelKeys, jwkListOf, jwkVariables, text, variable, variableProblem, WHEN_VALID } from "./variables.ts";
+import { camelKeys, jwkListOf, jwkVariables, positiveInt, text, variable, variableProblem, WHEN_VALID } from "./variables.ts";
 
 /**
  * Why `EXCHANGE_DECRYPTION_KEY` can never open a package, from its shape (a private EC P-256
@@ -46,6 +47,12 @@ export const ExchangeSection = z.object({
     }),
     "`1`, `true` or `yes` (any case): unsigned packages, or packages with an invalid signature, are refused; `0`, `false` or `no`: they are imported",
     { usedBy: "import", typeText: "flag" },
+  ),
+  MAX_IMPORT_BYTES: variable(
+    // A case package is never ZIP64: at most 4 GiB - 1.
+    positiveInt(1024 * 1024 * 1024, 0xffff_ffff),
+    "largest case package `POST /exchange/{uid}/imports` takes, in bytes (413 beyond, refused before it is read whole; at most 4294967295)",
+    { usedBy: "exchange", defaultText: "`1073741824` (1 GiB)" },
   ),
   EXCHANGE_DECRYPTION_KEY: variable(
     text(),

@@ -167,6 +167,8 @@ export interface ServiceConfig {
   exportVerifyKeys: string | undefined;
   /** `EXPORT_REQUIRE_SIGNATURE`: refuse unsigned or invalid packages. */
   exportRequireSignature: boolean;
+  /** `MAX_IMPORT_BYTES`: the largest case package the exchange worker imports. */
+  maxImportBytes: number;
   /** `EXCHANGE_DECRYPTION_KEY`: a private JWK (JSON) that opens packages sealed for this service. */
   exchangeDecryptionKey: string | undefined;
   /** `AUDIT_SIGNING_KEY`: a private JWK (JSON) that signs every audit head. */

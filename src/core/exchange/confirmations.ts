@@ -14,6 +14,8 @@ import type { ExportedFile } from "./export-files.ts";
 import type { Confirmation, ConfirmationExport, ConfirmationImportResult } from "./shapes.ts";
 import type { ExchangeStore, ExchangeUser } from "./sources.ts";
 import { ServiceError } from "../errors.ts";
+import { type ManifestSigner, type SignatureVerification, signManifestHash, verifyManifestSignature } from "./package/signature.ts";
+import type { ManifestSignature } from "./shapes.ts";
 
 /** Who confirms: what the reviewer enters. */
 export interface ReviewerDetails {
@@ -112,11 +114,27 @@ export async function confirmationExportHash(exported: { metadata: Record<string
 }
 
 /**
- * Exports the confirmations of a read-only case for the original analyst.
+ * The hash a confirmation export's signature signs: {@link confirmationExportHash} of the file
+ * without `metadata.signature` (the file's own `hash` covers the signature, so a reader that
+ * knows no signatures still checks the whole file).
+ */
+async function signedConfirmationHash(exported: { metadata: Record<string, unknown>; [field: string]: unknown }): Promise<string> {
+  const { signature: _signature, ...metadata } = exported.metadata;
+  return await confirmationExportHash({ ...exported, metadata });
+}
+
+/** Options of {@link exportConfirmations}. */
+export interface ConfirmationExportOptions {
+  /** Signs the export (`metadata.signature`, a detached JWS as a manifest's); unsigned without it. */
+  signer?: ManifestSigner | undefined;
+}
+
+/**
+ * Exports the confirmations of a read-only case for the original analyst, signed when a signer is given.
  *
  * @throws {ExchangeError} NOT_FOUND, FORBIDDEN (not read-only) or VALIDATION_ERROR (no confirmations).
  */
-export async function exportConfirmations(store: ExchangeStore, reviewerUid: string, caseNumber: string): Promise<ExportedFile<ConfirmationExport>> {
+export async function exportConfirmations(store: ExchangeStore, reviewerUid: string, caseNumber: string, options: ConfirmationExportOptions = {}): Promise<ExportedFile<ConfirmationExport>> {
   const { user, facts } = await reviewerFacts(store, reviewerUid, caseNumber, "confirmation-export");
   return await audited(store, facts, async () => {
     const document = await readOnlyCase(store, reviewerUid, caseNumber);
@@ -143,8 +161,9 @@ export async function exportConfirmations(store: ExchangeStore, reviewerUid: str
       version: "1.0",
       ...(originalExportCreatedAt !== undefined ? { originalExportCreatedAt } : {}),
     };
-    const unhashed = { metadata, confirmations };
-    const data: ConfirmationExport = { metadata: { ...metadata, hash: await confirmationExportHash(unhashed) }, confirmations };
+    const signature = options.signer === undefined ? undefined : await signManifestHash(await confirmationExportHash({ metadata, confirmations }), options.signer);
+    const signed = signature === undefined ? metadata : { ...metadata, signature };
+    const data: ConfirmationExport = { metadata: { ...signed, hash: await confirmationExportHash({ metadata: signed, confirmations }) }, confirmations };
     return {
       fileName: `confirmation-data-${caseNumber}-${exportDate.slice(0, 10)}.json`,
       contentType: "application/json; charset=utf-8",
@@ -217,7 +236,12 @@ export async function importConfirmations(
   store: ExchangeStore,
   importerUid: string,
   file: Uint8Array | string,
-  options: { fileName?: string | undefined } = {},
+  options: {
+    /** The file's name, for the audit entry. */
+    fileName?: string | undefined;
+    /** How a signature (`metadata.signature`) is checked; with `requireSignature`, an unsigned or invalid file is refused. */
+    verification?: SignatureVerification | undefined;
+  } = {},
 ): Promise<ConfirmationImportResult> {
   const startedAt = store.now();
   const result: ConfirmationImportResult = { success: false, caseNumber: "", confirmationsImported: 0, imagesUpdated: 0, errors: [], warnings: [] };
@@ -245,6 +269,13 @@ export async function importConfirmations(
       throw new ConfirmationRefusal("The confirmation file does not match its hash: it was changed after export");
     }
     hashValid = true;
+    const signature = exported.metadata.signature as ManifestSignature | undefined;
+    const check = await verifyManifestSignature(await signedConfirmationHash(exported), signature, options.verification);
+    result.signatureValid = check.valid;
+    if (options.verification?.requireSignature === true && check.valid !== true) {
+      throw new ConfirmationRefusal(check.valid === "unsigned" ? "The confirmation file is not signed and signatures are required" : `Signature invalid: ${check.reason ?? ""}`);
+    }
+    if (check.valid === false) result.warnings!.push(`Signature invalid: ${check.reason ?? "it does not verify"}`);
     if (reviewerUid === importerUid) throw new ConfirmationRefusal("You cannot import confirmations you exported yourself");
     if ((await store.getUser(reviewerUid)) === null) throw new ConfirmationRefusal(`The reviewer ${reviewerUid} does not exist`);
     importer = await store.getUser(importerUid);

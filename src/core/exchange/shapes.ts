@@ -189,6 +189,8 @@ export interface ImportResult {
    * refused, `SERVER_ERROR` for a store that failed (docs/exchange.md#rules).
    */
   errorCode?: ErrorCode | undefined;
+  /** True when the refusal is a read-only case of the same number (`CONFLICT`): importing with overwriteExisting replaces it. */
+  overwritable?: true | undefined;
   /** What the import noticed without refusing. */
   warnings?: string[] | undefined;
   /** The manifest signature, when the manifest could be read. */
@@ -229,6 +231,8 @@ export interface ConfirmationImportResult {
   imagesUpdated: number;
   /** Refusals: of the file, or of single images. */
   errors?: string[] | undefined;
+  /** The file's signature (`metadata.signature`): valid, invalid, or `"unsigned"`; absent when the file was refused before it was read. */
+  signatureValid?: SignatureValidity | undefined;
   /** Images skipped. */
   warnings?: string[] | undefined;
 }

@@ -16,6 +16,10 @@ export const OPENAPI_TAGS = [
   { name: "pdf", description: "Renders the annotated report of one image as a PDF. No credential; an identity token names the actor." },
   { name: "keys", description: "Named keys the front end reads (e.g. ACCOUNT_HASH). Credential: keysKey, or an identity token." },
   { name: "captcha", description: "Verifies a captcha (Turnstile) token. No credential." },
+  {
+    name: "exchange",
+    description: "A user's cases exported (ZIP with a signed manifest, JSON, CSV; every case as JSON or XLSX), case packages imported as read-only cases, and confirmations both ways. Credential: dataKey.",
+  },
   { name: "service", description: "The service itself: liveness." },
 ] as const satisfies readonly { name: string; description: string }[];
 

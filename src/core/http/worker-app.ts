@@ -406,11 +406,19 @@ export function methodNotAllowed(allowed: readonly string[], preflight = true): 
  * so the middlewares add nothing afterwards and the runtime writes it as built. Without a
  * frame (a handler called outside the worker frame) it is `c.body` with the Content-Type.
  */
-export function answerWith(c: Context<WorkerEnv>, body: string | Uint8Array<ArrayBuffer>, status: number, contentType: string): Response {
+export function answerWith(
+  c: Context<WorkerEnv>,
+  body: string | Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | null,
+  status: number,
+  contentType: string,
+  headers?: Record<string, string>,
+): Response {
   const frame = c.get("frame");
-  if (frame === undefined) return c.body(body, status as 200, { "Content-Type": contentType });
+  if (frame === undefined) return c.body(body as string, status as 200, { ...headers, "Content-Type": contentType });
   // The frame is this request's own object: the answer takes it as its headers.
   frame["content-type"] = contentType;
+  // Extra headers (an attachment's Content-Disposition), lower-case as the frame's own.
+  for (const [name, value] of Object.entries(headers ?? {})) frame[name.toLowerCase()] = value;
   // A PDF gets no CSP, so browsers' built-in viewers can show it.
   if (contentType.startsWith("application/pdf")) delete frame["content-security-policy"];
   c.set("frame", undefined);

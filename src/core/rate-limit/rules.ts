@@ -28,6 +28,8 @@ export const RATE_LIMIT_ROUTES = [
   "pdf",
   "captcha",
   "keys",
+  "exchange.export",
+  "exchange.import",
 ] as const satisfies readonly RateLimitRoute[];
 
 /**
@@ -47,7 +49,9 @@ export type RateLimitRoute =
   | "image.delete"
   | "pdf"
   | "captcha"
-  | "keys";
+  | "keys"
+  | "exchange.export"
+  | "exchange.import";
 
 /** The limit of every route. */
 export type RateLimits = Readonly<Record<RateLimitRoute, RateRule>>;
@@ -76,6 +80,9 @@ export const DEFAULT_RATE_LIMITS: RateLimits = Object.freeze({
   pdf: perMinute(60),
   captcha: perMinute(60),
   keys: perMinute(3000),
+  // An export or import reads or writes a whole case with its images.
+  "exchange.export": perMinute(60),
+  "exchange.import": perMinute(30),
 });
 
 /**

@@ -153,6 +153,8 @@ export const ImportResultSchema = z.object({
   errors: z.array(z.string()).optional(),
   /** On failure, the error body's code it answers with over HTTP (`CONFLICT`: a case document of the importer's own is in the way). */
   errorCode: ErrorCodeSchema.optional(),
+  /** True when the refusal is a read-only case of the same number: importing with overwriteExisting replaces it. */
+  overwritable: z.literal(true).optional(),
   warnings: z.array(z.string()).optional(),
   signatureValid: SignatureValiditySchema.optional(),
 });
@@ -165,6 +167,7 @@ export const ConfirmationImportResultSchema = z.object({
   confirmationsImported: count,
   imagesUpdated: count,
   errors: z.array(z.string()).optional(),
+  signatureValid: SignatureValiditySchema.optional(),
   warnings: z.array(z.string()).optional(),
 });
 export type ConfirmationImportResult = z.infer<typeof ConfirmationImportResultSchema>;
@@ -229,6 +232,8 @@ export const ConfirmationExportSchema = z.looseObject({
     totalConfirmations: count,
     version: z.string(),
     originalExportCreatedAt: z.string().optional(),
+    /** The service's signature over the file's hash without it (docs/exchange.md#confirmations). */
+    signature: ManifestSignatureSchema.optional(),
     hash: sha256Hex,
   }),
   confirmations: z.record(z.string(), z.array(ConfirmationSchema)),

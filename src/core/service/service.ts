@@ -19,6 +19,7 @@ import { createLocalImageHost } from "../images/local-host.ts";
 import { createCloudflareImageHost } from "../images/cloudflare-host.ts";
 import { createUserWorker } from "../workers/user.ts";
 import { createPdfWorker } from "../workers/pdf.ts";
+import { createExchangeWorker } from "../workers/exchange.ts";
 import { ownDeliveryReader } from "../images/own-delivery.ts";
 import { portsCaseStore } from "../cases/ports-case-store.ts";
 import { mailerOf } from "../mail/transport.ts";
@@ -95,6 +96,7 @@ export const WORKER_MOUNTS = {
   audit: "/audit",
   image: "/image",
   pdf: "/pdf",
+  exchange: "/exchange",
 } as const;
 
 /** The name of a mounted worker. */
@@ -194,6 +196,17 @@ export function createService(given: ServicePorts, config: ServiceConfig): Worke
     clock: ports.clock,
     config,
     access,
+  }));
+  mountWorker(app, WORKER_MOUNTS.exchange, createExchangeWorker({
+    data: ports.data,
+    users: ports.users,
+    audit: ports.audit,
+    images: ports.images,
+    imageHost,
+    clock: ports.clock,
+    config,
+    access,
+    auditHash: ports.auditHash,
   }));
   operations.learnRoutes(declaredRoutes(app), [...Object.values(WORKER_MOUNTS), "/docs"]);
   return app;

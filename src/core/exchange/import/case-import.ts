@@ -14,7 +14,7 @@ import { ServiceError } from "../../errors.ts";
 import { checkCasePackage, type CheckedPackage, type PackageFacts, PackageRefusal } from "../package/case-package.ts";
 import { messageOf } from "../exchange-error.ts";
 import { recordAudit } from "../exchange-audit.ts";
-import { checkCaseDocument, checkExporter, checkImages, checkImporterCases, consistencyProblems, readOnlyCasesFull, storedCaseDocument } from "./import-rules.ts";
+import { checkCaseDocument, checkExporter, checkImages, checkImporterCases, consistencyProblems, ReadOnlyCaseExists, readOnlyCasesFull, storedCaseDocument } from "./import-rules.ts";
 import { MAX_READ_ONLY_CASES } from "../../schemas/user.ts";
 import type { ImportOptions, ImportResult } from "../shapes.ts";
 import type { SignatureVerification } from "../package/signature.ts";
@@ -233,6 +233,7 @@ export async function importCase(store: ExchangeStore, zip: Uint8Array | Blob | 
     blocked = err instanceof PackageRefusal && err.blocked;
     result.errors!.push(messageOf(err));
     result.errorCode = err instanceof ServiceError ? err.code : "SERVER_ERROR";
+    if (err instanceof ReadOnlyCaseExists) result.overwritable = true;
     result.filesImported = 0;
     result.annotationsImported = 0;
     result.warnings!.push(...await undo(store, importerUid, result.caseNumber, journal));

@@ -24,6 +24,17 @@ export function checkExporter(data: CaseExportData, importerUid: string): void {
   if (exporter === importerUid) throw new PackageRefusal(OWN_CASE_REFUSAL, true);
 }
 
+/**
+ * Rule 6: a read-only case of the same number is imported already and overwriteExisting was not
+ * asked for: a `CONFLICT` (409 over HTTP) that importing again with it resolves.
+ */
+export class ReadOnlyCaseExists extends ServiceError {
+  /** Creates the refusal for the case number. */
+  constructor(caseNumber: string) {
+    super("conflict", `A read-only case ${caseNumber} already exists; import with overwriteExisting to replace it`, { caseNumber });
+  }
+}
+
 /** The refusal of an import that would list more than {@link MAX_READ_ONLY_CASES} read-only cases. */
 export function readOnlyCasesFull(): PackageRefusal {
   return new PackageRefusal(`You hold ${MAX_READ_ONLY_CASES} read-only cases, the most a record lists: remove one before importing another`);
@@ -42,7 +53,7 @@ export function checkImporterCases(data: CaseExportData, importer: ExchangeUser,
   checkCaseDocument(caseNumber, existing);
   const replaces = (importer.readOnlyCases ?? []).some((entry) => entry.caseNumber === caseNumber);
   if (replaces && !overwriteExisting) {
-    throw new PackageRefusal(`A read-only case ${caseNumber} already exists; import with overwriteExisting to replace it`);
+    throw new ReadOnlyCaseExists(caseNumber);
   }
   if (!replaces && (importer.readOnlyCases ?? []).length >= MAX_READ_ONLY_CASES) throw readOnlyCasesFull();
   return { replaces };
