@@ -94,6 +94,8 @@ describe("the OpenAPI document and the routes are one declaration", () => {
       // An empty archive: a ZIP, but no case package.
       "POST /exchange/{userUid}/imports": { path: "/exchange/u1/imports", init: { method: "POST", body: Uint8Array.of(0x50, 0x4b, 5, 6, ...new Uint8Array(18)), headers: dataHeaders }, status: 400 },
       "POST /exchange/{userUid}/confirmations": { path: "/exchange/u1/confirmations", init: { method: "POST", body: "{}", headers: dataHeaders }, status: 400 },
+      "GET /exchange/keys": { path: "/exchange/keys", status: 200 },
+      "POST /exchange/{userUid}/cases/{caseNumber}/sealed": { path: "/exchange/u1/cases/C-9/sealed", init: { method: "POST", body: "{}", headers: dataHeaders }, status: 400 },
       "DELETE /user/{userUid}": { path: "/user/u1", init: { method: "DELETE", headers: userHeaders }, status: 200 },
     };
     const operations = await documented(app);

@@ -58,6 +58,8 @@ describe("the service (CONTRACT: one process, seven workers)", () => {
         "GET /exchange/{userUid}/cases/{caseNumber}/confirmations",
         "POST /exchange/{userUid}/imports",
         "POST /exchange/{userUid}/confirmations",
+        "GET /exchange/keys",
+        "POST /exchange/{userUid}/cases/{caseNumber}/sealed",
       ].sort(),
     );
     // Derived from the schemas that validate: the audit entry's action enum is in it (in the entry's named schema, which the append refers to).
