@@ -61,7 +61,7 @@ function runBash(script: string, cwd: string, timeoutMs: number): Promise<{ code
 }
 
 describe("docs/walkthrough.md", () => {
-  it("runs as written against a real serve: keys, user, case, image, signed URL, audit entry, report", async () => {
+  it("runs as written against a real serve: keys, user, case, image, signed URL, audit entry, report, export and import", async () => {
     requireTool("curl", "curl");
     const blocks = await shellBlocks();
     expect(blocks.length).toBeGreaterThanOrEqual(8);
@@ -96,6 +96,8 @@ describe("docs/walkthrough.md", () => {
     expect(trail.total).toBe(1);
     expect(trail.entries[0]).toMatchObject({ action: "case-create", userId: "examiner-1" });
     expect(lines[10]).toBe("200 application/pdf");
+    expect(lines[11]).toBe("200 application/zip");
+    expect(JSON.parse(lines[12]!)).toMatchObject({ success: true, caseNumber: "CASE-1", isReadOnly: true, filesImported: 1, signatureValid: "unsigned" });
 
     // The stored case lists the image; the report is a real PDF with the case and the notes.
     const stored = JSON.parse(await readFile(join(dir, ".forensic-data/data/examiner-1/CASE-1/data.json"), "utf8")) as unknown;
@@ -125,7 +127,9 @@ describe("docs/walkthrough.md", () => {
       expect(lines[0]).toBe(`127.0.0.1:${port} is already in use: stop what listens there or pass another --port (0 picks a free one)`);
       expect(lines[1]).toBe('{"ok":true}');
       expect(JSON.parse(lines[2]!)).toMatchObject({ uid: "examiner-1", cases: [] });
-      expect(lines[lines.length - 2]).toBe("200 application/pdf");
+      expect(lines[lines.length - 4]).toBe("200 application/pdf");
+      expect(lines[lines.length - 3]).toBe("200 application/zip");
+      expect(JSON.parse(lines[lines.length - 2]!)).toMatchObject({ success: true, caseNumber: "CASE-1", filesImported: 1 });
       // The refused serve wrote nothing: the keys are the running server's.
       expect(await readFile(join(dir, "running", ".forensic-data", "secrets.json"), "utf8")).toBe(secrets);
     } finally {

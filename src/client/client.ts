@@ -238,7 +238,7 @@ export interface ExchangeFile {
   /** The bytes as they arrive (read it, or `bytes()`, once). */
   body: ReadableStream<Uint8Array>;
   /** The whole file. */
-  bytes(): Promise<Uint8Array>;
+  bytes(): Promise<Uint8Array<ArrayBuffer>>;
 }
 
 /** What an export leaves out, as the `export` command's flags. */

@@ -14,6 +14,7 @@ import { type RawBody, RawConnection, sendPipelined, sendRawBytes } from "./raw-
 import { type LocalServices, startLocalServices } from "./local-services.ts";
 import { sendRaw } from "../helpers/raw-request.ts";
 import fc from "fast-check";
+import { strToU8, unzipSync, zipSync } from "fflate";
 import { anyRequest, type GeneratedRequest, propertyParameters } from "../helpers/request-arbitraries.ts";
 import { KEYS } from "../helpers/service.ts";
 import { type AuditEntryInput, type CaseData, type ClientOptions, createClient, ServiceClientError } from "../../src/client/mod.ts";
@@ -28,6 +29,9 @@ const SECRETS = {
   ALLOWED_ORIGIN: "https://lab.example",
   MAX_JSON_BYTES: "65536",
   METRICS_TOKEN: "conf-metrics-token",
+  // The exchange worker signs packages and confirmations with it, and takes packages up to 2 MB.
+  EXPORT_SIGNING_KEY: JSON.stringify({ kty: "EC", crv: "P-256", x: "HUazftKfKxmZjuGlChNxHj7K0ZS2x6p2UEcgJF6qVbE", y: "r4OglFNnBeYsHrE6nRp9yxIs7rNdK7KWzlStlc9pLjg", d: "yNdCyli0YGqiqF94mHS8WOIhC_VRWYeCwjeldbd0DDg", kid: "conf-lab" }),
+  MAX_IMPORT_BYTES: "2000000",
 };
 const data = { "X-Custom-Auth-Key": SECRETS.R2_KEY_SECRET };
 const ERROR_KEYS = ["code", "details", "error", "message"];
@@ -442,6 +446,77 @@ export function conformance(runtime: Runtime): void {
       expect(await (await call("/data/conf-u1/C-1/data.json", { headers: data })).json()).toEqual([]);
       expect((await readdir(join(dir, "data", "outbox"))).filter((name) => name.endsWith(".eml"))).toHaveLength(2);
     });
+
+    it(t("exchange: analyst exports (ZIP signed, JSON, CSV, every case), reviewer imports (preview, 409, refusals write nothing), confirms, analyst imports the confirmations, all over HTTP"), async () => {
+      const api = client();
+      const user = { "X-Custom-Auth-Key": SECRETS.USER_DB_AUTH };
+      const [analyst, reviewer] = ["conf-analyst", "conf-reviewer"];
+      for (const uid of [analyst, reviewer]) {
+        await api.user.put(uid, { email: `${uid}@lab.example`, firstName: uid, lastName: "Examiner", company: "State Lab", permitted: true });
+      }
+      await api.user.addCases(analyst, [{ caseNumber: "CX-1" }]);
+      const images = [await api.image.upload(new Blob([fixture("sample.png")]), "bullet.png"), await api.image.upload(new Blob([fixture("sample.jpg")]), "casing.jpg")];
+      await api.data.putCase(analyst, "CX-1", { caseNumber: "CX-1", files: images.map((image, i) => ({ id: image.id, originalFilename: `item-${i}.png`, uploadedAt: "2026-11-02T00:00:00.000Z" })), createdAt: "2026-11-01T00:00:00.000Z" });
+      await api.data.put([analyst, "CX-1", images[0]!.id, "data.json"], { leftCase: "CX-1", rightCase: "Q-1", leftItem: "1", rightItem: "2", includeConfirmation: true, updatedAt: "2026-11-03T00:00:00.000Z", boxAnnotations: [{ id: "b1", x: 1, y: 2, width: 3, height: 4, color: "#ff0000", timestamp: "2026-11-03T00:00:00.000Z" }] });
+
+      const exported = await call(`/exchange/${analyst}/cases/CX-1`, { headers: data });
+      expect(exported.status).toBe(200);
+      expect(exported.headers.get("content-type")).toBe("application/zip");
+      expect(exported.headers.get("content-disposition")).toMatch(/^attachment; filename="CX-1-export-\d{8}\.zip"/);
+      const zip = new Uint8Array(await exported.arrayBuffer());
+      const entries = unzipSync(zip);
+      expect(Object.keys(entries).sort()).toEqual(["CX-1_data.json", "FORENSIC_MANIFEST.json", "READ_ONLY_INSTRUCTIONS.txt", "README.txt", `images/item-0-${images[0]!.id}.png`, `images/item-1-${images[1]!.id}.png`].sort());
+      expect(entries[`images/item-1-${images[1]!.id}.png`]).toEqual(fixture("sample.jpg"));
+      expect(JSON.parse(new TextDecoder().decode(entries["FORENSIC_MANIFEST.json"]))).toMatchObject({ totalFiles: 3, signature: { algorithm: "ES256", keyId: "conf-lab" } });
+      const json = await call(`/exchange/${analyst}/cases/CX-1?format=json&annotations=false`, { headers: data });
+      expect(((await json.json()) as { files: { annotations?: unknown }[] }).files.map((file) => file.annotations)).toEqual([undefined, undefined]);
+      const csv = await call(`/exchange/${analyst}/cases/CX-1?format=csv&metadata=false`, { headers: data });
+      expect(csv.headers.get("content-type")).toMatch(/^text\/csv/);
+      expect(await csv.text()).toContain('"File ID"');
+      const all = await call(`/exchange/${analyst}/cases?format=xlsx`, { headers: data });
+      expect(all.status).toBe(200);
+      expect(unzipSync(new Uint8Array(await all.arrayBuffer()))["xl/workbook.xml"]).toBeDefined();
+      expect(((await (await call(`/exchange/${analyst}/cases`, { headers: data })).json()) as { cases: unknown[] }).cases).toHaveLength(1);
+      const missing = await call(`/exchange/${analyst}/cases/NO-SUCH`, { headers: data });
+      expect(missing.status).toBe(404);
+      expect(Object.keys(await missing.json()).sort()).toEqual(ERROR_KEYS);
+      expect((await call(`/exchange/${analyst}/cases/CX-1`, { headers: { "X-Custom-Auth-Key": "wrong" } })).status).toBe(403);
+
+      const post = (path: string, body: BodyInit, headers: Record<string, string> = {}) => call(path, { method: "POST", headers: { ...data, "Content-Type": "application/zip", ...headers }, body });
+      const readOnly = async () => ((await (await call(`/user/${reviewer}`, { headers: user })).json()) as { readOnlyCases?: unknown[] }).readOnlyCases ?? [];
+      const preview = await post(`/exchange/${reviewer}/imports?preview=true`, zip);
+      expect(await preview.json()).toMatchObject({ caseNumber: "CX-1", fileCount: 2, canImport: true, signatureValid: true });
+      const tampered = zipSync({ ...entries, "CX-1_data.json": strToU8(new TextDecoder().decode(entries["CX-1_data.json"]).replace("Q-1", "Q-2")) }, { level: 0 });
+      for (const [body, status] of [[tampered, 400], [strToU8("not a zip"), 400], [new Uint8Array(2_000_001), 413]] as const) {
+        const refused = await post(`/exchange/${reviewer}/imports`, body);
+        expect(refused.status).toBe(status);
+        expect(Object.keys(await refused.json()).sort()).toEqual(ERROR_KEYS);
+      }
+      expect(await readOnly()).toEqual([]);
+      expect((await post(`/exchange/${analyst}/imports`, zip)).status).toBe(400); // the original analyst
+      const imported = await api.exchange.importCase(reviewer, zip, { fileName: "CX-1.zip" });
+      expect(imported).toMatchObject({ success: true, caseNumber: "CX-1", filesImported: 2, annotationsImported: 1, signatureValid: true });
+      const conflict = await post(`/exchange/${reviewer}/imports`, zip);
+      expect(conflict.status).toBe(409);
+      expect(await conflict.json()).toMatchObject({ code: "CONFLICT", details: { result: { overwritable: true } } });
+      expect(await readOnly()).toHaveLength(1);
+
+      // The reviewer confirms the first image in the read-only case (as the browser client does), and sends it back.
+      const document = (await api.data.getCase(reviewer, "CX-1")) as CaseData & { originalImageIds: Record<string, string> };
+      const confirmedAt = new Date().toISOString();
+      await api.data.putCase(reviewer, "CX-1", { ...document, confirmations: { [images[0]!.id]: [{ fullName: "Rev Iewer", badgeId: "B-1", timestamp: confirmedAt, confirmationId: "CONF-CONF000001", confirmedBy: reviewer, confirmedByEmail: `${reviewer}@lab.example`, confirmedByCompany: "State Lab", confirmedAt }] } } as CaseData);
+      const confirmations = await api.exchange.exportConfirmations(reviewer, "CX-1");
+      expect(confirmations.fileName).toMatch(/^confirmation-data-CX-1-\d{4}-\d\d-\d\d\.json$/);
+      const file = new TextDecoder().decode(await confirmations.bytes());
+      expect(JSON.parse(file).metadata.signature).toMatchObject({ keyId: "conf-lab" });
+      const changed = await call(`/exchange/${analyst}/confirmations`, { method: "POST", headers: data, body: file.replace("Rev Iewer", "Other") });
+      expect(changed.status).toBe(400);
+      expect(await api.exchange.importConfirmations(analyst, file)).toMatchObject({ success: true, imagesUpdated: 1, confirmationsImported: 1, signatureValid: true });
+      expect(await api.data.get([analyst, "CX-1", images[0]!.id, "data.json"])).toMatchObject({ includeConfirmation: true, confirmationData: { confirmationId: "CONF-CONF000001" } });
+      const actions = async (uid: string) => ((await api.audit.read(uid)).entries).map((entry) => `${entry.action}:${entry.result}`).sort();
+      expect(await actions(analyst)).toEqual(expect.arrayContaining(["case-export:success", "case-export:failure", "confirmation-import:success", "confirmation-import:failure", "case-import:blocked"]));
+      expect(await actions(reviewer)).toEqual(expect.arrayContaining(["case-import:success", "case-import:failure", "confirmation-export:success"]));
+    }, 60_000);
 
     it(t("CORS preflight is answered for the configured origin without credentials"), async () => {
       const response = await call("/data/u1/C-1/data.json", {

@@ -60,7 +60,7 @@ import {
 } from "../schemas/exchange.ts";
 
 /**
- * Opens a package that is not a plain ZIP (a sealed package, docs/exchange.md#sealed-packages)
+ * Opens a package that is not a plain ZIP (a sealed package for this service, docs/exchange.md#over-http)
  * into the ZIP it holds, as it streams.
  */
 export interface PackageOpener {

@@ -33,10 +33,11 @@ export class SpoolLimitError extends Error {
   }
 }
 
-const chunkKey = (id: string, index: number): string => `${SPOOL_FOLDER}${checkSegment(id, "spool id")}/${String(index).padStart(6, "0")}`;
+// One folder for every package (`{id}.{index}`): a store of files keeps no empty folder per import.
+const chunkKey = (id: string, index: number): string => `${SPOOL_FOLDER}${checkSegment(`${id}.${String(index).padStart(6, "0")}`, "spool chunk")}`;
 
 /**
- * Stores `body` in `store` under a new folder of {@link SPOOL_FOLDER} as it arrives, at most
+ * Stores `body` in `store` under {@link SPOOL_FOLDER}, a new id per package, as it arrives, at most
  * `maxBytes` of it ({@link SpoolLimitError} beyond). On any failure (the body breaks off, the store
  * fails, the limit) whatever was stored is removed before the error is thrown on.
  */
