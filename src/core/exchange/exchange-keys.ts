@@ -12,7 +12,7 @@ import type { OpeningKey } from "./sealed/sealing-keys.ts";
 /** A JWKS (RFC 7517 §5). */
 export interface ExchangeKeySet {
   /** The public keys, each with `kid`, `alg` and `use`. */
-  keys: JWK[];
+  keys: ExchangeJwk[];
 }
 
 const PUBLIC_MEMBERS: Readonly<Record<string, readonly string[]>> = {
@@ -35,7 +35,7 @@ function publicPart(jwk: ExchangeJwk): JWK | undefined {
  * RFC 7638 thumbprint, which sealed packages name).
  */
 export async function exchangeKeySet(keys: { signingKey?: ExchangeJwk | undefined; openingKey?: OpeningKey | undefined }): Promise<ExchangeKeySet> {
-  const out: JWK[] = [];
+  const out: ExchangeJwk[] = [];
   if (keys.signingKey !== undefined) {
     const signing = publicPart(keys.signingKey);
     if (signing !== undefined) {
@@ -44,7 +44,7 @@ export async function exchangeKeySet(keys: { signingKey?: ExchangeJwk | undefine
     }
   }
   if (keys.openingKey !== undefined) {
-    out.push({ ...publicPart(keys.openingKey.jwk as ExchangeJwk)!, kid: keys.openingKey.thumbprint, alg: keys.openingKey.algorithm, use: "enc" });
+    out.push({ ...publicPart(keys.openingKey.jwk)!, kid: keys.openingKey.thumbprint, alg: keys.openingKey.algorithm, use: "enc" });
   }
   return { keys: out };
 }

@@ -4,7 +4,7 @@
  * wrapped for the recipient's public key in a compact JWE, then the plaintext in chunks of
  * AES-256-GCM, streamed: memory holds one chunk whatever the package's size.
  */
-import { CompactEncrypt, importJWK } from "jose";
+import { CompactEncrypt, importJWK, type JWK } from "jose";
 import type { Bytes } from "../../ports.ts";
 import type { RecipientKey } from "./sealing-keys.ts";
 import {
@@ -44,7 +44,7 @@ export async function sealPackage(
   const contentKey = crypto.getRandomValues(new Uint8Array(CONTENT_KEY_BYTES));
   const wrapped = await new CompactEncrypt(contentKey)
     .setProtectedHeader({ alg: recipient.algorithm, enc: "A256GCM", kid: recipient.thumbprint })
-    .encrypt(await importJWK(recipient.jwk, recipient.algorithm));
+    .encrypt(await importJWK(recipient.jwk as JWK, recipient.algorithm));
   const header: SealedHeader = { recipient: recipient.thumbprint, key: wrapped, chunkBytes, contentType: options.contentType ?? "application/zip" };
   const prefix = headerBytes(header);
   const digest = await headerDigest(prefix);

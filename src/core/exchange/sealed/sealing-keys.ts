@@ -7,6 +7,7 @@
  */
 import { base64url, calculateJwkThumbprint, importJWK, type JWK } from "jose";
 import { ServiceError } from "../../errors.ts";
+import type { ExchangeJwk } from "../package/signature.ts";
 
 /** The JWE key management algorithms of sealed packages. */
 export type SealingAlgorithm = "ECDH-ES+A256KW" | "RSA-OAEP-256";
@@ -14,7 +15,7 @@ export type SealingAlgorithm = "ECDH-ES+A256KW" | "RSA-OAEP-256";
 /** A public key packages are sealed for. */
 export interface RecipientKey {
   /** The public JWK, its public members only (`kty`, `crv`, `x`, `y` or `kty`, `n`, `e`). */
-  readonly jwk: JWK;
+  readonly jwk: ExchangeJwk;
   /** How the content key is wrapped for it. */
   readonly algorithm: SealingAlgorithm;
   /** Its RFC 7638 SHA-256 thumbprint (base64url). */
@@ -32,13 +33,13 @@ const MIN_RSA_BITS = 2048;
 const MAX_RSA_BITS = 8192;
 
 /** The public members of an EC or RSA JWK, or why it cannot seal (undefined members are left out). */
-function publicMembers(value: unknown, role: "recipient" | "decryption"): { jwk: JWK; algorithm: SealingAlgorithm } | string {
+function publicMembers(value: unknown, role: "recipient" | "decryption"): { jwk: ExchangeJwk; algorithm: SealingAlgorithm } | string {
   if (value === null || typeof value !== "object" || Array.isArray(value)) return "must be a JWK (a JSON object)";
   const key = value as Record<string, unknown>;
   if (role === "recipient" && key.d !== undefined) return "must be a public key; it has a private member \"d\"";
   if (role === "decryption" && typeof key.d !== "string") return "must be a private key (it has no \"d\")";
   if (key.use !== undefined && key.use !== "enc") return `has "use": ${JSON.stringify(key.use)}; a sealing key is for "enc"`;
-  let result: { jwk: JWK; algorithm: SealingAlgorithm };
+  let result: { jwk: ExchangeJwk; algorithm: SealingAlgorithm };
   if (key.kty === "EC") {
     if (key.crv !== "P-256") return `an EC key must be on P-256 (it is on ${JSON.stringify(key.crv)})`;
     if (byteLength(key.x) !== 32 || byteLength(key.y) !== 32) return "an EC P-256 key needs \"x\" and \"y\" of 32 bytes each (base64url)";
@@ -99,11 +100,11 @@ export async function recipientKeyOf(value: unknown): Promise<RecipientKey> {
   if (typeof members === "string") throw ServiceError.validation(`The recipient key ${members}`, { field: "recipient" });
   try {
     // Importing checks that the point is on the curve, so a bad key is refused before sealing.
-    await importJWK(members.jwk, members.algorithm);
+    await importJWK(members.jwk as JWK, members.algorithm);
   } catch {
     throw ServiceError.validation("The recipient key does not import as a public key", { field: "recipient" });
   }
-  return { ...members, thumbprint: await calculateJwkThumbprint(members.jwk) };
+  return { ...members, thumbprint: await calculateJwkThumbprint(members.jwk as JWK) };
 }
 
 /**
@@ -118,5 +119,5 @@ export async function openingKeyOf(value: unknown): Promise<OpeningKey> {
   const source = value as Record<string, unknown>;
   const { alg: _alg, use: _use, key_ops: _ops, ext: _ext, kid: _kid, ...material } = source;
   const privateKey = await importJWK(material as JWK, members.algorithm);
-  return { ...members, privateKey, thumbprint: await calculateJwkThumbprint(members.jwk) };
+  return { ...members, privateKey, thumbprint: await calculateJwkThumbprint(members.jwk as JWK) };
 }
