@@ -112,6 +112,19 @@ describe("sealed packages between two services", () => {
     expect((await app.request(`/exchange/${ANALYST}/cases/${CASE}/sealed`, { headers: data })).status).toBe(405);
   });
 
+  it("EXCHANGE_DECRYPTION_KEY given as a list of one key (as EXPORT_SIGNING_KEY may be) opens what was sealed for it", async () => {
+    const seeded = await seedCase();
+    const key = await decryptionKey("EC");
+    const reviewer = memoryPorts({ clock: fixedClock("2026-11-23T08:00:00.000Z") });
+    await putUser(reviewer, REVIEWER, ["REVIEWER-OWN-1"]);
+    const app = serviceOver(reviewer, { EXCHANGE_DECRYPTION_KEY: JSON.stringify({ keys: [key] }) });
+    expect((await app.request("/ready")).status).toBe(200);
+    const recipient = (await (await app.request("/exchange/keys")).json() as { keys: JWK[] }).keys[0]!;
+    expect(recipient.kid).toBe(await calculateJwkThumbprint(key));
+    const bytes = new Uint8Array(await (await serviceOver(seeded.ports).request(`/exchange/${ANALYST}/cases/${CASE}/sealed`, sealedRequest(recipient))).arrayBuffer());
+    expect((await app.request(`/exchange/${REVIEWER}/imports`, importRequest(bytes))).status).toBe(200);
+  });
+
   it("a service without EXCHANGE_DECRYPTION_KEY lists no sealing key and refuses a sealed package with a 400 saying so", async () => {
     const seeded = await seedCase();
     const analyst = serviceOver(seeded.ports);

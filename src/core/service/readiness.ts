@@ -10,6 +10,7 @@ import { checkAuditKeys } from "../audit/signing-keys.ts";
 import { importJWK } from "jose";
 import { algorithmOf } from "../exchange/package/signature.ts";
 import { openingKeyOf } from "../exchange/sealed/sealing-keys.ts";
+import { jwkListOf } from "../config/variables.ts";
 
 /** One check: resolves when ready, rejects (its message shown) when not. */
 export type ReadinessCheck = () => Promise<void>;
@@ -64,7 +65,7 @@ async function importKeys(config: Pick<ServiceConfig, "auditSigningKey" | "audit
   }
   if (config.exchangeDecryptionKey === undefined) return;
   try {
-    await openingKeyOf(JSON.parse(config.exchangeDecryptionKey));
+    await openingKeyOf(jwkListOf(config.exchangeDecryptionKey)?.[0]);
   } catch {
     throw new NotReady("EXCHANGE_DECRYPTION_KEY does not import as an EC P-256 or RSA (2048 to 8192 bits) private key");
   }

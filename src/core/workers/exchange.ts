@@ -385,9 +385,12 @@ function exchangeWorker(deps: ExchangeWorkerDeps) {
   // Read once, when first needed: a key that does not import fails sealed exchanges only.
   let openingKey: Promise<OpeningKey | undefined> | undefined;
   const openingKeyFor = () =>
-    openingKey ??= config.exchangeDecryptionKey === undefined ? Promise.resolve(undefined) : openingKeyOf(JSON.parse(config.exchangeDecryptionKey)).catch(() => {
-      throw ServiceError.server("EXCHANGE_DECRYPTION_KEY does not import: sealed packages cannot be opened");
-    });
+    openingKey ??= config.exchangeDecryptionKey === undefined
+      ? Promise.resolve(undefined)
+      // One JWK, or a list of one (as EXPORT_SIGNING_KEY is read).
+      : Promise.resolve(jwkListOf(config.exchangeDecryptionKey)?.[0]).then(openingKeyOf).catch(() => {
+        throw ServiceError.server("EXCHANGE_DECRYPTION_KEY does not import: sealed packages cannot be opened");
+      });
   const sealedOpener: PackageOpener = {
     recognises: isSealedPackage,
     open: async (body) => {
