@@ -2,7 +2,7 @@
  * One HTTP suite, run against the service started under every runtime (ARCHITECTURE
  * "Testing"). Each test's title carries the runtime's name.
  */
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -536,6 +536,11 @@ export function conformance(runtime: Runtime): void {
       const recipient = keys[1]!;
       expect(recipient).toMatchObject({ crv: "P-256", alg: "ECDH-ES+A256KW", kid: await calculateJwkThumbprint(recipient as JWK) });
       for (const key of keys) expect(key).not.toHaveProperty("d");
+      // The private key is kept in secrets.json and named at start, never printed.
+      const stored = JSON.parse(JSON.parse(await readFile(join(dir, "data", "secrets.json"), "utf8")).EXCHANGE_DECRYPTION_KEY) as JWK;
+      expect(await calculateJwkThumbprint(stored)).toBe((recipient as JWK).kid);
+      expect(served.output()).toMatch(/^generated EXCHANGE_DECRYPTION_KEY \(an EC P-256 private key, kept in .*secrets\.json; its public half is served at http:.*\/exchange\/keys\)$/m);
+      expect(served.output()).not.toContain(stored.d);
 
       const sealed = await api.exchange.exportSealedCase(analyst, "CS-1", recipient);
       expect(sealed.fileName).toMatch(/^CS-1-export-\d{8}\.sealed$/);

@@ -31,6 +31,15 @@ async function newDecryptionKey(): Promise<string> {
   return JSON.stringify({ kty, crv, x, y, d });
 }
 
+/**
+ * The start line naming a secret generated just now: its value, but never a private key's
+ * (`EXCHANGE_DECRYPTION_KEY`: peers need only its public half, at `{url}/exchange/keys`).
+ */
+export function generatedLine(name: string, env: Readonly<Record<string, string>>, dataDir: string, url: string): string {
+  if (name === "EXCHANGE_DECRYPTION_KEY") return `generated ${name} (an EC P-256 private key, kept in ${dataDir}/secrets.json; its public half is served at ${url}/exchange/keys)`;
+  return `generated ${name}=${env[name]} (kept in ${dataDir}/secrets.json; shown once)`;
+}
+
 /** Fills unset secrets from `DATA/secrets.json`, generating and storing missing ones. */
 export async function ensureSecrets(dataDir: string, env: Readonly<Record<string, string>>): Promise<SecretsResult> {
   const file = join(dataDir, "secrets.json");

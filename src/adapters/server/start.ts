@@ -16,7 +16,7 @@ import { holdsDataFolder, LOCK_FILE, lockDataFolder } from "./files/folder-lock.
 import { codeOf } from "./files/file-driver.ts";
 import { removeLeftoverTemporaries } from "./files/leftover-temporaries.ts";
 import { hostInUrl } from "./request-url.ts";
-import { ensureSecrets } from "./secrets.ts";
+import { ensureSecrets, generatedLine } from "./secrets.ts";
 import { probeAddress } from "./address-probe.ts";
 import { createRedisPorts } from "./redis/redis-ports.ts";
 import { createS3Ports, s3LocationFromUrl } from "../s3/s3-ports.ts";
@@ -276,11 +276,7 @@ async function startOnFolder(options: ServeOptions, defined: Record<string, stri
     throw err;
   }
   const url = `http://${hostInUrl(options.host)}:${server.port}`;
-  for (const name of secrets.generated) {
-    // A private key is never printed: peers need only its public half (GET /exchange/keys).
-    if (name === "EXCHANGE_DECRYPTION_KEY") log(`generated ${name} (an EC P-256 private key, kept in ${options.dataDir}/secrets.json; its public half is served at ${url}/exchange/keys)`);
-    else log(`generated ${name}=${secrets.env[name]} (kept in ${options.dataDir}/secrets.json; shown once)`);
-  }
+  for (const name of secrets.generated) log(generatedLine(name, secrets.env, options.dataDir, url));
   for (const line of serviceLines(url, config.apiDocs === "on")) log(line);
   log(`ready    ${url} (${storage.description})`);
   return {
