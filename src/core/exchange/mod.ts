@@ -77,7 +77,7 @@ export { type CsvVerification, verifyCaseCsv } from "./formats/csv.ts";
 export { type PreviewContext, previewCaseImport } from "./import/import-preview.ts";
 export { type CaseImportOptions, importCase } from "./import/case-import.ts";
 export type { ArchiveReader } from "./package/zip-read.ts";
-export { createConfirmation, exportConfirmations, importConfirmations, type ReviewerDetails } from "./confirmations.ts";
+export { type ConfirmationExportOptions, createConfirmation, exportConfirmations, importConfirmations, type ReviewerDetails } from "./confirmations.ts";
 export { type ExchangeJwk, type ManifestSigner, publicJwkOf, type SignatureVerification, signerFromJwk } from "./package/signature.ts";
 export {
   isSealedPackage,
