@@ -14,7 +14,7 @@ import { nodeListen } from "../dist/src/adapters/node/serve.js";
 import { createFileBlobStore } from "../dist/src/adapters/server/files/file-ports.js";
 import { listenProblem, parseServeFlags } from "../dist/src/adapters/server/command.js";
 import { readEnvironment } from "../dist/src/adapters/server/environment.js";
-import { ensureSecrets } from "../dist/src/adapters/server/secrets.js";
+import { ensureSecrets, generatedLine } from "../dist/src/adapters/server/secrets.js";
 import { probeAddress } from "../dist/src/adapters/server/address-probe.js";
 import { ListenError, serviceLines } from "../dist/src/adapters/server/start.js";
 import { errorAnswer } from "../dist/src/core/http/errors.js";
@@ -207,7 +207,7 @@ async function main(argv) {
   const { maxConnections, maxConnectionsPerClient, headersTimeoutSeconds } = parseConfig(secrets.env);
   listening = await nodeListen(forwardTo(mf, mirror), { port: flags.port, hostname: flags.host }, { maxConnections, maxConnectionsPerClient, headersTimeoutSeconds });
   const url = `http://${hostInUrl(flags.host)}:${listening.port}`;
-  for (const name of secrets.generated) console.log(`generated ${name}=${secrets.env[name]} (kept in ${dataDir}/secrets.json; shown once)`);
+  for (const name of secrets.generated) console.log(generatedLine(name, secrets.env, dataDir, url));
   for (const line of serviceLines(url, secrets.env.API_DOCS !== "off")) console.log(line);
   console.log(`ready    ${url} (data in ${dataDir}, workerd)`);
   await stopped;

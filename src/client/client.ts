@@ -296,6 +296,13 @@ export interface ExchangeClient {
   exportConfirmations(uid: string, caseNumber: string): Promise<ExchangeFile>;
   /** `POST /exchange/{uid}/confirmations`: imports a reviewer's confirmation export into the original case. */
   importConfirmations(uid: string, file: ExchangeUpload, options?: { fileName?: string }): Promise<ConfirmationImportResult>;
+  /** `GET /exchange/keys` (no credential): the service's public signing and sealing keys, as a JWKS. */
+  keys(): Promise<{ keys: JsonWebKey[] }>;
+  /**
+   * `POST /exchange/{uid}/cases/{case}/sealed`: the case's ZIP sealed for `recipient`, a public
+   * JWK (the `use: "enc"` key of the peer's `keys()`); the peer imports it with `importCase`.
+   */
+  exportSealedCase(uid: string, caseNumber: string, recipient: JsonWebKey): Promise<ExchangeFile>;
 }
 
 /** The file name of a `Content-Disposition` (its `filename*` when there is one). */
@@ -511,6 +518,9 @@ export function createClient(options: ClientOptions): ServiceClient {
     exportConfirmations: async (uid, caseNumber) => await fileOf(send("exchange", "data", "GET", `${casePath(uid, caseNumber)}/confirmations`), `confirmation-data-${caseNumber}.json`),
     importConfirmations: async (uid, file, options = {}) =>
       await json<ConfirmationImportResult>(send("exchange", "data", "POST", `${userPath(uid)}/confirmations${importQuery(options)}`, { raw: file, contentType: "application/json" })),
+    keys: async () => await json<{ keys: JsonWebKey[] }>(send("exchange", "none", "GET", "/keys", undefined, false)),
+    exportSealedCase: async (uid, caseNumber, recipient) =>
+      await fileOf(send("exchange", "data", "POST", `${casePath(uid, caseNumber)}/sealed`, { json: { recipient } }), `${caseNumber}-export.sealed`),
   };
 
   return {

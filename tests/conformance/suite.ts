@@ -2,7 +2,7 @@
  * One HTTP suite, run against the service started under every runtime (ARCHITECTURE
  * "Testing"). Each test's title carries the runtime's name.
  */
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,6 +18,8 @@ import { strToU8, unzipSync, zipSync } from "fflate";
 import { anyRequest, type GeneratedRequest, propertyParameters } from "../helpers/request-arbitraries.ts";
 import { KEYS } from "../helpers/service.ts";
 import { type AuditEntryInput, type CaseData, type ClientOptions, createClient, ServiceClientError } from "../../src/client/mod.ts";
+import { calculateJwkThumbprint, type JWK } from "jose";
+import { recipientKeyOf, sealPackage } from "../../src/core/exchange/mod.ts";
 
 const SECRETS = {
   USER_DB_AUTH: "conf-user-key",
@@ -606,6 +608,54 @@ export function conformance(runtime: Runtime): void {
       const actions = async (uid: string) => ((await api.audit.read(uid)).entries).map((entry) => `${entry.action}:${entry.result}`).sort();
       expect(await actions(analyst)).toEqual(expect.arrayContaining(["case-export:success", "case-export:failure", "confirmation-import:success", "confirmation-import:failure", "case-import:blocked"]));
       expect(await actions(reviewer)).toEqual(expect.arrayContaining(["case-import:success", "case-import:failure", "confirmation-export:success"]));
+    }, 60_000);
+
+    it(t("exchange, sealed packages: GET /exchange/keys (no credential) lists the generated sealing key; a case sealed for it imports; sealed for another key, altered or cut, a 400 naming why, nothing written"), async () => {
+      const api = client();
+      const [analyst, reviewer] = ["conf-seal-analyst", "conf-seal-reviewer"];
+      for (const uid of [analyst, reviewer]) {
+        await api.user.put(uid, { email: `${uid}@lab.example`, firstName: uid, lastName: "Examiner", company: "State Lab", permitted: true });
+      }
+      await api.user.addCases(analyst, [{ caseNumber: "CS-1" }]);
+      const image = await api.image.upload(new Blob([fixture("sample.png")]), "bullet.png");
+      await api.data.putCase(analyst, "CS-1", { caseNumber: "CS-1", files: [{ id: image.id, originalFilename: "item.png", uploadedAt: "2026-11-02T00:00:00.000Z" }], createdAt: "2026-11-01T00:00:00.000Z" });
+
+      // serve generated EXCHANGE_DECRYPTION_KEY; anyone may read its public half, beside the signing key's.
+      const { keys } = await createClient({ baseUrl: url }).exchange.keys();
+      expect(keys.map((key) => [(key as { use?: string }).use, key.kty])).toEqual([["sig", "EC"], ["enc", "EC"]]);
+      const recipient = keys[1]!;
+      expect(recipient).toMatchObject({ crv: "P-256", alg: "ECDH-ES+A256KW", kid: await calculateJwkThumbprint(recipient as JWK) });
+      for (const key of keys) expect(key).not.toHaveProperty("d");
+      // The private key is kept in secrets.json and named at start, never printed.
+      const stored = JSON.parse(JSON.parse(await readFile(join(dir, "data", "secrets.json"), "utf8")).EXCHANGE_DECRYPTION_KEY) as JWK;
+      expect(await calculateJwkThumbprint(stored)).toBe((recipient as JWK).kid);
+      expect(served.output()).toMatch(/^generated EXCHANGE_DECRYPTION_KEY \(an EC P-256 private key, kept in .*secrets\.json; its public half is served at http:.*\/exchange\/keys\)$/m);
+      expect(served.output()).not.toContain(stored.d);
+
+      const sealed = await api.exchange.exportSealedCase(analyst, "CS-1", recipient);
+      expect(sealed.fileName).toMatch(/^CS-1-export-\d{8}\.sealed$/);
+      const bytes = await sealed.bytes();
+      const refusal = async (body: Uint8Array, pattern: RegExp) => {
+        const response = await call(`/exchange/${reviewer}/imports`, { method: "POST", headers: data, body: body as BodyInit });
+        expect(response.status).toBe(400);
+        const answer = await response.json() as { message: string; details: Record<string, unknown> };
+        expect(answer.message).toMatch(pattern);
+        return answer;
+      };
+      // Sealed elsewhere for another lab's key: the message names that key.
+      const other = await crypto.subtle.exportKey("jwk", (await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, true, ["deriveBits"])).publicKey);
+      const zip = await (await api.exchange.exportCase(analyst, "CS-1")).bytes();
+      const foreign = new Uint8Array(await new Response(await sealPackage(new Blob([zip as BlobPart]).stream(), await recipientKeyOf(other))).arrayBuffer());
+      const otherThumbprint = await calculateJwkThumbprint(other as JWK);
+      expect((await refusal(foreign, new RegExp(`it was sealed for the key ${otherThumbprint}, not for this service's key ${(recipient as JWK).kid}`))).details).toMatchObject({ sealedFor: otherThumbprint });
+      const altered = bytes.slice();
+      altered[altered.length - 300]! ^= 1;
+      await refusal(altered, /^Sealed package refused: chunk \d+ fails its authentication/);
+      await refusal(bytes.subarray(0, bytes.length - 16), /^Sealed package refused: /);
+      expect((await api.user.get(reviewer)).readOnlyCases ?? []).toEqual([]);
+
+      expect(await api.exchange.importCase(reviewer, bytes)).toMatchObject({ success: true, caseNumber: "CS-1", filesImported: 1 });
+      expect(((await api.user.get(reviewer)).readOnlyCases ?? []).map((entry) => entry.caseNumber)).toEqual(["CS-1"]);
     }, 60_000);
 
     it(t("CORS preflight is answered for the configured origin without credentials"), async () => {

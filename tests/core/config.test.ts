@@ -118,6 +118,19 @@ describe("ServiceConfig", () => {
     refused({ EXPORT_SIGNING_KEY: "[]" }, /EXPORT_SIGNING_KEY: one private JWK expected, found 0/);
   });
 
+  it("refuses an exchange decryption key that could never open a sealed package, naming the variable", () => {
+    const refused = (text: string, pattern: RegExp) => expect(() => parseConfig({ EXCHANGE_DECRYPTION_KEY: text }), text).toThrow(pattern);
+    refused("not json", /EXCHANGE_DECRYPTION_KEY: must be JSON: one private JWK/);
+    refused("[]", /EXCHANGE_DECRYPTION_KEY: one private JWK expected, found 0/);
+    refused('{"kty":"oct","k":"AA"}', /EXCHANGE_DECRYPTION_KEY: must be an EC P-256 or RSA/);
+    refused('{"kty":"OKP","crv":"X25519","x":"AA","d":"AA"}', /EXCHANGE_DECRYPTION_KEY: must be an EC P-256 or RSA/);
+    refused('{"kty":"EC","crv":"P-384","x":"AA","y":"AA","d":"AA"}', /EXCHANGE_DECRYPTION_KEY: an EC key must be on P-256/);
+    refused('{"kty":"EC","crv":"P-256","x":"AA","y":"AA"}', /EXCHANGE_DECRYPTION_KEY: not a private key/);
+    // Reported together with a problem of another exchange variable.
+    expect(() => parseConfig({ EXCHANGE_DECRYPTION_KEY: "[]", EXPORT_SIGNING_KEY: "[]" })).toThrow(/EXPORT_SIGNING_KEY: .*[\s\S]*EXCHANGE_DECRYPTION_KEY: |EXCHANGE_DECRYPTION_KEY: [\s\S]*EXPORT_SIGNING_KEY: /);
+    expect(parseConfig({ EXCHANGE_DECRYPTION_KEY: '{"kty":"EC","crv":"P-256","x":"AA","y":"AA","d":"AA"}' }).exchangeDecryptionKey).toBeDefined();
+  });
+
   it("requires the backend's URL and credentials for STORAGE=redis and s3", () => {
     expect(() => parseConfig({ STORAGE: "redis" })).toThrow(/STORAGE_URL/);
     expect(() => parseConfig({ STORAGE: "s3", STORAGE_URL: "https://s3.example" })).toThrow(/endpoint and bucket/);

@@ -101,6 +101,8 @@ describe("the OpenAPI document and the routes are one declaration", () => {
       "PUT /user/{userUid}/holds": { path: "/user/u1/holds", init: { method: "PUT", body: JSON.stringify({ caseNumber: "C-1", reason: "R v. S" }), headers: adminHeaders }, status: 201 },
       "GET /user/{userUid}/holds": { path: "/user/u1/holds", init: { headers: adminHeaders }, status: 200 },
       "DELETE /user/{userUid}/holds": { path: "/user/u1/holds", init: { method: "DELETE", body: JSON.stringify({ caseNumber: "C-1" }), headers: adminHeaders }, status: 200 },
+      "GET /exchange/keys": { path: "/exchange/keys", status: 200 },
+      "POST /exchange/{userUid}/cases/{caseNumber}/sealed": { path: "/exchange/u1/cases/C-9/sealed", init: { method: "POST", body: "{}", headers: dataHeaders }, status: 400 },
       "DELETE /user/{userUid}": { path: "/user/u1", init: { method: "DELETE", headers: userHeaders }, status: 200 },
     };
     const operations = await documented(app);

@@ -63,6 +63,8 @@ describe("the service (CONTRACT: one process, seven workers)", () => {
         "PUT /user/{userUid}/holds",
         "DELETE /user/{userUid}/holds",
         "POST /data/history/prune",
+        "GET /exchange/keys",
+        "POST /exchange/{userUid}/cases/{caseNumber}/sealed",
       ].sort(),
     );
     // Derived from the schemas that validate: the audit entry's action enum is in it (in the entry's named schema, which the append refers to).

@@ -18,9 +18,26 @@ export interface SecretsResult {
   generated: string[];
 }
 
-function newSecret(): string {
+async function newSecret(name: string): Promise<string> {
+  if (name === "EXCHANGE_DECRYPTION_KEY") return await newDecryptionKey();
   const bytes = crypto.getRandomValues(new Uint8Array(32));
   return bytesToHex(bytes);
+}
+
+/** A private EC P-256 JWK (what peers seal packages for): its key members only. */
+async function newDecryptionKey(): Promise<string> {
+  const pair = await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, true, ["deriveBits"]);
+  const { kty, crv, x, y, d } = await crypto.subtle.exportKey("jwk", pair.privateKey);
+  return JSON.stringify({ kty, crv, x, y, d });
+}
+
+/**
+ * The start line naming a secret generated just now: its value, but never a private key's
+ * (`EXCHANGE_DECRYPTION_KEY`: peers need only its public half, at `{url}/exchange/keys`).
+ */
+export function generatedLine(name: string, env: Readonly<Record<string, string>>, dataDir: string, url: string): string {
+  if (name === "EXCHANGE_DECRYPTION_KEY") return `generated ${name} (an EC P-256 private key, kept in ${dataDir}/secrets.json; its public half is served at ${url}/exchange/keys)`;
+  return `generated ${name}=${env[name]} (kept in ${dataDir}/secrets.json; shown once)`;
 }
 
 /** The secrets `serve` generated and kept in `DATA/secrets.json`; none when there is no such file. */
@@ -49,7 +66,7 @@ export async function ensureSecrets(dataDir: string, env: Readonly<Record<string
     // A made-up hash would name no image of a real Cloudflare Images account.
     if (name === "ACCOUNT_HASH" && result.IMAGE_HOST === "cloudflare") continue;
     if (stored[name] === undefined) {
-      stored[name] = newSecret();
+      stored[name] = await newSecret(name);
       generated.push(name);
     }
     result[name] = stored[name];

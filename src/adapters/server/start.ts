@@ -16,7 +16,7 @@ import { holdsDataFolder, LOCK_FILE, lockDataFolder } from "./files/folder-lock.
 import { codeOf } from "./files/file-driver.ts";
 import { removeLeftoverTemporaries } from "./files/leftover-temporaries.ts";
 import { hostInUrl } from "./request-url.ts";
-import { ensureSecrets } from "./secrets.ts";
+import { ensureSecrets, generatedLine } from "./secrets.ts";
 import { probeAddress } from "./address-probe.ts";
 import { createRedisPorts } from "./redis/redis-ports.ts";
 import { createS3Ports, s3LocationFromUrl } from "../s3/s3-ports.ts";
@@ -275,9 +275,7 @@ async function startOnFolder(options: ServeOptions, defined: Record<string, stri
     throw err;
   }
   const url = `http://${hostInUrl(options.host)}:${server.port}`;
-  for (const name of secrets.generated) {
-    log(`generated ${name}=${secrets.env[name]} (kept in ${options.dataDir}/secrets.json; shown once)`);
-  }
+  for (const name of secrets.generated) log(generatedLine(name, secrets.env, options.dataDir, url));
   for (const line of serviceLines(url, config.apiDocs === "on")) log(line);
   if (config.dataHistory === "off") log("history  off (DATA_HISTORY=off): data writes and deletes keep no version; histories already stored stay readable");
   log(`ready    ${url} (${storage.description})`);

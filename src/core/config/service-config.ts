@@ -171,6 +171,8 @@ export interface ServiceConfig {
   exportRequireSignature: boolean;
   /** `MAX_IMPORT_BYTES`: the largest case package the exchange worker imports. */
   maxImportBytes: number;
+  /** `EXCHANGE_DECRYPTION_KEY`: a private JWK (JSON) that opens packages sealed for this service. */
+  exchangeDecryptionKey: string | undefined;
   /** `AUDIT_SIGNING_KEY`: a private JWK (JSON) that signs every audit head. */
   auditSigningKey: string | undefined;
   /** `AUDIT_VERIFY_KEYS`: the JWK, JWKs or JWKS (JSON) that verify earlier audit heads. */

@@ -79,3 +79,17 @@ export { type CaseImportOptions, importCase } from "./import/case-import.ts";
 export type { ArchiveReader } from "./package/zip-read.ts";
 export { type ConfirmationExportOptions, createConfirmation, exportConfirmations, importConfirmations, type ReviewerDetails } from "./confirmations.ts";
 export { type ExchangeJwk, type ManifestSigner, publicJwkOf, type SignatureVerification, signerFromJwk } from "./package/signature.ts";
+export {
+  isSealedPackage,
+  type OpenedPackage,
+  type OpeningKey,
+  openingKeyOf,
+  openSealedPackage,
+  type RecipientKey,
+  recipientKeyOf,
+  type SealedHeader,
+  type SealingAlgorithm,
+  sealPackage,
+  type SealOptions,
+} from "./sealed/mod.ts";
+export { type ExchangeKeySet, exchangeKeySet } from "./exchange-keys.ts";

@@ -1,7 +1,7 @@
 /**
  * @module
- * `GET /ready` (docs/operations.md#readiness): every configured store answers a read, the audit
- * and export keys import, and whatever the adapter adds (the file store's lock). Each check
+ * `GET /ready` (docs/operations.md#readiness): every configured store answers a read, the audit,
+ * export and exchange decryption keys import, and whatever the adapter adds (the file store's lock). Each check
  * names what failed in words that hold nothing secret.
  */
 import type { BlobStore, KvStore } from "../ports.ts";
@@ -9,6 +9,8 @@ import type { ServiceConfig } from "../config/mod.ts";
 import { checkAuditKeys } from "../audit/signing-keys.ts";
 import { importJWK } from "jose";
 import { algorithmOf } from "../exchange/package/signature.ts";
+import { openingKeyOf } from "../exchange/sealed/sealing-keys.ts";
+import { jwkListOf } from "../config/variables.ts";
 
 /** One check: resolves when ready, rejects (its message shown) when not. */
 export type ReadinessCheck = () => Promise<void>;
@@ -32,7 +34,7 @@ const PROBE = "ready-probe";
 /** The checks of the service's own ports and keys. */
 export function serviceReadiness(
   stores: Record<string, BlobStore | KvStore | undefined>,
-  config: Pick<ServiceConfig, "auditSigningKey" | "auditVerifyKeys" | "exportSigningKey">,
+  config: Pick<ServiceConfig, "auditSigningKey" | "auditVerifyKeys" | "exportSigningKey" | "exchangeDecryptionKey">,
 ): Record<string, ReadinessCheck> {
   const checks: Record<string, ReadinessCheck> = {};
   for (const [name, store] of Object.entries(stores)) {
@@ -47,18 +49,25 @@ export function serviceReadiness(
   return checks;
 }
 
-async function importKeys(config: Pick<ServiceConfig, "auditSigningKey" | "auditVerifyKeys" | "exportSigningKey">): Promise<void> {
+async function importKeys(config: Pick<ServiceConfig, "auditSigningKey" | "auditVerifyKeys" | "exportSigningKey" | "exchangeDecryptionKey">): Promise<void> {
   try {
     await checkAuditKeys(config);
   } catch {
     throw new NotReady("AUDIT_SIGNING_KEY or AUDIT_VERIFY_KEYS does not import");
   }
-  if (config.exportSigningKey === undefined) return;
+  if (config.exportSigningKey !== undefined) {
+    try {
+      const jwk = JSON.parse(config.exportSigningKey) as JsonWebKey;
+      await importJWK(jwk, algorithmOf(jwk));
+    } catch {
+      throw new NotReady("EXPORT_SIGNING_KEY does not import");
+    }
+  }
+  if (config.exchangeDecryptionKey === undefined) return;
   try {
-    const jwk = JSON.parse(config.exportSigningKey) as JsonWebKey;
-    await importJWK(jwk, algorithmOf(jwk));
+    await openingKeyOf(jwkListOf(config.exchangeDecryptionKey)?.[0]);
   } catch {
-    throw new NotReady("EXPORT_SIGNING_KEY does not import");
+    throw new NotReady("EXCHANGE_DECRYPTION_KEY does not import as an EC P-256 or RSA (2048 to 8192 bits) private key");
   }
 }
 

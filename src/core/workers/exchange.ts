@@ -6,7 +6,9 @@
  * the `export` and `import` commands (`../exchange/`), with the data worker's credential
  * (`R2_KEY_SECRET`; in identity mode the token's user acts only on their own uid). A ZIP export
  * is streamed as it is made; a package is kept in a store in chunks while it arrives, then read
- * in ranges, so memory follows the largest image, not the case.
+ * in ranges, so memory follows the largest image, not the case. A case is also exported sealed
+ * for a peer's public key, and sealed packages for this service's `EXCHANGE_DECRYPTION_KEY`
+ * import like ZIPs (docs/exchange.md#sealed-packages); `GET /keys` serves the public keys.
  */
 import * as z from "zod";
 import type { Context, TypedResponse } from "hono";
@@ -29,15 +31,24 @@ import {
   exportAllCases,
   exportCase,
   exportCaseZip,
+  exchangeKeySet,
   type ConfirmationExport,
   type ExchangeStore,
   exportConfirmations,
   importCase,
   importConfirmations,
   type ImportResult,
+  isSealedPackage,
+  type OpeningKey,
+  openingKeyOf,
+  openSealedPackage,
   portsExchangeStore,
   previewCaseImport,
+  recipientKeyOf,
+  sealPackage,
 } from "../exchange/mod.ts";
+import { jwkListOf } from "../config/variables.ts";
+import type { ExchangeJwk } from "../exchange/package/signature.ts";
 import { deliveredImageReader } from "../exchange/delivered-images.ts";
 import { type ExchangeSignatures, exchangeSignatures } from "../exchange/signing-config.ts";
 import { spoolArchive, type SpooledArchive, SpoolLimitError } from "../exchange/package/spooled-archive.ts";
@@ -88,6 +99,7 @@ export interface ExchangeWorkerDeps {
     | "exportSigningKey"
     | "exportVerifyKeys"
     | "exportRequireSignature"
+    | "exchangeDecryptionKey"
     | "auditSigningKey"
     | "auditVerifyKeys"
     | "imageHost"
@@ -115,6 +127,7 @@ const MEDIA = {
   json: "application/json; charset=utf-8",
   csv: "text/csv; charset=utf-8",
   xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+  sealed: "application/octet-stream",
 } as const;
 
 const segment = (description: string) => z.string().describe(`${description}; one percent-encoded path segment`);
@@ -176,19 +189,49 @@ const importRoute = createRoute({
   tags: tagged("exchange"),
   method: "post",
   path: "/{userUid}/imports",
-  summary: "Import a case package (a ZIP export) as a read-only case, or preview it",
-  description: "Answers what `import --json` prints (`?preview=true`: the preview). A package refused is a 4xx naming why, with the import result as `details.result`, and nothing is written.",
+  summary: "Import a case package (a ZIP export, or a package sealed for this service) as a read-only case, or preview it",
+  description: "Answers what `import --json` prints (`?preview=true`: the preview). A package refused is a 4xx naming why, with the import result as `details.result`, and nothing is written. A sealed package (docs/exchange.md#sealed-packages) is opened with EXCHANGE_DECRYPTION_KEY; sealed for another key, it is a 400 naming the thumbprint it was sealed for.",
   operationId: "importCase",
   security,
   documented: { request: { params: UidParams, query: ImportQuery, body: { required: true, content: { [MEDIA.zip]: { schema: binary("The case package") } } } } },
   responses: {
     200: { description: "The import result, or the preview", content: { "application/json": { schema: ImportAnswerSchema } } },
     ...errorResponses({
-      400: "A package refused: not a ZIP, tampered, unsigned while signatures are required, a ZIP bomb, the importer's own case",
+      400: "A package refused: not a ZIP, tampered, unsigned while signatures are required, a ZIP bomb, the importer's own case, sealed for another key or altered",
       403: "Bad key, or another user's uid",
       409: "A read-only case of that number exists (import with overwrite=true), or a case document of the importer's own is in the way",
       413: "Larger than MAX_IMPORT_BYTES",
     }),
+  },
+});
+const PublicJwk = z.record(z.string(), z.unknown()).meta({ id: "PublicJwk" }).describe("A public JWK: EC P-256 (`kty`, `crv`, `x`, `y`) or RSA of 2048 to 8192 bits (`kty`, `n`, `e`)");
+const SealedExportBody = z.object({ recipient: PublicJwk.describe("The public key to seal for: the `use: \"enc\"` key of the recipient service's `GET /exchange/keys`") });
+const KeySetSchema = z.object({ keys: z.array(PublicJwk) }).meta({ id: "ExchangeKeySet" });
+const keysRoute = createRoute({
+  tags: tagged("exchange"),
+  method: "get",
+  path: "/keys",
+  summary: "The public halves of EXPORT_SIGNING_KEY (use sig) and EXCHANGE_DECRYPTION_KEY (use enc), as a JWKS; no credential",
+  description: "What a peer lab needs to check this service's signed packages and to seal packages for it. Never a private member; a shared-secret signing key is not listed.",
+  operationId: "exchangeKeys",
+  security: [],
+  documented: {},
+  responses: {
+    200: { description: "The JWKS", content: { "application/json": { schema: KeySetSchema } } },
+    ...errorResponses({}),
+  },
+});
+const sealedExportRoute = createRoute({
+  tags: tagged("exchange"),
+  method: "post",
+  path: "/{userUid}/cases/{caseNumber}/sealed",
+  summary: "Export a case's ZIP sealed for a recipient's public key (docs/exchange.md#sealed-packages), streamed",
+  operationId: "exportSealedCase",
+  security,
+  documented: { request: { params: CaseParams, body: { required: true, content: { "application/json": { schema: SealedExportBody } } } } },
+  responses: {
+    200: { description: "The sealed package, as an attachment", headers: attachment, content: { [MEDIA.sealed]: { schema: binary("The sealed case package") } } },
+    ...errorResponses({ 400: "Bad uid, case number or body; a recipient key that cannot seal", 403: "Bad key, or another user's uid", 404: "No such case (or a file's image is missing)", 413: "Larger than MAX_JSON_BYTES" }),
   },
 });
 const exportConfirmationsRoute = createRoute({
@@ -303,6 +346,9 @@ async function peek(body: ReadableStream<Uint8Array>): Promise<{ head: Uint8Arra
   return { head, body: whole };
 }
 
+/** Whether the request is `POST /{uid}/cases/{case}/sealed`. */
+const isSealedExport = (c: Context<WorkerEnv>): boolean => c.req.method === "POST" && /^[^/]+\/cases\/[^/]+\/sealed$/.test(routePathAfterMount(c));
+
 /** The exchange worker's app. */
 export type ExchangeWorkerApp = ReturnType<typeof exchangeWorker>;
 
@@ -318,9 +364,12 @@ function exchangeWorker(deps: ExchangeWorkerDeps) {
   const access = deps.access ?? accessControl(config, { audit: deps.audit, clock: deps.clock, auditHash: deps.auditHash });
   protect(app, access, {
     status: 403,
-    route: (c) => routeFor(c.req.method, "exchange.export", "exchange.import"),
+    // A sealed export is a POST that exports.
+    route: (c) => isSealedExport(c) ? "exchange.export" : routeFor(c.req.method, "exchange.export", "exchange.import"),
     credential: authKeyCheck({ keys: [config.r2KeySecret], status: 403, variable: "R2_KEY_SECRET" }),
     targetOf: uidOf,
+    // The public keys are for anyone: a peer needs them before it holds any credential.
+    isPublic: (c) => (c.req.method === "GET" || c.req.method === "HEAD") && routePathAfterMount(c) === "keys",
   });
   const store: ExchangeStore = portsExchangeStore({
     data: deps.data,
@@ -333,7 +382,27 @@ function exchangeWorker(deps: ExchangeWorkerDeps) {
     auditChain: { signer: auditKeys(config).signer, hash: deps.auditHash, maxDayBytes: config.maxAuditDayBytes },
   });
   const spool = deps.spool ?? deps.images;
-  const openers = deps.openers ?? [];
+  // Read once, when first needed: a key that does not import fails sealed exchanges only.
+  let openingKey: Promise<OpeningKey | undefined> | undefined;
+  const openingKeyFor = () =>
+    openingKey ??= config.exchangeDecryptionKey === undefined
+      ? Promise.resolve(undefined)
+      // One JWK, or a list of one (as EXPORT_SIGNING_KEY is read).
+      : Promise.resolve(jwkListOf(config.exchangeDecryptionKey)?.[0]).then(openingKeyOf).catch(() => {
+        throw ServiceError.server("EXCHANGE_DECRYPTION_KEY does not import: sealed packages cannot be opened");
+      });
+  const sealedOpener: PackageOpener = {
+    recognises: isSealedPackage,
+    open: async (body) => {
+      const key = await openingKeyFor();
+      if (key === undefined) {
+        await body.cancel().catch(() => undefined);
+        throw ServiceError.validation("This service has no EXCHANGE_DECRYPTION_KEY: it cannot open a sealed package");
+      }
+      return (await openSealedPackage(body, key)).body;
+    },
+  };
+  const openers = [...(deps.openers ?? []), sealedOpener];
   // Read once, when first needed: a key that cannot sign fails the exchanges, not the other workers.
   let signatures: Promise<ExchangeSignatures> | undefined;
   const signaturesOf = () =>
@@ -424,8 +493,52 @@ function exchangeWorker(deps: ExchangeWorkerDeps) {
       await body.cancel().catch(() => undefined);
       throw ServiceError.validation(head.length === 0 ? "The request body is empty: send the case package (a ZIP export)" : "The body is not a ZIP case package (nor a sealed package this service can open)");
     }
-    // On a failure nothing is kept (spoolArchive removes what it stored).
-    return await spoolArchive(spool, opener === undefined ? body : await opener.open(body), max).catch(failure);
+    // On a failure nothing is kept (spoolArchive removes what it stored); an opener's refusal is the answer.
+    return await Promise.resolve(opener === undefined ? body : opener.open(body)).then((zip) => spoolArchive(spool, zip, max)).catch(failure);
+  };
+
+  /** `EXPORT_SIGNING_KEY` as the JWK it holds, for the key set. */
+  const signingJwk = (): ExchangeJwk | undefined => {
+    const list = config.exportSigningKey === undefined ? undefined : jwkListOf(config.exportSigningKey);
+    return list?.length === 1 ? list[0] as ExchangeJwk : undefined;
+  };
+
+  const keySet = async (c: Context<WorkerEnv>) => {
+    return answerJson(c, await exchangeKeySet({ signingKey: signingJwk(), openingKey: await openingKeyFor() }), 200);
+  };
+
+  const exportSealed = async (c: Context<WorkerEnv>) => {
+    const { uid, caseNumber } = await ownPath(c);
+    refuseContentEncoding(c.req.header("content-encoding"));
+    const text = await c.req.text().catch(failedBodyRead);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw ServiceError.validation("The body is not JSON: send {\"recipient\": <public JWK>}", { field: "recipient" });
+    }
+    const recipientJwk = body !== null && typeof body === "object" && !Array.isArray(body) ? (body as { recipient?: unknown }).recipient : undefined;
+    if (recipientJwk === undefined) throw ServiceError.validation("The body needs \"recipient\": the public JWK to seal for", { field: "recipient" });
+    const recipient = await recipientKeyOf(recipientJwk);
+    const fileName = `${caseNumber}-export-${day(store.now())}.sealed`;
+    const { signer } = await signaturesOf();
+    const reader = exportCaseZip(store, uid, caseNumber!, { signer, fileName: fileName.replace(/\.sealed$/, ".zip") }).getReader();
+    // The first chunk before the answer: a missing case is a 404, not a broken download.
+    const first = await reader.read();
+    let sent = false;
+    const zip = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (!sent) {
+          sent = true;
+          if (!first.done) return controller.enqueue(first.value);
+        }
+        const next = await reader.read();
+        if (next.done) controller.close();
+        else controller.enqueue(next.value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    }, { highWaterMark: 0 });
+    return attached(c, await sealPackage(zip, recipient), MEDIA.sealed, fileName);
   };
 
   const importPackage = async (c: Context<WorkerEnv>) => {
@@ -465,13 +578,15 @@ function exchangeWorker(deps: ExchangeWorkerDeps) {
   };
 
   const routed = app
+    .openapi(keysRoute, (c) => keySet(c))
+    .openapi({ ...sealedExportRoute, middleware: limitBody(config.maxJsonBytes) }, (c) => exportSealed(c))
     .openapi(exportAllRoute, (c) => exportAll(c))
     .openapi(exportCaseRoute, (c) => exportOne(c))
     .openapi(exportConfirmationsRoute, (c) => exportConfirmationFile(c))
     .openapi(importRoute, (c) => importPackage(c))
     .openapi({ ...importConfirmationsRoute, middleware: limitBody(config.maxJsonBytes) }, (c) => importConfirmationFile(c));
   // A known path asked with another method: 405 with Allow, not the router's 404.
-  for (const [path, method] of [["/:userUid/cases", "GET"], ["/:userUid/cases/:caseNumber", "GET"], ["/:userUid/cases/:caseNumber/confirmations", "GET"], ["/:userUid/imports", "POST"], ["/:userUid/confirmations", "POST"]] as const) {
+  for (const [path, method] of [["/keys", "GET"], ["/:userUid/cases/:caseNumber/sealed", "POST"], ["/:userUid/cases", "GET"], ["/:userUid/cases/:caseNumber", "GET"], ["/:userUid/cases/:caseNumber/confirmations", "GET"], ["/:userUid/imports", "POST"], ["/:userUid/confirmations", "POST"]] as const) {
     app.all(path, methodNotAllowed([method]));
   }
   return routed;

@@ -50,6 +50,14 @@ describe("forensic-annotation serve on Node (CONTRACT: Starting it)", () => {
     expect(first.output()).not.toMatch(/generated KEYS_AUTH/);
     const stored = JSON.parse(await readFile(join(dataDir, "secrets.json"), "utf8")) as Record<string, string>;
     expect(stored.R2_KEY_SECRET).toBe(generated);
+    // The exchange decryption key is a private EC P-256 JWK that is named at start, never printed.
+    const decryption = JSON.parse(stored.EXCHANGE_DECRYPTION_KEY!) as JsonWebKey;
+    expect(Object.keys(decryption).sort()).toEqual(["crv", "d", "kty", "x", "y"]);
+    expect(decryption).toMatchObject({ kty: "EC", crv: "P-256" });
+    await crypto.subtle.importKey("jwk", decryption, { name: "ECDH", namedCurve: "P-256" }, false, ["deriveBits"]);
+    expect(first.output()).toMatch(/^generated EXCHANGE_DECRYPTION_KEY \(an EC P-256 private key, kept in .*secrets\.json; its public half is served at http:.*\/exchange\/keys\)$/m);
+    expect(first.output()).not.toContain(decryption.d);
+    expect((await fetch(`${first.url}/ready`)).status).toBe(200);
     await first.stop();
 
     const second = await serve({ dataDir, env: { KEYS_AUTH: "configured-keys-secret" } });
@@ -58,6 +66,18 @@ describe("forensic-annotation serve on Node (CONTRACT: Starting it)", () => {
     expect(response.status).toBe(200);
     const keys = await fetch(`${second.url}/keys/R2_KEY_SECRET`, { headers: { "X-Custom-Auth-Key": "configured-keys-secret" } });
     expect(await keys.text()).toBe(generated);
+    expect(JSON.parse(await readFile(join(dataDir, "secrets.json"), "utf8"))).toEqual(stored);
+  });
+
+  it("never hands out the exchange decryption key, even when KEYS_EXPOSED lists it", async () => {
+    const key = await crypto.subtle.exportKey("jwk", (await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, true, ["deriveBits"])).privateKey);
+    const { kty, crv, x, y, d } = key;
+    const env = { KEYS_AUTH: "k", KEYS_EXPOSED: "EXCHANGE_DECRYPTION_KEY,R2_KEY_SECRET", EXCHANGE_DECRYPTION_KEY: JSON.stringify({ kty, crv, x, y, d }) };
+    const served = await serve({ dataDir: join(dir, "data"), env });
+    const response = await fetch(`${served.url}/keys/EXCHANGE_DECRYPTION_KEY`, { headers: { "X-Custom-Auth-Key": "k" } });
+    expect(response.status).toBeGreaterThanOrEqual(400);
+    expect(await response.text()).not.toContain(d);
+    expect(served.output()).not.toContain(d);
   });
 
   it("reads .env from the working directory; the environment wins over it", async () => {

@@ -140,6 +140,24 @@ describe("GET /ready", () => {
     expect(response.status).toBe(503);
     expect((await response.json() as { checks: Record<string, string> }).checks.keys).toBe("EXPORT_SIGNING_KEY does not import");
   });
+
+  it("503 when the exchange decryption key does not import (an RSA key of 1024 bits, a point off the curve)", async () => {
+    const rsa1024 = await crypto.subtle.exportKey(
+      "jwk",
+      (await crypto.subtle.generateKey({ name: "RSA-OAEP", modulusLength: 1024, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" }, true, ["encrypt", "decrypt"])).privateKey,
+    );
+    const ec = await crypto.subtle.exportKey("jwk", (await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, true, ["deriveBits"])).privateKey);
+    for (const key of [rsa1024, { ...ec, y: ec.x }]) {
+      const { app } = testService({ EXCHANGE_DECRYPTION_KEY: JSON.stringify(key) });
+      const response = await app.request("/ready");
+      expect(response.status).toBe(503);
+      expect((await response.json() as { checks: Record<string, string> }).checks.keys).toBe(
+        "EXCHANGE_DECRYPTION_KEY does not import as an EC P-256 or RSA (2048 to 8192 bits) private key",
+      );
+    }
+    const { app } = testService({ EXCHANGE_DECRYPTION_KEY: JSON.stringify(ec) });
+    expect((await app.request("/ready")).status).toBe(200);
+  });
 });
 
 describe("GET /metrics", () => {
