@@ -93,7 +93,9 @@ export async function inProcessService(
   const made = () => bytesToHex(crypto.getRandomValues(new Uint8Array(32)));
   const given = { ...(await storedSecrets(dataDir).catch(() => ({}))), ...definedOf(env) };
   // A key serve has not generated yet is made for this run: no one but this process sees it.
-  const keys: Record<string, string> = Object.fromEntries(GENERATED_SECRETS.filter((name) => name !== "ACCOUNT_HASH").map((name) => [name, given[name] ?? made()]));
+  // The exchange decryption key is a JWK, not a random hex: left unset when serve made none (nothing here opens a package).
+  const madeHere = GENERATED_SECRETS.filter((name) => name !== "ACCOUNT_HASH" && (name !== "EXCHANGE_DECRYPTION_KEY" || given[name] !== undefined));
+  const keys: Record<string, string> = Object.fromEntries(madeHere.map((name) => [name, given[name] ?? made()]));
   const adminKey = given.ADMIN_AUTH ?? made();
   const userKey = keys.USER_DB_AUTH!;
   const dataKey = keys.R2_KEY_SECRET!;

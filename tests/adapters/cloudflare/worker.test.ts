@@ -24,7 +24,10 @@ describe("Cloudflare module workers in workerd", () => {
     const { filename } = (await posted.json()) as { filename: string };
 
     const data = await bucket(mf, "STRIAE_DATA");
-    expect((await data.list()).objects.map((object) => object.key).sort()).toEqual(["u1/C-1/data.json", "u1/C-1/f 1/data.json"]);
+    const dataKeys = (await data.list()).objects.map((object) => object.key).sort();
+    // The documents under the CONTRACT's keys; each one's history beside them under #history/ (docs/storage.md#record-history).
+    expect(dataKeys.filter((key) => !key.startsWith("#history/"))).toEqual(["u1/C-1/data.json", "u1/C-1/f 1/data.json"]);
+    expect(dataKeys.filter((key) => key.startsWith("#history/"))).toEqual(["u1/C-1/data.json", "u1/C-1/f 1/data.json"].flatMap((key) => ["contents", "head", "versions"].map((part) => `#history/${key}/${part}`)));
     expect(new TextDecoder().decode(await (await data.get("u1/C-1/data.json"))!.arrayBuffer())).toBe('{"caseNumber":"C-1"}');
     const audit = await bucket(mf, "STRIAE_AUDIT");
     // The day and the head of the user's hash chain.
@@ -75,7 +78,9 @@ describe("Cloudflare module workers in workerd", () => {
     const headers = { "X-Custom-Auth-Key": KEY };
     expect((await mf.dispatchFetch("http://w/u2/C-9/data.json", { method: "PUT", headers, body: "[]" })).status).toBe(200);
     expect(await (await mf.dispatchFetch("http://w/u2/C-9/data.json", { headers })).json()).toEqual([]);
-    expect((await (await bucket(mf, "STRIAE_DATA")).list()).objects.map((o) => o.key)).toEqual(["u2/C-9/data.json"]);
+    const stored = (await (await bucket(mf, "STRIAE_DATA")).list()).objects.map((o) => o.key);
+    expect(stored.filter((key) => !key.startsWith("#history/"))).toEqual(["u2/C-9/data.json"]);
+    expect(stored.filter((key) => key.startsWith("#history/")).sort()).toEqual(["contents", "head", "versions"].map((part) => `#history/u2/C-9/data.json/${part}`));
   }, 60_000);
 
   it("[workerd] a missing binding is a 500 that names it", async () => {
