@@ -12,7 +12,7 @@ import type { AuditChainOptions } from "./chain.ts";
 
 /** Who acted: a user proven by an identity token, or the holder of `ADMIN_AUTH`. */
 export type Actor =
-  | { kind: "user"; uid: string; email: string | undefined }
+  | { kind: "user"; uid: string; email: string | undefined; lab?: string | undefined; roles?: readonly string[] | undefined; authTime?: number | undefined }
   | { kind: "admin" };
 
 

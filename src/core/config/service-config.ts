@@ -23,6 +23,7 @@ import { RateLimitsSection } from "./rate-limits.ts";
 import { ServerLimitsSection } from "./server-limits.ts";
 import { StorageSection } from "./storage.ts";
 import { WorkerKeysSection } from "./worker-keys.ts";
+import { ReviewSection } from "./review.ts";
 
 /** Every section, in the order of the generated table; each reads the same variables. */
 export const CONFIG_SECTIONS = {
@@ -43,6 +44,7 @@ export const CONFIG_SECTIONS = {
   audit: AuditSection,
   apiDocs: ApiDocsSection,
   operations: OperationsSection,
+  review: ReviewSection,
 } as const;
 
 const ServiceEnvSchema = z.object(CONFIG_SECTIONS);
@@ -179,6 +181,8 @@ export interface ServiceConfig {
   logFormat: "json" | "text" | undefined;
   /** `METRICS_TOKEN`: turns on `GET /metrics` behind this bearer token. */
   metricsToken: string | undefined;
+  /** `SIGNATURE_MAX_AUTH_AGE_SECONDS`: the oldest authentication a review signature accepts. */
+  signatureMaxAuthAgeSeconds: number;
   /** The raw variables, for the keys worker's by-name lookup. */
   env: ReadonlyMap<string, string>;
 }
@@ -223,6 +227,7 @@ export function parseConfig(source: Readonly<Record<string, unknown>>): ServiceC
     ...s.audit,
     ...s.apiDocs,
     ...s.operations,
+    ...s.review,
     env,
   };
 }
