@@ -24,7 +24,8 @@ export type ServiceAuditAction =
   | "pdf-generate"
   | "user-profile-update"
   | "user-account-delete"
-  | "security-violation";
+  | "security-violation"
+  | "confirmation-create";
 
 /** The docs/api.md#entry-shape results of service entries. */
 export type ServiceAuditResult = "success" | "failure" | "blocked";
@@ -43,6 +44,14 @@ export interface ServiceAuditDetails {
   userProfileDetails?: Record<string, unknown>;
   /** Who acted and how; `source: "service"` and the actor are added. */
   securityDetails?: Record<string, unknown>;
+  /** The examiner whose work is reviewed (docs/review.md). */
+  originalExaminerUid?: string;
+  /** The examiner who reviews it. */
+  reviewingExaminerUid?: string;
+  /** The confirmation a verified signature wrote. */
+  confirmationId?: string;
+  /** A review step (docs/review.md): which review, which step, which file. */
+  reviewDetails?: Record<string, unknown>;
 }
 
 /** One event the service records. */

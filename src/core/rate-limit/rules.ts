@@ -28,6 +28,8 @@ export const RATE_LIMIT_ROUTES = [
   "pdf",
   "captcha",
   "keys",
+  "review.read",
+  "review.write",
 ] as const satisfies readonly RateLimitRoute[];
 
 /**
@@ -47,7 +49,9 @@ export type RateLimitRoute =
   | "image.delete"
   | "pdf"
   | "captcha"
-  | "keys";
+  | "keys"
+  | "review.read"
+  | "review.write";
 
 /** The limit of every route. */
 export type RateLimits = Readonly<Record<RateLimitRoute, RateRule>>;
@@ -76,6 +80,8 @@ export const DEFAULT_RATE_LIMITS: RateLimits = Object.freeze({
   pdf: perMinute(60),
   captcha: perMinute(60),
   keys: perMinute(3000),
+  "review.read": perMinute(600),
+  "review.write": perMinute(120),
 });
 
 /**

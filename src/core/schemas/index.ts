@@ -8,3 +8,4 @@ export * from "./annotation.ts";
 export * from "./image.ts";
 export * from "./pdf.ts";
 export * from "./exchange.ts";
+export * from "./review.ts";

@@ -19,6 +19,7 @@ import { createLocalImageHost } from "../images/local-host.ts";
 import { createCloudflareImageHost } from "../images/cloudflare-host.ts";
 import { createUserWorker } from "../workers/user.ts";
 import { createPdfWorker } from "../workers/pdf.ts";
+import { createReviewWorker } from "../workers/review.ts";
 import { ownDeliveryReader } from "../images/own-delivery.ts";
 import { portsCaseStore } from "../cases/ports-case-store.ts";
 import { mailerOf } from "../mail/transport.ts";
@@ -95,6 +96,7 @@ export const WORKER_MOUNTS = {
   audit: "/audit",
   image: "/image",
   pdf: "/pdf",
+  review: "/review",
 } as const;
 
 /** The name of a mounted worker. */
@@ -195,6 +197,15 @@ export function createService(given: ServicePorts, config: ServiceConfig): Worke
     config,
     access,
   }));
+  mountWorker(app, WORKER_MOUNTS.review, createReviewWorker({
+    data: ports.data,
+    audit: ports.audit,
+    users: ports.users,
+    clock: ports.clock,
+    config,
+    access,
+    signImage: (origin, imageId) => signedImageUrl(images, config, origin, imageId),
+  }));
   operations.learnRoutes(declaredRoutes(app), [...Object.values(WORKER_MOUNTS), "/docs"]);
   return app;
 }
@@ -219,6 +230,13 @@ function countedPorts(ports: ServicePorts, counters: ReturnType<typeof storeCoun
     images: countedStore(ports.images, "images", counters),
     ...(ports.outbox !== undefined ? { outbox: countedStore(ports.outbox, "outbox", counters) } : {}),
   };
+}
+
+/** A signed URL of a hosted image, for a client that reaches the service at `origin` (a review's files). */
+function signedImageUrl(images: ImageHost | ImageHostFactory, config: Pick<ServiceConfig, "accountHash" | "imageDeliveryHost">, origin: string, imageId: string): Promise<string> {
+  if (typeof images !== "function") return images.signedUrl(`https://${config.imageDeliveryHost}/${config.accountHash ?? ""}/${encodeURIComponent(imageId)}/public`);
+  const base = `${origin}${WORKER_MOUNTS.image}/delivery`;
+  return images(base).signedUrl(`${base}/${encodeURIComponent(imageId)}/public`);
 }
 
 /**
