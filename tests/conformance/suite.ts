@@ -16,6 +16,7 @@ import { sendRaw } from "../helpers/raw-request.ts";
 import fc from "fast-check";
 import { anyRequest, type GeneratedRequest, propertyParameters } from "../helpers/request-arbitraries.ts";
 import { KEYS } from "../helpers/service.ts";
+import { reviewConformance } from "./review-suite.ts";
 import { type AuditEntryInput, type CaseData, type ClientOptions, createClient, ServiceClientError } from "../../src/client/mod.ts";
 
 const SECRETS = {
@@ -753,4 +754,5 @@ export function conformance(runtime: Runtime): void {
       expect(services.images).toHaveLength(1);
     });
   });
+  reviewConformance(runtime);
 }
