@@ -8,6 +8,8 @@ import { compactVerify, createLocalJWKSet, exportJWK, generateKeyPair } from "jo
 import { AUDIENCE, ISSUER, startIdentityProvider } from "../../helpers/identity.ts";
 import { fixedClock, KEYS, testService } from "../../helpers/service.ts";
 import { canonicalJson } from "../../../src/core/encoding/canonical-json.ts";
+import { pdfText } from "../pdf/poppler.ts";
+import { GREY_PNG } from "../pdf/requests.ts";
 
 const NOW = "2026-11-22T12:00:00.000Z";
 const ADMIN = "admin-key-0123456789";
@@ -78,6 +80,21 @@ describe("review worker (in process)", () => {
     const stored = await (await app.request("/data/owner/C-1/f1/data.json", { headers: { ...data, "X-Identity-Token": await idp.token("owner") } })).json() as Record<string, any>;
     expect(stored).toMatchObject({ includeConfirmation: true, confirmationData: { fullName: "Rita Reviewer", confirmedBy: "rev1", confirmedAt: NOW, confirmationId: expect.stringMatching(/^CONF-[A-Z0-9]{10}$/) } });
     expect((await json(await call(`/review/r/${id}/verify`, "owner"))).body).toEqual({ signatures: [{ fileId: "f1", status: "valid" }] });
+    // The PDF report's confirmation form prints the signer, the meaning and the time of a signature that verifies, and nothing of a forged one.
+    const report = async (annotationData: unknown) => {
+      const response = await app.request("/pdf", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ imageUrl: GREY_PNG, caseNumber: "C-1", annotationData, activeAnnotations: [] }) });
+      expect(response.status).toBe(200);
+      return pdfText(new Uint8Array(await response.arrayBuffer())).replace(/\s+/g, " ");
+    };
+    const printed = await report(stored);
+    expect(printed).toContain("Rita Reviewer");
+    expect(printed).toContain("verified, electronically signed by rev1");
+    expect(printed).toContain(NOW);
+    const forged = { ...stored, confirmationData: { ...stored.confirmationData, signature: { ...stored.confirmationData.signature, printedName: "Mallory Forger" } } };
+    const forgedText = await report(forged);
+    expect(forgedText).toContain("Confirmation by:");
+    expect(forgedText).not.toContain("electronically signed");
+    expect(forgedText).not.toContain("Mallory");
     // The second file: a disagreement, which writes no confirmation; then the review is complete.
     expect((await call(`/review/r/${id}/conclusions`, "rev1", { method: "POST", body: JSON.stringify({ fileId: "f2", supportLevel: "Inconclusive" }) })).status).toBe(201);
     expect((await call(`/review/r/${id}/signatures`, "rev1", { method: "POST", body: JSON.stringify({ fileId: "f2", meaning: "disagreed", printedName: "Rita Reviewer" }) })).status).toBe(201);
