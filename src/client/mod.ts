@@ -24,6 +24,8 @@ export {
   createClient,
   type DataClient,
   type DataKey,
+  type ReviewClient,
+  type ReviewView,
   type ServiceClient,
   ServiceClientError,
   type UserClient,
@@ -67,4 +69,16 @@ export type {
 export type { AnnotationData, BoxAnnotation, Confirmation } from "../core/schemas/annotation.ts";
 export type { AuditEntry, CaseData, ErrorBody, FileData, UserData } from "../core/schemas/resources.ts";
 export type { ErrorCode } from "../core/schemas/error.ts";
+export type {
+  Conclusion,
+  ConclusionRequest,
+  Review,
+  ReviewFile,
+  ReviewRequest,
+  ReviewSignature,
+  ReviewVerification,
+  SignatureMeaning,
+  SignatureRequest,
+  SignedRecord,
+} from "../core/schemas/review.ts";
 export type { ReportAnnotations, ReportBox, ReportInput, ReportRequest } from "../core/pdf/mod.ts";

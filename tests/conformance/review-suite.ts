@@ -13,6 +13,7 @@ import { type Runtime, spawnServe, type Served } from "../helpers/spawn-serve.ts
 import { AUDIENCE, ISSUER, startIdentityProvider } from "../helpers/identity.ts";
 import { fixture, uploadForm } from "../helpers/images.ts";
 import { canonicalJson } from "../../src/core/encoding/canonical-json.ts";
+import { createClient, ServiceClientError } from "../../src/client/mod.ts";
 
 const SECRETS = {
   USER_DB_AUTH: "rev-user-key",
@@ -226,6 +227,28 @@ export function reviewConformance(runtime: Runtime): void {
       }
       // The same signature cannot be placed twice, nor on the other file through the API.
       expect((await post(`/review/r/${id}/signatures`, "rev-a", { fileId: f1, meaning: "verified", printedName: "Rita Reviewer" })).status).toBe(409);
+    }, 60_000);
+
+    it(t("the typed client: request, inbox, read, conclude, sign, verify, keys; refusals as ServiceClientError"), async () => {
+      const [f1] = await ownerCase("owner-c", "CLIENT-1", 1);
+      const as = (uid: string) => createClient({ baseUrl: url, dataKey: SECRETS.R2_KEY_SECRET, identityToken: () => token(uid) });
+      const owner = as("owner-c");
+      const reviewer = as("rev-c");
+      expect(await reviewer.review.inbox("rev-c")).toEqual([]);
+      const review = await owner.review.request("owner-c", "CLIENT-1", { reviewer: "rev-c", kind: "verification", blind: true });
+      expect((await reviewer.review.inbox("rev-c")).map((each) => each.id)).toEqual([review.id]);
+      expect((await reviewer.review.get(review.id)).files[0]!.withheld).toContain("supportLevel");
+      const refused = await reviewer.review.sign(review.id, { fileId: f1!, meaning: "verified", printedName: "Cleo Client" }).catch((err: unknown) => err);
+      expect(refused).toBeInstanceOf(ServiceClientError);
+      expect(refused).toMatchObject({ status: 409, code: "CONFLICT" });
+      expect(await reviewer.review.conclude(review.id, { fileId: f1!, supportLevel: "ID" })).toMatchObject({ fileId: f1, reviewer: "rev-c" });
+      const signature = await reviewer.review.sign(review.id, { fileId: f1!, meaning: "verified", printedName: "Cleo Client" });
+      const { jws, ...facts } = signature;
+      const { payload } = await compactVerify(jws, createLocalJWKSet(await createClient({ baseUrl: url }).review.keys() as never));
+      expect(new TextDecoder().decode(payload)).toBe(canonicalJson(facts));
+      expect(await owner.review.verify(review.id)).toEqual({ signatures: [{ fileId: f1, status: "valid" }] });
+      expect((await owner.review.ofCase("owner-c", "CLIENT-1"))[0]).toMatchObject({ id: review.id, state: "completed" });
+      expect(await owner.review.cancel(review.id).catch((err: unknown) => err)).toMatchObject({ status: 409 });
     }, 60_000);
 
     it(t("key-only callers and the worker key alone are refused; /review/keys and /openapi.json are open"), async () => {
