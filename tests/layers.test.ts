@@ -17,7 +17,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["errors.ts"],
   ["encoding"],
   ["storage", "rate-limit", "identity", "outbound"],
-  ["encryption"],
+  ["encryption", "history"],
   ["config"],
   ["audit", "images", "mail", "captcha", "cases"],
   ["users"],

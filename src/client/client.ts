@@ -8,6 +8,7 @@ import type { AuditEntry, CaseData, ErrorBody, UserData } from "../core/schemas/
 import type { ErrorCode } from "../core/schemas/error.ts";
 import type { ReportInput } from "../core/pdf/mod.ts";
 import type { AuditVerification } from "../core/audit/verify.ts";
+import type { HistoryVerification, KeyHistory } from "../core/history/mod.ts";
 import type { Conclusion, ConclusionRequest, Review, ReviewRequest, ReviewSignature, ReviewVerification, SignatureRequest } from "../core/schemas/review.ts";
 import type {
   AuditAppended,
@@ -140,6 +141,12 @@ function pathSegment(value: string, what: string): string {
   }
 }
 
+/** A version number as the query carries it, or the refusal of anything else (before sending). */
+function versionNumber(version: number): string {
+  if (!Number.isSafeInteger(version) || version < 1) throw refusedBeforeSending("version is a version number (1, 2, ...)", { version });
+  return String(version);
+}
+
 const loneSurrogate = (what: string) => refusedBeforeSending(`${what} holds a lone UTF-16 surrogate, which no URL can carry`, {});
 
 /** `value` unchanged, or the refusal of a text holding a lone surrogate. */
@@ -212,6 +219,16 @@ export interface DataClient {
   getCase(uid: string, caseNumber: string): Promise<CaseData | undefined>;
   /** Stores a case document. */
   putCase(uid: string, caseNumber: string, data: CaseData): Promise<void>;
+  /**
+   * `GET /data/{key}?history`: the key's versions, oldest first, and its current version
+   * (null when deleted); with `verify: true` also `valid` and, when false, the first bad version.
+   * A key that never existed is a `ServiceClientError` with status 404.
+   */
+  history(key: DataKey, options?: { verify?: boolean }): Promise<KeyHistory & Partial<HistoryVerification>>;
+  /** `GET /data/{key}?version=N`: version N's JSON; a deletion mark or unknown N is a 404 `ServiceClientError`. */
+  version<T = unknown>(key: DataKey, version: number): Promise<T>;
+  /** `GET /data/{key}?version=N`: version N's bytes exactly as stored (their SHA-256 is the version's `sha256`). */
+  versionBytes(key: DataKey, version: number): Promise<Uint8Array<ArrayBuffer>>;
 }
 
 /** The audit endpoints (the audit worker's). */
@@ -402,6 +419,13 @@ export function createClient(options: ClientOptions): ServiceClient {
     delete: async (key) => await done(send("data", "data", "DELETE", keyPath(key))),
     getCase: async (uid, caseNumber) => await data.get<CaseData>([uid, caseNumber, "data.json"]),
     putCase: async (uid, caseNumber, value) => await data.put([uid, caseNumber, "data.json"], value),
+    history: async (key, options = {}) =>
+      await json<KeyHistory & Partial<HistoryVerification>>(send("data", "data", "GET", `${keyPath(key)}?history${options.verify === true ? "&verify=true" : ""}`)),
+    version: async <T>(key: DataKey, version: number) => await json<T>(send("data", "data", "GET", `${keyPath(key)}?version=${versionNumber(version)}`)),
+    versionBytes: async (key, version) => {
+      const response = await send("data", "data", "GET", `${keyPath(key)}?version=${versionNumber(version)}`);
+      return new Uint8Array(await reading(BROKE_OFF, () => response.arrayBuffer()));
+    },
   };
 
   return {

@@ -46,6 +46,7 @@ export type {
 } from "./types.ts";
 export type { AuditDayVerification, AuditHeadVerification, AuditTamperReason, AuditVerification } from "../core/audit/verify.ts";
 export type { HeadSignatureStatus } from "../core/audit/head-signature.ts";
+export type { HistoryFailure, HistoryVerification, KeyHistory, VersionRecord } from "../core/history/mod.ts";
 export type {
   AuditRoutes,
   AuditWorkerRoutes,

@@ -142,6 +142,45 @@ export function conformance(runtime: Runtime): void {
       expect(await api.user.delete("client-nobody").catch((err: unknown) => err)).toMatchObject({ status: 404, code: "NOT_FOUND" });
     }, 60_000);
 
+    it(t("record history: each PUT and DELETE is a version; ?history, ?version=N exactly as stored, &verify=true; the client reads them"), async () => {
+      const key = "/data/hist-u1/HIST%201/data.json";
+      const first = '{ "caseNumber": "HIST 1",\n  "v": 1 }';
+      expect((await call(key, { method: "PUT", headers: data, body: first })).status).toBe(200);
+      expect((await call(key, { method: "PUT", headers: data, body: '{"caseNumber":"HIST 1","v":2}' })).status).toBe(200);
+      expect((await call(key, { method: "DELETE", headers: data })).status).toBe(200);
+      // The v1.0 answers are unchanged: a deleted document reads [] and deletes as 404.
+      expect(await (await call(key, { headers: data })).text()).toBe("[]");
+      expect((await call(key, { method: "DELETE", headers: data })).status).toBe(404);
+      expect((await call(key, { method: "PUT", headers: data, body: '{"caseNumber":"HIST 1","v":4}' })).status).toBe(200);
+      const listed = await call(`${key}?history`, { headers: data });
+      expect(listed.status).toBe(200);
+      const history = await listed.json() as { key: string; current: number; versions: { version: number; deleted: boolean; writtenBy: string; size: number; sha256: string; previous: string | null }[] };
+      expect(history.key).toBe("hist-u1/HIST 1/data.json");
+      expect(history.current).toBe(4);
+      expect(history.versions.map((v) => [v.version, v.deleted, v.writtenBy])).toEqual([[1, false, "data-key"], [2, false, "data-key"], [3, true, "data-key"], [4, false, "data-key"]]);
+      expect(history.versions[0]!.size).toBe(new TextEncoder().encode(first).length);
+      expect(history.versions[0]!.previous).toBeNull();
+      const v1 = await call(`${key}?version=1`, { headers: data });
+      expect(v1.status).toBe(200);
+      expect(await v1.text()).toBe(first);
+      for (const [query, status] of [["version=3", 404], ["version=9", 404], ["version=0", 400], ["version=abc", 400], ["history&version=1", 400], ["history&verify=maybe", 400]] as const) {
+        const answer = await call(`${key}?${query}`, { headers: data });
+        expect(answer.status, query).toBe(status);
+        expect(Object.keys(await answer.json() as object).sort(), query).toEqual(ERROR_KEYS);
+      }
+      expect((await call("/data/hist-u1/NEVER/data.json?history", { headers: data })).status).toBe(404);
+      expect((await call(`${key}?history`, { headers: { "X-Custom-Auth-Key": "wrong" } })).status).toBe(403);
+      expect(await (await call(`${key}?history&verify=true`, { headers: data })).json()).toMatchObject({ current: 4, valid: true });
+      const api = client();
+      expect(await api.data.history(["hist-u1", "HIST 1", "data.json"], { verify: true })).toMatchObject({ current: 4, valid: true, versions: history.versions });
+      expect(await api.data.version(["hist-u1", "HIST 1", "data.json"], 2)).toEqual({ caseNumber: "HIST 1", v: 2 });
+      const bytes = await api.data.versionBytes(["hist-u1", "HIST 1", "data.json"], 1);
+      expect(Buffer.from(await crypto.subtle.digest("SHA-256", bytes)).toString("hex")).toBe(history.versions[0]!.sha256);
+      expect(await api.data.version(["hist-u1", "HIST 1", "data.json"], 3).catch((err: unknown) => err)).toMatchObject({ status: 404, code: "NOT_FOUND" });
+      const doc = await (await call("/openapi.json")).json() as { components: { schemas: Record<string, unknown> } };
+      expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(["KeyHistory", "VersionRecord"]));
+    }, 60_000);
+
     it(t("GET /docs serves the API reference page and its assets from the service"), async () => {
       const page = await call("/docs");
       expect(page.status).toBe(200);

@@ -21,5 +21,6 @@ afterAll(async () => {
 
 blobStoreSuite("memory", () => createBlobStore(createStorage({ driver: memoryDriver() })));
 kvStoreSuite("memory", () => createKvStore(createStorage({ driver: memoryDriver() })), { compareAndSet: true });
-blobStoreSuite("files", async () => createFileBlobStore(await freshDir()));
+// As the data store of `serve` (createFilePorts): history heads slotted.
+blobStoreSuite("files", async () => createFileBlobStore(await freshDir(), { historyHeads: true }));
 kvStoreSuite("files", async () => createKvStore(createStorage({ driver: atomicFileDriver({ base: await freshDir() }) })), { compareAndSet: true });

@@ -26,7 +26,7 @@ it("[S3 (s3rver)] the probe reports that s3rver ignores conditional writes", asy
 });
 
 // The audit store's form: JSON arrays in blocks (of 3 items here, so every append case crosses blocks).
-blobStoreSuite("S3 (s3rver), arrays in blocks of 3", () => createS3BlobStore(location(), { arrayBlocks: { items: 3 } }));
+blobStoreSuite("S3 (s3rver), arrays in blocks of 3", () => createS3BlobStore(location(), { arrayBlocks: { items: 3 } }), { history: false });
 
 it("[S3] a service that does not answer, or cannot be reached, is a 500 naming the store within the wait, not a request held for good", async () => {
   const { createServer } = await import("node:http");

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { BlobStore, KvStore } from "../../src/core/ports.ts";
 import { keyFromRawPath, MAX_KEY_BYTES, MAX_SEGMENT_BYTES, storageKeys } from "../../src/core/storage/keys.ts";
 import { userRecords } from "../../src/core/users/user-records.ts";
+import { historySuite } from "./history-suite.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (value: Uint8Array | null) => (value === null ? null : new TextDecoder().decode(value));
@@ -71,6 +72,8 @@ export function blobStoreSuite(
   options: {
     /** Two stores over one backend, as two processes or isolates would hold them. */
     makePair?: () => Promise<[BlobStore, BlobStore]>;
+    /** Whether to run the record-history cases (default true; not for the audit store's blocks, which no data store uses). */
+    history?: boolean;
   } = {},
 ): void {
   describe(`BlobStore on ${name}`, () => {
@@ -228,6 +231,8 @@ export function blobStoreSuite(
       expect(items).toHaveLength(128);
       expect(new Set(items.map((item) => `${item.writer}:${item.i}`)).size).toBe(128);
     }, 60_000);
+
+    if (options.history !== false) historySuite(name, make, options.makePair);
 
     if (options.makePair) {
       const makePair = options.makePair;

@@ -280,6 +280,7 @@ async function startOnFolder(options: ServeOptions, defined: Record<string, stri
     log(`generated ${name}=${secrets.env[name]} (kept in ${options.dataDir}/secrets.json; shown once)`);
   }
   for (const line of serviceLines(url, config.apiDocs === "on")) log(line);
+  if (config.dataHistory === "off") log("history  off (DATA_HISTORY=off): data writes and deletes keep no version; histories already stored stay readable");
   log(`ready    ${url} (${storage.description})`);
   return {
     url,

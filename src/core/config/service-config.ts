@@ -23,6 +23,7 @@ import { RateLimitsSection } from "./rate-limits.ts";
 import { ServerLimitsSection } from "./server-limits.ts";
 import { StorageSection } from "./storage.ts";
 import { WorkerKeysSection } from "./worker-keys.ts";
+import { HistorySection } from "./history.ts";
 import { ReviewSection } from "./review.ts";
 
 /** Every section, in the order of the generated table; each reads the same variables. */
@@ -44,6 +45,7 @@ export const CONFIG_SECTIONS = {
   audit: AuditSection,
   apiDocs: ApiDocsSection,
   operations: OperationsSection,
+  history: HistorySection,
   review: ReviewSection,
 } as const;
 
@@ -181,6 +183,8 @@ export interface ServiceConfig {
   logFormat: "json" | "text" | undefined;
   /** `METRICS_TOKEN`: turns on `GET /metrics` behind this bearer token. */
   metricsToken: string | undefined;
+  /** `DATA_HISTORY`: whether every write and delete of a data key keeps the version it replaces. */
+  dataHistory: "on" | "off";
   /** `SIGNATURE_MAX_AUTH_AGE_SECONDS`: the oldest authentication a review signature accepts. */
   signatureMaxAuthAgeSeconds: number;
   /** The raw variables, for the keys worker's by-name lookup. */
@@ -227,6 +231,7 @@ export function parseConfig(source: Readonly<Record<string, unknown>>): ServiceC
     ...s.audit,
     ...s.apiDocs,
     ...s.operations,
+    ...s.history,
     ...s.review,
     env,
   };

@@ -8,4 +8,5 @@ export * from "./annotation.ts";
 export * from "./image.ts";
 export * from "./pdf.ts";
 export * from "./exchange.ts";
+export * from "./history.ts";
 export * from "./review.ts";

@@ -10,6 +10,7 @@ import type { BlobStore, CaptchaVerifier, Clock, ImageHost, ImageHostFactory, Kv
 import type { ImagesConfig, ServiceConfig } from "../config/mod.ts";
 import { answerJsonText, createWorkerApp, methodNotAllowed, mountOf, mountWorker, type WorkerApp } from "../http/worker-app.ts";
 import { createDataWorker } from "../workers/data.ts";
+import { createKeyHistories } from "../history/mod.ts";
 import { createAuditWorker } from "../workers/audit.ts";
 import { createKeysWorker } from "../workers/keys.ts";
 import { createCaptchaWorker } from "../workers/captcha.ts";
@@ -179,7 +180,9 @@ export function createService(given: ServicePorts, config: ServiceConfig): Worke
     fetch: ports.fetch,
     auditHash: ports.auditHash,
   });
-  mountWorker(app, WORKER_MOUNTS.data, createDataWorker({ blobs: ports.data, audit: ports.audit, clock: ports.clock, config, users: ports.users, access, auditHash: ports.auditHash }));
+  // One set of histories for every worker that writes data keys, so their writes of a key queue in one process.
+  const histories = createKeyHistories(ports.data, { clock: ports.clock, hash: ports.auditHash });
+  mountWorker(app, WORKER_MOUNTS.data, createDataWorker({ blobs: ports.data, audit: ports.audit, clock: ports.clock, config, users: ports.users, access, auditHash: ports.auditHash, histories }));
   mountWorker(app, WORKER_MOUNTS.keys, createKeysWorker({ config, access }));
   mountWorker(app, WORKER_MOUNTS.captcha, createCaptchaWorker({ verifier: captcha, config, access }));
   mountWorker(app, WORKER_MOUNTS.audit, createAuditWorker({ audit: ports.audit, clock: ports.clock, config, access, auditHash: ports.auditHash }));

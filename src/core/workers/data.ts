@@ -39,6 +39,8 @@ import { routeFor } from "../rate-limit/rules.ts";
 import { type AccessControl, accessControl, protect, requireOwner } from "../http/access.ts";
 import { actorOf } from "../http/actor.ts";
 import { keyedSecurity } from "../http/credentials-doc.ts";
+import { createKeyHistories, type KeyHistories } from "../history/mod.ts";
+import { HistoryQuerySchema, KeyHistorySchema } from "../schemas/history.ts";
 
 /** Ports and configuration of the data worker. */
 export interface DataWorkerDeps {
@@ -49,7 +51,7 @@ export interface DataWorkerDeps {
   /** Dates new audit entries and picks today's audit day (UTC). */
   clock: Clock;
   /** The service configuration (`R2_KEY_SECRET`, `ALLOWED_ORIGIN`, `MAX_JSON_BYTES`, `MAX_AUDIT_ENTRY_BYTES`). */
-  config: Pick<ServiceConfig, "allowedOrigin" | "r2KeySecret" | "maxJsonBytes" | "maxAuditEntryBytes" | "maxAuditDayBytes" | "limits" | "demoLimits" | "selfRegistration" | "identity" | "adminAuth" | "rateLimits">;
+  config: Pick<ServiceConfig, "allowedOrigin" | "r2KeySecret" | "maxJsonBytes" | "maxAuditEntryBytes" | "maxAuditDayBytes" | "limits" | "demoLimits" | "selfRegistration" | "identity" | "adminAuth" | "rateLimits"> & Partial<Pick<ServiceConfig, "dataHistory">>;
   /** The user records; when given, a case document may list at most the owner's `maxFilesPerCase` files. */
   users?: KvStore;
   /**
@@ -61,6 +63,8 @@ export interface DataWorkerDeps {
   access?: AccessControl;
   /** SHA-256 of audit entry hashes (a runtime's native one); default the core's JavaScript one. */
   auditHash?: ((text: string) => string) | undefined;
+  /** The histories of the data keys (docs/storage.md#record-history); default over `blobs`. Shared with other workers that write data keys. */
+  histories?: KeyHistories;
 }
 
 const encoder = new TextEncoder();
@@ -126,13 +130,16 @@ const readDocumentRoute = createRoute({
   tags: tagged("data"),
   method: "get",
   path: documentPath,
-  summary: "Read a document; `[]` when it does not exist",
-  description: keyShapes,
+  summary: "Read a document; `[]` when it does not exist. With `?history`, its versions; with `?version=N`, version N",
+  description: `${keyShapes} Every write and delete keeps the version it replaces (docs/api.md#record-history): \`?history\` answers the key's versions (\`&verify=true\` also checks them), \`?version=N\` version N's bytes exactly as stored. Reading a history writes no audit entry.`,
   security,
-  documented: documentShapes("read"),
+  documented: { ...documentShapes("read"), request: { query: HistoryQuerySchema } },
   responses: {
-    200: { description: "The stored JSON", content: { "application/json": { schema: AnyJsonSchema } } },
-    ...errorResponses(keyErrors),
+    200: {
+      description: "The stored JSON; with `?history`, the key's versions (KeyHistory); with `?version=N`, that version's bytes",
+      content: { "application/json": { schema: z.union([AnyJsonSchema, KeyHistorySchema]) } },
+    },
+    ...errorResponses({ ...keyErrors, 404: "With `?history`: the key never existed; with `?version=N`: no such version, or a deletion mark" }),
   },
 });
 const storeDocumentRoute = createRoute({
@@ -187,6 +194,33 @@ function isReadOnlyCase(value: unknown): boolean {
   return value !== null && typeof value === "object" && "isReadOnly" in value && value.isReadOnly === true;
 }
 
+/** Who wrote a version: the token's user, the admin key's holder, or the data worker key's (key-only mode). */
+function writerOf(c: Context<WorkerEnv>): string {
+  const actor = actorOf(c);
+  if (actor?.kind === "user") return actor.uid;
+  return actor?.kind === "admin" ? "admin" : "data-key";
+}
+
+/** What a document read asks for beyond the value: its history, or one version; undefined for the value (no query). */
+function historyAsked(c: Context<WorkerEnv>): { history: true; verify: boolean } | { version: number } | undefined {
+  const url = c.req.url;
+  // The v1.0 client's reads carry no query: nothing to parse on them.
+  if (!url.includes("?")) return undefined;
+  const query = new URL(url).searchParams;
+  const version = query.get("version");
+  if (query.has("history")) {
+    if (version !== null) throw ServiceError.validation("Ask for either ?history or ?version=N, not both");
+    const verify = query.get("verify");
+    if (verify !== null && verify !== "true" && verify !== "false") throw ServiceError.validation("verify is true or false", { verify });
+    return { history: true, verify: verify === "true" };
+  }
+  if (version === null) return undefined;
+  if (!/^[1-9][0-9]{0,15}$/.test(version) || !Number.isSafeInteger(Number(version))) {
+    throw ServiceError.validation("version is a version number (1, 2, ...)", { version });
+  }
+  return { version: Number(version) };
+}
+
 /** The data worker's app, with the types of its routes (for hono's `hc` client). */
 export type DataWorkerApp = ReturnType<typeof dataWorker>;
 
@@ -216,6 +250,9 @@ function dataWorker(deps: DataWorkerDeps) {
     return requireOwner(c, access, key.split("/")[0]!).then(() => key);
   };
   const records = deps.users === undefined ? undefined : userRecords(deps.users);
+  const histories = deps.histories ?? createKeyHistories(blobs, { clock: deps.clock });
+  // Off, writes go as before; what was recorded stays readable.
+  const keepHistory = config.dataHistory !== "off";
   // UserLimits (docs/api.md#user-limits) on a case's documents `{uid}/{case}/{name}.json`, read from the owner's
   // record once: the files a document lists, and for a new `data.json` the cases the account
   // holds (the record's and the folders already stored, not read-only ones).
@@ -265,7 +302,23 @@ function dataWorker(deps: DataWorkerDeps) {
     return { ...UNREGISTERED, permitted: config.selfRegistration === "permitted" };
   };
 
+  const readHistory = async (c: Context<WorkerEnv>, key: string, asked: { history: true; verify: boolean } | { version: number }) => {
+    if ("version" in asked) {
+      const bytes = await histories.read(key, asked.version);
+      if (bytes === null) throw ServiceError.notFound("No such version: the key has no version of that number, or it is a deletion mark", { key, version: asked.version });
+      return answerWith(c, bytes as Uint8Array<ArrayBuffer>, 200, "application/json; charset=utf-8");
+    }
+    const listed = await histories.list(key);
+    if (listed === null) throw ServiceError.notFound("No history: this key was never stored", { key });
+    const verified = asked.verify ? await histories.verify(key) : {};
+    return answerJson(c, { ...listed, ...verified } as unknown as JSONValue, 200);
+  };
   const read = async (c: Context<WorkerEnv>) => {
+    const asked = historyAsked(c);
+    if (asked !== undefined) {
+      const response = await readHistory(c, await ownedKey(c), asked);
+      return response as unknown as TypedResponse<JSONValue, 200, "json">;
+    }
     const key = ownedKey(c);
     const stored = await blobs.get(typeof key === "string" ? key : await key);
     // The stored bytes go out as they are (never re-serialised); to `hc` they are JSON.
@@ -275,14 +328,15 @@ function dataWorker(deps: DataWorkerDeps) {
   const store = async (c: Context<WorkerEnv>) => {
     const key = await ownedKey(c);
     const { value, bytes } = await readJsonText(c);
-    const write = () => blobs.put(key, bytes);
+    const write = keepHistory ? () => histories.write(key, bytes, writerOf(c)).then(() => undefined) : () => blobs.put(key, bytes);
     if (records === undefined || key.split("/").length !== 3) await write();
     else await storeWithinLimits(c, records, key, value, write);
     return answerJsonText<{ success: true }, 200>(c, STORED, 200);
   };
   const remove = async (c: Context<WorkerEnv>) => {
     const key = await ownedKey(c);
-    if (!(await blobs.delete(key))) throw ServiceError.notFound("File not found", { key });
+    const removed = keepHistory ? (await histories.remove(key, writerOf(c))) !== null : await blobs.delete(key);
+    if (!removed) throw ServiceError.notFound("File not found", { key });
     return answerJson(c, { success: true as const }, 200);
   };
   const storeLimit = limitBody(config.maxJsonBytes);

@@ -14,6 +14,7 @@ import { atomicFileDriver, documentFiles, type FileDriver } from "./file-driver.
 import { piecesOf } from "../../../core/storage/byte-stream.ts";
 import { createDeferringJsonArrayAppend, createFileJsonArraySync } from "./file-append.ts";
 import { headFiles, isHeadKey } from "./file-head.ts";
+import { HISTORY_ROOT } from "../../../core/history/mod.ts";
 import { DeferredSyncs } from "./deferred-syncs.ts";
 
 /** What the stores call of an unstorage `Storage`. */
@@ -56,7 +57,15 @@ export interface FileBlobStoreOptions {
    * store only, which rewrites its heads on every append. Default false: those keys are plain files.
    */
   auditHeads?: boolean;
+  /**
+   * The heads of record histories (`#history/{key}/head`, rewritten by every write of the key)
+   * are kept as slotted head files too: for the data store. Default false.
+   */
+  historyHeads?: boolean;
 }
+
+/** Whether a key is a record history's head (src/core/history/history-keys.ts). */
+const isHistoryHead = (key: string): boolean => key.startsWith(`${HISTORY_ROOT}/`) && key.endsWith("/head");
 
 /**
  * A blob store of files under `dir`, with in-place appends for JSON arrays and streamed
@@ -78,14 +87,16 @@ export function createFileBlobStore(dir: string, options: FileBlobStoreOptions =
   // without the unstorage layer's key rewrite and async step.
   const get = (key: string) => (PLAIN_PATH.test(key) ? files.readBytes(key) : unstored.get(key));
   const store: BlobStore = { ...unstored, get };
-  if (options.auditHeads !== true) return store;
-  // Audit heads are rewritten by every append: two slots written in place by turns (file-head.ts).
+  if (options.auditHeads !== true && options.historyHeads !== true) return store;
+  // Audit heads are rewritten by every append, history heads by every write of their key: two
+  // slots written in place by turns (file-head.ts).
+  const slotted = options.auditHeads === true ? isHeadKey : isHistoryHead;
   const heads = headFiles(files, sync, deferred);
   return {
     ...store,
     ...(deferred === undefined ? {} : { syncJsonArray: createFileJsonArraySync(files, deferred) }),
-    get: (key) => (isHeadKey(key) ? heads.read(key) : get(key)),
-    update: (key, change, options) => (isHeadKey(key) ? heads.update(key, change, options) : store.update(key, change)),
+    get: (key) => (slotted(key) ? heads.read(key) : get(key)),
+    update: (key, change, options) => (slotted(key) ? heads.update(key, change, options) : store.update(key, change)),
   };
 }
 
@@ -97,7 +108,7 @@ export function createFilePorts(dataDir: string, options: { fsync?: ServiceConfi
   const fsync = options.fsync ?? "audit";
   const all = { sync: fsync === "all" };
   return {
-    data: createFileBlobStore(join(dataDir, "data"), all),
+    data: createFileBlobStore(join(dataDir, "data"), { ...all, historyHeads: true }),
     audit: createFileBlobStore(join(dataDir, "audit"), { sync: fsync !== "off", auditHeads: true }),
     users: createKvStore(fileStorage(join(dataDir, "users"), all.sync)),
     images: createFileBlobStore(join(dataDir, "images"), all),

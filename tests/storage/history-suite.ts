@@ -1,0 +1,137 @@
+/**
+ * Record history (src/core/history) over one BlobStore backend: versions, deletion marks, the
+ * chain and its tampering, and concurrent writes. Called by blobStoreSuite for every backend.
+ */
+import { expect, it } from "vitest";
+import type { BlobStore, Clock } from "../../src/core/ports.ts";
+import { createKeyHistories, historyKeys } from "../../src/core/history/mod.ts";
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+const text = (value: Uint8Array | null) => (value === null ? null : new TextDecoder().decode(value));
+const clock: Clock = { now: () => new Date("2026-12-02T04:00:00.000Z") };
+
+/** The history cases of one backend; `makePair` gives two stores over one backend (two processes). */
+export function historySuite(name: string, make: () => Promise<BlobStore> | BlobStore, makePair?: () => Promise<[BlobStore, BlobStore]>): void {
+  it(`[${name}] history: each write and delete is a version, oldest first, chained`, async () => {
+    const store = await make();
+    const histories = createKeyHistories(store, { clock });
+    const key = "u1/C-1/data.json";
+    expect(await histories.list(key)).toBeNull();
+    await histories.write(key, bytes('{"a":1}'), "u1");
+    await histories.write(key, bytes('{"a":2}'), "data-key");
+    expect(text(await store.get(key))).toBe('{"a":2}');
+    expect(await histories.remove(key, "u1")).toMatchObject({ version: 3, deleted: true, size: 0 });
+    expect(await store.get(key)).toBeNull();
+    expect(await histories.remove(key, "u1")).toBeNull();
+    await histories.write(key, bytes('{"a":4}'), "u1");
+    const listed = (await histories.list(key))!;
+    expect(listed.current).toBe(4);
+    expect(listed.versions.map((v) => [v.version, v.deleted, v.writtenBy, v.size])).toEqual([
+      [1, false, "u1", 7],
+      [2, false, "data-key", 7],
+      [3, true, "u1", 0],
+      [4, false, "u1", 7],
+    ]);
+    expect(listed.versions[0]!.previous).toBeNull();
+    expect(listed.versions[0]!.writtenAt).toBe("2026-12-02T04:00:00.000Z");
+    for (const v of listed.versions.slice(1)) expect(v.previous).toMatch(/^[0-9a-f]{64}$/);
+    expect(text(await histories.read(key, 1))).toBe('{"a":1}');
+    expect(text(await histories.read(key, 2))).toBe('{"a":2}');
+    expect(await histories.read(key, 3)).toBeNull();
+    expect(await histories.read(key, 5)).toBeNull();
+    expect(await histories.current(key)).toMatchObject({ version: 4, sha256: listed.versions[3]!.sha256 });
+    expect(await histories.verify(key)).toEqual({ valid: true });
+    // No history key shows under the user's folder (case listing, account deletion).
+    expect(await store.list("u1/")).toEqual([key]);
+  }, 60_000);
+
+  it(`[${name}] history: a value stored before history becomes version 1; bytes that are not UTF-8 come back as stored`, async () => {
+    const store = await make();
+    const histories = createKeyHistories(store, { clock });
+    await store.put("u2/C-1/data.json", bytes('{"old":true}'));
+    expect(await histories.list("u2/C-1/data.json")).toEqual({ key: "u2/C-1/data.json", versions: [], current: null });
+    await histories.write("u2/C-1/data.json", bytes('{"new":true}'), "u2");
+    const listed = (await histories.list("u2/C-1/data.json"))!;
+    expect(listed.versions.map((v) => v.writtenBy)).toEqual(["before-history", "u2"]);
+    expect(text(await histories.read("u2/C-1/data.json", 1))).toBe('{"old":true}');
+    const raw = new Uint8Array([0xef, 0xbb, 0xbf, 0x7b, 0x7d, 0xff]);
+    await histories.write("u2/C-2/data.json", raw, "u2");
+    expect(await histories.read("u2/C-2/data.json", 1)).toEqual(raw);
+    expect(await histories.verify("u2/C-2/data.json")).toEqual({ valid: true });
+  }, 60_000);
+
+  it(`[${name}] history: tampering with the stored history names the first bad version`, async () => {
+    const store = await make();
+    const histories = createKeyHistories(store, { clock });
+    const key = "u3/C-1/data.json";
+    for (let i = 1; i <= 4; i++) await histories.write(key, bytes(`{"n":${i}}`), "u3");
+    expect(await histories.verify(key)).toEqual({ valid: true });
+    const keys = historyKeys(key);
+    const original = { contents: await store.get(keys.contents), versions: await store.get(keys.versions) };
+    const edit = async (at: string, change: (items: Record<string, unknown>[]) => void) => {
+      const items = JSON.parse(text(await store.get(at))!) as Record<string, unknown>[];
+      change(items);
+      await store.put(at, bytes(JSON.stringify(items)));
+    };
+    // Version 2's bytes altered.
+    await edit(keys.contents, (items) => (items[1]!.text = '{"n":20}'));
+    expect(await histories.verify(key)).toEqual({ valid: false, firstBadVersion: 2, reason: "bytes altered" });
+    await expect(histories.read(key, 2)).rejects.toThrow(/integrity check/);
+    await store.put(keys.contents, original.contents!);
+    // Version 2's record rewritten to match altered bytes: the chain shows it at version 3.
+    await edit(keys.versions, (items) => (items[1]!.writtenBy = "someone else"));
+    expect(await histories.verify(key)).toEqual({ valid: false, firstBadVersion: 3, reason: "chain broken" });
+    await store.put(keys.versions, original.versions!);
+    // Version 1 dropped.
+    await edit(keys.versions, (items) => items.shift());
+    expect(await histories.verify(key)).toMatchObject({ valid: false, firstBadVersion: 1 });
+    await store.put(keys.versions, original.versions!);
+    // The newest versions dropped from both arrays and the head: the value no longer matches.
+    expect(await histories.verify(key)).toEqual({ valid: true });
+    await store.put(key, bytes('{"n":1}'));
+    expect(await histories.verify(key)).toEqual({ valid: false, firstBadVersion: 4, reason: "value differs" });
+  }, 60_000);
+
+  it(`[${name}] history: 16 concurrent writes of one key are 16 versions, none lost or twice`, async () => {
+    const store = await make();
+    const histories = createKeyHistories(store, { clock });
+    const key = "u4/C-1/data.json";
+    const records = await Promise.all(Array.from({ length: 16 }, (_, i) => histories.write(key, bytes(`{"i":${i}}`), "u4")));
+    expect(records.map((r) => r.version).sort((a, b) => a - b)).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
+    const listed = (await histories.list(key))!;
+    expect(listed.versions).toHaveLength(16);
+    const bodies = await Promise.all(listed.versions.map((v) => histories.read(key, v.version).then(text)));
+    expect(new Set(bodies).size).toBe(16);
+    expect(text(await store.get(key))).toBe(bodies[15]);
+    expect(await histories.verify(key)).toEqual({ valid: true });
+  }, 60_000);
+
+  it(`[${name}] history: concurrent updates each build on the version before: none lost`, async () => {
+    const store = await make();
+    const histories = createKeyHistories(store, { clock });
+    const key = "u6/C-1/1/data.json";
+    const add = (current: Uint8Array | null) => bytes(String(Number(text(current) ?? "0") + 1));
+    await Promise.all(Array.from({ length: 12 }, () => histories.update(key, add, "u6")));
+    expect(text(await store.get(key))).toBe("12");
+    const listed = (await histories.list(key))!;
+    expect(await Promise.all(listed.versions.map((v) => histories.read(key, v.version).then(text)))).toEqual(Array.from({ length: 12 }, (_, i) => String(i + 1)));
+  }, 60_000);
+
+  if (makePair) {
+    it(`[${name}] history: writes and deletes from two processes' stores over one backend: every one a version, the value the newest`, async () => {
+      const [a, b] = await makePair();
+      const pair = [createKeyHistories(a, { clock }), createKeyHistories(b, { clock })];
+      const key = "u5/C-1/data.json";
+      const done = await Promise.all(Array.from({ length: 20 }, (_, i) => {
+        const histories = pair[i % 2]!;
+        return i % 10 === 9 ? histories.remove(key, "u5") : histories.write(key, bytes(`{"i":${i}}`), "u5");
+      }));
+      const versions = done.filter((r) => r !== null).map((r) => r!.version);
+      expect(new Set(versions).size).toBe(versions.length);
+      const listed = (await pair[0]!.list(key))!;
+      expect(listed.versions.map((v) => v.version)).toEqual(Array.from({ length: listed.versions.length }, (_, i) => i + 1));
+      expect(listed.versions.filter((v) => !v.deleted)).toHaveLength(18);
+      expect(await pair[1]!.verify(key)).toEqual({ valid: true });
+    }, 60_000);
+  }
+}
