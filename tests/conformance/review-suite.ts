@@ -128,6 +128,13 @@ export function reviewConformance(runtime: Runtime): void {
       const { jws, ...facts } = signed.body;
       const { payload } = await compactVerify(jws as string, createLocalJWKSet(jwks as never));
       expect(new TextDecoder().decode(payload)).toBe(canonicalJson(facts));
+      // Pinned at version 1 of the history; the confirmation is version 2, written by the reviewer.
+      expect(signed.body.record.version).toBe(1);
+      const history = await call(`/data/owner-b/BLIND-1/${f1}/data.json?history`, "owner-b", { headers: dataKey });
+      expect(history.body.versions.map((version: Json) => [version.version, version.writtenBy])).toEqual([[1, "owner-b"], [2, "rev-b"]]);
+      const pinnedBytes = await fetch(`${url}/data/owner-b/BLIND-1/${f1}/data.json?version=1`, { headers: { ...dataKey, "X-Identity-Token": await token("owner-b") } });
+      const { createHash } = await import("node:crypto");
+      expect(createHash("sha256").update(new Uint8Array(await pinnedBytes.arrayBuffer())).digest("hex")).toBe(signed.body.record.sha256);
       // The v1.0 confirmation in the owner's annotations, read back through the data worker.
       const stored = await call(`/data/owner-b/BLIND-1/${f1}/data.json`, "owner-b", { headers: dataKey });
       expect(stored.body).toMatchObject({ includeConfirmation: true, supportLevel: "ID", confirmationData: { fullName: "Rita Reviewer", confirmedBy: "rev-b", confirmedAt: signed.body.signedAt, confirmationId: expect.stringMatching(/^CONF-[A-Z0-9]{10}$/) } });

@@ -17,6 +17,7 @@ import type { WorkerApp } from "../../core/http/worker-app.ts";
 import { createDataWorker } from "../../core/workers/data.ts";
 import { createAuditWorker } from "../../core/workers/audit.ts";
 import { createReviewWorker } from "../../core/workers/review.ts";
+import { createKeyHistories } from "../../core/history/mod.ts";
 import { createKeysWorker } from "../../core/workers/keys.ts";
 import { createCaptchaWorker } from "../../core/workers/captcha.ts";
 import { createSiteverifyVerifier } from "../../core/captcha/siteverify.ts";
@@ -191,6 +192,7 @@ export const auditWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: Serv
 export const reviewWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
   createReviewWorker({
     data: bucket(env, "STRIAE_DATA", config),
+    histories: createKeyHistories(bucket(env, "STRIAE_DATA", config), { clock: systemClock }),
     audit: bucket(env, "STRIAE_AUDIT", config),
     users: userDb(env, config),
     clock: systemClock,

@@ -6,7 +6,7 @@
  * show it; the signature itself rides along in `confirmationData.signature`, so the report can
  * print it as verified only when it verifies.
  */
-import type { BlobStore } from "../ports.ts";
+import type { BlobStore, Bytes } from "../ports.ts";
 import type { Confirmation } from "../schemas/annotation.ts";
 import type { ReviewSignature } from "../schemas/review.ts";
 import { sha256Hex } from "../encoding/digest.ts";
@@ -38,27 +38,39 @@ export function confirmationOf(signature: ReviewSignature, email: string | undef
 
 class Amended extends Error {}
 
+/** Replaces a key's value with `change(current)` atomically; answers the version written (null without history). */
+export type AnnotationsUpdate = (key: string, change: (current: Bytes | null) => Promise<Uint8Array>) => Promise<{ version: number | null }>;
+
+/** An {@link AnnotationsUpdate} straight on the data store (no history kept). */
+export function storeUpdate(data: BlobStore): AnnotationsUpdate {
+  return async (key, change) => {
+    await data.update(key, change);
+    return { version: null };
+  };
+}
+
 /**
  * Writes the confirmation into the annotations at `key` as a new version, only over the bytes
  * whose SHA-256 is `expected` (the pinned ones); null when they changed or are gone.
  */
 export async function writeConfirmation(
-  data: BlobStore,
+  update: AnnotationsUpdate,
   key: string,
   expected: string,
   confirmation: Confirmation,
-): Promise<{ confirmationId: string; sha256: string } | null> {
+): Promise<{ confirmationId: string; sha256: string; version: number | null } | null> {
   let written: Uint8Array | undefined;
+  let version: number | null;
   try {
-    await data.update(key, async (current) => {
+    ({ version } = await update(key, async (current) => {
       if (current === null || await sha256Hex(current) !== expected) throw new Amended();
       const annotations = JSON.parse(decoder.decode(current)) as Record<string, unknown>;
       written = encoder.encode(JSON.stringify({ ...annotations, includeConfirmation: true, confirmationData: confirmation, updatedAt: confirmation.confirmedAt }));
       return written;
-    });
+    }));
   } catch (err) {
     if (err instanceof Amended) return null;
     throw err;
   }
-  return { confirmationId: confirmation.confirmationId, sha256: await sha256Hex(written!) };
+  return { confirmationId: confirmation.confirmationId, sha256: await sha256Hex(written!), version };
 }

@@ -207,6 +207,7 @@ export function createService(given: ServicePorts, config: ServiceConfig): Worke
     clock: ports.clock,
     config,
     access,
+    histories,
     signImage: (origin, imageId) => signedImageUrl(images, config, origin, imageId),
   }));
   operations.learnRoutes(declaredRoutes(app), [...Object.values(WORKER_MOUNTS), "/docs"]);

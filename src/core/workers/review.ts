@@ -42,7 +42,8 @@ import {
 } from "../schemas/review.ts";
 import { type RememberedMember, reviewStore } from "../review/review-store.ts";
 import { checkReviewSignature, publishedKeys, signReview } from "../review/signatures.ts";
-import { confirmationOf, writeConfirmation } from "../review/confirmation.ts";
+import { type AnnotationsUpdate, confirmationOf, storeUpdate, writeConfirmation } from "../review/confirmation.ts";
+import type { KeyHistories } from "../history/mod.ts";
 
 /** Ports and configuration of the review worker. */
 export interface ReviewWorkerDeps {
@@ -58,7 +59,13 @@ export interface ReviewWorkerDeps {
   config: Pick<
     ServiceConfig,
     "allowedOrigin" | "identity" | "adminAuth" | "rateLimits" | "auditSigningKey" | "auditVerifyKeys" | "signatureMaxAuthAgeSeconds" | "publicUrl" | "maxAuditDayBytes"
-  >;
+  > & Partial<Pick<ServiceConfig, "dataHistory">>;
+  /**
+   * The histories of the data keys (shared with the data worker): a review pins each file's
+   * current version, and a confirmation is written as a new version. Without it (or with
+   * `DATA_HISTORY=off`) files are pinned by their SHA-256 alone (`version: null`).
+   */
+  histories?: KeyHistories;
   /** A signed URL of a case's image, given the origin clients reach the service at; without it reviews carry none. */
   signImage?: (origin: string, imageId: string) => Promise<string>;
   /**
@@ -172,6 +179,17 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
   const records = userRecords(deps.users);
   const reviews = reviewStore(deps.audit);
   const keys = auditKeys(config);
+  const histories = config.dataHistory === "off" ? undefined : deps.histories;
+  /** The version a file is pinned at: the history's current one (a value stored before history becomes version 1). */
+  const pinnedVersion = async (key: string, sha: string): Promise<number | null> => {
+    if (histories === undefined) return null;
+    const current = await histories.adopt(key);
+    // A write between the read and the pin: the version is not the bytes read, so none is named.
+    return current !== null && current.sha256 === sha ? current.version : null;
+  };
+  /** A confirmation is a new version of the owner's annotations, written by the reviewer. */
+  const updateAnnotations = (writtenBy: string): AnnotationsUpdate =>
+    histories === undefined ? storeUpdate(deps.data) : async (key, change) => ({ version: (await histories.update(key, change, writtenBy)).record.version });
   protect(app, access, {
     status: 403,
     route: (c) => routeFor(c.req.method, "review.read", "review.write"),
@@ -295,7 +313,8 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
       const bytes = await deps.data.get(annotationsKey({ owner, caseNumber }, fileId));
       if (bytes === null) throw ServiceError.validation(`File ${fileId} has no annotations to review`, { field: "fileIds", fileId });
       pinned.set(fileId, bytes);
-      files.push({ fileId, version: null, sha256: await sha256Hex(bytes) });
+      const sha256 = await sha256Hex(bytes);
+      files.push({ fileId, version: await pinnedVersion(annotationsKey({ owner, caseNumber }, fileId), sha256), sha256 });
     }
     const review: Review = {
       id: crypto.randomUUID(),
@@ -425,12 +444,12 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
     });
     let confirmationId: string | undefined;
     if (signature.meaning === "verified") {
-      const written = await writeConfirmation(deps.data, key, file.sha256, confirmationOf(signature, actor.email));
+      const written = await writeConfirmation(updateAnnotations(actor.uid), key, file.sha256, confirmationOf(signature, actor.email));
       if (written !== null) {
         confirmationId = written.confirmationId;
         signed = await reviews.update(id, (current) => ({
           ...current,
-          confirmations: [...current.confirmations, { fileId: body.fileId, confirmationId: written.confirmationId, version: null, sha256: written.sha256 }],
+          confirmations: [...current.confirmations, { fileId: body.fileId, confirmationId: written.confirmationId, version: written.version, sha256: written.sha256 }],
         }));
       }
     }

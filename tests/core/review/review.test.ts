@@ -45,6 +45,10 @@ describe("review worker (in process)", () => {
     expect((await call("/review/inbox/rev1", "rev1")).status).toBe(200);
     return { ...built, clock, call, put, owner };
   };
+  const listedConfirmation = (view: { body: Record<string, any> }) => {
+    const { version, sha256 } = view.body.review.confirmations[0];
+    return { version, sha256 };
+  };
   const json = async (response: Response) => ({ status: response.status, body: await response.json() as Record<string, any> });
 
   it("the blind workflow: the owner's conclusions withheld until the reviewer's, signatures, the confirmation, completion, verify", async () => {
@@ -69,7 +73,8 @@ describe("review worker (in process)", () => {
     expect(after.body.files[1].annotations.supportLevel).toBeUndefined();
     const signed = await json(await call(`/review/r/${id}/signatures`, "rev1", { method: "POST", body: JSON.stringify({ fileId: "f1", meaning: "verified", printedName: "Rita Reviewer" }) }));
     expect(signed.status).toBe(201);
-    expect(signed.body).toMatchObject({ signer: "rev1", printedName: "Rita Reviewer", meaning: "verified", signedAt: NOW, reviewId: id, record: { key: "owner/C-1/f1/data.json" } });
+    expect(signed.body).toMatchObject({ signer: "rev1", printedName: "Rita Reviewer", meaning: "verified", signedAt: NOW, reviewId: id, record: { key: "owner/C-1/f1/data.json", version: 1, sha256: created.body.files[0].sha256 } });
+    expect(created.body.files.map((file: { version: number }) => file.version)).toEqual([1, 1]);
     // Verified with jose against the published keys alone.
     const jwks = await (await app.request("/review/keys")).json() as { keys: Record<string, unknown>[] };
     expect(JSON.stringify(jwks)).not.toContain('"d"');
@@ -80,6 +85,12 @@ describe("review worker (in process)", () => {
     const stored = await (await app.request("/data/owner/C-1/f1/data.json", { headers: { ...data, "X-Identity-Token": await idp.token("owner") } })).json() as Record<string, any>;
     expect(stored).toMatchObject({ includeConfirmation: true, confirmationData: { fullName: "Rita Reviewer", confirmedBy: "rev1", confirmedAt: NOW, confirmationId: expect.stringMatching(/^CONF-[A-Z0-9]{10}$/) } });
     expect((await json(await call(`/review/r/${id}/verify`, "owner"))).body).toEqual({ signatures: [{ fileId: "f1", status: "valid" }] });
+    // The confirmation is version 2 of the owner's annotations, written by the reviewer; version 1 is what was signed.
+    const ownerHeaders = { ...data, "X-Identity-Token": await idp.token("owner") };
+    const history = await (await app.request("/data/owner/C-1/f1/data.json?history", { headers: ownerHeaders })).json() as { versions: { version: number; writtenBy: string; sha256: string }[] };
+    expect(history.versions.map((version) => [version.version, version.writtenBy])).toEqual([[1, "owner"], [2, "rev1"]]);
+    expect(history.versions[0]!.sha256).toBe(signed.body.record.sha256);
+    expect(listedConfirmation(await json(await call(`/review/r/${id}`, "owner")))).toEqual({ version: 2, sha256: history.versions[1]!.sha256 });
     // The PDF report's confirmation form prints the signer, the meaning and the time of a signature that verifies, and nothing of a forged one.
     const report = async (annotationData: unknown) => {
       const response = await app.request("/pdf", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ imageUrl: GREY_PNG, caseNumber: "C-1", annotationData, activeAnnotations: [] }) });
