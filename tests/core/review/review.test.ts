@@ -172,6 +172,25 @@ describe("review worker (in process)", () => {
     expect((await sign({}, "f2")).status).toBe(409);
   });
 
+  it("account deletion of either party keeps the review, its conclusions and signatures (in the audit store, which a backup copies whole)", async () => {
+    const { call, app, ports } = await setup();
+    const userKey = { "X-Custom-Auth-Key": KEYS.USER_DB_AUTH };
+    for (const uid of ["owner", "rev1"]) {
+      const profile = { email: `${uid}@lab.example`, firstName: uid, lastName: "X", company: "Lab", permitted: true };
+      expect((await call(`/user/${uid}`, uid, { method: "PUT", headers: userKey, body: JSON.stringify(profile) })).status).toBe(201);
+    }
+    const id = (await json(await call("/review/cases/owner/C-1", "owner", { method: "POST", body: JSON.stringify({ reviewer: "rev1", kind: "verification", blind: false, fileIds: ["f1"] }) }))).body.id as string;
+    expect((await call(`/review/r/${id}/conclusions`, "rev1", { method: "POST", body: JSON.stringify({ fileId: "f1", supportLevel: "ID" }) })).status).toBe(201);
+    expect((await call(`/review/r/${id}/signatures`, "rev1", { method: "POST", body: JSON.stringify({ fileId: "f1", meaning: "reviewed", printedName: "Rita Reviewer" }) })).status).toBe(201);
+    expect((await call("/user/rev1", "rev1", { method: "DELETE", headers: userKey })).status).toBe(200);
+    const kept = await json(await call(`/review/r/${id}`, "owner"));
+    expect(kept.body.review).toMatchObject({ state: "completed", conclusions: [{ fileId: "f1", reviewer: "rev1" }], signatures: [{ fileId: "f1", signer: "rev1" }] });
+    expect((await call("/user/owner", "owner", { method: "DELETE", headers: userKey })).status).toBe(200);
+    expect((await json(await call(`/review/r/${id}`, "rev1"))).body.review.signatures).toHaveLength(1);
+    expect((await ports.audit.list("reviews/")).filter((key) => key.startsWith(`reviews/${id}/`)).sort()).toEqual([`reviews/${id}/case.json`, `reviews/${id}/files/f1.json`, `reviews/${id}/review.json`]);
+    void app;
+  });
+
   it("key-only mode: 403 saying reviews need identity tokens; /review/keys stays open", async () => {
     const { app } = testService({ RATE_LIMITS: "off", AUDIT_SIGNING_KEY: signingKey });
     const refused = await app.request("/review/inbox/u1", { headers: data });
