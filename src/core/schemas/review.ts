@@ -6,54 +6,193 @@
 import * as z from "zod";
 import { ClassTypeSchema, SupportLevelSchema } from "./annotation.ts";
 
-const identifier = z.string().min(1).max(256);
-const name = z.string().trim().min(1).max(200);
+const identifier: z.ZodString = z.string().min(1).max(256);
+const name: z.ZodString = z.string().trim().min(1).max(200);
+
+/** A review's kind. */
+export type ReviewKind = "verification" | "technical";
+/** What a signature means (21 CFR 11.50(a)(3)). */
+export type SignatureMeaning = "verified" | "reviewed" | "disagreed";
+
+/** Body of `POST /review/cases/{uid}/{case}`. */
+export interface ReviewRequest {
+  /** The reviewer's user id (`sub`). */
+  reviewer: string;
+  /** Verification or technical review. */
+  kind: ReviewKind;
+  /** Whether the owner's conclusions are withheld from the reviewer until theirs. */
+  blind: boolean;
+  /** The files to review; default every file of the case document. */
+  fileIds?: string[] | undefined;
+}
+/** Body of `POST /review/r/{id}/conclusions`. */
+export interface ConclusionRequest {
+  /** The file. */
+  fileId: string;
+  /** The reviewer's conclusion. */
+  supportLevel: "ID" | "Exclusion" | "Inconclusive";
+  /** The class they see. */
+  classType?: "Bullet" | "Cartridge Case" | "Other" | undefined;
+  /** Their notes. */
+  notes?: string | undefined;
+}
+/** Body of `POST /review/r/{id}/signatures`. */
+export interface SignatureRequest {
+  /** The file. */
+  fileId: string;
+  /** What the signature means. */
+  meaning: SignatureMeaning;
+  /** The signer's printed name. */
+  printedName: string;
+  /** A comment, signed with the rest. */
+  comment?: string | undefined;
+}
+/** The record a signature is linked to. */
+export interface SignedRecord {
+  /** The annotations' data key. */
+  key: string;
+  /** The pinned version of the key's history; null where none was kept. */
+  version: number | null;
+  /** Hex SHA-256 of the pinned bytes. */
+  sha256: string;
+}
+/** An electronic signature; `jws` signs the canonical JSON of every other member. */
+export interface ReviewSignature {
+  /** The file. */
+  fileId: string;
+  /** The signer's user id (the token's `sub`). */
+  signer: string;
+  /** The signer's printed name. */
+  printedName: string;
+  /** What it means. */
+  meaning: SignatureMeaning;
+  /** The signer's comment. */
+  comment?: string | undefined;
+  /** When (the service's time, ISO 8601). */
+  signedAt: string;
+  /** The exact record signed. */
+  record: SignedRecord;
+  /** The review. */
+  reviewId: string;
+  /** Compact JWS by `AUDIT_SIGNING_KEY`. */
+  jws: string;
+}
+/** A reviewer's conclusion on one file. */
+export interface Conclusion {
+  /** The file. */
+  fileId: string;
+  /** The reviewer. */
+  reviewer: string;
+  /** Their conclusion. */
+  supportLevel: "ID" | "Exclusion" | "Inconclusive";
+  /** The class they see. */
+  classType?: "Bullet" | "Cartridge Case" | "Other" | undefined;
+  /** Their notes. */
+  notes?: string | undefined;
+  /** When it was recorded. */
+  recordedAt: string;
+}
+/** One file of a review. */
+export interface ReviewFile {
+  /** The file. */
+  fileId: string;
+  /** The pinned version; null where no history was kept. */
+  version: number | null;
+  /** Hex SHA-256 of the pinned annotations. */
+  sha256: string;
+  /** True when the owner amended the file after the review opened. */
+  changed?: boolean | undefined;
+}
+/** The confirmation a `verified` signature wrote. */
+export interface ReviewConfirmation {
+  /** The file. */
+  fileId: string;
+  /** Its `CONF-` id. */
+  confirmationId: string;
+  /** The version it wrote; null without history. */
+  version: number | null;
+  /** Hex SHA-256 of the annotations it wrote. */
+  sha256: string;
+}
+/** A review. */
+export interface Review {
+  /** Its id. */
+  id: string;
+  /** The case owner. */
+  owner: string;
+  /** The case. */
+  caseNumber: string;
+  /** The reviewer. */
+  reviewer: string;
+  /** The owner's lab when it opened. */
+  lab: string;
+  /** Verification or technical. */
+  kind: ReviewKind;
+  /** Blind or open. */
+  blind: boolean;
+  /** Open, completed (every file signed) or cancelled. */
+  state: "open" | "completed" | "cancelled";
+  /** The pinned files. */
+  files: ReviewFile[];
+  /** When it opened. */
+  createdAt: string;
+  /** The reviewer's conclusions. */
+  conclusions: Conclusion[];
+  /** The signatures. */
+  signatures: ReviewSignature[];
+  /** The confirmations verified signatures wrote. */
+  confirmations: ReviewConfirmation[];
+  /** When every file was signed. */
+  completedAt?: string | undefined;
+  /** When the owner cancelled it. */
+  cancelledAt?: string | undefined;
+}
+/** `GET /review/r/{id}/verify`. */
+export interface ReviewVerification {
+  /** Each signature's status. */
+  signatures: { fileId: string; status: "valid" | "stale" | "invalid"; reason?: string | undefined }[];
+}
 
 /** Body of `POST /review/cases/{uid}/{case}`: whom to ask, which kind, blind or not, and optionally which files. */
-export const ReviewRequestSchema = z.object({
+export const ReviewRequestSchema: z.ZodType<ReviewRequest> = z.object({
   reviewer: identifier.describe("The reviewer's user id (`sub`): same lab as the owner, role reviewer or admin"),
   kind: z.enum(["verification", "technical"]),
   blind: z.boolean(),
   fileIds: z.array(identifier).min(1).max(1000).optional().describe("The files to review; default every file of the case document"),
 }).meta({ id: "ReviewRequest" });
-export type ReviewRequest = z.infer<typeof ReviewRequestSchema>;
 
 /** Body of `POST /review/r/{id}/conclusions`: the reviewer's own conclusion on one file. */
-export const ConclusionRequestSchema = z.object({
+export const ConclusionRequestSchema: z.ZodType<ConclusionRequest> = z.object({
   fileId: identifier,
   supportLevel: SupportLevelSchema,
   classType: ClassTypeSchema.optional(),
   notes: z.string().max(10_000).optional(),
 }).meta({ id: "ConclusionRequest" });
-export type ConclusionRequest = z.infer<typeof ConclusionRequestSchema>;
 
-/** What a signature means (21 CFR 11.50(a)(3)). */
-export const SignatureMeaningSchema = z.enum(["verified", "reviewed", "disagreed"]);
-export type SignatureMeaning = z.infer<typeof SignatureMeaningSchema>;
+/** What a signature means: verified, reviewed or disagreed. */
+export const SignatureMeaningSchema: z.ZodEnum<{ verified: "verified"; reviewed: "reviewed"; disagreed: "disagreed" }> = z.enum(["verified", "reviewed", "disagreed"]);
 
 /** Body of `POST /review/r/{id}/signatures`. */
-export const SignatureRequestSchema = z.object({
+export const SignatureRequestSchema: z.ZodType<SignatureRequest> = z.object({
   fileId: identifier,
   meaning: SignatureMeaningSchema,
   printedName: name.describe("The signer's printed name, as it appears with the signature"),
   comment: z.string().max(2_000).optional(),
 }).meta({ id: "SignatureRequest" });
-export type SignatureRequest = z.infer<typeof SignatureRequestSchema>;
 
 /** The record a signature is linked to: the annotations' key, the version signed and its SHA-256 (hex). */
-export const SignedRecordSchema = z.object({
+export const SignedRecordSchema: z.ZodType<SignedRecord> = z.object({
   key: z.string(),
   version: z.number().int().nullable().describe("The version of the key's history (the history of data-worker keys); null where no history was kept"),
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
 });
-export type SignedRecord = z.infer<typeof SignedRecordSchema>;
 
 /**
  * An electronic signature: who (`signer`, the token's `sub`, and `printedName`), what it means,
  * when (server time), the exact record, the review; `jws` is a compact JWS by
  * `AUDIT_SIGNING_KEY` whose payload is the canonical JSON (RFC 8785) of every other member.
  */
-export const ReviewSignatureSchema = z.object({
+export const ReviewSignatureSchema: z.ZodType<ReviewSignature> = z.object({
   fileId: z.string(),
   signer: z.string(),
   printedName: z.string(),
@@ -64,10 +203,9 @@ export const ReviewSignatureSchema = z.object({
   reviewId: z.string(),
   jws: z.string(),
 }).meta({ id: "ReviewSignature" });
-export type ReviewSignature = z.infer<typeof ReviewSignatureSchema>;
 
 /** A reviewer's conclusion on one file. */
-export const ConclusionSchema = z.object({
+export const ConclusionSchema: z.ZodType<Conclusion> = z.object({
   fileId: z.string(),
   reviewer: z.string(),
   supportLevel: SupportLevelSchema,
@@ -75,28 +213,25 @@ export const ConclusionSchema = z.object({
   notes: z.string().optional(),
   recordedAt: z.string(),
 }).meta({ id: "ReviewConclusion" });
-export type Conclusion = z.infer<typeof ConclusionSchema>;
 
 /** One file of a review: the annotations version pinned when the review opened. */
-export const ReviewFileSchema = z.object({
+export const ReviewFileSchema: z.ZodType<ReviewFile> = z.object({
   fileId: z.string(),
   version: z.number().int().nullable(),
   sha256: z.string(),
   changed: z.boolean().optional().describe("True when the owner amended the file after the review opened (it can no longer be signed)"),
 }).meta({ id: "ReviewFile" });
-export type ReviewFile = z.infer<typeof ReviewFileSchema>;
 
 /** The confirmation a `verified` signature wrote into the owner's annotations. */
-export const ReviewConfirmationSchema = z.object({
+export const ReviewConfirmationSchema: z.ZodType<ReviewConfirmation> = z.object({
   fileId: z.string(),
   confirmationId: z.string(),
   version: z.number().int().nullable(),
   sha256: z.string(),
 });
-export type ReviewConfirmation = z.infer<typeof ReviewConfirmationSchema>;
 
 /** A review, as stored and answered. */
-export const ReviewSchema = z.object({
+export const ReviewSchema: z.ZodType<Review> = z.object({
   id: z.string(),
   owner: z.string(),
   caseNumber: z.string(),
@@ -113,16 +248,14 @@ export const ReviewSchema = z.object({
   completedAt: z.string().optional(),
   cancelledAt: z.string().optional(),
 }).meta({ id: "Review" });
-export type Review = z.infer<typeof ReviewSchema>;
 
 /** `GET /review/r/{id}/verify`: each signature's status. */
-export const ReviewVerificationSchema = z.object({
+export const ReviewVerificationSchema: z.ZodType<ReviewVerification> = z.object({
   signatures: z.array(z.object({ fileId: z.string(), status: z.enum(["valid", "stale", "invalid"]), reason: z.string().optional() })),
 }).meta({ id: "ReviewVerification" });
-export type ReviewVerification = z.infer<typeof ReviewVerificationSchema>;
 
 /** The owner's conclusions in a file's annotations, withheld from a blind reviewer until theirs is recorded. */
-export const OWNER_CONCLUSION_FIELDS = [
+export const OWNER_CONCLUSION_FIELDS: readonly string[] = [
   "supportLevel",
   "classType",
   "customClass",
@@ -131,4 +264,4 @@ export const OWNER_CONCLUSION_FIELDS = [
   "hasSubclass",
   "includeConfirmation",
   "confirmationData",
-] as const;
+];

@@ -24,7 +24,7 @@ export const ReadOnlyCaseMetadataSchema = z.looseObject({
 export type ReadOnlyCaseMetadata = z.infer<typeof ReadOnlyCaseMetadataSchema>;
 
 /** The roles a lab member can hold (docs/review.md#labs-and-roles); a user with none is an `examiner`. */
-export const LabRoleSchema = z.enum(["examiner", "reviewer", "admin"]);
+export const LabRoleSchema: z.ZodEnum<{ examiner: "examiner"; reviewer: "reviewer"; admin: "admin" }> = z.enum(["examiner", "reviewer", "admin"]);
 export type LabRole = z.infer<typeof LabRoleSchema>;
 
 /** UserData of docs/storage.md#user-records, the stored user record keyed by userUid; unknown fields are kept. */

@@ -31,11 +31,6 @@ export async function membershipOf(actor: Actor, records: UserRecords): Promise<
   return { lab, roles: roles.length === 0 ? ["examiner"] : roles };
 }
 
-/** The membership of another user, read from their record alone (no token of theirs is at hand). */
-export async function recordedMembership(uid: string, records: UserRecords): Promise<LabMembership> {
-  return membershipOf({ kind: "user", uid, email: undefined }, records);
-}
-
 /** True when `actor` is an administrator: the admin key, or a user whose roles include `admin`. */
 export async function isAdministrator(actor: Actor | undefined, records: UserRecords): Promise<boolean> {
   if (actor === undefined) return false;

@@ -63,7 +63,9 @@ export interface ReviewWorkerDeps {
   /**
    * The histories of the data keys (shared with the data worker): a review pins each file's
    * current version, and a confirmation is written as a new version. Without it (or with
-   * `DATA_HISTORY=off`) files are pinned by their SHA-256 alone (`version: null`).
+   * `DATA_HISTORY=off`) files are pinned by their SHA-256 alone (`version: null`). Internal.
+   *
+   * @ignore
    */
   histories?: KeyHistories;
   /** A signed URL of a case's image, given the origin clients reach the service at; without it reviews carry none. */
