@@ -105,7 +105,11 @@ export function reviewConformance(runtime: Runtime): void {
       const blind = await call(`/review/r/${id}`, "rev-b");
       expect(blind.status).toBe(200);
       expect(blind.body.files[0].annotations).toMatchObject({ leftCase: "BLIND-1" });
-      expect(blind.body.files[0].withheld).toEqual(expect.arrayContaining(["supportLevel", "classType", "classNote", "additionalNotes", "includeConfirmation"]));
+      expect(blind.body.files[0].withheld).toEqual(["supportLevel", "classType", "customClass", "classNote", "additionalNotes", "hasSubclass", "includeConfirmation", "confirmationData"]);
+      // No hash of the pinned annotations either: from it and the fields shown, the few possible conclusions could be tried.
+      expect(blind.body.files.map((file: Json) => file.sha256)).toEqual([null, null]);
+      expect(blind.body.review.files.map((file: Json) => file.sha256)).toEqual([null, null]);
+      expect((await call("/review/inbox/rev-b", "rev-b")).body.reviews[0].files.map((file: Json) => file.sha256)).toEqual([null, null]);
       expect(JSON.stringify(blind.body)).not.toMatch(/blind-secret/);
       // The signed image URL of the owner's image answers its bytes.
       const image = await fetch(blind.body.files[0].imageUrl as string);
@@ -118,6 +122,7 @@ export function reviewConformance(runtime: Runtime): void {
       const opened = await call(`/review/r/${id}`, "rev-b");
       expect(opened.body.files[0].annotations).toMatchObject({ supportLevel: "ID", additionalNotes: `blind-secret-notes ${f1}` });
       expect(opened.body.files[1].annotations.supportLevel).toBeUndefined();
+      expect(opened.body.files.map((file: Json) => file.sha256)).toEqual([created.body.files[0].sha256, null]);
       const signed = await post(`/review/r/${id}/signatures`, "rev-b", { fileId: f1, meaning: "verified", printedName: "Rita Reviewer", signer: "owner-b" });
       expect(signed.status).toBe(201);
       expect(signed.body).toMatchObject({ fileId: f1, signer: "rev-b", printedName: "Rita Reviewer", meaning: "verified", reviewId: id, record: { key: `owner-b/BLIND-1/${f1}/data.json`, sha256: created.body.files[0].sha256 } });

@@ -98,8 +98,11 @@ export interface ReviewFile {
   fileId: string;
   /** The pinned version; null where no history was kept. */
   version: number | null;
-  /** Hex SHA-256 of the pinned annotations. */
-  sha256: string;
+  /**
+   * Hex SHA-256 of the pinned annotations; null to a blind reviewer until their conclusion for
+   * the file (from the hash and the fields shown, the withheld conclusion could be guessed).
+   */
+  sha256: string | null;
   /** True when the owner amended the file after the review opened. */
   changed?: boolean | undefined;
 }
@@ -218,7 +221,7 @@ export const ConclusionSchema: z.ZodType<Conclusion> = z.object({
 export const ReviewFileSchema: z.ZodType<ReviewFile> = z.object({
   fileId: z.string(),
   version: z.number().int().nullable(),
-  sha256: z.string(),
+  sha256: z.string().nullable(),
   changed: z.boolean().optional().describe("True when the owner amended the file after the review opened (it can no longer be signed)"),
 }).meta({ id: "ReviewFile" });
 

@@ -88,7 +88,7 @@ const ReviewListSchema = z.object({ reviews: z.array(ReviewSchema) }).meta({ id:
 const ReviewedFileSchema = z.object({
   fileId: z.string(),
   version: z.number().int().nullable(),
-  sha256: z.string(),
+  sha256: z.string().nullable(),
   changed: z.boolean(),
   annotations: z.record(z.string(), z.unknown()).nullable(),
   withheld: z.array(z.string()).optional(),
@@ -248,6 +248,14 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
       });
     }
   };
+  /** True while a blind reviewer has no conclusion of their own on the file. */
+  const blindTo = (review: Review, role: string, fileId: string): boolean =>
+    role === "reviewer" && review.blind && !review.conclusions.some((conclusion) => conclusion.fileId === fileId);
+  /** The review as `role` sees it: to a blind reviewer, no hash of a file they have not concluded on. */
+  const seenBy = (review: Review, role: string): Review => ({
+    ...review,
+    files: review.files.map((file) => (blindTo(review, role, file.fileId) ? { ...file, sha256: null } : file)),
+  });
   const loadReview = async (id: string): Promise<Review> => {
     const review = await reviews.get(id);
     if (review === null) throw ServiceError.notFound("No such review", { reviewId: id });
@@ -351,7 +359,8 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
     const uid = decodeSegment(segments(c)[1] ?? "", "uid");
     const { actor } = await caller(c);
     if (actor.kind === "user" && actor.uid !== uid) await refuse(c, actor, "another reviewer's inbox", { userId: uid });
-    return answerJson(c, { reviews: await reviews.inbox(uid) }, 200);
+    const role = actor.kind === "user" ? "reviewer" : "admin";
+    return answerJson(c, { reviews: (await reviews.inbox(uid)).map((review) => seenBy(review, role)) }, 200);
   });
 
   app.openapi(readRoute, async (c) => {
@@ -360,11 +369,11 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
     const origin = config.publicUrl?.replace(/\/+$/, "") ?? new URL(c.req.url).origin;
     const files = await Promise.all(review.files.map(async (file) => {
       let annotations = objectOf(await reviews.pinned(review.id, file.fileId));
-      const blindNow = role === "reviewer" && review.blind && !review.conclusions.some((conclusion) => conclusion.fileId === file.fileId);
-      let withheld: string[] | undefined;
+      const blindNow = blindTo(review, role, file.fileId);
+      // Every conclusion field is named withheld, present or not: which ones the owner filled in is a hint too.
+      const withheld = blindNow ? [...OWNER_CONCLUSION_FIELDS] : undefined;
       if (blindNow && annotations !== null) {
-        withheld = OWNER_CONCLUSION_FIELDS.filter((field) => Object.hasOwn(annotations!, field));
-        annotations = Object.fromEntries(Object.entries(annotations).filter(([field]) => !(OWNER_CONCLUSION_FIELDS as readonly string[]).includes(field)));
+        annotations = Object.fromEntries(Object.entries(annotations).filter(([field]) => !OWNER_CONCLUSION_FIELDS.includes(field)));
       }
       let imageUrl: string | undefined;
       try {
@@ -373,9 +382,10 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
         imageUrl = undefined;
       }
       const changed = amended(review, file.fileId, await currentSha(annotationsKey(review, file.fileId)));
-      return { ...file, changed, annotations, ...(withheld === undefined ? {} : { withheld }), ...(imageUrl === undefined ? {} : { imageUrl }) };
+      return { ...file, sha256: blindNow ? null : file.sha256, changed, annotations, ...(withheld === undefined ? {} : { withheld }), ...(imageUrl === undefined ? {} : { imageUrl }) };
     }));
-    const shown = { ...review, files: review.files.map((file, i) => ({ ...file, changed: files[i]!.changed })) };
+    const seen = seenBy(review, role);
+    const shown = { ...seen, files: seen.files.map((file, i) => ({ ...file, changed: files[i]!.changed })) };
     return answerJson(c, { review: shown, case: objectOf(await reviews.pinnedCase(review.id)), files }, 200);
   });
 
@@ -410,6 +420,9 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
     const body = await readBody(c, SignatureRequestSchema);
     const file = review.files.find((candidate) => candidate.fileId === body.fileId);
     if (file === undefined) throw ServiceError.validation(`File ${body.fileId} is not in the review`, { field: "fileId" });
+    // Stored reviews always hold the hash; only answers to a blind reviewer leave it out.
+    const pinnedSha = file.sha256;
+    if (pinnedSha === null) throw ServiceError.server("A stored review lacks a file's hash");
     if (review.state !== "open") throw ServiceError.conflict(`The review is ${review.state}`, { state: review.state });
     if (review.signatures.some((signature) => signature.fileId === body.fileId)) throw ServiceError.conflict("This file is signed already", { fileId: body.fileId });
     if (review.blind && !review.conclusions.some((conclusion) => conclusion.fileId === body.fileId)) {
@@ -435,7 +448,7 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
       meaning: body.meaning,
       ...(body.comment === undefined ? {} : { comment: body.comment }),
       signedAt: now.toISOString(),
-      record: { key, version: file.version, sha256: file.sha256 },
+      record: { key, version: file.version, sha256: pinnedSha },
       reviewId: review.id,
     }, keys);
     if (signature === undefined) throw ServiceError.server("Signatures need AUDIT_SIGNING_KEY, which this service does not have", "unavailable");
@@ -446,7 +459,7 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
     });
     let confirmationId: string | undefined;
     if (signature.meaning === "verified") {
-      const written = await writeConfirmation(updateAnnotations(actor.uid), key, file.sha256, confirmationOf(signature, actor.email));
+      const written = await writeConfirmation(updateAnnotations(actor.uid), key, pinnedSha, confirmationOf(signature, actor.email));
       if (written !== null) {
         confirmationId = written.confirmationId;
         signed = await reviews.update(id, (current) => ({
