@@ -9,6 +9,7 @@ import type { BlobStore, ImageHost } from "../ports.ts";
 import { checkSegment, storageKeys } from "../storage/keys.ts";
 import { type CaseStore, parseDocument } from "./case-store.ts";
 import { storedCaseNumbers } from "./stored-cases.ts";
+import type { KeyHistories } from "../history/mod.ts";
 
 /** What {@link portsCaseStore} needs. */
 export interface CasePorts {
@@ -20,7 +21,15 @@ export interface CasePorts {
   imageHost: ImageHost;
   /** How to read an image's bytes; default: `images/{id}` of `images` (the local host's layout). */
   readImage?: ((imageId: string) => Promise<Uint8Array | null>) | undefined;
+  /**
+   * Record history (`DATA_HISTORY=on`): every write and delete of a document goes through it,
+   * keeping the version it replaces, written by `"service"` (account deletion, imports).
+   */
+  histories?: KeyHistories | undefined;
 }
+
+/** The `writtenBy` of versions the service writes itself (account deletion, imports). */
+export const SERVICE_WRITER = "service";
 
 /** Options of {@link portsCaseStore}. */
 export interface PortsCaseStoreOptions {
@@ -35,7 +44,15 @@ const encodeDocument = (document: unknown): Uint8Array => encoder.encode(JSON.st
 
 /** Creates the store over the service's ports. */
 export function portsCaseStore(ports: CasePorts, options: PortsCaseStoreOptions = {}): CaseStore {
-  const { data, imageHost } = ports;
+  const { data: stored, imageHost, histories } = ports;
+  // With history, the documents' writes and deletes keep their versions; reads and listings are the store's.
+  const data: Pick<BlobStore, "get" | "put" | "update" | "delete" | "list"> = histories === undefined ? stored : {
+    get: (key) => stored.get(key),
+    list: (prefix) => stored.list(prefix),
+    put: async (key, value) => void (await histories.write(key, value, SERVICE_WRITER)),
+    update: async (key, change) => (await histories.update(key, change, SERVICE_WRITER)).bytes,
+    delete: async (key) => (await histories.remove(key, SERVICE_WRITER)) !== null,
+  };
   const readDocument = (bytes: Uint8Array | null, key: string): unknown => (bytes === null ? null : parseDocument(decoder.decode(bytes), key));
   const getDocument = async (key: string): Promise<unknown> => readDocument(await data.get(key), key);
   const updateDocument = async (key: string, change: (current: unknown) => unknown): Promise<void> => {
@@ -76,7 +93,7 @@ export function portsCaseStore(ports: CasePorts, options: PortsCaseStoreOptions 
       for (const key of await data.list(folder)) if (key !== document) await data.delete(key);
       await data.delete(document);
     },
-    storedCaseNumbers: async (userUid) => await storedCaseNumbers(data, userUid),
+    storedCaseNumbers: async (userUid) => await storedCaseNumbers(stored, userUid),
     async deleteUserDocuments(userUid) {
       for (const key of await data.list(`${checkSegment(userUid, "userUid")}/`)) await data.delete(key);
     },

@@ -36,3 +36,13 @@ export function historyPrefix(dataPrefix: string): string {
 export function isHistoryKey(key: string): boolean {
   return key.startsWith(`${HISTORY_ROOT}/`);
 }
+
+/** Where a deleted image's bytes are kept in the image store (`#history/images/{id}`): its deletion mark's bytes. */
+export function deletedImageKey(imageKey: string): string {
+  return `${HISTORY_ROOT}/${imageKey}`;
+}
+
+/** Where a deleted image's metadata is kept, with `deleted: true` and `deletedAt`: its deletion mark. */
+export function deletedImageMetadataKey(imageKey: string): string {
+  return `${HISTORY_ROOT}/${imageKey}.json`;
+}

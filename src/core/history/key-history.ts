@@ -110,11 +110,19 @@ interface Head {
 }
 
 const HEAD_FORMAT = "forensic-annotation/history-head@1";
+
+/** A move of the head: the new head, its stored bytes, and the bytes it replaced (null: none). */
+interface Step {
+  head: Head;
+  bytes: Uint8Array;
+  prior: Uint8Array | null;
+}
 /** The `writtenBy` of a value found stored without a history. */
 export const BEFORE_HISTORY = "before-history";
 const encoder = new TextEncoder();
 /** Thrown inside an update that has nothing to write. */
 const NOTHING = new Error("nothing to write");
+
 /** Keys whose arrays this process knows hold the head's version, by key: the head hash appended last. */
 const MAX_KNOWN = 4_096;
 
@@ -195,15 +203,16 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
 
   /**
    * Moves the head to a new version made by `next` from the head before it (null: none), and
-   * answers the new head; `next` answering null leaves the head as it is (nothing to record).
+   * answers the step (null when `next` answered null: nothing to record). A value stored without
+   * a history becomes version 1 first, in a step of its own.
    */
-  const advance = async (keys: HistoryKeys, key: string, next: (prior: Head | null) => Promise<Head | null>): Promise<Head | null> => {
+  const advance = async (keys: HistoryKeys, key: string, next: (prior: Head | null) => Promise<Head | null>): Promise<Step | null> => {
     for (;;) {
       let adopted = false;
-      let made: Head | null = null;
+      let step: Step | null = null;
       const written = await data.update(keys.head, async (stored) => {
         adopted = false;
-        made = null;
+        step = null;
         const prior = stored === null ? null : headOf(stored, key);
         if (prior === null) {
           const value = await data.get(key);
@@ -214,38 +223,53 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
         } else {
           await ensureAppended(keys, key, prior);
         }
-        made = await next(prior);
+        const made = await next(prior);
         if (made === null) throw NOTHING;
-        return keep(key, encoder.encode(JSON.stringify(made)), made);
+        const bytes = keep(key, encoder.encode(JSON.stringify(made)), made);
+        step = { head: made, bytes, prior: stored === null ? null : stored.slice() };
+        return bytes;
       }, { inPlace: true }).then(() => true, (err: unknown) => {
         if (err === NOTHING) return false;
         throw err;
       });
       if (!written) return null;
       if (adopted) continue; // the stored value is version 1 now; record this write after it
-      const head = made as Head | null;
-      if (head !== null) await ensureAppended(keys, key, head);
-      return head;
+      return step;
     }
   };
 
   /**
-   * Sets the key's value to what its head names (the bytes, or nothing for a deletion mark), then
-   * reads the head again and starts over when it moved meanwhile (another process wrote). So the
-   * last write of the value to land is always followed, by its writer, by a read of the newest
-   * head: the value ends as the newest version whatever order concurrent writers reach it in.
+   * Sets the key's value to what its head names now: the bytes under the value's own
+   * compare-and-swap with the head read inside it, so a writer overtaken by a newer version
+   * (another process) writes that one's bytes, never its own older ones; a deletion mark
+   * removes the value. The value's write is the last store call: a failure before it leaves the
+   * value as it was.
    */
   const settle = async (keys: HistoryKeys, key: string, mine: Head, mineBytes?: Uint8Array): Promise<void> => {
-    let target = mine;
-    let bytes = mineBytes;
-    for (;;) {
-      if (target.record.deleted) await data.delete(key);
-      else await data.put(key, bytes ?? bytesOf(target.contents) ?? new Uint8Array());
-      const now = await readHead(keys, key);
-      if (now === null || now.hash === target.hash) return;
-      target = now;
-      bytes = undefined;
+    let deleted = mine.record.deleted;
+    if (!deleted) {
+      await data.update(key, async () => {
+        const now = (await readHead(keys, key)) ?? mine;
+        if (now.record.deleted) {
+          deleted = true;
+          throw NOTHING;
+        }
+        return now.hash === mine.hash && mineBytes !== undefined ? mineBytes : bytesOf(now.contents) ?? new Uint8Array();
+      }).catch((err: unknown) => {
+        if (err !== NOTHING) throw err;
+      });
     }
+    if (deleted) await data.delete(key);
+  };
+
+  /**
+   * Completes a step: the version into the arrays, then the value. A failure leaves the value as
+   * it was and the version in the head, which the key's next write stores in the arrays (as after
+   * a crash between the two); that version then reads as written though its request failed.
+   */
+  const complete = async (keys: HistoryKeys, key: string, step: Step, bytes?: Uint8Array): Promise<void> => {
+    await ensureAppended(keys, key, step.head);
+    await settle(keys, key, step.head, bytes);
   };
 
   const newRecord = async (prior: Head | null, bytes: Uint8Array | null, writtenBy: string, digest?: string): Promise<VersionRecord> => ({
@@ -263,14 +287,14 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
     const keys = historyKeys(key);
     return writes.run(key, async () => {
       let bytes: Uint8Array = new Uint8Array();
-      const head = (await advance(keys, key, async (prior) => {
+      const step = (await advance(keys, key, async (prior) => {
         // A plain write's bytes do not depend on the version before: hashed once, outside the swap.
         bytes = fixed?.bytes ?? await change(prior === null || prior.record.deleted ? null : bytesOf(prior.contents));
         const record = await newRecord(prior, bytes, writtenBy, fixed?.digest);
         return await headFor(key, record, contentsOf(record.version, bytes));
       }))!;
-      await settle(keys, key, head, bytes);
-      return { record: plainRecord(head.record), bytes };
+      await complete(keys, key, step, bytes);
+      return { record: plainRecord(step.head.record), bytes };
     });
   };
 
@@ -300,19 +324,19 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
     remove(key, writtenBy) {
       const keys = historyKeys(key);
       return writes.run(key, async () => {
-        const head = await advance(keys, key, async (prior) => {
+        const step = await advance(keys, key, async (prior) => {
           // Nothing to delete: never stored, or its newest version is already a deletion mark.
           if (prior === null || prior.record.deleted) return null;
           const record = await newRecord(prior, null, writtenBy);
           return await headFor(key, record, { v: record.version, deleted: true });
         });
-        if (head === null) {
+        if (step === null) {
           // Already a deletion mark (or never stored): a value written around the history (DATA_HISTORY=off) still goes.
           const last = await readHead(keys, key);
           return (await data.delete(key)) && last !== null ? plainRecord(last.record) : null;
         }
-        await settle(keys, key, head);
-        return plainRecord(head.record);
+        await complete(keys, key, step);
+        return plainRecord(step.head.record);
       });
     },
     async list(key) {

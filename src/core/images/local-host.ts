@@ -8,6 +8,7 @@ import { ServiceError } from "../errors.ts";
 import { checkSegment, decodeSegment, storageKeys } from "../storage/keys.ts";
 import { checkSignedUrl, signDeliveryUrl } from "./signed-url.ts";
 import { type ImageMetadata, ImageMetadataSchema } from "../schemas/image.ts";
+import { deletedImageKey, deletedImageMetadataKey } from "../history/mod.ts";
 
 /** Options of {@link createLocalImageHost}. */
 export interface LocalImageHostOptions {
@@ -27,7 +28,14 @@ export interface LocalImageHostOptions {
    * same image here and is answered with this service's own signed delivery URL.
    */
   cloudflareForm?: { accountHash: string | undefined; deliveryHost: string };
+  /**
+   * Record history (`DATA_HISTORY=on`): a deleted image's bytes and metadata are kept, as its
+   * deletion mark, under `#history/images/{id}` and `#history/images/{id}.json` (the metadata
+   * with `deleted: true` and `deletedAt`); the image itself is gone as before. Default false.
+   */
+  keepDeleted?: boolean;
 }
+
 
 /** An image's metadata is stored beside its bytes under this suffix (`images/{id}.json`). */
 const METADATA_SUFFIX = ".json";
@@ -106,6 +114,23 @@ export function createLocalImageHost(options: LocalImageHostOptions): LocalImage
     return ImageMetadataSchema.parse(JSON.parse(decoder.decode(stored)));
   }
 
+  /** Keeps an image's bytes, then its metadata marked deleted, before the image is removed. */
+  async function keepAsDeleted(id: string): Promise<void> {
+    const meta = await metadata(id);
+    if (meta === null) return; // no image (or only bytes a failed deletion left): nothing to keep
+    const stored = await read(storageKeys.image(id));
+    if (stored !== null) {
+      if (stored.body instanceof ReadableStream) {
+        if (options.store.putStream !== undefined) await options.store.putStream(deletedImageKey(storageKeys.image(id)), stored.size, stored.body);
+        else await options.store.put(deletedImageKey(storageKeys.image(id)), new Uint8Array(await new Response(stored.body).arrayBuffer()));
+      } else {
+        await options.store.put(deletedImageKey(storageKeys.image(id)), stored.body);
+      }
+    }
+    const mark = { ...meta, deleted: true, deletedAt: options.clock.now().toISOString() };
+    await options.store.put(deletedImageMetadataKey(storageKeys.image(id)), encoder.encode(JSON.stringify(mark)));
+  }
+
   return {
     async upload(image: ImageUpload): Promise<HostedImage> {
       const id = crypto.randomUUID();
@@ -134,6 +159,7 @@ export function createLocalImageHost(options: LocalImageHostOptions): LocalImage
       checkSegment(imageId, "imageId");
       // `X.json` is image X's metadata key, not an image: deleting "its" bytes would delete X's metadata.
       if (imageId.endsWith(METADATA_SUFFIX)) return false;
+      if (options.keepDeleted === true) await keepAsDeleted(imageId);
       // Metadata first: the image is gone at once; bytes a failed attempt left go with the retry (404).
       const existed = await options.store.delete(metadataKey(imageId));
       await options.store.delete(storageKeys.image(imageId));

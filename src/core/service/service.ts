@@ -194,7 +194,7 @@ export function createService(given: ServicePorts, config: ServiceConfig): Worke
   const imageHost = hostForDirectUse(images, config);
   mountWorker(app, WORKER_MOUNTS.user, createUserWorker({
     users: ports.users,
-    resources: portsCaseStore({ data: ports.data, images: ports.images, imageHost }, { onlyOwnedImages: config.identity !== undefined }),
+    resources: portsCaseStore({ data: ports.data, images: ports.images, imageHost, histories: config.dataHistory === "off" ? undefined : histories }, { onlyOwnedImages: config.identity !== undefined }),
     mailer: mailerOf(config, ports),
     clock: ports.clock,
     config,
@@ -256,7 +256,7 @@ export function hostForDirectUse(images: ImageHost | ImageHostFactory, config: P
  * The image host `IMAGE_HOST` names: Cloudflare Images, or the local host over the image
  * store (asked for only then, so a Cloudflare Images deployment needs no bucket).
  */
-export function imageHostOf(config: ImagesConfig, clock: Clock, images: () => BlobStore): ImageHost | ImageHostFactory {
+export function imageHostOf(config: ImagesConfig & Partial<Pick<ServiceConfig, "dataHistory">>, clock: Clock, images: () => BlobStore): ImageHost | ImageHostFactory {
   if (config.imageHost === "cloudflare") {
     return createCloudflareImageHost({
       apiBase: config.cfImagesApiBase,
@@ -279,5 +279,7 @@ export function imageHostOf(config: ImagesConfig, clock: Clock, images: () => Bl
       clock,
       urlLifetimeSeconds: config.imageUrlTtlSeconds,
       cloudflareForm: { accountHash: config.accountHash, deliveryHost: config.imageDeliveryHost },
+      // Record history keeps a deleted image as its deletion mark (docs/storage.md#record-history).
+      keepDeleted: config.dataHistory !== "off",
     });
 }

@@ -51,6 +51,27 @@ describe("serve with STORAGE=redis", () => {
     expect(await (await fetch(`${b.url}/data/u1/C-1/data.json`, { headers })).json()).toEqual({ from: "a" });
   }, 60_000);
 
+  it("two server processes sharing Redis: 40 concurrent PUTs of one key are 40 versions, none lost or twice, the value the newest", async () => {
+    const env = { STORAGE: "redis", STORAGE_URL: redis.url, R2_KEY_SECRET: "k", RATE_LIMITS: "off" };
+    const [a, b] = await Promise.all([spawnServe({ dataDir: join(dir, "history-a"), env }), spawnServe({ dataDir: join(dir, "history-b"), env })]);
+    servers.push(a, b);
+    const headers = { "X-Custom-Auth-Key": "k", "Content-Type": "application/json" };
+    const key = "/data/u9/C-1/1/data.json";
+    const statuses = await Promise.all(Array.from({ length: 40 }, (_, i) =>
+      fetch(`${(i % 2 ? a : b).url}${key}`, { method: "PUT", headers, body: JSON.stringify({ i }) }).then(async (r) => {
+        await r.body?.cancel();
+        return r.status;
+      })
+    ));
+    expect(statuses).toEqual(Array.from({ length: 40 }, () => 200));
+    const history = (await (await fetch(`${b.url}${key}?history&verify=true`, { headers })).json()) as { current: number; valid: boolean; versions: { version: number }[] };
+    expect(history).toMatchObject({ current: 40, valid: true });
+    expect(history.versions.map((v) => v.version)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    const bodies = await Promise.all(history.versions.map(async (v) => await (await fetch(`${(v.version % 2 ? a : b).url}${key}?version=${v.version}`, { headers })).json() as { i: number }));
+    expect(bodies.map((body) => body.i).sort((x, y) => x - y)).toEqual(Array.from({ length: 40 }, (_, i) => i));
+    expect(await (await fetch(`${a.url}${key}`, { headers })).json()).toEqual(bodies[39]);
+  }, 60_000);
+
   it("Redis going away is a 500 naming the store, logged once, and serving resumes when it is back", async () => {
     const own = await startRedis();
     const port = Number(new URL(own.url).port);

@@ -38,7 +38,8 @@ const userHeaders = { "X-Custom-Auth-Key": KEYS.USER_DB_AUTH };
 async function remains(dir: string, uid: string, imageIds: string[]) {
   const data = (await filesUnder(join(dir, "data"))).filter((path) => path.startsWith(`${uid}/`));
   const users = (await filesUnder(join(dir, "users"))).filter((path) => path === uid);
-  const images = (await filesUnder(join(dir, "images"))).filter((path) => imageIds.some((id) => path.includes(id)));
+  // What record history keeps of deleted images (#history/images/) is not the image.
+  const images = (await filesUnder(join(dir, "images"))).filter((path) => !path.startsWith("#history/") && imageIds.some((id) => path.includes(id)));
   return [...data, ...users, ...images];
 }
 

@@ -53,8 +53,8 @@ describe("account deletion through the HTTP path (user worker alone, spec 5.3)",
 
     expect((await filesUnder(join(dir, "data"))).filter((path) => path.startsWith("u1/"))).toEqual([]);
     expect((await filesUnder(join(dir, "data"))).filter((path) => path.startsWith("u2/"))).toHaveLength(2);
-    expect((await filesUnder(join(dir, "images"))).filter((path) => mine.some((id) => path.includes(id)))).toEqual([]);
-    expect((await filesUnder(join(dir, "images")))).toHaveLength(2); // u2's image and its metadata
+    expect((await filesUnder(join(dir, "images"))).filter((path) => !path.startsWith("#history/") && mine.some((id) => path.includes(id)))).toEqual([]);
+    expect((await filesUnder(join(dir, "images"))).filter((path) => !path.startsWith("#history/"))).toHaveLength(2); // u2's image and its metadata
     expect((await filesUnder(join(dir, "users")))).toEqual(["u2"]);
     const outbox = await filesUnder(join(dir, "outbox"));
     expect(outbox).toHaveLength(2);
@@ -94,9 +94,10 @@ describe("account deletion through the HTTP path (user worker alone, spec 5.3)",
     const response = await user.call("/u1", { method: "DELETE", headers: { ...headers, "X-Identity-Token": "token-of-u1" } });
     expect(response.status).toBe(200);
     expect((await filesUnder(join(dir, "data"))).filter((path) => path.startsWith("u1/"))).toEqual([]);
-    // Only the foreign image (and its metadata) is left.
-    expect((await filesUnder(join(dir, "images"))).every((path) => path.includes(foreignId))).toBe(true);
-    expect(await filesUnder(join(dir, "images"))).toHaveLength(2);
+    // Only the foreign image (and its metadata) is left, beside what record history keeps of the deleted ones (#history/).
+    const live = (await filesUnder(join(dir, "images"))).filter((path) => !path.startsWith("#history/"));
+    expect(live.every((path) => path.includes(foreignId))).toBe(true);
+    expect(live).toHaveLength(2);
     expect(await filesUnder(join(dir, "users"))).toEqual([]);
     // The trail says who did what: the user's deletion, and the admin key the user worker used.
     const trail = JSON.parse(await readFile(join(dir, "audit", "audit-trails", "u1-2026-11-22.json"), "utf8")) as { action: string; details: { securityDetails: { actor: string } } }[];

@@ -10,9 +10,12 @@ import { dataHeaders, fixedClock, memoryPorts, testService } from "../../helpers
 import { createService } from "../../../src/core/service/service.ts";
 import { parseConfig } from "../../../src/core/config/mod.ts";
 import { KEYS } from "../../helpers/service.ts";
+import { encryptPorts } from "../../../src/core/service/encrypted-ports.ts";
+import { Keyring } from "../../../src/core/encryption/mod.ts";
+import { dataKey } from "../../helpers/encryption.ts";
 
 const ADMIN = "admin-key-0123456789";
-type Listed = { current: number | null; versions: { version: number; writtenBy: string; deleted: boolean }[] };
+type Listed = { current: number | null; versions: { version: number; writtenBy: string; deleted: boolean; writtenAt: string }[] };
 
 describe("data worker history", () => {
   let idp: Awaited<ReturnType<typeof startIdentityProvider>>;
@@ -36,7 +39,7 @@ describe("data worker history", () => {
     const before2 = await ports.audit.get((await ports.audit.list("audit-trails/"))[0] ?? "none");
     const listed = await app.request(`${key}?history`, { headers: await as("u1") });
     expect(listed.status).toBe(200);
-    const history = await listed.json() as Listed & { versions: { writtenAt: string }[] };
+    const history = await listed.json() as Listed;
     expect(history.current).toBeNull();
     expect(history.versions.map((v) => [v.writtenBy, v.deleted, v.writtenAt])).toEqual([
       ["u1", false, "2026-11-22T12:00:00.000Z"],
@@ -70,5 +73,31 @@ describe("data worker history", () => {
     // Back on, the value written while off is not lost: the next write keeps going from the history.
     expect((await on.request("/data/u1/C-1/data.json", { method: "PUT", headers: dataHeaders, body: '{"a":3}' })).status).toBe(200);
     expect(await (await on.request("/data/u1/C-1/data.json", { headers: dataHeaders })).text()).toBe('{"a":3}');
+  });
+
+  it("account deletion (user worker mounted with the others) deletes each document as a deletion mark written by service; the history stays", async () => {
+    const { app } = testService({ RATE_LIMITS: "off" });
+    const userAuth = { "X-Custom-Auth-Key": KEYS.USER_DB_AUTH, "Content-Type": "application/json" };
+    expect((await app.request("/user/u7", { method: "PUT", headers: userAuth, body: JSON.stringify({ email: "u7@lab.example", firstName: "A", lastName: "B", company: "Lab", permitted: true }) })).status).toBe(201);
+    expect((await app.request("/user/u7/cases", { method: "PUT", headers: userAuth, body: JSON.stringify({ cases: [{ caseNumber: "C-1" }] }) })).status).toBe(200);
+    expect((await app.request("/data/u7/C-1/data.json", { method: "PUT", headers: dataHeaders, body: '{"files":[]}' })).status).toBe(200);
+    expect((await app.request("/user/u7", { method: "DELETE", headers: userAuth })).status).toBe(200);
+    expect(await (await app.request("/data/u7/C-1/data.json", { headers: dataHeaders })).text()).toBe("[]");
+    const history = await (await app.request("/data/u7/C-1/data.json?history&verify=true", { headers: dataHeaders })).json() as Listed & { valid: boolean };
+    expect(history.versions.map((v) => [v.version, v.deleted, v.writtenBy])).toEqual([[1, false, "data-key"], [2, true, "service"]]);
+    expect(history).toMatchObject({ current: null, valid: true });
+  });
+
+  it("under encryption at rest, every version is sealed like the value it was, and reads back exactly", async () => {
+    const raw = memoryPorts();
+    const app = createService(encryptPorts(raw, new Keyring([dataKey("k1")])), parseConfig({ ...KEYS, ALLOWED_ORIGIN: "https://lab.example" }));
+    const first = '{"note":"MARKER-history-1"}';
+    expect((await app.request("/data/u1/C-1/data.json", { method: "PUT", headers: dataHeaders, body: first })).status).toBe(200);
+    expect((await app.request("/data/u1/C-1/data.json", { method: "PUT", headers: dataHeaders, body: '{"note":"MARKER-history-2"}' })).status).toBe(200);
+    expect(await (await app.request("/data/u1/C-1/data.json?version=1", { headers: dataHeaders })).text()).toBe(first);
+    expect(await (await app.request("/data/u1/C-1/data.json?history&verify=true", { headers: dataHeaders })).json()).toMatchObject({ current: 2, valid: true });
+    const keys = (await raw.data.list("#history/")).sort();
+    expect(keys).toEqual(["#history/u1/C-1/data.json/contents", "#history/u1/C-1/data.json/head", "#history/u1/C-1/data.json/versions"]);
+    for (const key of keys) expect(new TextDecoder().decode((await raw.data.get(key))!), key).not.toContain("MARKER-history");
   });
 });

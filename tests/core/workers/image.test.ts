@@ -288,6 +288,26 @@ describe("image worker, local host (spec 4.2, CONTRACT hosted images)", () => {
     expect(again.status).toBe(404);
     expect(await again.json()).toMatchObject({ code: "NOT_FOUND" });
     expect((await app.request(local(signed))).status).toBe(404);
+    // The image is gone; record history (DATA_HISTORY=on, the default) keeps its bytes and metadata as its deletion mark.
+    expect(await ports.images.list("images/")).toEqual([]);
+    expect((await ports.images.list("")).sort()).toEqual([`#history/images/${body.result.id}`, `#history/images/${body.result.id}.json`]);
+    expect(await ports.images.get(`#history/images/${body.result.id}`)).toEqual(new Uint8Array(fixture("sample.png")));
+    expect(JSON.parse(new TextDecoder().decode((await ports.images.get(`#history/images/${body.result.id}.json`))!))).toMatchObject({
+      id: body.result.id,
+      filename: "sample.png",
+      contentType: "image/png",
+      deleted: true,
+      deletedAt: "2026-11-22T12:00:00.000Z",
+    });
+    // A signed URL made before the deletion still answers 404, and the image cannot be signed again.
+    expect((await app.request(local(signed))).status).toBe(404);
+    expect((await sign(app, body.result.variants[0]!)).status).toBe(404);
+  });
+
+  it("DELETE with DATA_HISTORY=off keeps nothing of the image, as before", async () => {
+    const { app, ports } = service({ DATA_HISTORY: "off" });
+    const { body } = await upload(app, "sample.png");
+    expect((await app.request(`/image/${body.result.id}`, { method: "DELETE", headers: bearer })).status).toBe(200);
     expect(await ports.images.list("")).toEqual([]);
   });
 
