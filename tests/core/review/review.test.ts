@@ -191,6 +191,21 @@ describe("review worker (in process)", () => {
     void app;
   });
 
+  it("/review/keys publishes the public halves of AUDIT_SIGNING_KEY and AUDIT_VERIFY_KEYS; review.write is rate limited", async () => {
+    const { privateKey } = await generateKeyPair("ES256", { extractable: true });
+    const old = { ...(await exportJWK(privateKey)), kid: "old-key" };
+    const { app } = testService({ AUTH_JWKS_URL: idp.jwksUrl, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, AUDIT_SIGNING_KEY: signingKey, AUDIT_VERIFY_KEYS: JSON.stringify([old]), RATE_LIMITS: "review.write=1/60s" }, { clock: fixedClock(NOW) });
+    const jwks = await (await app.request("/review/keys")).json() as { keys: Record<string, unknown>[] };
+    expect(jwks.keys).toHaveLength(2);
+    expect(jwks.keys[1]).toMatchObject({ kid: "old-key", kty: "EC" });
+    for (const key of jwks.keys) expect(key.d, String(key.kid)).toBeUndefined();
+    const headers = { "X-Identity-Token": await idp.token("owner", { lab: "Lab A" }) };
+    const body = JSON.stringify({ reviewer: "nobody", kind: "verification", blind: true });
+    expect((await app.request("/review/cases/owner/C-9", { method: "POST", headers, body })).status).toBe(400);
+    const limited = await app.request("/review/cases/owner/C-9", { method: "POST", headers, body });
+    expect(limited.status).toBe(429);
+  });
+
   it("key-only mode: 403 saying reviews need identity tokens; /review/keys stays open", async () => {
     const { app } = testService({ RATE_LIMITS: "off", AUDIT_SIGNING_KEY: signingKey });
     const refused = await app.request("/review/inbox/u1", { headers: data });
