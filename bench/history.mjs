@@ -146,8 +146,8 @@ function wrk(url, seconds) {
       if (code !== 0) return reject(new Error(`wrk failed (${code}):\n${out}`));
       const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
       const count = Number(/(\d+) requests in/.exec(out)?.[1]);
-      const p99Text = /^\s+99%\s+([\d.]+)(us|ms|s)$/m.exec(out);
-      const p99 = p99Text ? Number(p99Text[1]) * { us: 0.001, ms: 1, s: 1000 }[p99Text[2]] : NaN;
+      const p99Text = /^\s+99%\s+([\d.]+)(us|ms|s|m)\s*$/m.exec(out);
+      const p99 = p99Text ? Number(p99Text[1]) * { us: 0.001, ms: 1, s: 1000, m: 60_000 }[p99Text[2]] : NaN;
       const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
       const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
       const failures = non2xx + (socket ? Number(socket[1]) + Number(socket[2]) + Number(socket[3]) : 0);
@@ -176,7 +176,7 @@ console.log(`stores under ${dataFolder.description}`);
 const servers = { on: await start("on", { DATA_HISTORY: "on" }), off: await start("off", { DATA_HISTORY: "off" }) };
 if (!/^history\s+off/m.test(servers.off.log())) throw new Error(`serve with DATA_HISTORY=off did not say so at start:\n${servers.off.log()}`);
 const results = { on: [], off: [] };
-let puts = { on: 0, off: 0 };
+const puts = { on: 0, off: 0 };
 try {
   // A warm-up per side, not counted: the JIT compiles the path and every key is written once.
   for (const side of ["off", "on"]) puts[side] += (await wrk(servers[side].url, Math.min(2, duration))).count;

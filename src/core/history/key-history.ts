@@ -111,11 +111,10 @@ interface Head {
 
 const HEAD_FORMAT = "forensic-annotation/history-head@1";
 
-/** A move of the head: the new head, its stored bytes, and the bytes it replaced (null: none). */
+/** A move of the head: the new head and its stored bytes. */
 interface Step {
   head: Head;
   bytes: Uint8Array;
-  prior: Uint8Array | null;
 }
 /** The `writtenBy` of a value found stored without a history. */
 export const BEFORE_HISTORY = "before-history";
@@ -226,7 +225,7 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
         const made = await next(prior);
         if (made === null) throw NOTHING;
         const bytes = keep(key, encoder.encode(JSON.stringify(made)), made);
-        step = { head: made, bytes, prior: stored === null ? null : stored.slice() };
+        step = { head: made, bytes };
         return bytes;
       }, { inPlace: true }).then(() => true, (err: unknown) => {
         if (err === NOTHING) return false;

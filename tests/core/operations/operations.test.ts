@@ -170,7 +170,9 @@ describe("GET /metrics", () => {
     expect(text).toContain('http_requests_total{worker="data",route="/data/{userId}/{caseNumber}/data.json",method="GET",status="200"} 1\n');
     expect(text).toContain('http_requests_total{worker="audit",route="/audit/audit",method="POST",status="200"} 1\n');
     expect(text).toMatch(/^http_request_duration_seconds_bucket\{worker="data",route="\/data\/\{userId\}\/\{caseNumber\}\/data\.json",method="PUT",le="\+Inf"\} 1$/m);
-    expect(text).toContain('store_operations_total{store="data",op="put",result="ok"}');
+    // With record history (DATA_HISTORY=on) a PUT appends its version and sets the value by a compare-and-swap update.
+    expect(text).toContain('store_operations_total{store="data",op="update",result="ok"}');
+    expect(text).toContain('store_operations_total{store="data",op="appendToJsonArray",result="ok"}');
     expect(text).toContain('audit_appends_total{result="ok"} 1\n');
     expect(text).toContain("process_resident_memory_bytes 123456789\n");
     expect(text).toContain("# TYPE http_request_duration_seconds histogram\n");
