@@ -91,6 +91,8 @@ export interface SignedConfirmation {
   meaning: string;
   /** When it was signed (ISO 8601, the service's time). */
   signedAt: string;
+  /** The file it signed, and the version of its annotations, so a reader can match it to the page. */
+  record?: { fileId: string; version: number | null } | undefined;
 }
 
 /** MM/DD/YYYY of a date, in UTC, as clients write `currentDate`. */
@@ -146,7 +148,11 @@ function contentOf(request: PdfRequest, options: ReportOptions, now: Date): Repo
     signed: data.includeConfirmation === true && options.signedConfirmation !== undefined
       ? {
         name: printableText(options.signedConfirmation.printedName),
-        meaning: printableText(`${options.signedConfirmation.meaning}, electronically signed by ${options.signedConfirmation.signer}`),
+        meaning: printableText(`${options.signedConfirmation.meaning}, electronically signed by ${options.signedConfirmation.signer}${
+          options.signedConfirmation.record === undefined
+            ? ""
+            : ` for file ${options.signedConfirmation.record.fileId}${options.signedConfirmation.record.version === null ? "" : ` v${options.signedConfirmation.record.version}`}`
+        }`),
         date: printableText(options.signedConfirmation.signedAt),
       }
       : undefined,

@@ -140,8 +140,8 @@ function pdfWorker(deps: PdfWorkerDeps) {
     if (!parsed.success) return undefined;
     const jwks = await publishedKeys(keys);
     if (jwks.keys.length === 0 || !(await checkReviewSignature(parsed.data, jwks)).valid) return undefined;
-    const { printedName, signer, meaning, signedAt } = parsed.data;
-    return { printedName, signer, meaning, signedAt };
+    const { printedName, signer, meaning, signedAt, fileId, record } = parsed.data;
+    return { printedName, signer, meaning, signedAt, record: { fileId, version: record.version } };
   };
 
   // Read only within the process's budget of body bytes in flight (MAX_BODY_BYTES_IN_FLIGHT), shared with uploads.

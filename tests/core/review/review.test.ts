@@ -99,7 +99,7 @@ describe("review worker (in process)", () => {
     };
     const printed = await report(stored);
     expect(printed).toContain("Rita Reviewer");
-    expect(printed).toContain("verified, electronically signed by rev1");
+    expect(printed).toContain("verified, electronically signed by rev1 for file f1 v1");
     expect(printed).toContain(NOW);
     const forged = { ...stored, confirmationData: { ...stored.confirmationData, signature: { ...stored.confirmationData.signature, printedName: "Mallory Forger" } } };
     const forgedText = await report(forged);
