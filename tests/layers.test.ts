@@ -21,7 +21,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["config"],
   ["audit", "images", "mail", "captcha", "cases"],
   ["users"],
-  ["pdf", "exchange"],
+  ["pdf", "exchange", "review"],
   ["http", "backup"],
   ["workers"],
   ["service"],

@@ -10,6 +10,7 @@ import type { ReportInput } from "../core/pdf/mod.ts";
 import type { AuditVerification } from "../core/audit/verify.ts";
 import type { HistoryVerification, KeyHistory } from "../core/history/mod.ts";
 import type { CaseImportPreview, ConfirmationImportResult, ImportResult } from "../core/exchange/shapes.ts";
+import type { Conclusion, ConclusionRequest, Review, ReviewRequest, ReviewSignature, ReviewVerification, SignatureRequest } from "../core/schemas/review.ts";
 import type {
   AuditAppended,
   AuditEntries,
@@ -26,7 +27,7 @@ import type {
 } from "./types.ts";
 
 /** The workers, each under its mount of the service. */
-export type WorkerName = "user" | "data" | "audit" | "keys" | "captcha" | "image" | "pdf" | "exchange";
+export type WorkerName = "user" | "data" | "audit" | "keys" | "captcha" | "image" | "pdf" | "exchange" | "review";
 
 /** Options of {@link createClient}. */
 export interface ClientOptions {
@@ -329,6 +330,38 @@ function exportQuery(options: ExchangeExportOptions & { format?: string }): stri
   return text === "" ? "" : `?${text}`;
 }
 
+/** What `GET /review/r/{id}` answers: the review, the pinned case document, and per file its pinned annotations. */
+export interface ReviewView {
+  /** The review, each file marked `changed` when the owner amended it after the review opened. */
+  review: Review;
+  /** The case document as pinned when the review opened. */
+  case: Record<string, unknown> | null;
+  /** Each file: its pin, its annotations (a blind reviewer's without the owner's conclusions, named in `withheld`), a signed image URL. */
+  files: { fileId: string; version: number | null; sha256: string; changed: boolean; annotations: Record<string, unknown> | null; withheld?: string[]; imageUrl?: string }[];
+}
+
+/** The review worker's calls (docs/review.md); identity tokens only. */
+export interface ReviewClient {
+  /** `POST /review/cases/{uid}/{case}`: asks a reviewer of the owner's lab for a review. */
+  request(uid: string, caseNumber: string, body: ReviewRequest): Promise<Review>;
+  /** `GET /review/cases/{uid}/{case}`: the case's reviews, newest first. */
+  ofCase(uid: string, caseNumber: string): Promise<Review[]>;
+  /** `GET /review/inbox/{uid}`: the reviews assigned to the user, newest first. */
+  inbox(uid: string): Promise<Review[]>;
+  /** `GET /review/r/{id}`. */
+  get(id: string): Promise<ReviewView>;
+  /** `POST /review/r/{id}/conclusions`: the reviewer's conclusion on one file, once. */
+  conclude(id: string, body: ConclusionRequest): Promise<Conclusion>;
+  /** `POST /review/r/{id}/signatures`: signs one file's pinned annotations. */
+  sign(id: string, body: SignatureRequest): Promise<ReviewSignature>;
+  /** `DELETE /review/r/{id}`: cancels an open review (the owner). */
+  cancel(id: string): Promise<Review>;
+  /** `GET /review/r/{id}/verify`: each signature valid, stale or invalid. */
+  verify(id: string): Promise<ReviewVerification>;
+  /** `GET /review/keys`: the JWKS that verifies signatures outside the service. */
+  keys(): Promise<{ keys: Record<string, unknown>[] }>;
+}
+
 /** The client {@link createClient} returns: one member per worker. */
 export interface ServiceClient {
   /** `GET /health`. */
@@ -349,6 +382,8 @@ export interface ServiceClient {
   pdf: { render(request: ReportInput): Promise<Uint8Array> };
   /** The exchange worker: exports, imports and confirmations over HTTP. */
   exchange: ExchangeClient;
+  /** The review worker (identity tokens only). */
+  review: ReviewClient;
 }
 
 type Credential = "user" | "data" | "keys" | "image" | "none";
@@ -561,5 +596,16 @@ export function createClient(options: ClientOptions): ServiceClient {
       },
     },
     exchange,
+    review: {
+      request: async (uid, caseNumber, body) => await json<Review>(send("review", "none", "POST", `/cases/${segment(uid, "uid")}/${segment(caseNumber, "caseNumber")}`, { json: body })),
+      ofCase: async (uid, caseNumber) => (await json<{ reviews: Review[] }>(send("review", "none", "GET", `/cases/${segment(uid, "uid")}/${segment(caseNumber, "caseNumber")}`))).reviews,
+      inbox: async (uid) => (await json<{ reviews: Review[] }>(send("review", "none", "GET", `/inbox/${segment(uid, "uid")}`))).reviews,
+      get: async (id) => await json<ReviewView>(send("review", "none", "GET", `/r/${segment(id, "id")}`)),
+      conclude: async (id, body) => await json<Conclusion>(send("review", "none", "POST", `/r/${segment(id, "id")}/conclusions`, { json: body })),
+      sign: async (id, body) => await json<ReviewSignature>(send("review", "none", "POST", `/r/${segment(id, "id")}/signatures`, { json: body })),
+      cancel: async (id) => await json<Review>(send("review", "none", "DELETE", `/r/${segment(id, "id")}`)),
+      verify: async (id) => await json<ReviewVerification>(send("review", "none", "GET", `/r/${segment(id, "id")}/verify`)),
+      keys: async () => await json<{ keys: Record<string, unknown>[] }>(send("review", "none", "GET", "/keys", undefined, false)),
+    },
   };
 }

@@ -28,6 +28,8 @@ export {
   type ExchangeExportOptions,
   type ExchangeFile,
   type ExchangeUpload,
+  type ReviewClient,
+  type ReviewView,
   type ServiceClient,
   ServiceClientError,
   type UserClient,
@@ -77,4 +79,18 @@ export type { AnnotationData, BoxAnnotation, Confirmation } from "../core/schema
 export type { AuditEntry, CaseData, ErrorBody, FileData, UserData } from "../core/schemas/resources.ts";
 export type { ErrorCode } from "../core/schemas/error.ts";
 export type { CaseImportPreview, ConfirmationExport, ConfirmationImportResult, ImportResult } from "../core/exchange/shapes.ts";
+export type {
+  Conclusion,
+  ConclusionRequest,
+  Review,
+  ReviewConfirmation,
+  ReviewFile,
+  ReviewKind,
+  ReviewRequest,
+  ReviewSignature,
+  ReviewVerification,
+  SignatureMeaning,
+  SignatureRequest,
+  SignedRecord,
+} from "../core/schemas/review.ts";
 export type { ReportAnnotations, ReportBox, ReportInput, ReportRequest } from "../core/pdf/mod.ts";

@@ -17,6 +17,7 @@ import fc from "fast-check";
 import { strToU8, unzipSync, zipSync } from "fflate";
 import { anyRequest, type GeneratedRequest, propertyParameters } from "../helpers/request-arbitraries.ts";
 import { KEYS } from "../helpers/service.ts";
+import { reviewConformance } from "./review-suite.ts";
 import { type AuditEntryInput, type CaseData, type ClientOptions, createClient, ServiceClientError } from "../../src/client/mod.ts";
 import { calculateJwkThumbprint, type JWK } from "jose";
 import { recipientKeyOf, sealPackage } from "../../src/core/exchange/mod.ts";
@@ -968,4 +969,5 @@ export function conformance(runtime: Runtime): void {
       expect(services.images).toHaveLength(1);
     });
   });
+  reviewConformance(runtime);
 }

@@ -99,7 +99,7 @@ describe("the OpenAPI document, as generators and linters read it", () => {
     const { app } = testService();
     const doc = (await (await app.request("/openapi.json")).json()) as Document;
     const tags = doc.tags ?? [];
-    expect(tags.map((tag) => tag.name)).toEqual(["user", "data", "audit", "image", "pdf", "keys", "captcha", "exchange", "service"]);
+    expect(tags.map((tag) => tag.name)).toEqual(["user", "data", "audit", "image", "pdf", "keys", "review", "captcha", "exchange", "service"]);
     for (const tag of tags) expect(tag.description, tag.name).toMatch(/\w{3}/);
     const tagOf = (path: string, method: string) => doc.paths[path]![method]!.tags;
     for (const [path, methods] of Object.entries(doc.paths)) {

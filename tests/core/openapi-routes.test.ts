@@ -104,6 +104,16 @@ describe("the OpenAPI document and the routes are one declaration", () => {
       "GET /exchange/keys": { path: "/exchange/keys", status: 200 },
       "POST /exchange/{userUid}/cases/{caseNumber}/sealed": { path: "/exchange/u1/cases/C-9/sealed", init: { method: "POST", body: "{}", headers: dataHeaders }, status: 400 },
       "DELETE /user/{userUid}": { path: "/user/u1", init: { method: "DELETE", headers: userHeaders }, status: 200 },
+      // Key-only mode: the review routes are there and refuse (reviews need identity tokens); the keys are open.
+      "GET /review/keys": { path: "/review/keys", status: 200 },
+      "POST /review/cases/{uid}/{caseNumber}": { path: "/review/cases/u1/C-1", init: { method: "POST", body: "{}" }, status: 403 },
+      "GET /review/cases/{uid}/{caseNumber}": { path: "/review/cases/u1/C-1", status: 403 },
+      "GET /review/inbox/{uid}": { path: "/review/inbox/u1", status: 403 },
+      "GET /review/r/{id}": { path: "/review/r/r1", status: 403 },
+      "DELETE /review/r/{id}": { path: "/review/r/r1", init: { method: "DELETE" }, status: 403 },
+      "POST /review/r/{id}/conclusions": { path: "/review/r/r1/conclusions", init: { method: "POST", body: "{}" }, status: 403 },
+      "POST /review/r/{id}/signatures": { path: "/review/r/r1/signatures", init: { method: "POST", body: "{}" }, status: 403 },
+      "GET /review/r/{id}/verify": { path: "/review/r/r1/verify", status: 403 },
     };
     const operations = await documented(app);
     // Every documented operation has its call here, and every call here is documented.

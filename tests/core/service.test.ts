@@ -65,6 +65,15 @@ describe("the service (CONTRACT: one process, seven workers)", () => {
         "POST /data/history/prune",
         "GET /exchange/keys",
         "POST /exchange/{userUid}/cases/{caseNumber}/sealed",
+        "GET /review/keys",
+        "POST /review/cases/{uid}/{caseNumber}",
+        "GET /review/cases/{uid}/{caseNumber}",
+        "GET /review/inbox/{uid}",
+        "GET /review/r/{id}",
+        "DELETE /review/r/{id}",
+        "POST /review/r/{id}/conclusions",
+        "POST /review/r/{id}/signatures",
+        "GET /review/r/{id}/verify",
       ].sort(),
     );
     // Derived from the schemas that validate: the audit entry's action enum is in it (in the entry's named schema, which the append refers to).

@@ -77,6 +77,7 @@ describe("examples run as written", () => {
   it("examples/cloudflare: every wrangler file's worker runs in workerd with the bindings it declares", async () => {
     const files = (await readdir(join(root, "examples/cloudflare"))).filter((name) => /^wrangler\..+\.jsonc$/.test(name));
     expect(files.sort()).toEqual(["wrangler.all.jsonc", "wrangler.audit.jsonc", "wrangler.captcha.jsonc", "wrangler.data.jsonc", "wrangler.exchange.jsonc", "wrangler.image.jsonc", "wrangler.keys.jsonc", "wrangler.pdf.jsonc", "wrangler.user.jsonc"]);
+    expect(files.sort()).toEqual(["wrangler.all.jsonc", "wrangler.audit.jsonc", "wrangler.captcha.jsonc", "wrangler.data.jsonc", "wrangler.image.jsonc", "wrangler.keys.jsonc", "wrangler.pdf.jsonc", "wrangler.review.jsonc", "wrangler.user.jsonc"]);
     for (const file of files) {
       const text = await readFile(join(root, "examples/cloudflare", file), "utf8");
       const config = JSON.parse(text.replace(/^\s*\/\/.*$/gm, "")) as {
@@ -122,6 +123,8 @@ describe("examples run as written", () => {
           image: ["/https://imagedelivery.net/h/img-1/public", { Authorization: "Bearer it" }],
           // An unknown user: 404 from the user worker's own KV, no other worker called.
           user: ["/u1", key("uk")],
+          // The published signature keys (none configured here): open, 200.
+          review: ["/keys", {}],
         }[kind!] as [string, Record<string, string>];
         const response = await mf.dispatchFetch(`http://worker${request[0]}`, { headers: request[1] });
         expect(response.status, file).toBe(kind === "captcha" || kind === "pdf" ? 405 : kind === "user" || kind === "exchange" ? 404 : 200);

@@ -25,6 +25,7 @@ export {
   type ExecutionContextLike,
   type ModuleWorker,
   pdfWorkerOnBindings,
+  reviewWorkerOnBindings,
   serviceOnBindings,
   userWorkerOnBindings,
 } from "./worker.ts";

@@ -17,6 +17,8 @@ import { settleRequestBody } from "../../core/http/limits.ts";
 import type { WorkerApp } from "../../core/http/worker-app.ts";
 import { createDataWorker } from "../../core/workers/data.ts";
 import { createAuditWorker } from "../../core/workers/audit.ts";
+import { createReviewWorker } from "../../core/workers/review.ts";
+import { createKeyHistories } from "../../core/history/mod.ts";
 import { createKeysWorker } from "../../core/workers/keys.ts";
 import { createCaptchaWorker } from "../../core/workers/captcha.ts";
 import { createSiteverifyVerifier } from "../../core/captcha/siteverify.ts";
@@ -183,6 +185,21 @@ export const dataWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: Servi
 /** The audit worker alone. */
 export const auditWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
   createAuditWorker({ audit: bucket(env, "STRIAE_AUDIT", config), clock: systemClock, config, access: accessOnBindings(env, config) });
+
+/**
+ * The review worker alone: reviews in `STRIAE_AUDIT` (beside the trails), the owners' cases in
+ * `STRIAE_DATA`, lab and roles of records in `USER_DB`; no image URLs.
+ */
+export const reviewWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>
+  createReviewWorker({
+    data: bucket(env, "STRIAE_DATA", config),
+    histories: createKeyHistories(bucket(env, "STRIAE_DATA", config), { clock: systemClock }),
+    audit: bucket(env, "STRIAE_AUDIT", config),
+    users: userDb(env, config),
+    clock: systemClock,
+    config,
+    access: accessOnBindings(env, config),
+  });
 
 /** The keys worker alone. */
 export const keysWorkerOnBindings: BuildApp = (env: CloudflareEnv, config: ServiceConfig): WorkerApp =>

@@ -12,7 +12,7 @@ import type { AuditChainOptions } from "./chain.ts";
 
 /** Who acted: a user proven by an identity token, or the holder of `ADMIN_AUTH`. */
 export type Actor =
-  | { kind: "user"; uid: string; email: string | undefined }
+  | { kind: "user"; uid: string; email: string | undefined; lab?: string | undefined; roles?: readonly string[] | undefined; authTime?: number | undefined }
   | { kind: "admin" };
 
 
@@ -27,7 +27,9 @@ export type ServiceAuditAction =
   | "security-violation"
   | "legal-hold-place"
   | "legal-hold-lift"
-  | "history-prune";
+  | "history-prune"
+
+  | "confirmation-create";
 
 /** The docs/api.md#entry-shape results of service entries. */
 export type ServiceAuditResult = "success" | "failure" | "blocked";
@@ -46,6 +48,14 @@ export interface ServiceAuditDetails {
   userProfileDetails?: Record<string, unknown>;
   /** Who acted and how; `source: "service"` and the actor are added. */
   securityDetails?: Record<string, unknown>;
+  /** The examiner whose work is reviewed (docs/review.md). */
+  originalExaminerUid?: string;
+  /** The examiner who reviews it. */
+  reviewingExaminerUid?: string;
+  /** The confirmation a verified signature wrote. */
+  confirmationId?: string;
+  /** A review step (docs/review.md): which review, which step, which file. */
+  reviewDetails?: Record<string, unknown>;
 }
 
 /** One event the service records. */

@@ -25,6 +25,16 @@ export const IdentitySection = z.object({
     "tolerated clock difference for a token's `exp` and `nbf`, in seconds",
     { usedBy: TOKEN_READERS },
   ),
+  AUTH_LAB_CLAIM: variable(
+    z.string().regex(/^[\x21-\x7e]{1,128}$/, "a claim name (1–128 printable ASCII characters)").default("lab"),
+    "identity-token mode: the token claim naming the user's lab ([review](docs/review.md)); without it in a token, the user record's `lab`",
+    { usedBy: "review, user", typeText: "claim name" },
+  ),
+  AUTH_ROLES_CLAIM: variable(
+    z.string().regex(/^[\x21-\x7e]{1,128}$/, "a claim name (1–128 printable ASCII characters)").default("roles"),
+    "identity-token mode: the token claim holding the user's roles, an array among `examiner`, `reviewer`, `admin` ([review](docs/review.md)); without it in a token, the user record's `roles`",
+    { usedBy: "review, user", typeText: "claim name" },
+  ),
 }).superRefine((e, ctx) => {
   if (e.AUTH_JWKS_URL !== undefined && e.FIREBASE_PROJECT_ID === undefined && (!e.AUTH_ISSUER || !e.AUTH_AUDIENCE)) {
     variableProblem(ctx, ["AUTH_ISSUER", "AUTH_AUDIENCE"], "required when AUTH_JWKS_URL is set (tokens of any issuer or audience would pass)");
@@ -39,7 +49,7 @@ export const IdentitySection = z.object({
   const audience = e.AUTH_AUDIENCE ?? firebase?.audience;
   const identity = jwksUrl === undefined || issuer === undefined || audience === undefined
     ? undefined
-    : { jwksUrl, issuer, audience, clockSkewSeconds: e.AUTH_CLOCK_SKEW_SECONDS };
+    : { jwksUrl, issuer, audience, clockSkewSeconds: e.AUTH_CLOCK_SKEW_SECONDS, labClaim: e.AUTH_LAB_CLAIM, rolesClaim: e.AUTH_ROLES_CLAIM };
   return { identity };
 });
 
@@ -53,6 +63,10 @@ export interface IdentityConfig {
   audience: string;
   /** Tolerated clock difference for `exp` and `nbf`, in seconds. */
   clockSkewSeconds: number;
+  /** `AUTH_LAB_CLAIM`: the claim naming the user's lab. */
+  labClaim: string;
+  /** `AUTH_ROLES_CLAIM`: the claim holding the user's roles. */
+  rolesClaim: string;
 }
 
 /** What {@link IdentitySection} parses. */

@@ -22,4 +22,5 @@ export type { RateLimitsConfig } from "./rate-limits.ts";
 export type { ServerLimitsConfig } from "./server-limits.ts";
 export type { StorageConfig } from "./storage.ts";
 export type { EncryptionConfig } from "./encryption.ts";
+export type { ReviewConfig } from "./review.ts";
 export { type VariableRow, variableRows, variableTable } from "./variable-table.ts";

@@ -24,6 +24,7 @@ import { ServerLimitsSection } from "./server-limits.ts";
 import { StorageSection } from "./storage.ts";
 import { WorkerKeysSection } from "./worker-keys.ts";
 import { HistorySection } from "./history.ts";
+import { ReviewSection } from "./review.ts";
 
 /** Every section, in the order of the generated table; each reads the same variables. */
 export const CONFIG_SECTIONS = {
@@ -45,6 +46,7 @@ export const CONFIG_SECTIONS = {
   apiDocs: ApiDocsSection,
   operations: OperationsSection,
   history: HistorySection,
+  review: ReviewSection,
 } as const;
 
 const ServiceEnvSchema = z.object(CONFIG_SECTIONS);
@@ -189,6 +191,8 @@ export interface ServiceConfig {
   dataHistory: "on" | "off";
   /** `HISTORY_RETENTION_DAYS`: versions older than this many days may be pruned; undefined keeps all. */
   historyRetentionDays: number | undefined;
+  /** `SIGNATURE_MAX_AUTH_AGE_SECONDS`: the oldest authentication a review signature accepts. */
+  signatureMaxAuthAgeSeconds: number;
   /** The raw variables, for the keys worker's by-name lookup. */
   env: ReadonlyMap<string, string>;
 }
@@ -234,6 +238,7 @@ export function parseConfig(source: Readonly<Record<string, unknown>>): ServiceC
     ...s.apiDocs,
     ...s.operations,
     ...s.history,
+    ...s.review,
     env,
   };
 }

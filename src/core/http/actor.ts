@@ -42,7 +42,7 @@ export function identifyActor(options: IdentifyOptions): (c: Context<WorkerEnv>)
   const verify = async (c: Context<WorkerEnv>, identity: IdentityVerifier, token: string): Promise<void> => {
     try {
       const verified = await identity.verify(token);
-      c.set("actor", { kind: "user", uid: verified.uid, email: verified.email });
+      c.set("actor", { kind: "user", uid: verified.uid, email: verified.email, lab: verified.lab, roles: verified.roles, authTime: verified.authTime });
     } catch (err) {
       if (err instanceof IdentityTokenError) throw new ServiceError(refusalKind(options.status), err.message, { header: IDENTITY_TOKEN_HEADER });
       throw err;

@@ -55,6 +55,9 @@ export const KEYS_SECURITY: SecurityRequirement[] = [{ keysKey: [] }, { identity
 /** No credential, an identity token may name the actor (the PDF worker). */
 export const OPTIONAL_IDENTITY: SecurityRequirement[] = [{}, { identityToken: [] }, { adminKey: [] }];
 
+/** An identity token alone (the review worker). */
+export const IDENTITY_ONLY: SecurityRequirement[] = [{ identityToken: [] }];
+
 /** No credential at all (health, captcha, signed image delivery). */
 export const OPEN: SecurityRequirement[] = [];
 

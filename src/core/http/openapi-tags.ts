@@ -15,6 +15,7 @@ export const OPENAPI_TAGS = [
   { name: "image", description: "Image upload, signed delivery URLs, deletion, and delivery of self-hosted images. Credential: imagesToken (delivery: the signed URL)." },
   { name: "pdf", description: "Renders the annotated report of one image as a PDF. No credential; an identity token names the actor." },
   { name: "keys", description: "Named keys the front end reads (e.g. ACCOUNT_HASH). Credential: keysKey, or an identity token." },
+  { name: "review", description: "Review of a case by a second examiner of the same lab: blind or open, conclusions, electronic signatures (docs/review.md). Credential: an identity token; `GET /review/keys` is open." },
   { name: "captcha", description: "Verifies a captcha (Turnstile) token. No credential." },
   {
     name: "exchange",

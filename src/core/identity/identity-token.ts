@@ -9,6 +9,7 @@ import { errors, jwtVerify } from "jose";
 import { type Clock, systemClock } from "../ports.ts";
 import { ServiceError } from "../errors.ts";
 import { createJwksCache } from "./jwks-cache.ts";
+import { type LabRole, LabRoleSchema } from "../schemas/user.ts";
 
 
 /** The trail of admin uses on no readable user: no identity token may claim it. */
@@ -20,6 +21,17 @@ export interface Identity {
   uid: string;
   /** The token's `email` claim, when it has one (written into service audit entries). */
   email: string | undefined;
+  /** The lab claim (`AUTH_LAB_CLAIM`), when the token has one; else the user record's `lab` applies. */
+  lab?: string | undefined;
+  /** The known roles of the roles claim (`AUTH_ROLES_CLAIM`), when the token has one; else the record's `roles` apply. */
+  roles?: readonly LabRole[] | undefined;
+  /** The token's `auth_time` (seconds since 1970), when it has one: when the user last authenticated. */
+  authTime?: number | undefined;
+}
+
+/** The known roles among `value` (unknown ones, which identity providers send for other uses, are left out). */
+export function labRolesOf(value: readonly unknown[]): LabRole[] {
+  return LabRoleSchema.options.filter((role) => value.includes(role));
 }
 
 /** Verifies identity tokens. */
@@ -44,6 +56,21 @@ export interface IdentityVerifierOptions {
   clock?: Clock;
   /** Least time between two JWKS fetches, in seconds (default 30). */
   jwksCooldownSeconds?: number;
+  /** The claim naming the user's lab (`AUTH_LAB_CLAIM`, default `lab`). */
+  labClaim?: string;
+  /** The claim holding the user's roles, an array (`AUTH_ROLES_CLAIM`, default `roles`). */
+  rolesClaim?: string;
+}
+
+/** The lab, roles and authentication time a verified token states; throws on a claim of the wrong shape. */
+function labClaimsOf(payload: Record<string, unknown>, labClaim: string, rolesClaim: string): Pick<Identity, "lab" | "roles" | "authTime"> {
+  const lab = Object.hasOwn(payload, labClaim) ? payload[labClaim] : undefined;
+  if (lab !== undefined && (typeof lab !== "string" || lab === "" || lab.length > 256)) throw new IdentityTokenError(`claim ${labClaim} invalid`);
+  const roles = Object.hasOwn(payload, rolesClaim) ? payload[rolesClaim] : undefined;
+  if (roles !== undefined && !Array.isArray(roles)) throw new IdentityTokenError(`claim ${rolesClaim} invalid`);
+  const authTime = payload.auth_time;
+  if (authTime !== undefined && (typeof authTime !== "number" || !Number.isFinite(authTime))) throw new IdentityTokenError("claim auth_time invalid");
+  return { lab, roles: roles === undefined ? undefined : labRolesOf(roles), authTime };
 }
 
 /** A token that does not pass; `reason` is safe to show the caller (it never holds the token). */
@@ -120,7 +147,7 @@ export function createIdentityVerifier(options: IdentityVerifierOptions): Identi
       // The admin's own trail is not a user's to own.
       if (sub === ADMIN_TRAIL_USER_ID) throw new IdentityTokenError("claim sub reserved");
       const email = typeof payload.email === "string" ? payload.email : undefined;
-      return { uid: sub, email };
+      return { uid: sub, email, ...labClaimsOf(payload, options.labClaim ?? "lab", options.rolesClaim ?? "roles") };
     },
   };
 }

@@ -21,5 +21,5 @@
  * );
  * ```
  */
-export { renderReport, type ReportOptions } from "./report.ts";
+export { renderReport, type ReportOptions, type SignedConfirmation } from "./report.ts";
 export type { ReportAnnotations, ReportBox, ReportInput, ReportRequest } from "./report-request.ts";

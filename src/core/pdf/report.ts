@@ -73,6 +73,26 @@ export interface ReportOptions {
   fetch?: typeof fetch;
   /** Dates the report when `currentDate` is absent, and the PDF's metadata; default the system clock. */
   clock?: Clock;
+  /**
+   * A review signature the caller verified (the PDF worker, with the service's keys), printed in
+   * the confirmation form: who signed, what it means and when (docs/review.md). Never taken from
+   * the request itself, so nothing a client sends is printed as verified.
+   */
+  signedConfirmation?: SignedConfirmation;
+}
+
+/** What the confirmation form prints of a verified review signature. */
+export interface SignedConfirmation {
+  /** The signer's printed name. */
+  printedName: string;
+  /** The signer's user id (`sub`). */
+  signer: string;
+  /** `verified`, `reviewed` or `disagreed`. */
+  meaning: string;
+  /** When it was signed (ISO 8601, the service's time). */
+  signedAt: string;
+  /** The file it signed, and the version of its annotations, so a reader can match it to the page. */
+  record?: { fileId: string; version: number | null } | undefined;
 }
 
 /** MM/DD/YYYY of a date, in UTC, as clients write `currentDate`. */
@@ -96,6 +116,7 @@ interface ReportContent {
   classText: string | undefined;
   subclass: boolean;
   confirmation: boolean;
+  signed: { name: string; meaning: string; date: string } | undefined;
   notes: string | undefined;
   footer: { formattedBy: string; company: string | undefined; updated: string | undefined };
 }
@@ -124,6 +145,17 @@ function contentOf(request: PdfRequest, options: ReportOptions, now: Date): Repo
     classText: layers.has("class") && classText !== "" ? classText : undefined,
     subclass: layers.has("class") && data.hasSubclass === true,
     confirmation: data.includeConfirmation === true,
+    signed: data.includeConfirmation === true && options.signedConfirmation !== undefined
+      ? {
+        name: printableText(options.signedConfirmation.printedName),
+        meaning: printableText(`${options.signedConfirmation.meaning}, electronically signed by ${options.signedConfirmation.signer}${
+          options.signedConfirmation.record === undefined
+            ? ""
+            : ` for file ${options.signedConfirmation.record.fileId}${options.signedConfirmation.record.version === null ? "" : ` v${options.signedConfirmation.record.version}`}`
+        }`),
+        date: printableText(options.signedConfirmation.signedAt),
+      }
+      : undefined,
     notes: layers.has("notes") ? text(data.additionalNotes) : undefined,
     footer: {
       formattedBy: printableText(`Notes formatted by ${options.serviceName}`),
@@ -334,7 +366,7 @@ async function renderWithImage(content: ReportContent, loaded: PlannedReportImag
     cursor -= pills.height + PILL.below;
   }
 
-  if (content.confirmation) drawConfirmationForm(page, fonts.regular, PAGE.margin, cursor, CONFIRMATION_WIDTH);
+  if (content.confirmation) drawConfirmationForm(page, fonts.regular, PAGE.margin, cursor, CONFIRMATION_WIDTH, content.signed);
   if (content.notes !== undefined) {
     const breaker = new LineBreaker(content.notes, fonts.regular, NOTES.size);
     const left = PAGE.margin + CONFIRMATION_WIDTH + NOTES.columnGap;

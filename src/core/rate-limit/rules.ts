@@ -30,6 +30,8 @@ export const RATE_LIMIT_ROUTES = [
   "keys",
   "exchange.export",
   "exchange.import",
+  "review.read",
+  "review.write",
 ] as const satisfies readonly RateLimitRoute[];
 
 /**
@@ -51,7 +53,9 @@ export type RateLimitRoute =
   | "captcha"
   | "keys"
   | "exchange.export"
-  | "exchange.import";
+  | "exchange.import"
+  | "review.read"
+  | "review.write";
 
 /** The limit of every route. */
 export type RateLimits = Readonly<Record<RateLimitRoute, RateRule>>;
@@ -83,6 +87,8 @@ export const DEFAULT_RATE_LIMITS: RateLimits = Object.freeze({
   // An export or import reads or writes a whole case with its images.
   "exchange.export": perMinute(60),
   "exchange.import": perMinute(30),
+  "review.read": perMinute(600),
+  "review.write": perMinute(120),
 });
 
 /**

@@ -9,3 +9,4 @@ export * from "./image.ts";
 export * from "./pdf.ts";
 export * from "./exchange.ts";
 export * from "./history.ts";
+export * from "./review.ts";

@@ -23,6 +23,10 @@ export const ReadOnlyCaseMetadataSchema = z.looseObject({
 }).meta({ id: "ReadOnlyCase" });
 export type ReadOnlyCaseMetadata = z.infer<typeof ReadOnlyCaseMetadataSchema>;
 
+/** The roles a lab member can hold (docs/review.md#labs-and-roles); a user with none is an `examiner`. */
+export const LabRoleSchema: z.ZodEnum<{ examiner: "examiner"; reviewer: "reviewer"; admin: "admin" }> = z.enum(["examiner", "reviewer", "admin"]);
+export type LabRole = z.infer<typeof LabRoleSchema>;
+
 /** UserData of docs/storage.md#user-records, the stored user record keyed by userUid; unknown fields are kept. */
 export const UserDataSchema = z.looseObject({
   uid: z.string(),
@@ -35,6 +39,9 @@ export const UserDataSchema = z.looseObject({
   readOnlyCases: z.array(ReadOnlyCaseMetadataSchema).optional(),
   createdAt: z.string(),
   updatedAt: z.string().optional(),
+  // docs/review.md#labs-and-roles: set only by an administrator; an identity token's claims win.
+  lab: z.string().optional(),
+  roles: z.array(z.string()).optional(),
 }).meta({ id: "UserData" });
 export type UserData = z.infer<typeof UserDataSchema>;
 
@@ -63,6 +70,10 @@ export const UserPutBodySchema = z.object({
   permitted: z.boolean().optional(),
   // Kept as sent: clients add their own fields (the Striae client's `sourceChecksum`).
   readOnlyCases: z.array(ReadOnlyCaseMetadataSchema).max(MAX_READ_ONLY_CASES).optional(),
+  /** The user's lab (docs/review.md#labs-and-roles); only an administrator may set it. */
+  lab: z.string().trim().min(1).max(256).optional(),
+  /** The user's roles (docs/review.md#labs-and-roles); only an administrator may set them. */
+  roles: z.array(LabRoleSchema).max(3).optional(),
 }).meta({ id: "UserInput" });
 export type UserPutBody = z.infer<typeof UserPutBodySchema>;
 

@@ -21,6 +21,7 @@ import { createCloudflareImageHost } from "../images/cloudflare-host.ts";
 import { createUserWorker } from "../workers/user.ts";
 import { createPdfWorker } from "../workers/pdf.ts";
 import { createExchangeWorker } from "../workers/exchange.ts";
+import { createReviewWorker } from "../workers/review.ts";
 import { ownDeliveryReader } from "../images/own-delivery.ts";
 import { portsCaseStore } from "../cases/ports-case-store.ts";
 import { mailerOf } from "../mail/transport.ts";
@@ -100,6 +101,7 @@ export const WORKER_MOUNTS = {
   image: "/image",
   pdf: "/pdf",
   exchange: "/exchange",
+  review: "/review",
 } as const;
 
 /** The name of a mounted worker. */
@@ -216,6 +218,16 @@ export function createService(given: ServicePorts, config: ServiceConfig): Worke
     access,
     auditHash: ports.auditHash,
   }));
+  mountWorker(app, WORKER_MOUNTS.review, createReviewWorker({
+    data: ports.data,
+    audit: ports.audit,
+    users: ports.users,
+    clock: ports.clock,
+    config,
+    access,
+    histories,
+    signImage: (origin, imageId) => signedImageUrl(images, config, origin, imageId),
+  }));
   operations.learnRoutes(declaredRoutes(app), [...Object.values(WORKER_MOUNTS), "/docs"]);
   return app;
 }
@@ -240,6 +252,13 @@ function countedPorts(ports: ServicePorts, counters: ReturnType<typeof storeCoun
     images: countedStore(ports.images, "images", counters),
     ...(ports.outbox !== undefined ? { outbox: countedStore(ports.outbox, "outbox", counters) } : {}),
   };
+}
+
+/** A signed URL of a hosted image, for a client that reaches the service at `origin` (a review's files). */
+function signedImageUrl(images: ImageHost | ImageHostFactory, config: Pick<ServiceConfig, "accountHash" | "imageDeliveryHost">, origin: string, imageId: string): Promise<string> {
+  if (typeof images !== "function") return images.signedUrl(`https://${config.imageDeliveryHost}/${config.accountHash ?? ""}/${encodeURIComponent(imageId)}/public`);
+  const base = `${origin}${WORKER_MOUNTS.image}/delivery`;
+  return images(base).signedUrl(`${base}/${encodeURIComponent(imageId)}/public`);
 }
 
 /**

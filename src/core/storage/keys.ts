@@ -104,6 +104,20 @@ export const storageKeys = {
     `audit-trails/${checkSegment(userId, "userId")}/${checkSegment(day, "date")}.json`,
   /** Audit store: the head of one user's hash chain (docs/storage.md#audit-chain). */
   auditHead: (userId: string): string => `audit-heads/${checkSegment(userId, "userId")}.json`,
+  /** Audit store: a review, its conclusions and signatures (docs/storage.md#reviews). */
+  review: (reviewId: string): string => `reviews/${checkSegment(reviewId, "reviewId")}/review.json`,
+  /** Audit store: the annotations of one file as they were when the review opened. */
+  reviewPinned: (reviewId: string, fileId: string): string => `reviews/${checkSegment(reviewId, "reviewId")}/files/${checkSegment(fileId, "fileId")}.json`,
+  /** Audit store: the case document as it was when the review opened. */
+  reviewCase: (reviewId: string): string => `reviews/${checkSegment(reviewId, "reviewId")}/case.json`,
+  /** Audit store: the reviews assigned to a reviewer, one marker each. */
+  reviewInbox: (reviewer: string, reviewId?: string): string =>
+    `review-index/inbox/${checkSegment(reviewer, "userId")}/${reviewId === undefined ? "" : checkSegment(reviewId, "reviewId")}`,
+  /** Audit store: the reviews of one case, one marker each. */
+  reviewsOfCase: (owner: string, caseNumber: string, reviewId?: string): string =>
+    `review-index/cases/${checkSegment(owner, "userId")}/${checkSegment(caseNumber, "caseNumber")}/${reviewId === undefined ? "" : checkSegment(reviewId, "reviewId")}`,
+  /** Audit store: the lab and roles a user's last identity token stated, so an owner can name them as reviewer. */
+  reviewMember: (userId: string): string => `review-members/${checkSegment(userId, "userId")}.json`,
   /** Image store: a hosted image. */
   image: (imageId: string): string => `images/${checkSegment(imageId, "imageId")}`,
 } as const;

@@ -16,7 +16,10 @@ import { tagged } from "../http/openapi-tags.ts";
 import { OPTIONAL_IDENTITY } from "../http/credentials-doc.ts";
 import { createWorkerApp, errorResponses, methodNotAllowed } from "../http/worker-app.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
-import { renderValidatedReport } from "../pdf/report.ts";
+import { renderValidatedReport, type SignedConfirmation } from "../pdf/report.ts";
+import { type AuditKeyConfig, auditKeys } from "../audit/signing-keys.ts";
+import { ReviewSignatureSchema } from "../schemas/review.ts";
+import { checkReviewSignature, publishedKeys } from "../review/signatures.ts";
 import { parseReportRequest } from "../pdf/report-request.ts";
 import { reportFilename } from "../pdf/filename.ts";
 import { type AccessControl, accessControl, protect, recordEvent } from "../http/access.ts";
@@ -38,7 +41,7 @@ export interface PdfWorkerOptions {
 /** Ports and configuration of the PDF worker. */
 export interface PdfWorkerDeps {
   /** The service configuration (`PDF_IMAGE_HOSTS`, `PUBLIC_URL`, `MAX_IMAGE_BYTES`, `ALLOWED_ORIGIN`). */
-  config: Pick<ServiceConfig, "allowedOrigin" | "publicUrl" | "pdfImageHosts" | "imageDeliveryHost" | "pdfImageTimeoutMs" | "maxImageBytes" | "pdfServiceName" | "identity" | "adminAuth" | "rateLimits" | "maxBodyBytesInFlight">;
+  config: Pick<ServiceConfig, "allowedOrigin" | "publicUrl" | "pdfImageHosts" | "imageDeliveryHost" | "pdfImageTimeoutMs" | "maxImageBytes" | "pdfServiceName" | "identity" | "adminAuth" | "rateLimits" | "maxBodyBytesInFlight"> & AuditKeyConfig;
   /** The fetch used for images; default the global `fetch`. */
   fetch?: typeof fetch;
   /** Dates a report whose request has no `currentDate`; default the system clock. */
@@ -129,6 +132,18 @@ function pdfWorker(deps: PdfWorkerDeps) {
     optionalIdentity: true,
   });
 
+  const keys = auditKeys(config);
+  /** The review signature in `annotationData.confirmationData.signature`, when it verifies with this service's keys. */
+  const verifiedSignature = async (value: unknown): Promise<SignedConfirmation | undefined> => {
+    const raw = (value as { annotationData?: { confirmationData?: { signature?: unknown } } } | null)?.annotationData?.confirmationData?.signature;
+    const parsed = ReviewSignatureSchema.safeParse(raw);
+    if (!parsed.success) return undefined;
+    const jwks = await publishedKeys(keys);
+    if (jwks.keys.length === 0 || !(await checkReviewSignature(parsed.data, jwks)).valid) return undefined;
+    const { printedName, signer, meaning, signedAt, fileId, record } = parsed.data;
+    return { printedName, signer, meaning, signedAt, record: { fileId, version: record.version } };
+  };
+
   // Read only within the process's budget of body bytes in flight (MAX_BODY_BYTES_IN_FLIGHT), shared with uploads.
   const bodyBudget = reserveBodyBytes(sharedBodyBudget(config.maxBodyBytesInFlight), MAX_BODY_BYTES);
   const routed = app.openapi({ ...renderRoute, middleware: [bodyBudget, limitBody(MAX_BODY_BYTES)] as const }, async (c) => {
@@ -137,8 +152,10 @@ function pdfWorker(deps: PdfWorkerDeps) {
     // A signed URL of this service's own image worker is read from it, not fetched.
     // Its refusal (bad or expired signature, unknown image) is the answer.
     const own = await (deps.ownImages?.(request.imageUrl, c.req.url) ?? null);
+    const signed = await verifiedSignature(value);
     const pdf = await renderValidatedReport(request, {
       ...options,
+      ...(signed === undefined ? {} : { signedConfirmation: signed }),
       ...(deps.fetch ? { fetch: deps.fetch } : {}),
       ...(own !== null ? { imageHosts: [...options.imageHosts, new URL(request.imageUrl).host], fetch: () => Promise.resolve(own) } : {}),
       ...(deps.clock ? { clock: deps.clock } : {}),

@@ -38,6 +38,7 @@ import { userRecords } from "../users/user-records.ts";
 import { type AccessControl, accessControl, protect, recordEvent, requireOwner } from "../http/access.ts";
 import { actorOf } from "../http/actor.ts";
 import { routeFor } from "../rate-limit/rules.ts";
+import { isAdministrator } from "../users/lab-membership.ts";
 import type { WorkerEnv } from "../http/worker-app.ts";
 import { HoldLiftBodySchema, HoldPlaceBodySchema, type LegalHold, LegalHoldsSchema } from "../schemas/hold.ts";
 import { heldConflict, legalHoldStore } from "../users/legal-holds.ts";
@@ -255,6 +256,11 @@ function userWorker(deps: UserWorkerDeps) {
     return path;
   };
   const isSelf = (c: Context<WorkerEnv>) => access.identity !== undefined && actorOf(c)?.kind === "user";
+  // docs/review.md#labs-and-roles: a lab's administrator (a token with role admin) writes any member's record.
+  const labAdministrator = async (c: Context<WorkerEnv>): Promise<boolean> => {
+    const actor = actorOf(c);
+    return actor?.kind === "user" && await isAdministrator(actor, records);
+  };
   // Once identity tokens are on, only the admin key raises an existing record's `permitted`.
   const refuseSelfPermit = (c: Context<WorkerEnv>, wanted: boolean | undefined, current: boolean) => {
     if (isSelf(c) && wanted === true && !current) {
@@ -314,9 +320,15 @@ function userWorker(deps: UserWorkerDeps) {
     return answerJson(c, user, 200);
   };
   const writeRecord = async (c: Context<WorkerEnv>) => {
-    const { uid } = await ownPathOf(c, false);
+    const administrator = await labAdministrator(c);
+    const { uid } = administrator ? parsePath(c) : await ownPathOf(c, false);
+    if (administrator && parsePath(c).cases) throw ServiceError.notFound(NO_SUCH_ROUTE);
     const now = clock.now().toISOString();
     const body = await readBody(c, UserPutBodySchema);
+    // Lab and roles decide who may review whom: only an administrator sets them.
+    if ((body.lab !== undefined || body.roles !== undefined) && !administrator && actorOf(c)?.kind !== "admin") {
+      throw ServiceError.forbidden("Only an administrator (the admin key, or an identity token with role admin) may set lab or roles", { fields: ["lab", "roles"].filter((field) => body[field as "lab" | "roles"] !== undefined) });
+    }
     const { user, created } = await records.update(uid, (current) => {
       if (current === null) {
         const missing = (["email", "firstName", "lastName", "company", "permitted"] as const).filter((field) => body[field] === undefined);
@@ -329,14 +341,16 @@ function userWorker(deps: UserWorkerDeps) {
           firstName: body.firstName,
           lastName: body.lastName,
           company: body.company,
-          permitted: selfRegisteredPermit(c, body.permitted === true),
+          permitted: administrator ? body.permitted === true : selfRegisteredPermit(c, body.permitted === true),
           cases: [],
           ...(body.readOnlyCases !== undefined ? { readOnlyCases: body.readOnlyCases } : {}),
+          ...(body.lab !== undefined ? { lab: body.lab } : {}),
+          ...(body.roles !== undefined ? { roles: body.roles } : {}),
           createdAt: now,
         });
         return { next, result: { user: next, created: true } };
       }
-      refuseSelfPermit(c, body.permitted, current.permitted);
+      if (!administrator) refuseSelfPermit(c, body.permitted, current.permitted);
       // An absent field keeps its value, and so does "" (the Striae client's profile edit sends
       // "" for a name it does not know); cases are never replaced here (rule 1).
       const defined = Object.fromEntries(Object.entries(body).filter(([, value]) => value !== undefined && value !== ""));

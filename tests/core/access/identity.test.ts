@@ -287,6 +287,8 @@ describe("identity configuration", () => {
       issuer: "https://securetoken.google.com/lab-app",
       audience: "lab-app",
       clockSkewSeconds: 30,
+      labClaim: "lab",
+      rolesClaim: "roles",
     });
     expect(() => parseConfig({ AUTH_JWKS_URL: "https://idp.example/jwks" })).toThrow(/AUTH_ISSUER, AUTH_AUDIENCE/);
     expect(parseConfig({}).identity).toBeUndefined();

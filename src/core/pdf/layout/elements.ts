@@ -111,7 +111,14 @@ export function labelWidth(block: TextBlock): number {
  * Draws the blank confirmation form (docs/report.md "Page layout"): "Confirmation by:" with a signature line
  * and "Date:" with a line, in a box whose top-left corner is at (`left`, `top`).
  */
-export function drawConfirmationForm(page: PDFPage, font: PDFFont, left: number, top: number, width: number): void {
+export function drawConfirmationForm(
+  page: PDFPage,
+  font: PDFFont,
+  left: number,
+  top: number,
+  width: number,
+  signed?: { name: string; meaning: string; date: string },
+): void {
   const form = CONFIRMATION_FORM;
   const ink = INK.form;
   page.drawRectangle({ x: left, y: top - form.height, width, height: form.height, borderColor: ink, borderWidth: form.borderWidth });
@@ -125,6 +132,22 @@ export function drawConfirmationForm(page: PDFPage, font: PDFFont, left: number,
   const dateX = left + form.dateLineIndent + font.widthOfTextAtSize(date, form.size);
   const dateY = top - form.dateLineDrop;
   page.drawLine({ start: { x: dateX, y: dateY }, end: { x: lineRight, y: dateY }, thickness: form.lineThickness, color: ink });
+  if (signed === undefined) return;
+  // A verified review signature (docs/review.md): the name on the line, its meaning under it, the time on the date line.
+  const room = lineRight - textLeft;
+  const fitted = (text: string, size: number) => fitLine(text, font, size, room);
+  const nameSize = 10;
+  page.drawText(fitted(signed.name, nameSize), { x: textLeft, y: signatureY + 3, size: nameSize, font, color: ink });
+  page.drawText(fitted(signed.meaning, 7), { x: textLeft, y: signatureY - 9, size: 7, font, color: ink });
+  page.drawText(fitLine(signed.date, font, form.size, lineRight - dateX), { x: dateX + 2, y: dateY + 3, size: form.size, font, color: ink });
+}
+
+/** `text` cut with "…" to fit `width` at `size`. */
+function fitLine(text: string, font: PDFFont, size: number, width: number): string {
+  if (font.widthOfTextAtSize(text, size) <= width) return text;
+  let cut = text;
+  while (cut.length > 0 && font.widthOfTextAtSize(`${cut}…`, size) > width) cut = cut.slice(0, -1);
+  return `${cut}…`;
 }
 
 /** Draws a horizontal rule from `left` to `right` at `y`. */

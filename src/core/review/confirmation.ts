@@ -1,0 +1,76 @@
+/**
+ * @module
+ * The v1.0 confirmation a `verified` signature writes into the owner's annotations
+ * (docs/review.md#what-the-owner-sees): `includeConfirmation: true` and `confirmationData`
+ * with the reviewer's name, the time and a `CONF-` id, so the v1.0 client and the PDF report
+ * show it; the signature itself rides along in `confirmationData.signature`, so the report can
+ * print it as verified only when it verifies.
+ */
+import type { BlobStore, Bytes } from "../ports.ts";
+import type { Confirmation } from "../schemas/annotation.ts";
+import type { ReviewSignature } from "../schemas/review.ts";
+import { sha256Hex } from "../encoding/digest.ts";
+
+const ID_CHARACTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** A new confirmation id: "CONF-" and 10 characters A-Z0-9 (docs/exchange.md#confirmations). */
+export function newConfirmationId(): string {
+  const random = crypto.getRandomValues(new Uint8Array(10));
+  return `CONF-${Array.from(random, (byte) => ID_CHARACTERS[byte % ID_CHARACTERS.length]).join("")}`;
+}
+
+/** The v1.0 confirmation of a signature, with the signature beside its fields. */
+export function confirmationOf(signature: ReviewSignature, email: string | undefined): Confirmation & { signature: ReviewSignature } {
+  return {
+    fullName: signature.printedName,
+    badgeId: "",
+    timestamp: signature.signedAt,
+    confirmationId: newConfirmationId(),
+    confirmedBy: signature.signer,
+    confirmedByEmail: email ?? "",
+    confirmedByCompany: "",
+    confirmedAt: signature.signedAt,
+    signature,
+  };
+}
+
+class Amended extends Error {}
+
+/** Replaces a key's value with `change(current)` atomically; answers the version written (null without history). */
+export type AnnotationsUpdate = (key: string, change: (current: Bytes | null) => Promise<Uint8Array>) => Promise<{ version: number | null }>;
+
+/** An {@link AnnotationsUpdate} straight on the data store (no history kept). */
+export function storeUpdate(data: BlobStore): AnnotationsUpdate {
+  return async (key, change) => {
+    await data.update(key, change);
+    return { version: null };
+  };
+}
+
+/**
+ * Writes the confirmation into the annotations at `key` as a new version, only over the bytes
+ * whose SHA-256 is `expected` (the pinned ones); null when they changed or are gone.
+ */
+export async function writeConfirmation(
+  update: AnnotationsUpdate,
+  key: string,
+  expected: string,
+  confirmation: Confirmation,
+): Promise<{ confirmationId: string; sha256: string; version: number | null } | null> {
+  let written: Uint8Array | undefined;
+  let version: number | null;
+  try {
+    ({ version } = await update(key, async (current) => {
+      if (current === null || await sha256Hex(current) !== expected) throw new Amended();
+      const annotations = JSON.parse(decoder.decode(current)) as Record<string, unknown>;
+      written = encoder.encode(JSON.stringify({ ...annotations, includeConfirmation: true, confirmationData: confirmation, updatedAt: confirmation.confirmedAt }));
+      return written;
+    }));
+  } catch (err) {
+    if (err instanceof Amended) return null;
+    throw err;
+  }
+  return { confirmationId: confirmation.confirmationId, sha256: await sha256Hex(written!), version };
+}
