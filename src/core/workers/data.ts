@@ -70,7 +70,12 @@ export interface DataWorkerDeps {
   access?: AccessControl;
   /** SHA-256 of audit entry hashes (a runtime's native one); default the core's JavaScript one. */
   auditHash?: ((text: string) => string) | undefined;
-  /** The histories of the data keys (docs/storage.md#record-history); default over `blobs`. Shared with other workers that write data keys. */
+  /**
+   * The histories of the data keys (docs/storage.md#record-history); default over `blobs`.
+   * Shared with the other workers `createService` mounts that write data keys; internal.
+   *
+   * @ignore
+   */
   histories?: KeyHistories;
 }
 

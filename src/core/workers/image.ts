@@ -54,7 +54,12 @@ export interface ImageWorkerDeps {
    * @ignore
    */
   access?: AccessControl;
-  /** The legal hold that keeps an image, if any: a held image is not deleted (409, docs/api.md#legal-holds). */
+  /**
+   * The legal hold that keeps an image, if any: a held image is not deleted (409,
+   * docs/api.md#legal-holds). `createService` passes it over the users store; internal.
+   *
+   * @ignore
+   */
   heldImage?: HeldImageFinder;
 }
 

@@ -13,8 +13,9 @@ const KIB = 1024;
 /** Gzipped budget per entry: the PDF worker carries pdf-lib and two font subsets; every other worker 100 KiB. */
 const BUDGETS: Record<string, number> = {
   pdf: 600 * KIB,
-  // Every worker in one: the PDF worker's weight plus the /docs page's Swagger UI assets (about 500 KiB).
-  all: 1150 * KIB,
+  // Every worker in one: the PDF worker's weight plus the /docs page's Swagger UI assets (about 500 KiB),
+  // and since the exchange and review workers, histories and holds, 1165 KiB (Workers' free plan allows 3 MiB).
+  all: 1200 * KIB,
   // The exchange worker carries the ZIP writer and reader (fflate), jose for signatures and the XLSX writer (125 KiB when added).
   exchange: 150 * KIB,
 };
@@ -31,7 +32,7 @@ afterAll(async () => {
 });
 
 describe("Cloudflare worker bundles", () => {
-  it("every entry, minified and gzipped, is within its budget (PDF 600 KiB, all 1150 KiB, exchange 150 KiB, others 100 KiB)", async () => {
+  it("every entry, minified and gzipped, is within its budget (PDF 600 KiB, all 1200 KiB, exchange 150 KiB, others 100 KiB)", async () => {
     const names = (await readdir(entries)).filter((file) => file.endsWith(".ts")).map((file) => file.slice(0, -3)).sort();
     expect(names).toEqual(["all", "audit", "captcha", "data", "exchange", "image", "keys", "pdf", "review", "user"]);
     const sizes: Record<string, number> = {};
