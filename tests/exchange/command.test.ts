@@ -15,6 +15,7 @@ import { storageKeys } from "../../src/core/storage/keys.ts";
 import { verifyCaseCsv } from "../../src/core/exchange/mod.ts";
 import { fixture } from "../helpers/images.ts";
 import { systemClock } from "../../src/core/ports.ts";
+import { createKeyHistories } from "../../src/core/history/mod.ts";
 import { crc32 } from "../../src/core/encoding/crc32.ts";
 import { buildZip, peakRss, zeros } from "./zip-bombs.ts";
 
@@ -99,6 +100,9 @@ describe("forensic-annotation export / import (runExchangeCommand)", () => {
     expect(document.isReadOnly).toBe(true);
     const imported = await readFile(join(dataDir, "images", "images", document.originalImageIds[ids[1]!]));
     expect(new Uint8Array(imported)).toEqual(fixture("sample.jpg"));
+    // The command's writes keep their versions as the service's do (record history).
+    const histories = createKeyHistories(createFilePorts(dataDir).data, { clock: systemClock });
+    expect(await histories.list("reviewer/C-1/data.json")).toMatchObject({ current: 1, versions: [{ version: 1, writtenBy: "service", deleted: false }] });
 
     const refused = io();
     expect(await runExchangeCommand(["import", "--user", "analyst", zipPath, "--data", dataDir], refused.options)).toBe(1);

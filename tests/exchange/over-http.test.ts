@@ -141,6 +141,14 @@ describe("the exchange worker over the command's stores", () => {
     expect(await preview.json()).toMatchObject({ canImport: false, caseNumber: CASE });
     expect(await everything(seeded.ports)).toEqual(before);
     expect((await app.request(`/exchange/${REVIEWER}/imports?overwrite=true`, zipBody(zip))).status).toBe(200);
+    // The imports' documents keep their versions (record history), written by the service.
+    const history = await app.request(`/data/${REVIEWER}/${CASE}/data.json?history&verify=true`, { headers: data });
+    expect(history.status).toBe(200);
+    const { versions, current, valid } = (await history.json()) as { versions: { writtenBy: string; deleted: boolean }[]; current: number | null; valid: boolean };
+    expect(valid).toBe(true);
+    expect(current).toBe(versions.length);
+    expect(versions.filter((version) => !version.deleted).length).toBeGreaterThanOrEqual(2);
+    expect(new Set(versions.map((version) => version.writtenBy))).toEqual(new Set(["service"]));
     expect((await auditEntries(seeded.ports, REVIEWER)).filter((entry) => entry.action === "case-import").map((entry) => entry.result)).toEqual(["failure", "failure", "failure", "failure", "success", "failure", "success"]);
     expect((await auditEntries(seeded.ports, ANALYST)).filter((entry) => entry.action === "case-export")).toHaveLength(1);
   });

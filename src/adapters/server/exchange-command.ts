@@ -22,6 +22,7 @@ import * as zlib from "node:zlib";
 import { ConfigError, parseConfig } from "../../core/config/mod.ts";
 import { type ExchangeSignatures, exchangeSignatures } from "../../core/exchange/signing-config.ts";
 import { deliveredImageReader } from "../../core/exchange/delivered-images.ts";
+import { createKeyHistories } from "../../core/history/mod.ts";
 import { hostForDirectUse, imageHostOf } from "../../core/service/service.ts";
 import { nodeSha256Hex } from "./node-sha256.ts";
 import {
@@ -483,7 +484,9 @@ export async function runExchangeCommand(argv: readonly string[], options: Excha
     close = storage.close;
     const ports = storage.ports;
     const host = hostForDirectUse(ports.imageHost ?? imageHostOf(config, ports.clock, () => ports.images), config);
-    const store = portsExchangeStore({ ...ports, imageHost: host, readImage: deliveredImageReader(config, host), auditChain: { signer: auditKeys(config).signer, hash: nodeSha256Hex, maxDayBytes: config.maxAuditDayBytes } });
+    // An import's documents keep their versions, as the service's own writes do (DATA_HISTORY).
+    const histories = config.dataHistory === "off" ? undefined : createKeyHistories(ports.data, { clock: ports.clock, hash: nodeSha256Hex });
+    const store = portsExchangeStore({ ...ports, imageHost: host, readImage: deliveredImageReader(config, host), auditChain: { signer: auditKeys(config).signer, hash: nodeSha256Hex, maxDayBytes: config.maxAuditDayBytes }, histories });
     return command === "export" ? await runExport(flags, store, io, signatures.signer) : await runImport(flags, positionals, store, io, { verification: signatures.verification, maxImageBytes: config.maxImageBytes });
   } catch (err) {
     if (err instanceof UsageError) {

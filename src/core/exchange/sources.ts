@@ -11,6 +11,7 @@ import { legalHoldStore } from "../users/legal-holds.ts";
 import type { BlobStore, Clock, ImageHost, KvStore } from "../ports.ts";
 import type { CaseImageUpload, CaseStore } from "../cases/case-store.ts";
 import { portsCaseStore } from "../cases/ports-case-store.ts";
+import type { KeyHistories } from "../history/mod.ts";
 import { appendAuditEntry } from "../audit/trail.ts";
 import type { AuditChainOptions } from "../audit/chain.ts";
 import { createLocalImageHost } from "../images/local-host.ts";
@@ -105,6 +106,8 @@ export interface ExchangePorts {
   auditChain?: AuditChainOptions | undefined;
   /** How to read an image's bytes; default: `images/{id}` of `images` (the local host's layout). */
   readImage?: ((imageId: string) => Promise<Uint8Array | null>) | undefined;
+  /** Record history (`DATA_HISTORY=on`): an import's writes and deletes of documents keep their versions (docs/storage.md#record-history). */
+  histories?: KeyHistories | undefined;
 }
 
 /** An {@link ExchangeStore} over the service's stores and image host. */
@@ -117,7 +120,7 @@ export function portsExchangeStore(ports: ExchangePorts): ExchangeStore {
     clock: ports.clock,
     urlLifetimeSeconds: 3600,
   });
-  const cases = portsCaseStore({ data: ports.data, images: ports.images, imageHost: host, readImage: ports.readImage });
+  const cases = portsCaseStore({ data: ports.data, images: ports.images, imageHost: host, readImage: ports.readImage, histories: ports.histories });
   const holds = legalHoldStore(ports.users);
 
   return {

@@ -217,6 +217,7 @@ export function createService(given: ServicePorts, config: ServiceConfig): Worke
     config,
     access,
     auditHash: ports.auditHash,
+    histories,
   }));
   mountWorker(app, WORKER_MOUNTS.review, createReviewWorker({
     data: ports.data,

@@ -48,6 +48,7 @@ import {
   sealPackage,
 } from "../exchange/mod.ts";
 import { jwkListOf } from "../config/variables.ts";
+import { createKeyHistories, type KeyHistories } from "../history/mod.ts";
 import type { ExchangeJwk } from "../exchange/package/signature.ts";
 import { deliveredImageReader } from "../exchange/delivered-images.ts";
 import { type ExchangeSignatures, exchangeSignatures } from "../exchange/signing-config.ts";
@@ -106,7 +107,15 @@ export interface ExchangeWorkerDeps {
     | "imageDeliveryHost"
     | "accountHash"
     | "imageUpstreamTimeoutMs"
+    | "dataHistory"
   >;
+  /**
+   * The histories of the data keys an import writes (docs/storage.md#record-history); default
+   * over `data` unless `DATA_HISTORY=off`. `createService` passes the data worker's; internal.
+   *
+   * @ignore
+   */
+  histories?: KeyHistories | undefined;
   /** Where an arriving package is kept while it is imported (`exchange-spool/`); default the image store. */
   spool?: BlobStore | undefined;
   /** Openers of packages that are not a plain ZIP (sealed packages). */
@@ -380,6 +389,7 @@ function exchangeWorker(deps: ExchangeWorkerDeps) {
     imageHost: deps.imageHost,
     readImage: deliveredImageReader(config, deps.imageHost),
     auditChain: { signer: auditKeys(config).signer, hash: deps.auditHash, maxDayBytes: config.maxAuditDayBytes },
+    histories: config.dataHistory === "off" ? undefined : deps.histories ?? createKeyHistories(deps.data, { clock: deps.clock, hash: deps.auditHash }),
   });
   const spool = deps.spool ?? deps.images;
   // Read once, when first needed: a key that does not import fails sealed exchanges only.
