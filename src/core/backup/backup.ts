@@ -2,7 +2,8 @@
  * @module
  * `writeBackup`: every object of every store into one archive (docs/operations.md#backups),
  * read while the service runs. Each key's value is read once, as the store held it at that
- * moment; each user's audit trail as it stood when its head was read (audit-snapshot.ts).
+ * moment; each user's audit trail as it stood when its head was read (audit-snapshot.ts), and
+ * each data key's history and value as they stood when the history's head was read (history-snapshot.ts).
  */
 import type { Bytes } from "../ports.ts";
 import type { ManifestSigner } from "../exchange/package/signature.ts";
@@ -11,6 +12,7 @@ import { dayAtEnd, groupAuditKeys, type TrailEnd, trailEndOf } from "./audit-sna
 import { BACKUP_FORMAT, type BackupManifest, objectLine, signBackupManifest } from "./manifest.ts";
 import { piecesOf } from "../storage/byte-stream.ts";
 import { isCanary, kindOf, type NamedStore } from "./stores.ts";
+import { groupHistoryKeys, type HistoryReader, historySnapshot } from "./history-snapshot.ts";
 
 const encoder = new TextEncoder();
 
@@ -30,7 +32,10 @@ export interface BackupOptions {
   now: Date;
   /** The stores are read below encryption at rest: the objects stay sealed. */
   sealed: boolean;
-  /** Opens a sealed audit head (to find where its trail ends); needed when `sealed` and the heads are sealed. */
+  /**
+   * Opens a sealed object: an audit head (where its trail ends), a history's head and its key's
+   * value (which version they name); needed when `sealed` and the store is sealed.
+   */
   openHead?: (key: string, stored: Bytes) => Promise<Bytes>;
   /** Signs the manifest (`EXPORT_SIGNING_KEY`). */
   signer?: ManifestSigner | undefined;
@@ -70,6 +75,26 @@ export async function writeBackup(stores: readonly NamedStore[], sink: ArchiveSi
       if (store.getStream !== undefined) return await store.getStream(key);
       return await store.get(key);
     };
+    if (named.name === "data") {
+      // Each history as of its head, with its key's value (history-snapshot.ts); every other key as read.
+      const { histories, others } = groupHistoryKeys(keys);
+      const reader: HistoryReader = {
+        get: (key) => store.get(key),
+        open: async (key, stored) => (options.sealed && options.openHead !== undefined ? await options.openHead(key, stored) : stored),
+        sha256: (bytes) => {
+          const hash = options.sha256();
+          hash.update(bytes);
+          return hash.digestHex();
+        },
+        sealed: options.sealed,
+      };
+      for (const group of histories) for (const [key, value] of await historySnapshot(group, reader)) await emit(named.name, key, value);
+      for (const key of others) {
+        const value = await read(key);
+        if (value !== null) await emit(named.name, key, value);
+      }
+      continue;
+    }
     if (named.name !== "audit") {
       for (const key of keys) {
         const value = await read(key);
