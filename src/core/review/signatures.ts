@@ -28,7 +28,8 @@ export async function signReview(facts: SignatureFacts, keys: AuditKeys): Promis
  * configuration gave none, as the signer names it) and `alg`.
  */
 export async function publishedKeys(keys: AuditKeys): Promise<{ keys: AuditJwk[] }> {
-  const named = await Promise.all((await keys.publicKeys()).map(async (key) => {
+  // A shared secret (oct) among AUDIT_VERIFY_KEYS verifies nothing a stranger could check, and publishing it would give it away.
+  const named = await Promise.all((await keys.publicKeys()).filter((key) => key.kty !== "oct").map(async (key) => {
     const pub = publicAuditJwk(key);
     return { ...pub, alg: algorithmOf(key), kid: key.kid ?? await calculateJwkThumbprint(pub as JWK) };
   }));

@@ -373,7 +373,7 @@ function dataWorker(deps: DataWorkerDeps) {
     requireAdministrator(c, "Pruning histories");
     const retentionDays = config.historyRetentionDays;
     if (retentionDays === undefined) throw ServiceError.conflict("HISTORY_RETENTION_DAYS is not set on this service: every version is kept");
-    if (holds === undefined) throw ServiceError.server("Pruning needs the user store, where the legal holds are kept");
+    if (holds === undefined) throw ServiceError.server("Pruning needs the user store, where the legal holds are kept: this data worker is deployed without USER_DB", "unavailable");
     const request = requestFacts(c);
     const summary = await pruneRetainedHistories({ data: blobs, holds, log: access.log, clock: deps.clock, actor: actorOf(c)!, request }, retentionDays);
     // The run itself, in the admin trail (each key's entry went to its owner's).

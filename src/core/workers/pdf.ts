@@ -133,11 +133,15 @@ function pdfWorker(deps: PdfWorkerDeps) {
   });
 
   const keys = auditKeys(config);
-  /** The review signature in `annotationData.confirmationData.signature`, when it verifies with this service's keys. */
-  const verifiedSignature = async (value: unknown): Promise<SignedConfirmation | undefined> => {
+  /**
+   * The review signature in `annotationData.confirmationData.signature`, when it verifies with this
+   * service's keys and signed a file of the report's own case (one copied from another case is not shown).
+   */
+  const verifiedSignature = async (value: unknown, caseNumber: string): Promise<SignedConfirmation | undefined> => {
     const raw = (value as { annotationData?: { confirmationData?: { signature?: unknown } } } | null)?.annotationData?.confirmationData?.signature;
     const parsed = ReviewSignatureSchema.safeParse(raw);
     if (!parsed.success) return undefined;
+    if (parsed.data.record.key.split("/")[1] !== caseNumber) return undefined;
     const jwks = await publishedKeys(keys);
     if (jwks.keys.length === 0 || !(await checkReviewSignature(parsed.data, jwks)).valid) return undefined;
     const { printedName, signer, meaning, signedAt, fileId, record } = parsed.data;
@@ -152,7 +156,7 @@ function pdfWorker(deps: PdfWorkerDeps) {
     // A signed URL of this service's own image worker is read from it, not fetched.
     // Its refusal (bad or expired signature, unknown image) is the answer.
     const own = await (deps.ownImages?.(request.imageUrl, c.req.url) ?? null);
-    const signed = await verifiedSignature(value);
+    const signed = await verifiedSignature(value, request.caseNumber);
     const pdf = await renderValidatedReport(request, {
       ...options,
       ...(signed === undefined ? {} : { signedConfirmation: signed }),

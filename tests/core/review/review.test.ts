@@ -92,8 +92,8 @@ describe("review worker (in process)", () => {
     expect(history.versions[0]!.sha256).toBe(signed.body.record.sha256);
     expect(listedConfirmation(await json(await call(`/review/r/${id}`, "owner")))).toEqual({ version: 2, sha256: history.versions[1]!.sha256 });
     // The PDF report's confirmation form prints the signer, the meaning and the time of a signature that verifies, and nothing of a forged one.
-    const report = async (annotationData: unknown) => {
-      const response = await app.request("/pdf", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ imageUrl: GREY_PNG, caseNumber: "C-1", annotationData, activeAnnotations: [] }) });
+    const report = async (annotationData: unknown, caseNumber = "C-1") => {
+      const response = await app.request("/pdf", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ imageUrl: GREY_PNG, caseNumber, annotationData, activeAnnotations: [] }) });
       expect(response.status).toBe(200);
       return pdfText(new Uint8Array(await response.arrayBuffer())).replace(/\s+/g, " ");
     };
@@ -106,6 +106,10 @@ describe("review worker (in process)", () => {
     expect(forgedText).toContain("Confirmation by:");
     expect(forgedText).not.toContain("electronically signed");
     expect(forgedText).not.toContain("Mallory");
+    // The genuine signature copied into another case's report is not shown as that case's.
+    const copied = await report(stored, "C-2");
+    expect(copied).toContain("Confirmation by:");
+    expect(copied).not.toContain("electronically signed");
     // The second file: a disagreement, which writes no confirmation; then the review is complete.
     expect((await call(`/review/r/${id}/conclusions`, "rev1", { method: "POST", body: JSON.stringify({ fileId: "f2", supportLevel: "Inconclusive" }) })).status).toBe(201);
     expect((await call(`/review/r/${id}/signatures`, "rev1", { method: "POST", body: JSON.stringify({ fileId: "f2", meaning: "disagreed", printedName: "Rita Reviewer" }) })).status).toBe(201);
@@ -199,6 +203,11 @@ describe("review worker (in process)", () => {
     expect(jwks.keys).toHaveLength(2);
     expect(jwks.keys[1]).toMatchObject({ kid: "old-key", kty: "EC" });
     for (const key of jwks.keys) expect(key.d, String(key.kid)).toBeUndefined();
+    // A shared secret among AUDIT_VERIFY_KEYS is never published (its "k" is the secret itself).
+    const withSecret = testService({ AUDIT_SIGNING_KEY: signingKey, AUDIT_VERIFY_KEYS: JSON.stringify([old, { kty: "oct", k: "c2hhcmVkLXNlY3JldC1vZi10aGUtbGFi", kid: "shared" }]) }, { clock: fixedClock(NOW) });
+    const published = await (await withSecret.app.request("/review/keys")).json() as { keys: Record<string, unknown>[] };
+    expect(published.keys.map((key) => key.kid)).not.toContain("shared");
+    for (const key of published.keys) expect(key.k).toBeUndefined();
     const headers = { "X-Identity-Token": await idp.token("owner", { lab: "Lab A" }) };
     const body = JSON.stringify({ reviewer: "nobody", kind: "verification", blind: true });
     expect((await app.request("/review/cases/owner/C-9", { method: "POST", headers, body })).status).toBe(400);

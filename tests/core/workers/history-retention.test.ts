@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { dataHeaders, fixedClock, KEYS, testService } from "../../helpers/service.ts";
 import { encodeJsonArray, parseJsonArray } from "../../../src/core/storage/json-array.ts";
-import { createMemoryPorts, createService, parseConfig } from "../../../mod.ts";
+import { createDataWorker, createMemoryPorts, createService, parseConfig } from "../../../mod.ts";
 import { checkCanaries, encryptPorts, keyringOf } from "../../../src/core/service/encryption.ts";
 import { dataKey, keySetText } from "../../helpers/encryption.ts";
 
@@ -101,5 +101,13 @@ describe("history retention", () => {
     const answer = await app.request("/data/history/prune", { method: "POST", headers: admin });
     expect(answer.status).toBe(409);
     expect(await answer.json()).toMatchObject({ code: "CONFLICT" });
+  });
+
+  it("a data worker deployed without the user store (no legal holds to consult) answers 503, never a 500", async () => {
+    const ports = createMemoryPorts();
+    const worker = createDataWorker({ blobs: ports.data, audit: ports.audit, clock: ports.clock, config: parseConfig({ ...KEYS, ADMIN_AUTH: ADMIN, RATE_LIMITS: "off", HISTORY_RETENTION_DAYS: "30" }) });
+    const answer = await worker.request("/history/prune", { method: "POST", headers: admin });
+    expect(answer.status).toBe(503);
+    expect(await answer.json()).toMatchObject({ message: expect.stringContaining("USER_DB") });
   });
 });
