@@ -115,7 +115,7 @@ describe("the /docs page in Chromium", () => {
     // The credentials are a table, not a paragraph of pipes.
     expect(await intro.locator("table tr").count()).toBeGreaterThanOrEqual(7);
     const groups = await page.locator(".opblock-tag-section .opblock-tag").evaluateAll((tags) => tags.map((tag) => tag.getAttribute("data-tag")));
-    expect(groups).toEqual(["user", "data", "audit", "image", "pdf", "keys", "review", "captcha", "service"]);
+    expect(groups).toEqual(["user", "data", "audit", "image", "pdf", "keys", "review", "captcha", "exchange", "service"]);
     expect(await page.locator('.opblock-tag[data-tag="default"]').count()).toBe(0);
   }, 120_000);
 });

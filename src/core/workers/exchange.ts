@@ -587,8 +587,15 @@ function exchangeWorker(deps: ExchangeWorkerDeps) {
     return answerJson(c, result, 200);
   };
 
+  // GET /keys is answered before the routing: a static segment beside `/{userUid}/...` of the same
+  // method would put every request of the service on Hono's slower trie router. It is documented as a route.
+  app.openAPIRegistry.registerPath(keysRoute);
+  app.use("*", async (c, next) => {
+    if (routePathAfterMount(c) !== "keys" || c.req.method === "OPTIONS") return await next();
+    if (c.req.method !== "GET" && c.req.method !== "HEAD") return methodNotAllowed(["GET"])(c, next);
+    return await keySet(c);
+  });
   const routed = app
-    .openapi(keysRoute, (c) => keySet(c))
     .openapi({ ...sealedExportRoute, middleware: limitBody(config.maxJsonBytes) }, (c) => exportSealed(c))
     .openapi(exportAllRoute, (c) => exportAll(c))
     .openapi(exportCaseRoute, (c) => exportOne(c))
@@ -596,7 +603,7 @@ function exchangeWorker(deps: ExchangeWorkerDeps) {
     .openapi(importRoute, (c) => importPackage(c))
     .openapi({ ...importConfirmationsRoute, middleware: limitBody(config.maxJsonBytes) }, (c) => importConfirmationFile(c));
   // A known path asked with another method: 405 with Allow, not the router's 404.
-  for (const [path, method] of [["/keys", "GET"], ["/:userUid/cases/:caseNumber/sealed", "POST"], ["/:userUid/cases", "GET"], ["/:userUid/cases/:caseNumber", "GET"], ["/:userUid/cases/:caseNumber/confirmations", "GET"], ["/:userUid/imports", "POST"], ["/:userUid/confirmations", "POST"]] as const) {
+  for (const [path, method] of [["/:userUid/cases/:caseNumber/sealed", "POST"], ["/:userUid/cases", "GET"], ["/:userUid/cases/:caseNumber", "GET"], ["/:userUid/cases/:caseNumber/confirmations", "GET"], ["/:userUid/imports", "POST"], ["/:userUid/confirmations", "POST"]] as const) {
     app.all(path, methodNotAllowed([method]));
   }
   return routed;

@@ -16,6 +16,8 @@ const BUDGETS: Record<string, number> = {
   // Every worker in one: the PDF worker's weight plus the /docs page's Swagger UI assets (about 500 KiB),
   // and since the exchange and review workers, histories and holds, 1165 KiB (Workers' free plan allows 3 MiB).
   all: 1200 * KIB,
+  // The data worker carries the record histories since they landed (105 KiB then).
+  data: 120 * KIB,
   // The exchange worker carries the ZIP writer and reader (fflate), jose for signatures and the XLSX writer (125 KiB when added).
   exchange: 150 * KIB,
 };
@@ -32,7 +34,7 @@ afterAll(async () => {
 });
 
 describe("Cloudflare worker bundles", () => {
-  it("every entry, minified and gzipped, is within its budget (PDF 600 KiB, all 1200 KiB, exchange 150 KiB, others 100 KiB)", async () => {
+  it("every entry, minified and gzipped, is within its budget (PDF 600 KiB, all 1200 KiB, exchange 150 KiB, data 120 KiB, others 100 KiB)", async () => {
     const names = (await readdir(entries)).filter((file) => file.endsWith(".ts")).map((file) => file.slice(0, -3)).sort();
     expect(names).toEqual(["all", "audit", "captcha", "data", "exchange", "image", "keys", "pdf", "review", "user"]);
     const sizes: Record<string, number> = {};
