@@ -42,8 +42,10 @@ it.each([
     },
   };
   const chunks: Uint8Array[] = [];
-  await writeBackup(storesOf({ ...source, data }), (chunk) => Promise.resolve(void chunks.push(chunk.slice())), { sha256, now: new Date(), sealed: false });
+  const manifest = await writeBackup(storesOf({ ...source, data }), (chunk) => Promise.resolve(void chunks.push(chunk.slice())), { sha256, now: new Date(), sealed: false });
   expect(writes).toBeGreaterThan(0);
+  // Counted apart from the documents: the history's head and its two arrays.
+  expect(manifest.counts).toMatchObject({ "data/cases": 1, "data/history": 3 });
 
   const target = memoryPorts();
   const stores = storesOf(target);

@@ -45,12 +45,15 @@ const ANNOTATIONS = /^[^/]+\/[^/]+\/[^/]+\/data\.json$/;
 export function kindOf(store: string, key: string): string {
   switch (store) {
     case "users":
-      return "users/records";
+      return key.startsWith("legal-holds/") ? "users/holds" : "users/records";
     case "data":
+      if (key.startsWith("#history/")) return "data/history";
       return CASE.test(key) ? "data/cases" : ANNOTATIONS.test(key) ? "data/annotations" : "data/other";
     case "audit":
+      if (key.startsWith("reviews/") || key.startsWith("review-index/") || key.startsWith("review-members/")) return "audit/reviews";
       return key.startsWith("audit-heads/") ? "audit/heads" : key.startsWith("audit-trails/") ? "audit/days" : "audit/other";
     case "images":
+      if (key.startsWith("#history/")) return "images/deleted";
       return key.startsWith("images/") ? (key.endsWith(".json") ? "images/metadata" : "images/images") : "images/other";
     case "outbox":
       return "outbox/mail";
