@@ -222,6 +222,11 @@ export function reviewConformance(runtime: Runtime): void {
       expect((await call(`/image/${encodeURIComponent(`${url}/image/delivery/${f1}/public`)}`, "rev-a", { headers: { Authorization: `Bearer ${SECRETS.IMAGES_API_TOKEN}` } })).status).toBe(403);
       expect((await call("/audit/audit/?userId=owner-a", "rev-a", { headers: dataKey })).status).toBe(403);
       expect((await call("/data/audit/?userId=owner-a", "rev-a", { headers: dataKey })).status).toBe(403);
+      // Nor through the exchange worker: exports (ZIP, JSON, CSV, every case), the confirmation export, a sealed export, the history of a key.
+      for (const path of ["/exchange/owner-a/cases/ATT-1", "/exchange/owner-a/cases/ATT-1?format=json", "/exchange/owner-a/cases/ATT-1?format=csv", "/exchange/owner-a/cases", "/exchange/owner-a/cases/ATT-1/confirmations", `/data/owner-a/ATT-1/${f1}/data.json?history`, `/data/owner-a/ATT-1/${f1}/data.json?version=1`]) {
+        expect((await call(path, "rev-a", { headers: dataKey })).status, path).toBe(403);
+      }
+      expect((await call("/exchange/owner-a/cases/ATT-1/sealed", "rev-a", { method: "POST", headers: { ...dataKey, "Content-Type": "application/json" }, body: JSON.stringify({ recipient: { kty: "EC", crv: "P-256", x: "x", y: "y" } }) })).status).toBe(403);
       for (const path of ["/review/inbox/rev-a", `/review/r/${id}`, `/review/r/${id}/verify`]) expect(JSON.stringify((await call(path, "rev-a")).body), path).not.toMatch(/blind-secret|"supportLevel":"ID"/);
       expect(JSON.stringify(await trail("rev-a"))).not.toMatch(/blind-secret/);
       // Sign for someone else: only the named reviewer signs, and as themselves.
