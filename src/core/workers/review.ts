@@ -138,6 +138,7 @@ const signatureRoute = createRoute({
   summary: "Sign the pinned annotations of one file (needs an authentication at most SIGNATURE_MAX_AUTH_AGE_SECONDS old)",
   documented: { request: { params: IdParams, body: jsonBody(SignatureRequestSchema) } },
   responses: {
+    200: json("The reviewer's repeat of a `verified` signature stored before a failure kept its confirmation from being written: the signature, its confirmation written now", ReviewSignatureSchema),
     201: json("The signature", ReviewSignatureSchema),
     ...errorResponses({ 400: "Invalid body or file", 401: "Reauthentication required", 409: "Signed already, blind without a conclusion, amended since the review opened, or not open", ...ACCESS_ERRORS }),
   },
@@ -424,7 +425,14 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
     const pinnedSha = file.sha256;
     if (pinnedSha === null) throw ServiceError.server("A stored review lacks a file's hash");
     if (review.state !== "open") throw ServiceError.conflict(`The review is ${review.state}`, { state: review.state });
-    if (review.signatures.some((signature) => signature.fileId === body.fileId)) throw ServiceError.conflict("This file is signed already", { fileId: body.fileId });
+    const earlier = review.signatures.find((signature) => signature.fileId === body.fileId);
+    if (earlier !== undefined) {
+      // Stored, but a store failed before its confirmation was written: the reviewer's repeat finishes it.
+      const unfinished = earlier.signer === actor.uid && earlier.meaning === "verified" && body.meaning === "verified" && !review.confirmations.some((each) => each.fileId === body.fileId);
+      if (!unfinished) throw ServiceError.conflict("This file is signed already", { fileId: body.fileId });
+      await finishSignature(c, id, earlier, actor);
+      return answerJson(c, earlier, 200);
+    }
     if (review.blind && !review.conclusions.some((conclusion) => conclusion.fileId === body.fileId)) {
       throw ServiceError.conflict("A blind review is signed only after the reviewer's own conclusion for the file", { fileId: body.fileId });
     }
@@ -452,29 +460,38 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
       reviewId: review.id,
     }, keys);
     if (signature === undefined) throw ServiceError.server("Signatures need AUDIT_SIGNING_KEY, which this service does not have", "unavailable");
-    let signed = await reviews.update(id, (current) => {
+    await reviews.update(id, (current) => {
       if (current.state !== "open") throw ServiceError.conflict(`The review is ${current.state}`, { state: current.state });
       if (current.signatures.some((existing) => existing.fileId === body.fileId)) throw ServiceError.conflict("This file is signed already", { fileId: body.fileId });
       return { ...current, signatures: [...current.signatures, signature] };
     });
+    await finishSignature(c, id, signature, actor);
+    return answerJson(c, signature, 201);
+  });
+
+  /** What follows a stored signature: a `verified` one's confirmation (a new version), its audit steps, the review's completion. */
+  const finishSignature = async (c: Context<WorkerEnv>, id: string, signature: ReviewSignature, actor: { uid: string; email?: string | undefined }) => {
+    let signed = await reviews.get(id);
+    if (signed === null) throw ServiceError.notFound("No such review", { id });
+    const file = signed.files.find((candidate) => candidate.fileId === signature.fileId);
     let confirmationId: string | undefined;
-    if (signature.meaning === "verified") {
-      const written = await writeConfirmation(updateAnnotations(actor.uid), key, pinnedSha, confirmationOf(signature, actor.email));
+    if (signature.meaning === "verified" && file?.sha256 != null) {
+      const written = await writeConfirmation(updateAnnotations(actor.uid), signature.record.key, file.sha256, confirmationOf(signature, actor.email));
       if (written !== null) {
         confirmationId = written.confirmationId;
         signed = await reviews.update(id, (current) => ({
           ...current,
-          confirmations: [...current.confirmations, { fileId: body.fileId, confirmationId: written.confirmationId, version: written.version, sha256: written.sha256 }],
+          confirmations: [...current.confirmations, { fileId: signature.fileId, confirmationId: written.confirmationId, version: written.version, sha256: written.sha256 }],
         }));
       }
     }
-    await step(c, signed, "signature", { fileId: body.fileId, meaning: signature.meaning }, confirmationId);
-    if (signed.files.every((each) => signed.signatures.some((existing) => existing.fileId === each.fileId))) {
+    await step(c, signed, "signature", { fileId: signature.fileId, meaning: signature.meaning }, confirmationId);
+    const reviewed = signed;
+    if (reviewed.files.every((each) => reviewed.signatures.some((existing) => existing.fileId === each.fileId))) {
       const completed = await reviews.update(id, (current) => (current.state === "open" ? { ...current, state: "completed", completedAt: clock.now().toISOString() } : current));
       if (completed.state === "completed") await step(c, completed, "completion");
     }
-    return answerJson(c, signature, 201);
-  });
+  };
 
   app.openapi(cancelRoute, async (c) => {
     const id = decodeSegment(segments(c)[1] ?? "", "reviewId");

@@ -10,6 +10,8 @@ import { fixedClock, KEYS, testService } from "../../helpers/service.ts";
 import { canonicalJson } from "../../../src/core/encoding/canonical-json.ts";
 import { pdfText } from "../pdf/poppler.ts";
 import { GREY_PNG } from "../pdf/requests.ts";
+import { createMemoryPorts } from "../../../src/core/service/memory-ports.ts";
+import type { BlobStore } from "../../../src/core/ports.ts";
 
 const NOW = "2026-11-22T12:00:00.000Z";
 const ADMIN = "admin-key-0123456789";
@@ -50,6 +52,46 @@ describe("review worker (in process)", () => {
     return { version, sha256 };
   };
   const json = async (response: Response) => ({ status: response.status, body: await response.json() as Record<string, any> });
+
+  it("a verified signature stored before a store failed kept the confirmation from being written: the reviewer's repeat finishes it (200), and only then", async () => {
+    const base = createMemoryPorts().data;
+    let failing = false;
+    const data: BlobStore = {
+      ...base,
+      update: (key, change, options) => {
+        if (failing && key === "#history/owner/C-1/f1/data.json/head") {
+          failing = false;
+          return Promise.reject(new Error("store went away"));
+        }
+        return base.update(key, change, options);
+      },
+    };
+    const clock = fixedClock(NOW);
+    const { app } = testService({ AUTH_JWKS_URL: idp.jwksUrl, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, RATE_LIMITS: "off", AUDIT_SIGNING_KEY: signingKey }, { clock, data });
+    const as = async (uid: string) => ({ "X-Identity-Token": await idp.token(uid, { lab: "Lab A", roles: uid.startsWith("rev") ? ["reviewer"] : ["examiner"], auth_time: nowSeconds - 10 }) });
+    const ownerKey = { "X-Custom-Auth-Key": KEYS.R2_KEY_SECRET, ...(await as("owner")) };
+    expect((await app.request("/data/owner/C-1/data.json", { method: "PUT", headers: ownerKey, body: JSON.stringify({ caseNumber: "C-1", createdAt: NOW, files: [{ id: "f1", originalFilename: "a.png", uploadedAt: NOW }] }) })).status).toBe(200);
+    expect((await app.request("/data/owner/C-1/f1/data.json", { method: "PUT", headers: ownerKey, body: JSON.stringify({ leftCase: "C-1", rightCase: "C-1", includeConfirmation: false, supportLevel: "ID", updatedAt: NOW }) })).status).toBe(200);
+    expect((await app.request("/review/inbox/rev1", { headers: await as("rev1") })).status).toBe(200);
+    const created = await app.request("/review/cases/owner/C-1", { method: "POST", headers: await as("owner"), body: JSON.stringify({ reviewer: "rev1", kind: "verification", blind: false }) });
+    const id = ((await created.json()) as { id: string }).id;
+    const sign = async (meaning = "verified") => await app.request(`/review/r/${id}/signatures`, { method: "POST", headers: await as("rev1"), body: JSON.stringify({ fileId: "f1", meaning, printedName: "Rita Reviewer" }) });
+    failing = true;
+    expect((await sign()).status).toBe(500);
+    const annotations = async () => (await (await app.request("/data/owner/C-1/f1/data.json", { headers: ownerKey })).json()) as { includeConfirmation?: boolean };
+    expect((await annotations()).includeConfirmation).toBe(false);
+    // Another meaning is not a repeat: the file is signed.
+    expect((await sign("reviewed")).status).toBe(409);
+    const repeated = await sign();
+    expect(repeated.status).toBe(200);
+    expect(await repeated.json()).toMatchObject({ signer: "rev1", meaning: "verified", record: { key: "owner/C-1/f1/data.json" } });
+    expect((await annotations()).includeConfirmation).toBe(true);
+    const review = (await (await app.request(`/review/r/${id}`, { headers: await as("owner") })).json()) as { review: { state: string; confirmations: unknown[] } };
+    expect(review.review).toMatchObject({ state: "completed" });
+    expect(review.review.confirmations).toHaveLength(1);
+    // Finished, a further repeat is the plain refusal.
+    expect((await sign()).status).toBe(409);
+  });
 
   it("the blind workflow: the owner's conclusions withheld until the reviewer's, signatures, the confirmation, completion, verify", async () => {
     const { call, app } = await setup();
