@@ -106,7 +106,12 @@ export interface ExchangePorts {
   auditChain?: AuditChainOptions | undefined;
   /** How to read an image's bytes; default: `images/{id}` of `images` (the local host's layout). */
   readImage?: ((imageId: string) => Promise<Uint8Array | null>) | undefined;
-  /** Record history (`DATA_HISTORY=on`): an import's writes and deletes of documents keep their versions (docs/storage.md#record-history). */
+  /**
+   * Record history (`DATA_HISTORY=on`): an import's writes and deletes of documents keep their
+   * versions (docs/storage.md#record-history). The service and the commands pass theirs; internal.
+   *
+   * @ignore
+   */
   histories?: KeyHistories | undefined;
 }
 
