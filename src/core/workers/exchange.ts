@@ -361,6 +361,28 @@ const isSealedExport = (c: Context<WorkerEnv>): boolean => c.req.method === "POS
 /** The exchange worker's app. */
 export type ExchangeWorkerApp = ReturnType<typeof exchangeWorker>;
 
+/**
+ * The archive with its first chunk already made, so that a missing case is a 404 and not a broken
+ * download; cancelled by the client, the archive stops where it is (its audit entry says so).
+ */
+async function startedArchive(archive: ReadableStream<Uint8Array>): Promise<ReadableStream<Uint8Array>> {
+  const reader = archive.getReader();
+  const first = await reader.read();
+  let sent = false;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (!sent) {
+        sent = true;
+        if (!first.done) return controller.enqueue(first.value);
+      }
+      const next = await reader.read();
+      if (next.done) controller.close();
+      else controller.enqueue(next.value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  }, { highWaterMark: 0 });
+}
+
 /** Creates the exchange worker: exports, imports and confirmations of `/{userUid}/…`. */
 export function createExchangeWorker(deps: ExchangeWorkerDeps): WorkerApp {
   return exchangeWorker(deps);
@@ -447,23 +469,7 @@ function exchangeWorker(deps: ExchangeWorkerDeps) {
       return attached(c, null, MEDIA.zip, fileName);
     }
     const { signer } = await signaturesOf();
-    const reader = exportCaseZip(store, uid, caseNumber!, { ...options(query), signer, fileName }).getReader();
-    // The first chunk before the answer: a missing case is a 404, not a broken download.
-    const first = await reader.read();
-    let sent = false;
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        if (!sent) {
-          sent = true;
-          if (!first.done) return controller.enqueue(first.value);
-        }
-        const next = await reader.read();
-        if (next.done) controller.close();
-        else controller.enqueue(next.value);
-      },
-      // The client went away: the archive stops where it is (its audit entry says so).
-      cancel: (reason) => reader.cancel(reason),
-    }, { highWaterMark: 0 });
+    const body = await startedArchive(exportCaseZip(store, uid, caseNumber!, { ...options(query), signer, fileName }));
     return attached(c, body, MEDIA.zip, fileName);
   };
 
@@ -532,22 +538,7 @@ function exchangeWorker(deps: ExchangeWorkerDeps) {
     const recipient = await recipientKeyOf(recipientJwk);
     const fileName = `${caseNumber}-export-${day(store.now())}.sealed`;
     const { signer } = await signaturesOf();
-    const reader = exportCaseZip(store, uid, caseNumber!, { signer, fileName: fileName.replace(/\.sealed$/, ".zip") }).getReader();
-    // The first chunk before the answer: a missing case is a 404, not a broken download.
-    const first = await reader.read();
-    let sent = false;
-    const zip = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        if (!sent) {
-          sent = true;
-          if (!first.done) return controller.enqueue(first.value);
-        }
-        const next = await reader.read();
-        if (next.done) controller.close();
-        else controller.enqueue(next.value);
-      },
-      cancel: (reason) => reader.cancel(reason),
-    }, { highWaterMark: 0 });
+    const zip = await startedArchive(exportCaseZip(store, uid, caseNumber!, { signer, fileName: fileName.replace(/\.sealed$/, ".zip") }));
     return attached(c, await sealPackage(zip, recipient), MEDIA.sealed, fileName);
   };
 
