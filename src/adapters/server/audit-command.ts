@@ -29,6 +29,7 @@ import { renderAuditReport } from "../../core/pdf/audit-report.ts";
 import { type RuntimeStorage, storagePorts } from "./start.ts";
 import { commandIo } from "./exchange-command.ts";
 import { callProblem, runningServiceClient, serviceUrl, ServiceClientError, workerKey } from "./running-service.ts";
+import { commandFailure, UsageError } from "./command-failure.ts";
 
 const USAGE = `Usage:
   forensic-annotation audit verify --user UID [--from DAY --to DAY] [--data DIR | --url URL [--key-file FILE]] [--json]
@@ -77,7 +78,6 @@ export interface AuditCommandIo {
   env: Readonly<Record<string, string | undefined>>;
 }
 
-class UsageError extends Error {}
 
 /**
  * The days the command reads: as GET /audit/verify reads them, except that `--to` alone starts
@@ -305,16 +305,7 @@ export async function runAuditCommand(
     io.out(path);
     return 0;
   } catch (err) {
-    if (err instanceof UsageError) {
-      io.err.write(`${err.message}\n\n${USAGE}`);
-      return 2;
-    }
-    if (err instanceof ConfigError || err instanceof OutputPathError) {
-      io.err.write(`${err.message}\n`);
-      return 2;
-    }
-    io.err.write(`${err instanceof Error ? err.message : String(err)}\n`);
-    return 1;
+    return commandFailure(err, io.err, { usage: USAGE, input: [ConfigError, OutputPathError] });
   } finally {
     await close();
   }

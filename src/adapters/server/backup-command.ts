@@ -40,6 +40,7 @@ import { createFileBlobStore } from "./files/file-ports.ts";
 import { OutputPathError, writeOutputFile } from "./output-file.ts";
 import { rawStoragePorts, type RuntimeStorage, type StorageUse } from "./start.ts";
 import { commandIo, type ExchangeCommandIo, signatureConfig } from "./exchange-command.ts";
+import { commandFailure, UsageError } from "./command-failure.ts";
 
 const USAGE = `Usage:
   forensic-annotation backup --out FILE [--data DIR] [--decrypt]
@@ -75,7 +76,6 @@ Options:
   --help       show this help
 `;
 
-class UsageError extends Error {}
 
 /** node:crypto's incremental SHA-256 (Node, Bun and Deno have it). */
 const nodeSha256: Sha256Factory = () => {
@@ -344,15 +344,6 @@ export async function runBackupCommand(
     }
     throw new UsageError(`Unknown command: ${command ?? "(none)"}`);
   } catch (err) {
-    if (err instanceof UsageError) {
-      io.err.write(`${err.message}\n\n${USAGE}`);
-      return 2;
-    }
-    if (err instanceof ConfigError || err instanceof OutputPathError) {
-      io.err.write(`${err.message}\n`);
-      return 2;
-    }
-    io.err.write(`${err instanceof Error ? err.message : String(err)}\n`);
-    return 1;
+    return commandFailure(err, io.err, { usage: USAGE, input: [ConfigError, OutputPathError] });
   }
 }

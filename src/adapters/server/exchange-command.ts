@@ -45,6 +45,7 @@ import { type RuntimeStorage, storagePorts } from "./start.ts";
 import { readEnvironment } from "./environment.ts";
 import type { ServiceClient } from "../../client/mod.ts";
 import { callProblem, runningServiceClient, ServiceClientError, serviceUrl, withUrlHint, workerKey } from "./running-service.ts";
+import { commandFailure, UsageError } from "./command-failure.ts";
 
 const USAGE = `Usage:
   forensic-annotation export --user UID --case CASE --format json|csv|zip [--out FILE] [--url URL]
@@ -137,7 +138,6 @@ export interface ExchangeCommandOptions {
   io?: Partial<ExchangeCommandIo> | undefined;
 }
 
-class UsageError extends Error {}
 
 /** The file to import cannot be opened: said in one line (exit 2), as a wrong path is bad usage. */
 class InputFileError extends Error {}
@@ -489,16 +489,8 @@ export async function runExchangeCommand(argv: readonly string[], options: Excha
     const store = portsExchangeStore({ ...ports, imageHost: host, readImage: deliveredImageReader(config, host), auditChain: { signer: auditKeys(config).signer, hash: nodeSha256Hex, maxDayBytes: config.maxAuditDayBytes }, histories });
     return command === "export" ? await runExport(flags, store, io, signatures.signer) : await runImport(flags, positionals, store, io, { verification: signatures.verification, maxImageBytes: config.maxImageBytes });
   } catch (err) {
-    if (err instanceof UsageError) {
-      io.err.write(`${err.message}\n\n${USAGE}`);
-      return 2;
-    }
-    if (err instanceof ConfigError || err instanceof OutputPathError || err instanceof InputFileError) {
-      io.err.write(`${err.message}\n`);
-      return 2;
-    }
-    io.err.write(`\n${terminalLine(err instanceof Error ? err.message : String(err))}\n`);
-    return 1;
+    // After a progress bar: the failure on a line of its own.
+    return commandFailure(err, io.err, { usage: USAGE, input: [ConfigError, OutputPathError, InputFileError], otherLine: (message) => `\n${terminalLine(message)}` });
   } finally {
     await close();
   }

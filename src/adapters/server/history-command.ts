@@ -17,6 +17,7 @@ import type { PruneSummary } from "../../core/history/prune-history.ts";
 import { commandIo, type ExchangeCommandIo } from "./exchange-command.ts";
 import { nodeSha256Hex } from "./node-sha256.ts";
 import { type RuntimeStorage, storagePorts } from "./start.ts";
+import { commandFailure, UsageError } from "./command-failure.ts";
 
 const USAGE = `Usage: forensic-annotation history prune [options]
 
@@ -45,7 +46,6 @@ export interface HistoryCommandOptions {
   fetch?: typeof fetch;
 }
 
-class UsageError extends Error {}
 
 /** A running service's answer to `POST /data/history/prune`. */
 async function pruneOverHttp(url: string, env: Readonly<Record<string, string | undefined>>, send: typeof fetch): Promise<PruneSummary & { retentionDays: number }> {
@@ -125,16 +125,11 @@ export async function runHistoryCommand(argv: readonly string[], options: Histor
     out(`pruned ${result.pruned.length} of ${result.histories} histories (versions written before ${result.cutoff}, HISTORY_RETENTION_DAYS=${result.retentionDays}; ${where})`);
     return 0;
   } catch (error) {
-    if (error instanceof UsageError) {
-      err.write(`${error.message}\n\n${USAGE}`);
-      return 2;
-    }
-    if (error instanceof ConfigError) {
-      err.write(`${error.message}\n`);
-      return 2;
-    }
-    err.write(`${error instanceof Error ? error.message : String(error)}\nrun the command again to resume once this is fixed (what was pruned stays pruned)\n`);
-    return 1;
+    return commandFailure(error, err, {
+      usage: USAGE,
+      input: [ConfigError],
+      otherLine: (message) => `${message}\nrun the command again to resume once this is fixed (what was pruned stays pruned)`,
+    });
   } finally {
     await close();
   }

@@ -23,6 +23,7 @@ import { commandIo, type ExchangeCommandIo } from "./exchange-command.ts";
 import { callProblem, inProcessService, runningServiceClient, serviceUrl, ServiceClientError, workerKey } from "./running-service.ts";
 import { type RuntimeStorage, storagePorts } from "./start.ts";
 import { terminalJson, terminalLine } from "./terminal-text.ts";
+import { commandFailure, UsageError } from "./command-failure.ts";
 
 const USAGE = `Usage:
   forensic-annotation users list [--json]
@@ -63,7 +64,6 @@ Environment (and .env): STORAGE and the storage variables as for serve; USER_DB_
 ADMIN_AUTH; MAIL_FROM, ADMIN_EMAIL and the mail transport for delete.
 `;
 
-class UsageError extends Error {}
 
 /** A value no user record can take (a UID, an e-mail): exit 2, said in one line. */
 class BadValue extends Error {}
@@ -284,20 +284,9 @@ export async function runUsersCommand(argv: readonly string[], options: UsersCom
     await withCallProblems("the service", () => throughWorker(command, uid, flags, service.client, io.out));
     return 0;
   } catch (err) {
-    if (err instanceof UsageError) {
-      io.err.write(`${err.message}\n\n${USAGE}`);
-      return 2;
-    }
-    if (err instanceof BadValue) {
-      io.err.write(`${terminalLine(err.message)}\n`);
-      return 2;
-    }
-    if (err instanceof ConfigError) {
-      io.err.write(`${err.message}\n`);
-      return 2;
-    }
-    io.err.write(`${err instanceof Error ? err.message : String(err)}\n`);
-    return 1;
+    // A bad value may hold what the user typed: escaped for the terminal.
+    if (err instanceof BadValue) return commandFailure(err, io.err, { usage: USAGE, input: [BadValue], inputLine: terminalLine });
+    return commandFailure(err, io.err, { usage: USAGE, input: [ConfigError] });
   } finally {
     await close();
   }
