@@ -2,6 +2,7 @@
 // its output cut off (`| head`), which left a `serve` running on the data folder before.
 // Importing this makes Ctrl-C, SIGTERM and SIGHUP end the bench through its exit handlers
 // (a signal's default ends the process without them), so a bench's own cleanup runs too.
+import { spawn } from "node:child_process";
 import os from "node:os";
 
 const children = new Set();
@@ -15,4 +16,41 @@ export function track(child) {
   children.add(child);
   child.once("exit", () => children.delete(child));
   return child;
+}
+
+/**
+ * Spawns a server (tracked) and answers `{ child, ready, log }`: `ready` resolves with the URLs of
+ * its `ready URL [URL] [URL]` line, or rejects when it exits first or is not ready in 120 s.
+ */
+export function startServer(name, argv, { cwd, env }) {
+  const child = track(spawn(argv[0], argv.slice(1), { cwd, env, stdio: ["ignore", "pipe", "pipe"] }));
+  let log = "";
+  const keep = (chunk) => (log = (log + chunk).slice(-8192));
+  child.stderr.on("data", keep);
+  const ready = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} not ready in 120 s\n${log}`)), 120_000);
+    child.stdout.on("data", (chunk) => {
+      keep(chunk);
+      const match = /^ready\s+(http:\/\/\S+)(?:\s+(http:\/\/\S+))?(?:\s+(http:\/\/\S+))?/m.exec(log);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match.slice(1).filter(Boolean).map((url) => url.replace(/\/$/, "")));
+      }
+    });
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited (${code ?? signal}) before it was ready\n${log}`));
+    });
+  });
+  return { child, ready, log: () => log };
+}
+
+/** Stops `child` with SIGTERM, SIGKILL after 5 s; resolves once it has exited. */
+export async function stopServer(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+  await exited;
+  clearTimeout(timer);
 }

@@ -21,6 +21,7 @@ import { noisePng } from "./noise-png.mjs";
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { dataRootOrExit } from "./data-root.mjs";
 import { track } from "./children.mjs";
+import { makeDocument } from "./documents.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const cli = join(root, "dist/src/adapters/node/cli.js");
@@ -71,13 +72,6 @@ const dataFolder = dataRootOrExit(options["data-root"]);
 const scratch = mkdtempSync(join(dataFolder.dir, "fa-bench-enc-"));
 process.on("exit", () => rmSync(scratch, { recursive: true, force: true }));
 
-/** A 2 KB case-like JSON document. */
-function makeDocument(bytes) {
-  const doc = { caseNumber: "BENCH-0001", updatedAt: "2026-11-22T12:00:00.000Z", annotations: [], pad: "" };
-  for (let i = 0; JSON.stringify(doc).length < bytes - 200; i++) doc.annotations.push({ id: `box-${i}`, x: 12.5, y: 40.25, width: 8, height: 6.5, color: "#ff0000" });
-  doc.pad = "x".repeat(bytes - JSON.stringify(doc).length);
-  return JSON.stringify(doc);
-}
 const DOC = makeDocument(2048);
 
 const IMAGE = noisePng(imageKb * 1024);

@@ -16,7 +16,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { dataRootOrExit } from "./data-root.mjs";
-import { track } from "./children.mjs";
+import { startServer, stopServer } from "./children.mjs";
+import { makeDocument } from "./documents.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 let options;
@@ -77,47 +78,15 @@ const scratch = mkdtempSync(join(dataFolder.dir, "fa-history-"));
 process.on("exit", () => rmSync(scratch, { recursive: true, force: true }));
 
 const KEY = "bench-history-data-key-0123456789";
-/** A case-data-like JSON document of exactly `bytes` bytes. */
-function makeDocument(bytes) {
-  const doc = { caseNumber: "BENCH-0001", updatedAt: "2026-11-22T12:00:00.000Z", annotations: [], pad: "" };
-  for (let i = 0; JSON.stringify(doc).length < bytes - 200; i++) doc.annotations.push({ id: `box-${i}`, x: 12.5, y: 40.25, width: 8, height: 6.5, color: "#ff0000" });
-  doc.pad = "x".repeat(bytes - JSON.stringify(doc).length);
-  return JSON.stringify(doc);
-}
 const DOC = makeDocument(docBytes);
 
 /** Starts `serve` on a free port with its own --data; resolves once it prints its ready line. */
-function start(name, env) {
+async function start(name, env) {
   const dataDir = join(scratch, name);
   const argv = onCore(0, [...serveCommand[options.runtime](), "--port", "0", "--data", dataDir]);
-  const child = track(spawn(argv[0], argv.slice(1), { cwd: scratch, env: { PATH: process.env.PATH, HOME: scratch, R2_KEY_SECRET: KEY, RATE_LIMITS: "off", LOG_LEVEL: "off", ...env }, stdio: ["ignore", "pipe", "pipe"] }));
-  let log = "";
-  const keep = (chunk) => (log = (log + chunk).slice(-8192));
-  child.stderr.on("data", keep);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} not ready in 120 s\n${log}`)), 120_000);
-    child.stdout.on("data", (chunk) => {
-      keep(chunk);
-      const match = /^ready\s+(http:\/\/\S+)/m.exec(log);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ name, child, url: match[1].replace(/\/$/, ""), dataDir, log: () => log });
-      }
-    });
-    child.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`${name} exited (${code ?? signal}) before it was ready\n${log}`));
-    });
-  });
-}
-
-async function stop(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
-  await exited;
-  clearTimeout(timer);
+  const server = startServer(name, argv, { cwd: scratch, env: { PATH: process.env.PATH, HOME: scratch, R2_KEY_SECRET: KEY, RATE_LIMITS: "off", LOG_LEVEL: "off", ...env } });
+  const [url] = await server.ready;
+  return { name, child: server.child, url, dataDir, log: server.log };
 }
 
 const luaString = (text) => `"${text.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;
@@ -189,7 +158,7 @@ try {
     }
   }
 } finally {
-  await Promise.all(Object.values(servers).map((server) => stop(server.child)));
+  await Promise.all(Object.values(servers).map((server) => stopServer(server.child)));
 }
 const row = (side) => ({ rps: median(results[side].map((r) => r.rps)), p99: median(results[side].map((r) => r.p99)) });
 const on = row("on");

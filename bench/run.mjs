@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { track } from "./children.mjs";
+import { makeDocument } from "./documents.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const cli = join(root, "dist/src/adapters/node/cli.js");
@@ -198,15 +199,6 @@ async function load(baseUrl, make, ok) {
 
 // ---------------------------------------------------------------- the documents
 
-/** A case-data-like JSON document of exactly `bytes` bytes once serialized. */
-function makeDocument(bytes) {
-  const doc = { caseNumber: "BENCH-0001", updatedAt: "2026-11-22T12:00:00.000Z", annotations: [], pad: "" };
-  for (let i = 0; JSON.stringify(doc).length < bytes - 200; i++) {
-    doc.annotations.push({ id: `box-${i}`, x: 12.5, y: 40.25, width: 8, height: 6.5, color: "#ff0000" });
-  }
-  doc.pad = "x".repeat(bytes - JSON.stringify(doc).length);
-  return JSON.stringify(doc);
-}
 const DOC = makeDocument(2048);
 
 function auditEntry(userId, n) {

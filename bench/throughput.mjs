@@ -18,7 +18,8 @@ import { parseArgs } from "node:util";
 import { encode as encodePng } from "fast-png";
 import { auditPostBody } from "./audit-entries.mjs";
 import { dataRootOrExit } from "./data-root.mjs";
-import { track } from "./children.mjs";
+import { startServer, stopServer } from "./children.mjs";
+import { makeDocument } from "./documents.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const RUNTIMES = ["node", "bun", "deno", "workerd"];
@@ -89,39 +90,9 @@ const scratch = mkdtempSync(join(dataFolder.dir, "fa-throughput-"));
 // Children are stopped at exit by track() (bench/children.mjs).
 process.on("exit", () => rmSync(scratch, { recursive: true, force: true }));
 
-/** Spawns a server and resolves with the URLs of its `ready URL [URL]` line. */
-function start(name, argv, env) {
-  const child = track(spawn(argv[0], argv.slice(1), { cwd: scratch, env: { PATH: process.env.PATH, HOME: scratch, ...env }, stdio: ["ignore", "pipe", "pipe"] }));
-  let log = "";
-  const keep = (chunk) => (log = (log + chunk).slice(-8192));
-  child.stderr.on("data", keep);
-  const ready = new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} not ready in 120 s\n${log}`)), 120_000);
-    child.stdout.on("data", (chunk) => {
-      keep(chunk);
-      const match = /^ready\s+(http:\/\/\S+)(?:\s+(http:\/\/\S+))?(?:\s+(http:\/\/\S+))?/m.exec(log);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match.slice(1).filter(Boolean).map((url) => url.replace(/\/$/, "")));
-      }
-    });
-    child.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`${name} exited (${code ?? signal}) before it was ready\n${log}`));
-    });
-  });
-  return { child, ready, log: () => log };
-}
-
-async function stop(child) {
-  if (child.exitCode === null && child.signalCode === null) {
-    const exited = new Promise((resolve) => child.once("exit", resolve));
-    child.kill("SIGTERM");
-    const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
-    await exited;
-    clearTimeout(timer);
-  }
-}
+/** Spawns a server in the scratch folder with only `env` (and PATH); see startServer. */
+const start = (name, argv, env) => startServer(name, argv, { cwd: scratch, env: { PATH: process.env.PATH, HOME: scratch, ...env } });
+const stop = stopServer;
 
 /** CPU seconds a process and its children have used so far (Linux), for CPU per request. */
 function cpuSeconds(pid) {
@@ -160,15 +131,6 @@ const KEYS = {
   HMAC_KEY: "bench-hmac-key-0123456789",
 };
 
-/** A case-data-like JSON document of exactly `bytes` bytes. */
-function makeDocument(bytes) {
-  const doc = { caseNumber: "BENCH-0001", updatedAt: "2026-11-22T12:00:00.000Z", annotations: [], pad: "" };
-  for (let i = 0; JSON.stringify(doc).length < bytes - 200; i++) {
-    doc.annotations.push({ id: `box-${i}`, x: 12.5, y: 40.25, width: 8, height: 6.5, color: "#ff0000" });
-  }
-  doc.pad = "x".repeat(bytes - JSON.stringify(doc).length);
-  return JSON.stringify(doc);
-}
 const DOC = makeDocument(2048);
 
 /** A PNG of about 200 KB: noise does not compress. */
