@@ -283,6 +283,7 @@ describe("forensic-annotation export / import (runExchangeCommand)", () => {
     expect(imported.stdout).toContain("imported case C-1 for reviewer");
   });
 
+  // Six processes of the built command one after another: a loaded machine takes more than the default 20 s.
   it("the built command in a newcomer's words: --out - writes the ZIP to standard output, a missing FILE is one line (exit 2), a repeated import names --overwrite", async () => {
     requireBuilt();
     await seedFiles();
@@ -310,7 +311,7 @@ describe("forensic-annotation export / import (runExchangeCommand)", () => {
     expect(again.status).toBe(1);
     expect(again.stderr).toContain("A read-only case C-1 already exists; import with --overwrite to replace it");
     expect(again.stderr).not.toContain("overwriteExisting");
-  });
+  }, 60_000);
 
   // Issue 13 item 4: the built CLI under a ZIP bomb, its peak memory read from /proc (Linux).
   const MIB = 1024 * 1024;
