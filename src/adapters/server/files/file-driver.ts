@@ -9,7 +9,7 @@
  * whose name is longer than a file name may be, gets an escaped name (file-names.ts).
  * With `sync`, a write is on the disk (file and folder entry fsynced) before it resolves.
  */
-import { closeSync, existsSync, fdatasync, openSync, readFile as readFileCallback, readSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { close as closeCallback, closeSync, existsSync, fdatasync, fstat as fstatCallback, open as openCallback, openSync, read as readCallback, readFile as readFileCallback, readSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { type FileHandle, mkdir, open, readdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { KeyedMutex } from "../../../core/storage/keyed-mutex.ts";
@@ -183,9 +183,31 @@ export async function writeFileAtomic(
   await replaceFile(dirname(path), basename(path), data, mode, options.sync ?? false);
 }
 
-// Callback readFile: fs/promises' readFile reads in small chunks and was a quarter of a data GET.
+/**
+ * The whole file, read with callbacks (fs/promises' readFile reads in small chunks and was a
+ * quarter of a data GET) into a buffer the script allocates: Deno's readFile answers memory its
+ * JavaScript engine does not count, so no collection ran during an export of 200 MB of images
+ * and the process grew by all of them (docs/exchange.md#over-http). A store's file is replaced
+ * whole, never written in place, so its size read once holds.
+ */
 const readFileOnce = (path: string) =>
-  new Promise<Buffer>((resolve, reject) => readFileCallback(path, (err, data) => (err ? reject(err) : resolve(data))));
+  new Promise<Buffer>((resolve, reject) => openCallback(path, "r", (err, fd) => {
+    if (err) return reject(err);
+    const settle = (error: Error | null, data?: Buffer) => closeCallback(fd, () => (error ? reject(error) : resolve(data!)));
+    fstatCallback(fd, (err, stats) => {
+      if (err) return settle(err);
+      const buffer = Buffer.allocUnsafeSlow(stats.size);
+      const readFrom = (filled: number): void => {
+        if (filled === buffer.length) return settle(null, buffer);
+        readCallback(fd, buffer, filled, buffer.length - filled, filled, (err, count) => {
+          if (err) return settle(err);
+          if (count === 0) return settle(null, buffer.subarray(0, filled));
+          readFrom(filled + count);
+        });
+      };
+      readFrom(0);
+    });
+  }));
 
 /**
  * Where small reads land before they are copied out: one buffer for the process (reads into
