@@ -41,6 +41,7 @@ import { OutputPathError, writeOutputFile } from "./output-file.ts";
 import { rawStoragePorts, type RuntimeStorage, type StorageUse } from "./start.ts";
 import { commandIo, type ExchangeCommandIo, signatureConfig } from "./exchange-command.ts";
 import { commandFailure, UsageError } from "./command-failure.ts";
+import { storedSecrets } from "./secrets.ts";
 
 const USAGE = `Usage:
   forensic-annotation backup --out FILE [--data DIR] [--decrypt]
@@ -197,6 +198,14 @@ async function checkOptions(env: ExchangeCommandIo["env"]) {
   };
 }
 
+/**
+ * The warning of a backup whose source has keys `serve` generated: they are credentials, kept
+ * out of the archive (docs/operations.md#generated-secrets), so the operator keeps them aside.
+ */
+export function secretsWarning(names: readonly string[], where: string): string {
+  return `backup: NOT in the archive: the keys serve generated (${names.join(", ")}) in ${where}; keep a copy of that file aside, as safely as DATA_ENCRYPTION_KEYS, and put it under the new --data (or set the variables) when you restore, or there the clients' keys, signed image URLs, packages sealed for this lab and what these keys signed stop working or verifying`;
+}
+
 /** The counts of a manifest, one kind a line. */
 function countLines(counts: Record<string, number>): string[] {
   return Object.keys(counts).sort().map((kind) => `  ${kind.padEnd(20)} ${counts[kind]}`);
@@ -241,6 +250,9 @@ async function runBackup(flags: ReturnType<typeof parse>["values"], io: Exchange
     const written = manifest as unknown as Awaited<ReturnType<typeof writeBackup>>;
     io.err.write(`backup: ${written.objects} objects, ${written.bytes} bytes${written.sealed ? " (sealed)" : ""}${written.signature ? ", manifest signed" : ""}\n`);
     for (const line of countLines(written.counts)) io.err.write(`${line}\n`);
+    // Unreadable, it still holds them: warned all the same.
+    const generated = await storedSecrets(resolve(flags.data)).then(Object.keys, () => ["(the file could not be read)"]);
+    if (generated.length > 0) io.err.write(`${secretsWarning(generated, join(resolve(flags.data), "secrets.json"))}\n`);
     io.out(path);
     return 0;
   } finally {
