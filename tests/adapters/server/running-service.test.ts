@@ -13,9 +13,10 @@ import { runUsersCommand } from "../../../src/adapters/server/users-command.ts";
 import { runAuditCommand } from "../../../src/adapters/server/audit-command.ts";
 import { runKeysCommand } from "../../../src/adapters/server/keys-command.ts";
 import { runExchangeCommand } from "../../../src/adapters/server/exchange-command.ts";
+import { runBackupCommand } from "../../../src/adapters/server/backup-command.ts";
 import { createFilePorts } from "../../../src/adapters/server/files/file-ports.ts";
 import { unzipSync } from "fflate";
-import { type Served, spawnServe } from "../../helpers/spawn-serve.ts";
+import { type Runtime, type Served, spawnServe } from "../../helpers/spawn-serve.ts";
 import { ANALYST, CASE, REVIEWER, seedCase } from "../../exchange/exchange-fixtures.ts";
 
 const KEYS = { USER_DB_AUTH: "user-key-0123456789", R2_KEY_SECRET: "data-key-0123456789", ADMIN_AUTH: "admin-key-0123456789" };
@@ -227,4 +228,80 @@ describe("against a running serve (Node), file store", () => {
     expect((await run(runExchangeCommand, ["import", "--user", REVIEWER, "--overwrite", join(out, "case.zip"), ...url], env)).code).toBe(0);
     expect((await run(runExchangeCommand, ["import", "--user", REVIEWER, "--require-signature", join(out, "case.zip"), ...url], env)).code).toBe(2);
   });
+});
+
+/** The runtime these tests run under: the restore's target serve runs on it, so each runtime's server is the one tried. */
+const here: Runtime = "Bun" in globalThis ? "bun" : "Deno" in globalThis ? "deno" : "node";
+
+/** Every file under `dir`'s store folders and its bytes (the encryption canaries aside). */
+async function storedFiles(dir: string): Promise<Record<string, string>> {
+  const files: Record<string, string> = {};
+  for (const store of ["users", "data", "images", "audit", "outbox"]) {
+    const entries = await readdir(join(dir, store), { recursive: true, withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      const path = join(entry.parentPath, entry.name);
+      if (!entry.isFile() || /encryption-canary/.test(path)) continue;
+      files[path.slice(dir.length)] = (await readFile(path)).toString("base64");
+    }
+  }
+  return files;
+}
+
+describe("backup and restore --url", () => {
+  const backup = (args: string[], env: Record<string, string | undefined> = { ...KEYS }) => run(runBackupCommand, args, env);
+
+  it(`backup --url saves the running serve's archive (verified, secrets.json named); restore --url into a ${here} serve refuses a changed archive writing nothing, fills the empty target as a restore on the stores does, then refuses it unless --force; --resume finds everything there`, async () => {
+    const out = await folder();
+    const archive = join(out, "lab.fab");
+    const saved = await backup(["backup", "--out", archive, "--url", served.url]);
+    expect(saved.code, saved.err).toBe(0);
+    expect(saved.out).toBe(archive);
+    expect(saved.err).toMatch(/^backup: \d+ objects, \d+ bytes/);
+    expect(saved.err).toMatch(/data\/cases\s+[1-9]/);
+    // serve generated the keys not in KEYS: named (never their values), not in the archive.
+    expect(saved.err).toMatch(/NOT in the archive: the keys serve generated \([^)]*KEYS_AUTH[^)]*\) in secrets.json under the --data of the serve at /);
+    const verified = await backup(["backup", "verify", archive]);
+    expect(verified.code, verified.out).toBe(0);
+    expect(verified.out).toContain("the archive checks out");
+    // The admin key is needed, and a wrong one refused.
+    expect((await backup(["backup", "--out", join(out, "x.fab"), "--url", served.url], { R2_KEY_SECRET: KEYS.R2_KEY_SECRET })).code).toBe(2);
+    const wrong = await backup(["backup", "--out", join(out, "x.fab"), "--url", served.url], { ...KEYS, ADMIN_AUTH: "not-the-admin-key" });
+    expect(wrong.code).toBe(1);
+    expect(wrong.err).toMatch(/answered 40[13]/);
+    expect(await readdir(out)).toEqual(["lab.fab"]);
+
+    const targetDir = await folder();
+    const target = await spawnServe({ runtime: here, dataDir: targetDir, env: { ...KEYS, RATE_LIMITS: "off" } });
+    try {
+      const url = ["--url", target.url];
+      // One byte changed: refused, nothing written (so the next restore finds the target empty).
+      const bytes = await readFile(archive);
+      bytes[Math.floor(bytes.length / 2)]! ^= 1;
+      await writeFile(join(out, "changed.fab"), bytes);
+      const changed = await backup(["restore", join(out, "changed.fab"), ...url]);
+      expect(changed.code).toBe(1);
+      expect(changed.err).toContain("restore refused: the archive does not verify");
+      const restored = await backup(["restore", archive, ...url]);
+      expect(restored.code, `${restored.err}\n${target.output().slice(-3000)}`).toBe(0);
+      expect(restored.out).toMatch(/^restored \d+ objects \(\d+ written\); the target holds:/);
+      expect(restored.out).toMatch(/audit trails: (\d+) of \1 verify on the target/);
+      // The same objects as a restore of the archive on the stores (the audit store too: the restore adds no entry of its own).
+      const direct = await folder();
+      expect((await backup(["restore", archive, "--data", direct])).code).toBe(0);
+      expect(await storedFiles(targetDir)).toEqual(await storedFiles(direct));
+      const again = await backup(["restore", archive, ...url]);
+      expect(again.code).toBe(1);
+      expect(again.err).toContain("restore refused: the target holds data");
+      const resumed = await backup(["restore", archive, ...url, "--resume"]);
+      expect(resumed.code, resumed.err).toBe(0);
+      expect(resumed.out).toMatch(/\(0 written, \d+ already there\)/);
+      expect((await backup(["restore", archive, ...url, "--force"])).code).toBe(0);
+      // And the target's own backup through its serve verifies.
+      const second = await backup(["backup", "--out", join(out, "second.fab"), ...url]);
+      expect(second.code, second.err).toBe(0);
+      expect((await backup(["backup", "verify", join(out, "second.fab")])).code).toBe(0);
+    } finally {
+      await target.stop();
+    }
+  }, 120_000);
 });
