@@ -18,9 +18,11 @@ import { createFilePorts } from "../../../src/adapters/server/files/file-ports.t
 import { unzipSync } from "fflate";
 import { type Runtime, type Served, spawnServe } from "../../helpers/spawn-serve.ts";
 import { ANALYST, CASE, REVIEWER, seedCase } from "../../exchange/exchange-fixtures.ts";
+import { containsBytes, dataKey, keySetText } from "../../helpers/encryption.ts";
 
 const KEYS = { USER_DB_AUTH: "user-key-0123456789", R2_KEY_SECRET: "data-key-0123456789", ADMIN_AUTH: "admin-key-0123456789" };
 const MAIL = { MAIL_FROM: "forensics@lab.example", ADMIN_EMAIL: "admin@lab.example" };
+const encoder = new TextEncoder();
 const dirs: string[] = [];
 let served: Served;
 let servedDir: string;
@@ -300,6 +302,36 @@ describe("backup and restore --url", () => {
       const second = await backup(["backup", "--out", join(out, "second.fab"), ...url]);
       expect(second.code, second.err).toBe(0);
       expect((await backup(["backup", "verify", join(out, "second.fab")])).code).toBe(0);
+    } finally {
+      await target.stop();
+    }
+  }, 120_000);
+
+  it(`encrypted at rest (a ${here} serve): restore --url of a plain archive is sealed by the target; backup --url stays sealed (no plaintext the stores do not hold) unless --decrypt, verifies with the keys and restores through serve`, async () => {
+    const out = await folder();
+    const plain = join(out, "plain.fab");
+    expect((await backup(["backup", "--out", plain, "--url", served.url])).code).toBe(0);
+    const sealedEnv = { ...KEYS, DATA_ENCRYPTION_KEYS: keySetText(dataKey("k1")) };
+    const target = await spawnServe({ runtime: here, dataDir: await folder(), env: { ...sealedEnv, RATE_LIMITS: "off" } });
+    try {
+      const url = ["--url", target.url];
+      const restored = await backup(["restore", plain, ...url]);
+      expect(restored.code, restored.err).toBe(0);
+      const sealed = join(out, "sealed.fab");
+      const saved = await backup(["backup", "--out", sealed, ...url]);
+      expect(saved.code, saved.err).toBe(0);
+      expect(saved.err).toMatch(/^backup: \d+ objects, \d+ bytes \(sealed\)/);
+      const inPlain = encoder.encode(`"caseNumber":"${CASE}"`);
+      expect(containsBytes(new Uint8Array(await readFile(plain)), inPlain)).toBe(true);
+      expect(containsBytes(new Uint8Array(await readFile(sealed)), inPlain)).toBe(false);
+      expect((await backup(["backup", "verify", sealed], sealedEnv)).code).toBe(0);
+      expect((await backup(["backup", "verify", sealed], { ...KEYS })).out).toContain("the archive is sealed");
+      const opened = join(out, "opened.fab");
+      expect((await backup(["backup", "--out", opened, ...url, "--decrypt"])).code).toBe(0);
+      expect(containsBytes(new Uint8Array(await readFile(opened)), inPlain)).toBe(true);
+      const again = await backup(["restore", sealed, ...url, "--force"]);
+      expect(again.code, again.err).toBe(0);
+      expect(again.out).toMatch(/audit trails: (\d+) of \1 verify on the target/);
     } finally {
       await target.stop();
     }
