@@ -83,7 +83,7 @@ const restoreRoute = createRoute({
   path: "/restore",
   summary: "Restore an archive into the stores (administrators only)",
   description:
-    "The data key and `X-Admin-Key`; the body is an archive of `forensic-annotation backup`. It is kept aside, checked whole (objects, manifest, signature, every audit trail) and written as `forensic-annotation restore` does: refused, writing nothing, when it does not verify or (without `force`/`resume`) when the stores hold data. The answer is 200 at once and tells the phases, the progress and the outcome as lines.",
+    "The data key and `X-Admin-Key`; the body is an archive of `forensic-annotation backup`. It is kept aside, checked whole (objects, manifest, signature, every audit trail) and written as `forensic-annotation restore` does: refused, writing nothing, when it does not verify or (without `force`/`resume`) when the stores hold data. The answer is 200 once the archive has arrived and tells the phases, the progress and the outcome as lines.",
   operationId: "restore",
   security: keyedSecurity("dataKey"),
   request: { query: RestoreQuery, body: { required: true, content: { "application/octet-stream": { schema: z.string().describe("The archive's bytes") } } } },
