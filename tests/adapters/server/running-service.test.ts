@@ -6,6 +6,8 @@
  * refusing `--url`. One serve for the file.
  */
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -306,6 +308,35 @@ describe("backup and restore --url", () => {
       await target.stop();
     }
   }, 120_000);
+
+  it("backup --url saves nothing when the archive breaks off or does not check out as it arrives", async () => {
+    const out = await folder();
+    const whole = join(out, "whole.fab");
+    expect((await backup(["backup", "--out", whole, "--data", copyDir])).code).toBe(0);
+    const bytes = await readFile(whole);
+    const changed = Buffer.from(bytes);
+    changed[Math.floor(changed.length / 2)]! ^= 1;
+    // A service that sends half the archive then drops the connection, or the whole of it with one byte changed.
+    let mode: "cut" | "changed" = "cut";
+    const server = createServer((_request, response) => {
+      response.writeHead(200, { "Content-Type": "application/octet-stream" });
+      if (mode === "changed") return response.end(changed);
+      response.write(bytes.subarray(0, bytes.length >> 1), () => setTimeout(() => response.destroy(), 50));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const cut = await backup(["backup", "--out", join(out, "cut.fab"), "--url", url]);
+      expect(cut.code).toBe(1);
+      mode = "changed";
+      const damaged = await backup(["backup", "--out", join(out, "changed.fab"), "--url", url]);
+      expect(damaged.code).toBe(1);
+      expect(damaged.err).toContain("the service's archive does not check out");
+      expect(await readdir(out)).toEqual(["whole.fab"]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
 
   it(`encrypted at rest (a ${here} serve): restore --url of a plain archive is sealed by the target; backup --url stays sealed (no plaintext the stores do not hold) unless --decrypt, verifies with the keys and restores through serve`, async () => {
     const out = await folder();
