@@ -96,6 +96,8 @@ describe("forensic-annotation backup / restore", () => {
     expect(made.out).toBe(archive);
     // Progress only on a terminal.
     expect(made.err).not.toContain("\r");
+    // No keys generated under the source: nothing to warn of.
+    expect(made.err).not.toContain("secrets.json");
     const shown = await run(["backup", "--out", `${archive}.tty`, "--data", source], {}, true);
     expect(shown.err).toMatch(/\rbackup: \d+ objects, \d+\.\d MB/);
     const verified = await run(["backup", "verify", archive]);
@@ -116,6 +118,13 @@ describe("forensic-annotation backup / restore", () => {
     expect(again.code).toBe(1);
     expect(again.err).toContain("the target holds data");
     expect((await run(["restore", archive, "--data", target, "--force"])).code).toBe(0);
+    // Keys serve generated under the source are not in the archive: the backup says to keep them aside (names, never values).
+    await writeFile(join(source, "secrets.json"), JSON.stringify({ KEYS_AUTH: "generated-keys-secret", HMAC_KEY: "generated-hmac-secret" }));
+    const warned = await run(["backup", "--out", `${archive}.2`, "--data", source]);
+    expect(warned.code, warned.err).toBe(0);
+    expect(warned.err).toContain(`NOT in the archive: the keys serve generated (KEYS_AUTH, HMAC_KEY) in ${join(source, "secrets.json")}; keep a copy of that file aside`);
+    expect(warned.err + warned.out).not.toContain("generated-keys-secret");
+    expect(containsBytes(new Uint8Array(await readFile(`${archive}.2`)), encoder.encode("generated-hmac-secret"))).toBe(false);
   }, 60_000);
 
   it("encrypted at rest: archived sealed (no plaintext the store did not hold), verified and restored with the keys, refused without them; --decrypt archives plaintext", async () => {

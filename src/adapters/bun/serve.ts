@@ -12,6 +12,10 @@ import { serverAuthority } from "../server/request-url.ts";
 /** The part of Bun's API this adapter uses (so it type-checks without Bun's types). */
 interface BunServer {
   port: number;
+  /** Requests in flight (their answers' bodies included). */
+  pendingRequests: number;
+  /** WebSockets open (none here: the service upgrades nothing). */
+  pendingWebSockets: number;
   requestIP(request: Request): { address: string } | null;
   stop(closeActiveConnections?: boolean): Promise<void>;
 }
@@ -30,8 +34,11 @@ function bun(): BunApi {
   return api;
 }
 
-/** Listens with `Bun.serve`; the client IP is `server.requestIP`. */
-export const bunListen: Listen = (app: WorkerApp, address: { port: number; hostname: string }): Promise<Listening> => {
+/**
+ * Listens with `Bun.serve`; the client IP is `server.requestIP`. `Bun.serve` counts no
+ * connections: the `/metrics` gauge is its requests in flight (`pendingRequests`, `pendingWebSockets`).
+ */
+export const bunListen: Listen = Object.assign((app: WorkerApp, address: { port: number; hostname: string }): Promise<Listening> => {
   let origin = "";
   const server = bun().serve({
     port: address.port,
@@ -47,8 +54,8 @@ export const bunListen: Listen = (app: WorkerApp, address: { port: number; hostn
   // A request without a Host is addressed to the server itself, as Node's server does.
   origin = `http://${serverAuthority(address.hostname, server.port)}`;
   // stop(false) stops accepting and resolves once in-flight requests are answered.
-  return Promise.resolve({ port: server.port, close: () => server.stop(false) });
-};
+  return Promise.resolve({ port: server.port, close: () => server.stop(false), openConnections: () => server.pendingRequests + server.pendingWebSockets });
+}, { countsConnections: true });
 
 /** Starts the whole service on Bun over the embedded default (files under `dataDir`). */
 export function startServer(options: ServeOptions): Promise<RunningServer> {

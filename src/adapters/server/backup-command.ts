@@ -14,7 +14,6 @@ import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { Readable } from "node:stream";
-import { createHash } from "node:crypto";
 import { parseArgs } from "node:util";
 import { ConfigError, parseConfig } from "../../core/config/mod.ts";
 import type { BlobStore, Bytes } from "../../core/ports.ts";
@@ -30,22 +29,24 @@ import {
   checkArchive,
   restoreArchive,
   RestoreRefusal,
-  type Sha256Factory,
   storesOf,
   writeBackup,
 } from "../../core/backup/mod.ts";
-import { nodeSha256Hex } from "./node-sha256.ts";
+import { nodeSha256, nodeSha256Hex } from "./node-sha256.ts";
 import { serverCipherSuite } from "./node-cipher.ts";
 import { createFileBlobStore } from "./files/file-ports.ts";
 import { OutputPathError, writeOutputFile } from "./output-file.ts";
 import { rawStoragePorts, type RuntimeStorage, type StorageUse } from "./start.ts";
 import { commandIo, type ExchangeCommandIo, signatureConfig } from "./exchange-command.ts";
 import { commandFailure, UsageError } from "./command-failure.ts";
+import { storedSecrets } from "./secrets.ts";
+import { backupThroughService, RemoteRestoreRefusal, restoreThroughService, type ServiceTarget } from "./backup-over-http.ts";
+import { withUrlHint } from "./running-service.ts";
 
 const USAGE = `Usage:
-  forensic-annotation backup --out FILE [--data DIR] [--decrypt]
+  forensic-annotation backup --out FILE [--data DIR | --url URL] [--decrypt]
   forensic-annotation backup verify FILE [--json]
-  forensic-annotation restore FILE [--data DIR] [--force] [--resume]
+  forensic-annotation restore FILE [--data DIR | --url URL] [--force] [--resume]
 
 backup writes one archive of everything the stores hold (user records, cases and
 annotations and every other document, images and their metadata, every audit
@@ -64,11 +65,17 @@ redis, s3, ...). It refuses an archive that does not verify and a target that
 holds data (unless --force), writing nothing then; it ends by checking the
 counts and every audit trail on the target. A restore cut short finishes with
 --resume (what is there already as archived is not written again). On files,
-stop serve first.
+stop serve first, or use --url.
+
+With --url both go through the running service (GET /data/backup, POST
+/data/restore) with R2_KEY_SECRET (or --key-file) and ADMIN_AUTH: the same
+archive, checks and results, on the stores and keys of the service.
 
 Options:
   --out FILE   backup: the archive to write
   --data DIR   data directory (default ./.forensic-data)
+  --url URL    the running service's base URL, e.g. http://127.0.0.1:8787
+  --key-file F with --url: a file whose first line is R2_KEY_SECRET
   --decrypt    backup: write encrypted stores' objects opened (plaintext)
   --force      restore: write into stores that hold data
   --resume     restore: finish an interrupted restore
@@ -77,12 +84,6 @@ Options:
 `;
 
 
-/** node:crypto's incremental SHA-256 (Node, Bun and Deno have it). */
-const nodeSha256: Sha256Factory = () => {
-  const hash = createHash("sha256");
-  return { update: (bytes) => void hash.update(bytes), digestHex: () => hash.digest("hex") };
-};
-
 function parse(argv: readonly string[]) {
   try {
     return parseArgs({
@@ -90,6 +91,8 @@ function parse(argv: readonly string[]) {
       allowPositionals: true,
       options: {
         out: { type: "string" },
+        url: { type: "string" },
+        "key-file": { type: "string" },
         data: { type: "string", default: "./.forensic-data" },
         decrypt: { type: "boolean", default: false },
         force: { type: "boolean", default: false },
@@ -197,6 +200,14 @@ async function checkOptions(env: ExchangeCommandIo["env"]) {
   };
 }
 
+/**
+ * The warning of a backup whose source has keys `serve` generated: they are credentials, kept
+ * out of the archive (docs/operations.md#generated-secrets), so the operator keeps them aside.
+ */
+export function secretsWarning(names: readonly string[], where: string): string {
+  return `backup: NOT in the archive: the keys serve generated (${names.join(", ")}) in ${where}; keep a copy of that file aside, as safely as DATA_ENCRYPTION_KEYS, and put it under the new --data (or set the variables) when you restore, or there the clients' keys, signed image URLs, packages sealed for this lab and what these keys signed stop working or verifying`;
+}
+
 /** The counts of a manifest, one kind a line. */
 function countLines(counts: Record<string, number>): string[] {
   return Object.keys(counts).sort().map((kind) => `  ${kind.padEnd(20)} ${counts[kind]}`);
@@ -214,8 +225,24 @@ function describeVerdict(verdict: ArchiveVerdict): string[] {
   ];
 }
 
+/** The service `--url` names, with the keys' sources. */
+const targetOf = (flags: ReturnType<typeof parse>["values"], io: ExchangeCommandIo): ServiceTarget => ({ url: flags.url!, keyFile: flags["key-file"], dataDir: flags.data, env: io.env });
+
+/** `backup --url`: the service's archive saved to --out, the same lines as a backup on the stores. */
+async function runBackupThroughService(flags: ReturnType<typeof parse>["values"], io: ExchangeCommandIo): Promise<number> {
+  const bar = progressLine(io.err, "backup");
+  const path = resolve(flags.out!);
+  const { manifest, generatedSecrets } = await backupThroughService(targetOf(flags, io), path, { decrypt: flags.decrypt, onProgress: (progress) => bar.show(progress) }).finally(() => bar.end());
+  io.err.write(`backup: ${manifest.objects} objects, ${manifest.bytes} bytes${manifest.sealed ? " (sealed)" : ""}${manifest.signature ? ", manifest signed" : ""}\n`);
+  for (const line of countLines(manifest.counts)) io.err.write(`${line}\n`);
+  if (generatedSecrets.length > 0) io.err.write(`${secretsWarning(generatedSecrets, `secrets.json under the --data of the serve at ${flags.url}`)}\n`);
+  io.out(path);
+  return 0;
+}
+
 async function runBackup(flags: ReturnType<typeof parse>["values"], io: ExchangeCommandIo, runtimeStorage: RuntimeStorage | undefined): Promise<number> {
   if (flags.out === undefined || flags.out === "") throw new UsageError("backup needs --out FILE");
+  if (flags.url !== undefined) return await runBackupThroughService(flags, io);
   const { signer } = await signatureConfig(io.env, false);
   // Reads only: beside a running serve, which holds the data folder's write lock.
   const stores = await openStores(io.env, resolve(flags.data), runtimeStorage, { readOnly: true, existing: true });
@@ -241,6 +268,9 @@ async function runBackup(flags: ReturnType<typeof parse>["values"], io: Exchange
     const written = manifest as unknown as Awaited<ReturnType<typeof writeBackup>>;
     io.err.write(`backup: ${written.objects} objects, ${written.bytes} bytes${written.sealed ? " (sealed)" : ""}${written.signature ? ", manifest signed" : ""}\n`);
     for (const line of countLines(written.counts)) io.err.write(`${line}\n`);
+    // Unreadable, it still holds them: warned all the same.
+    const generated = await storedSecrets(resolve(flags.data)).then(Object.keys, () => ["(the file could not be read)"]);
+    if (generated.length > 0) io.err.write(`${secretsWarning(generated, join(resolve(flags.data), "secrets.json"))}\n`);
     io.out(path);
     return 0;
   } finally {
@@ -272,12 +302,43 @@ async function runVerify(path: string, flags: ReturnType<typeof parse>["values"]
   return verdict.valid ? 0 : 1;
 }
 
+/** `restore --url`: the archive sent to the service, its phases and outcome told as a restore on the stores tells them. */
+async function runRestoreThroughService(path: string, flags: ReturnType<typeof parse>["values"], io: ExchangeCommandIo): Promise<number> {
+  const bar = progressLine(io.err, "restore");
+  try {
+    const done = await restoreThroughService(targetOf(flags, io), path, {
+      force: flags.force,
+      resume: flags.resume,
+      onPhase: (phase) => {
+        bar.end();
+        if (io.err.isTTY === true) io.err.write(`restore: ${phase}\n`);
+      },
+      onProgress: (progress) => bar.show(progress),
+    });
+    bar.end();
+    io.out(`restored ${done.objects} objects (${done.written} written${done.alreadyThere > 0 ? `, ${done.alreadyThere} already there` : ""}); the target holds:`);
+    for (const line of countLines(done.counts)) io.out(line);
+    io.out(`audit trails: ${done.trails.verified} of ${done.trails.total} verify on the target`);
+    return 0;
+  } catch (err) {
+    bar.end();
+    if (err instanceof RemoteRestoreRefusal) {
+      io.err.write(`restore refused: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
 async function runRestore(path: string, flags: ReturnType<typeof parse>["values"], io: ExchangeCommandIo, runtimeStorage: RuntimeStorage | undefined): Promise<number> {
   await stat(path).catch(() => {
     throw new UsageError(`${path}: no such file`);
   });
+  if (flags.url !== undefined) return await runRestoreThroughService(path, flags, io);
   const { options } = await checkOptions(io.env);
-  const stores = await openStores(io.env, resolve(flags.data), runtimeStorage, { command: "restore" });
+  const stores = await openStores(io.env, resolve(flags.data), runtimeStorage, { command: "restore" }).catch((err: unknown) => {
+    throw withUrlHint(err, "restore");
+  });
   try {
     const bar = progressLine(io.err, "restore");
     const summary = await restoreArchive(() => archiveStream(path), {
@@ -330,16 +391,19 @@ export async function runBackupCommand(
     if (command === "backup" && sub === "verify") {
       if (positionals[2] === undefined || positionals.length > 3) throw new UsageError("backup verify takes one FILE");
       if (flags.out !== undefined || flags.force || flags.resume || flags.decrypt) throw new UsageError("backup verify takes only FILE and --json");
+      if (flags.url !== undefined || flags["key-file"] !== undefined) throw new UsageError("backup verify checks a file without a service: it takes no --url");
       return await runVerify(resolve(positionals[2]), flags, io);
     }
     if (command === "backup") {
       if (sub !== undefined) throw new UsageError(`Unexpected argument: ${sub} (backup --out FILE, or backup verify FILE)`);
-      if (flags.force || flags.resume || flags.json) throw new UsageError("backup takes --out, --data and --decrypt");
+      if (flags.force || flags.resume || flags.json) throw new UsageError("backup takes --out, --data or --url, and --decrypt");
+      if (flags["key-file"] !== undefined && flags.url === undefined) throw new UsageError("--key-file goes with --url (without it the command opens the stores itself)");
       return await runBackup(flags, io, options.runtimeStorage);
     }
     if (command === "restore") {
       if (sub === undefined || extra !== undefined) throw new UsageError("restore takes one FILE");
-      if (flags.out !== undefined || flags.decrypt || flags.json) throw new UsageError("restore takes FILE, --data, --force and --resume");
+      if (flags.out !== undefined || flags.decrypt || flags.json) throw new UsageError("restore takes FILE, --data or --url, --force and --resume");
+      if (flags["key-file"] !== undefined && flags.url === undefined) throw new UsageError("--key-file goes with --url (without it the command opens the stores itself)");
       return await runRestore(resolve(sub), flags, io, options.runtimeStorage);
     }
     throw new UsageError(`Unknown command: ${command ?? "(none)"}`);

@@ -16,7 +16,7 @@ import { holdsDataFolder, LOCK_FILE, lockDataFolder } from "./files/folder-lock.
 import { codeOf } from "./files/file-driver.ts";
 import { removeLeftoverTemporaries } from "./files/leftover-temporaries.ts";
 import { hostInUrl } from "./request-url.ts";
-import { ensureSecrets, generatedLine } from "./secrets.ts";
+import { ensureSecrets, generatedLine, storedSecrets } from "./secrets.ts";
 import { probeAddress } from "./address-probe.ts";
 import { createRedisPorts } from "./redis/redis-ports.ts";
 import { createS3Ports, s3LocationFromUrl } from "../s3/s3-ports.ts";
@@ -25,9 +25,9 @@ import { ConfigError, type ServiceConfig } from "../../core/config/mod.ts";
 import type { ServicePorts } from "../../core/service/service.ts";
 import type { Mailer } from "../../core/ports.ts";
 import { checkCanaries, encryptPorts, keyringOf } from "../../core/service/encrypted-ports.ts";
-import { CanaryError } from "../../core/encryption/mod.ts";
+import { CanaryError, type Keyring } from "../../core/encryption/mod.ts";
 import { serverCipherSuite } from "./node-cipher.ts";
-import { nodeSha256Hex } from "./node-sha256.ts";
+import { nodeSha256, nodeSha256Hex } from "./node-sha256.ts";
 import { checkAuditKeys } from "../../core/audit/signing-keys.ts";
 
 /** nodemailer is loaded only when SMTP is configured. */
@@ -44,6 +44,10 @@ export interface StoragePorts {
   description: string;
   /** Releases the backend (closes a Redis or Deno KV connection). */
   close(): Promise<void>;
+  /** The stores as they hold objects (sealed under encryption at rest), when `ports` are opened over them. */
+  raw?: ServicePorts;
+  /** `DATA_ENCRYPTION_KEYS`' keyring, when the stores are encrypted at rest. */
+  keyring?: Keyring;
 }
 
 /** Stores only one runtime offers (Deno KV under Deno); undefined when it has none for `STORAGE`. */
@@ -66,7 +70,7 @@ export async function storagePorts(config: ServiceConfig, dataDir: string, runti
     throw err;
   }
   const encrypted = keyring === undefined ? "" : `; encrypted at rest under key "${keyring.currentKid}"`;
-  return { ...storage, ports: encryptPorts(storage.ports, keyring), description: `${storage.description}${encrypted}` };
+  return { ...storage, ports: encryptPorts(storage.ports, keyring), description: `${storage.description}${encrypted}`, raw: storage.ports, ...(keyring === undefined ? {} : { keyring }) };
 }
 
 /** How a process uses the stores it opens. */
@@ -137,7 +141,7 @@ export interface Listening {
   port: number;
   /** Stops accepting, lets in-flight requests finish, then resolves. */
   close(): Promise<void>;
-  /** The client connections open now, where the runtime's server counts them (Node). */
+  /** The client connections open now where the runtime's server counts them (Node), else its requests in flight (Bun, Deno). */
   openConnections?: () => number;
 }
 
@@ -295,12 +299,22 @@ async function startOnFolder(options: ServeOptions, defined: Record<string, stri
  * (the same checks, mails and audit entries).
  */
 export async function serviceOnStores(storage: StoragePorts, config: ServiceConfig, dataDir: string, operator?: OperatorPorts): Promise<WorkerApp> {
+  // The outbox is files under --data whatever STORAGE is (docs/storage.md).
+  const outbox = createFileBlobStore(join(dataDir, "outbox"), { sync: config.fsync === "all" });
+  const service = { ...storage.ports, outbox };
   return createService(
     {
-      ...storage.ports,
+      ...service,
       auditHash: nodeSha256Hex,
-      // The outbox is files under --data whatever STORAGE is (docs/storage.md).
-      outbox: createFileBlobStore(join(dataDir, "outbox"), { sync: config.fsync === "all" }),
+      // What `backup --url` and `restore --url` go through: the stores as the backup commands open them.
+      backup: {
+        stores: { raw: storage.raw === undefined ? service : { ...storage.raw, outbox }, service },
+        ...(storage.keyring === undefined ? {} : { keyring: storage.keyring }),
+        sha256: nodeSha256,
+        // Beside the stores, never in one restored into.
+        spool: createFileBlobStore(join(dataDir, "restore-spool"), { sync: false }),
+        generatedSecrets: async () => Object.keys(await storedSecrets(dataDir)),
+      },
       ...(config.mailTransport === "smtp" ? { mailer: await smtpMailer(config) } : {}),
       ...(operator === undefined ? {} : { operator }),
     },

@@ -6,7 +6,8 @@
  */
 export { ArchiveDamaged, type ArchiveSink, type Sha256Factory, type Sha256Stream } from "./archive-format.ts";
 export { type ArchiveProgress, type BackupOptions, writeBackup } from "./backup.ts";
-export { type ArchiveVerdict, checkArchive, type CheckArchiveOptions, type TrailVerification } from "./archive-check.ts";
+export { type ArchiveVerdict, checkArchive, type CheckArchiveOptions, readArchive, type TrailVerification } from "./archive-check.ts";
+export { backupStream, type RestoreLine, restoreLines } from "./streams.ts";
 export { BACKUP_FORMAT, type BackupManifest } from "./manifest.ts";
 export { countObjects, restoreArchive, RestoreRefusal, type RestoreOptions, type RestoreSummary, type RestoreTarget } from "./restore.ts";
 export { type NamedStore, storesOf } from "./stores.ts";

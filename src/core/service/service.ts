@@ -36,6 +36,7 @@ import { serviceReadiness } from "./readiness.ts";
 import { registerOperationsRoutes } from "./operations-routes.ts";
 import { legalHoldStore } from "../users/legal-holds.ts";
 import { heldImageFinder } from "../users/held-images.ts";
+import type { BackupPorts } from "../workers/backup-routes.ts";
 
 
 /** The stores and services behind the workers. */
@@ -73,6 +74,14 @@ export interface ServicePorts {
    * the core's JavaScript one (workerd, browsers). Both give the same hashes.
    */
   auditHash?: (text: string) => string;
+  /**
+   * Every store as held and as read, for the data worker's `GET /backup` and `POST /restore`
+   * (docs/operations.md#backups-through-a-running-service); without it those routes are not there.
+   * `serve` passes it; internal.
+   *
+   * @ignore
+   */
+  backup?: BackupPorts;
   /** What the runtime tells the operator through the service (docs/operations.md); every field optional. */
   operator?: {
     /** Writes one request-log line (`serve`: standard output). Without it nothing is logged. */
@@ -164,7 +173,7 @@ export function createService(given: ServicePorts, config: ServiceConfig): Worke
   });
   const { residentMemoryBytes, openConnections } = operator;
   if (residentMemoryBytes !== undefined) operations.metrics.gauge("process_resident_memory_bytes", "Resident memory of the process, in bytes.", residentMemoryBytes);
-  if (openConnections !== undefined) operations.metrics.gauge("http_open_connections", "Client connections open now.", openConnections);
+  if (openConnections !== undefined) operations.metrics.gauge("http_open_connections", "Client connections open now (Bun, Deno: requests in flight).", openConnections);
   app.doc31("/openapi.json", (c) => openApiObject(mountOf(c)));
   if (config.apiDocs === "on") registerDocsPage(app);
   // Known paths that only read: another method is a 405 with Allow (docs/api.md), not the router's 404.
@@ -186,7 +195,7 @@ export function createService(given: ServicePorts, config: ServiceConfig): Worke
   });
   // One set of histories for every worker that writes data keys, so their writes of a key queue in one process.
   const histories = createKeyHistories(ports.data, { clock: ports.clock, hash: ports.auditHash });
-  mountWorker(app, WORKER_MOUNTS.data, createDataWorker({ blobs: ports.data, audit: ports.audit, clock: ports.clock, config, users: ports.users, access, auditHash: ports.auditHash, histories }));
+  mountWorker(app, WORKER_MOUNTS.data, createDataWorker({ blobs: ports.data, audit: ports.audit, clock: ports.clock, config, users: ports.users, access, auditHash: ports.auditHash, histories, backup: ports.backup }));
   mountWorker(app, WORKER_MOUNTS.keys, createKeysWorker({ config, access }));
   mountWorker(app, WORKER_MOUNTS.captcha, createCaptchaWorker({ verifier: captcha, config, access }));
   mountWorker(app, WORKER_MOUNTS.audit, createAuditWorker({ audit: ports.audit, clock: ports.clock, config, access, auditHash: ports.auditHash }));

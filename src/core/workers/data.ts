@@ -45,6 +45,7 @@ import { PruneResultSchema } from "../schemas/retention.ts";
 import { requireAdministrator } from "../http/administrator.ts";
 import { createKeyHistories, type KeyHistories } from "../history/mod.ts";
 import { HistoryQuerySchema, KeyHistorySchema } from "../schemas/history.ts";
+import { type BackupPorts, registerBackupRoutes } from "./backup-routes.ts";
 
 /** Ports and configuration of the data worker. */
 export interface DataWorkerDeps {
@@ -55,7 +56,7 @@ export interface DataWorkerDeps {
   /** Dates new audit entries and picks today's audit day (UTC). */
   clock: Clock;
   /** The service configuration (`R2_KEY_SECRET`, `ALLOWED_ORIGIN`, `MAX_JSON_BYTES`, `MAX_AUDIT_ENTRY_BYTES`). */
-  config: Pick<ServiceConfig, "allowedOrigin" | "r2KeySecret" | "maxJsonBytes" | "maxAuditEntryBytes" | "maxAuditDayBytes" | "limits" | "demoLimits" | "selfRegistration" | "identity" | "adminAuth" | "rateLimits"> & Partial<Pick<ServiceConfig, "dataHistory" | "historyRetentionDays">>;
+  config: Pick<ServiceConfig, "allowedOrigin" | "r2KeySecret" | "maxJsonBytes" | "maxAuditEntryBytes" | "maxAuditDayBytes" | "limits" | "demoLimits" | "selfRegistration" | "identity" | "adminAuth" | "rateLimits"> & Partial<Pick<ServiceConfig, "dataHistory" | "historyRetentionDays" | "exportSigningKey" | "exportVerifyKeys" | "exportRequireSignature" | "auditSigningKey" | "auditVerifyKeys">>;
   /**
    * The user records; when given, a case document may list at most the owner's `maxFilesPerCase`
    * files, and a key under a case on legal hold is not deleted (docs/api.md#legal-holds).
@@ -77,6 +78,13 @@ export interface DataWorkerDeps {
    * @ignore
    */
   histories?: KeyHistories;
+  /**
+   * Every store, for `GET /backup` and `POST /restore` (docs/operations.md#backups-through-a-running-service);
+   * without it those routes are not there. `serve` passes it; internal.
+   *
+   * @ignore
+   */
+  backup?: BackupPorts | undefined;
 }
 
 const encoder = new TextEncoder();
@@ -269,6 +277,8 @@ function dataWorker(deps: DataWorkerDeps) {
     targetOf: (c) => isAudit(c) ? c.req.query("userId") : ownerSegment(routePathAfterMount(c)),
   });
   const withAudit = registerAuditRoutes(app, { ...deps, access }, "data");
+  // Before the documents' routes, which would take `/backup` for a key.
+  if (deps.backup !== undefined) registerBackupRoutes(app, { backup: deps.backup, config, clock: deps.clock, auditHash: deps.auditHash });
   // Identity mode: a document's first key segment is its user (`{uid}/{case}/data.json`).
   // Only a user's token can be refused (requireOwner passes key holders and the admin): only then is there anything to wait for.
   const ownedKey = (c: Context<WorkerEnv>): string | Promise<string> => {

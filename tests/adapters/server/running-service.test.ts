@@ -6,6 +6,8 @@
  * refusing `--url`. One serve for the file.
  */
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,13 +15,16 @@ import { runUsersCommand } from "../../../src/adapters/server/users-command.ts";
 import { runAuditCommand } from "../../../src/adapters/server/audit-command.ts";
 import { runKeysCommand } from "../../../src/adapters/server/keys-command.ts";
 import { runExchangeCommand } from "../../../src/adapters/server/exchange-command.ts";
+import { runBackupCommand } from "../../../src/adapters/server/backup-command.ts";
 import { createFilePorts } from "../../../src/adapters/server/files/file-ports.ts";
 import { unzipSync } from "fflate";
-import { type Served, spawnServe } from "../../helpers/spawn-serve.ts";
+import { type Runtime, type Served, spawnServe } from "../../helpers/spawn-serve.ts";
 import { ANALYST, CASE, REVIEWER, seedCase } from "../../exchange/exchange-fixtures.ts";
+import { containsBytes, dataKey, keySetText } from "../../helpers/encryption.ts";
 
 const KEYS = { USER_DB_AUTH: "user-key-0123456789", R2_KEY_SECRET: "data-key-0123456789", ADMIN_AUTH: "admin-key-0123456789" };
 const MAIL = { MAIL_FROM: "forensics@lab.example", ADMIN_EMAIL: "admin@lab.example" };
+const encoder = new TextEncoder();
 const dirs: string[] = [];
 let served: Served;
 let servedDir: string;
@@ -227,4 +232,139 @@ describe("against a running serve (Node), file store", () => {
     expect((await run(runExchangeCommand, ["import", "--user", REVIEWER, "--overwrite", join(out, "case.zip"), ...url], env)).code).toBe(0);
     expect((await run(runExchangeCommand, ["import", "--user", REVIEWER, "--require-signature", join(out, "case.zip"), ...url], env)).code).toBe(2);
   });
+});
+
+/** The runtime these tests run under: the restore's target serve runs on it, so each runtime's server is the one tried. */
+const here: Runtime = "Bun" in globalThis ? "bun" : "Deno" in globalThis ? "deno" : "node";
+
+/** Every file under `dir`'s store folders and its bytes (the encryption canaries aside). */
+async function storedFiles(dir: string): Promise<Record<string, string>> {
+  const files: Record<string, string> = {};
+  for (const store of ["users", "data", "images", "audit", "outbox"]) {
+    const entries = await readdir(join(dir, store), { recursive: true, withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      const path = join(entry.parentPath, entry.name);
+      if (!entry.isFile() || /encryption-canary/.test(path)) continue;
+      files[path.slice(dir.length)] = (await readFile(path)).toString("base64");
+    }
+  }
+  return files;
+}
+
+describe("backup and restore --url", () => {
+  const backup = (args: string[], env: Record<string, string | undefined> = { ...KEYS }) => run(runBackupCommand, args, env);
+
+  it(`backup --url saves the running serve's archive (verified, secrets.json named); restore --url into a ${here} serve refuses a changed archive writing nothing, fills the empty target as a restore on the stores does, then refuses it unless --force; --resume finds everything there`, async () => {
+    const out = await folder();
+    const archive = join(out, "lab.fab");
+    const saved = await backup(["backup", "--out", archive, "--url", served.url]);
+    expect(saved.code, saved.err).toBe(0);
+    expect(saved.out).toBe(archive);
+    expect(saved.err).toMatch(/^backup: \d+ objects, \d+ bytes/);
+    expect(saved.err).toMatch(/data\/cases\s+[1-9]/);
+    // serve generated the keys not in KEYS: named (never their values), not in the archive.
+    expect(saved.err).toMatch(/NOT in the archive: the keys serve generated \([^)]*KEYS_AUTH[^)]*\) in secrets.json under the --data of the serve at /);
+    const verified = await backup(["backup", "verify", archive]);
+    expect(verified.code, verified.out).toBe(0);
+    expect(verified.out).toContain("the archive checks out");
+    // The admin key is needed, and a wrong one refused.
+    expect((await backup(["backup", "--out", join(out, "x.fab"), "--url", served.url], { R2_KEY_SECRET: KEYS.R2_KEY_SECRET })).code).toBe(2);
+    const wrong = await backup(["backup", "--out", join(out, "x.fab"), "--url", served.url], { ...KEYS, ADMIN_AUTH: "not-the-admin-key" });
+    expect(wrong.code).toBe(1);
+    expect(wrong.err).toMatch(/answered 40[13]/);
+    expect(await readdir(out)).toEqual(["lab.fab"]);
+
+    const targetDir = await folder();
+    const target = await spawnServe({ runtime: here, dataDir: targetDir, env: { ...KEYS, RATE_LIMITS: "off" } });
+    try {
+      const url = ["--url", target.url];
+      // One byte changed: refused, nothing written (so the next restore finds the target empty).
+      const bytes = await readFile(archive);
+      bytes[Math.floor(bytes.length / 2)]! ^= 1;
+      await writeFile(join(out, "changed.fab"), bytes);
+      const changed = await backup(["restore", join(out, "changed.fab"), ...url]);
+      expect(changed.code).toBe(1);
+      expect(changed.err).toContain("restore refused: the archive does not verify");
+      const restored = await backup(["restore", archive, ...url]);
+      expect(restored.code, `${restored.err}\n${target.output().slice(-3000)}`).toBe(0);
+      expect(restored.out).toMatch(/^restored \d+ objects \(\d+ written\); the target holds:/);
+      expect(restored.out).toMatch(/audit trails: (\d+) of \1 verify on the target/);
+      // The same objects as a restore of the archive on the stores (the audit store too: the restore adds no entry of its own).
+      const direct = await folder();
+      expect((await backup(["restore", archive, "--data", direct])).code).toBe(0);
+      expect(await storedFiles(targetDir)).toEqual(await storedFiles(direct));
+      const again = await backup(["restore", archive, ...url]);
+      expect(again.code).toBe(1);
+      expect(again.err).toContain("restore refused: the target holds data");
+      const resumed = await backup(["restore", archive, ...url, "--resume"]);
+      expect(resumed.code, resumed.err).toBe(0);
+      expect(resumed.out).toMatch(/\(0 written, \d+ already there\)/);
+      expect((await backup(["restore", archive, ...url, "--force"])).code).toBe(0);
+      // And the target's own backup through its serve verifies.
+      const second = await backup(["backup", "--out", join(out, "second.fab"), ...url]);
+      expect(second.code, second.err).toBe(0);
+      expect((await backup(["backup", "verify", join(out, "second.fab")])).code).toBe(0);
+    } finally {
+      await target.stop();
+    }
+  }, 120_000);
+
+  it("backup --url saves nothing when the archive breaks off or does not check out as it arrives", async () => {
+    const out = await folder();
+    const whole = join(out, "whole.fab");
+    expect((await backup(["backup", "--out", whole, "--data", copyDir])).code).toBe(0);
+    const bytes = await readFile(whole);
+    const changed = Buffer.from(bytes);
+    changed[Math.floor(changed.length / 2)]! ^= 1;
+    // A service that sends half the archive then drops the connection, or the whole of it with one byte changed.
+    let mode: "cut" | "changed" = "cut";
+    const server = createServer((_request, response) => {
+      response.writeHead(200, { "Content-Type": "application/octet-stream" });
+      if (mode === "changed") return response.end(changed);
+      response.write(bytes.subarray(0, bytes.length >> 1), () => setTimeout(() => response.destroy(), 50));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const cut = await backup(["backup", "--out", join(out, "cut.fab"), "--url", url]);
+      expect(cut.code).toBe(1);
+      mode = "changed";
+      const damaged = await backup(["backup", "--out", join(out, "changed.fab"), "--url", url]);
+      expect(damaged.code).toBe(1);
+      expect(damaged.err).toContain("the service's archive does not check out");
+      expect(await readdir(out)).toEqual(["whole.fab"]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it(`encrypted at rest (a ${here} serve): restore --url of a plain archive is sealed by the target; backup --url stays sealed (no plaintext the stores do not hold) unless --decrypt, verifies with the keys and restores through serve`, async () => {
+    const out = await folder();
+    const plain = join(out, "plain.fab");
+    expect((await backup(["backup", "--out", plain, "--url", served.url])).code).toBe(0);
+    const sealedEnv = { ...KEYS, DATA_ENCRYPTION_KEYS: keySetText(dataKey("k1")) };
+    const target = await spawnServe({ runtime: here, dataDir: await folder(), env: { ...sealedEnv, RATE_LIMITS: "off" } });
+    try {
+      const url = ["--url", target.url];
+      const restored = await backup(["restore", plain, ...url]);
+      expect(restored.code, restored.err).toBe(0);
+      const sealed = join(out, "sealed.fab");
+      const saved = await backup(["backup", "--out", sealed, ...url]);
+      expect(saved.code, saved.err).toBe(0);
+      expect(saved.err).toMatch(/^backup: \d+ objects, \d+ bytes \(sealed\)/);
+      const inPlain = encoder.encode(`"caseNumber":"${CASE}"`);
+      expect(containsBytes(new Uint8Array(await readFile(plain)), inPlain)).toBe(true);
+      expect(containsBytes(new Uint8Array(await readFile(sealed)), inPlain)).toBe(false);
+      expect((await backup(["backup", "verify", sealed], sealedEnv)).code).toBe(0);
+      expect((await backup(["backup", "verify", sealed], { ...KEYS })).out).toContain("the archive is sealed");
+      const opened = join(out, "opened.fab");
+      expect((await backup(["backup", "--out", opened, ...url, "--decrypt"])).code).toBe(0);
+      expect(containsBytes(new Uint8Array(await readFile(opened)), inPlain)).toBe(true);
+      const again = await backup(["restore", sealed, ...url, "--force"]);
+      expect(again.code, again.err).toBe(0);
+      expect(again.out).toMatch(/audit trails: (\d+) of \1 verify on the target/);
+    } finally {
+      await target.stop();
+    }
+  }, 120_000);
 });
