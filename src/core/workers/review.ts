@@ -174,7 +174,28 @@ function segments(c: Context<WorkerEnv>): string[] {
   return routePathAfterMount(c).split("/");
 }
 
-/** Creates the review worker. */
+/**
+ * Creates the review worker (docs/review.md): a lab's second examiner reads a case in place
+ * (blind to the first conclusions if asked), records conclusions and signs the pinned version of
+ * each file with `AUDIT_SIGNING_KEY`; `GET /keys` publishes the keys that verify the signatures.
+ * Reviews need identity-token mode (in key-only mode every route but `/keys` answers 403), and
+ * live in the audit store beside the trails. `createService` mounts it at `/review`.
+ *
+ * @example
+ * ```ts
+ * import { createMemoryPorts, createReviewWorker, parseConfig } from "@forensic-annotation/service";
+ *
+ * const { data, audit, users, clock } = createMemoryPorts();
+ * const config = parseConfig({
+ *   AUTH_JWKS_URL: "https://idp.lab.example/jwks",
+ *   AUTH_ISSUER: "https://idp.lab.example",
+ *   AUTH_AUDIENCE: "forensic",
+ *   AUDIT_SIGNING_KEY: signingKeyJson, // a private JWK as JSON
+ * });
+ * const review = createReviewWorker({ data, audit, users, clock, config });
+ * const jwks = await (await review.request("/keys")).json(); // verifies its signatures
+ * ```
+ */
 export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
   const { config, clock } = deps;
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["GET", "POST", "DELETE"] });
