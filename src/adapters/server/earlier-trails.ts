@@ -26,8 +26,11 @@ export async function signEarlierTrails(audit: BlobStore, config: AuditKeyConfig
     const names = left.slice(0, NAMED).map(({ userId, outcome }) => `${userId} (${outcome})`).join(", ") + (left.length > NAMED ? " and more" : "");
     log(`signed   ${signed} audit head${signed === 1 ? "" : "s"}${left.length === 0 ? "" : `; not signed: ${names}: ${advice}`}`);
   } catch (err) {
-    // Heads signed by another key (a secrets.json lost or replaced), or a store that failed: the service still starts.
-    const reason = err instanceof SigningBegun ? err.message : `signing failed: ${err instanceof Error ? err.message : String(err)}`;
-    log(`audit heads of earlier trails not signed: ${reason}; ${advice}`);
+    // Heads signed by another key (a secrets.json lost, or a restore without it), or a store that failed: the service still starts.
+    if (err instanceof SigningBegun) {
+      log(`audit heads of earlier trails not signed: the store holds heads signed by another key (${err.users.slice(0, 3).join(", ")}...): a secrets.json lost or not restored? Stop serve and bring back the secrets.json that holds it, or put that key's public half in AUDIT_VERIFY_KEYS; until then audit verify finds those trails not intact`);
+      return;
+    }
+    log(`audit heads of earlier trails not signed: signing failed: ${err instanceof Error ? err.message : String(err)}; ${advice}`);
   }
 }

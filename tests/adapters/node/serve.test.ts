@@ -10,6 +10,7 @@ import { appendAuditEntry } from "../../../src/core/audit/trail.ts";
 import { systemClock } from "../../../src/core/ports.ts";
 import type { ValidationAuditEntry } from "../../../src/core/schemas/audit.ts";
 import { runAuditCommand } from "../../../src/adapters/server/audit-command.ts";
+import { auditKeys } from "../../../src/core/audit/signing-keys.ts";
 
 let dir: string;
 const running: Served[] = [];
@@ -112,6 +113,13 @@ describe("forensic-annotation serve on Node (CONTRACT: Starting it)", () => {
     const signing = await run(["audit", "sign-heads", "--user", "u3", "--force", "--data", dataDir]);
     expect(signing.code, signing.err).toBe(0);
     expect(signing.out).toContain("u3: signed (head seq 1");
+
+    // A folder whose heads another key signed (restored without its secrets.json): named, not signed over.
+    const restored = join(dir, "restored");
+    const otherKey = JSON.stringify(await crypto.subtle.exportKey("jwk", (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign"])).privateKey));
+    await appendAuditEntry(createFilePorts(restored, { fsync: "off" }).audit, systemClock, "u9", auditEntry({ userId: "u9" }) as ValidationAuditEntry, { signer: auditKeys({ auditSigningKey: otherKey }).signer });
+    const elsewhere = await serve({ dataDir: restored, env: { R2_KEY_SECRET: "k" } });
+    expect(elsewhere.output()).toMatch(/^audit heads of earlier trails not signed: the store holds heads signed by another key \(u9\.\.\.\): a secrets\.json lost or not restored\?/m);
   });
 
   it("never hands out the exchange decryption key, even when KEYS_EXPOSED lists it", async () => {
