@@ -1,7 +1,7 @@
 /**
  * @module
- * The forensic annotation service: seven HTTP workers (user, image, PDF, data, keys,
- * captcha, audit) as Hono apps over ports, runnable on Node, Bun, Deno and Cloudflare or
+ * The forensic annotation service: HTTP workers (user, image, PDF, data, keys, captcha,
+ * audit, review, exchange) as Hono apps over ports, runnable on Node, Bun, Deno and Cloudflare or
  * mounted inside an existing app.
  *
  * @example
@@ -52,8 +52,7 @@ export { createCaptchaWorker, type CaptchaWorkerDeps } from "./src/core/workers/
 export { createImageWorker, type ImageWorkerDeps } from "./src/core/workers/image.ts";
 export { createUserWorker, type UserWorkerDeps } from "./src/core/workers/user.ts";
 export { createPdfWorker, type PdfWorkerDeps, type PdfWorkerOptions } from "./src/core/workers/pdf.ts";
-// Checking an audit trail (docs/storage.md#audit-chain), in any runtime or a browser.
-export { verifyAuditTrail } from "./src/core/audit/verify.ts";
+export { createReviewWorker, type ReviewWorkerDeps } from "./src/core/workers/review.ts";
 // Errors.
 export { type FailureKind, ServiceError } from "./src/core/errors.ts";
 // The resources the workers store and answer.

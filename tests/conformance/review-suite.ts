@@ -178,6 +178,17 @@ export function reviewConformance(runtime: Runtime): void {
       expect((await post(`/review/r/${other}/signatures`, "rev-o", { fileId: f1, meaning: "reviewed", printedName: "Otto Open" })).status).toBe(409);
     }, 60_000);
 
+    it(t("a reviewer known only by their token's claims can be asked once they used any worker (here the data worker), no review route needed; one the service never saw is a 400 saying so"), async () => {
+      await ownerCase("owner-t", "TOK-1", 1);
+      const ask = (reviewer: string) => post("/review/cases/owner-t/TOK-1", "owner-t", { reviewer, kind: "verification", blind: false });
+      expect(await ask("rev-t")).toMatchObject({ status: 400, body: { code: "VALIDATION_ERROR", details: { field: "reviewer" }, message: expect.stringContaining("lab is not known") } });
+      // The reviewer signs in to the client, which reads their cases: that request states their lab and role.
+      expect((await call("/data/rev-t/ANY-1/data.json", "rev-t", { headers: dataKey })).status).toBe(200);
+      const asked = await ask("rev-t");
+      expect(asked.status, JSON.stringify(asked.body)).toBe(201);
+      expect((await call("/review/inbox/rev-t", "rev-t")).body.reviews.map((review: Json) => review.id)).toEqual([asked.body.id]);
+    }, 60_000);
+
     it(t("refusals: outside the lab, no role, the owner reviewing, a stranger, a stale authentication, an amended file"), async () => {
       const [f1, f2] = await ownerCase("owner-r", "REF-1");
       for (const uid of ["xrev-r", "plain-r", "rev-r"]) expect((await call(`/review/inbox/${uid}`, uid)).status).toBe(200);

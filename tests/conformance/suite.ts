@@ -659,6 +659,18 @@ export function conformance(runtime: Runtime): void {
       expect(((await api.user.get(reviewer)).readOnlyCases ?? []).map((entry) => entry.caseNumber)).toEqual(["CS-1"]);
     }, 60_000);
 
+    it(t("with no AUDIT_SIGNING_KEY configured, serve generates one: named at start (never its private half), published at /review/keys, and the heads it writes verify as signed"), async () => {
+      const stored = JSON.parse(JSON.parse(await readFile(join(dir, "data", "secrets.json"), "utf8")).AUDIT_SIGNING_KEY) as JWK;
+      expect(stored).toMatchObject({ kty: "EC", crv: "P-256", alg: "ES256", kid: expect.stringMatching(/^audit-\d{4}-\d{2}-\d{2}-[0-9a-f]{6}$/) });
+      expect(served.output()).toContain(`generated AUDIT_SIGNING_KEY (an EC P-256 private key, kid ${stored.kid}, kept in `);
+      expect(served.output()).toMatch(/^generated AUDIT_SIGNING_KEY \(.*; it signs audit heads and review signatures, its public half is served at http:.*\/review\/keys\)$/m);
+      expect(served.output()).not.toContain(stored.d);
+      const jwks = await (await call("/review/keys")).json() as { keys: JWK[] };
+      expect(jwks.keys).toEqual([{ kty: "EC", crv: "P-256", x: stored.x, y: stored.y, alg: "ES256", kid: stored.kid }]);
+      await client().audit.append(auditEntry({ userId: "conf-signed-heads" }) as AuditEntryInput);
+      expect((await client().audit.verify("conf-signed-heads")).head).toMatchObject({ seq: 1, signature: "valid" });
+    });
+
     it(t("CORS preflight is answered for the configured origin without credentials"), async () => {
       const response = await call("/data/u1/C-1/data.json", {
         method: "OPTIONS",

@@ -17,6 +17,8 @@ import { fixture } from "../helpers/images.ts";
 import { systemClock } from "../../src/core/ports.ts";
 import { createKeyHistories } from "../../src/core/history/mod.ts";
 import { crc32 } from "../../src/core/encoding/crc32.ts";
+import { readAuditTrail } from "../../src/core/audit/trail.ts";
+import { verifyAuditTrail } from "../../src/core/audit/verify.ts";
 import { buildZip, peakRss, zeros } from "./zip-bombs.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -143,6 +145,16 @@ describe("forensic-annotation export / import (runExchangeCommand)", () => {
     const ok = io({ ...env, EXPORT_REQUIRE_SIGNATURE: "true" });
     expect(await runExchangeCommand(["import", "--user", "reviewer", zipPath, "--data", dataDir], ok.options)).toBe(0);
     expect(ok.out[0]).toMatch(/signature true$/);
+  });
+
+  it("signs the audit head of its entry with the AUDIT_SIGNING_KEY serve generated under --data, as serve would (an unsigned head would verify as signature missing)", async () => {
+    await seedFiles();
+    const { privateKey, publicKey } = await generateKeyPair("ES256", { extractable: true });
+    writeFileSync(join(dataDir, "secrets.json"), JSON.stringify({ AUDIT_SIGNING_KEY: JSON.stringify({ ...(await exportJWK(privateKey)), kid: "served" }) }));
+    expect(await runExchangeCommand(["export", "--user", "analyst", "--case", "C-1", "--format", "json", "--out", join(dir, "c1.json"), "--data", dataDir], io().options)).toBe(0);
+    const { audit } = createFilePorts(dataDir);
+    const trail = await readAuditTrail(audit, "analyst", [new Date().toISOString().slice(0, 10)]);
+    expect((await verifyAuditTrail(trail, { publicKeys: [{ ...(await exportJWK(publicKey)), kid: "served" }], requireSignature: true })).head).toMatchObject({ seq: 1, signature: "valid" });
   });
 
   it("a symmetric EXPORT_SIGNING_KEY (oct, HS256) signs, as the docs list it", async () => {

@@ -44,7 +44,7 @@ import {
 import { type RuntimeStorage, storagePorts } from "./start.ts";
 import { readEnvironment } from "./environment.ts";
 import type { ServiceClient } from "../../client/mod.ts";
-import { callProblem, runningServiceClient, ServiceClientError, serviceUrl, withUrlHint, workerKey } from "./running-service.ts";
+import { callProblem, runningServiceClient, ServiceClientError, serviceUrl, withServeAuditKey, withUrlHint, workerKey } from "./running-service.ts";
 import { commandFailure, UsageError } from "./command-failure.ts";
 
 const USAGE = `Usage:
@@ -474,7 +474,8 @@ export async function runExchangeCommand(argv: readonly string[], options: Excha
     if (command === "export" && positionals.length > 0) throw new UsageError(`Unexpected argument: ${positionals[0]}`);
     if (flags.url !== undefined || flags["key-file"] !== undefined) return await throughService(command, flags, positionals, io);
     const signatures = await signatureConfig(io.env, flags["require-signature"]);
-    const config = parseConfig(io.env);
+    // The audit entries it appends are signed with serve's key, as serve signs them.
+    const config = parseConfig(await withServeAuditKey(io.env, flags.data));
     await checkAuditKeys(config);
     // A preview writes nothing; an export writes its audit entry, an import the case.
     const use = command === "import" && flags.preview ? { readOnly: true, existing: true } : { command, existing: true };

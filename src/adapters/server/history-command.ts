@@ -18,6 +18,7 @@ import { commandIo, type ExchangeCommandIo } from "./exchange-command.ts";
 import { nodeSha256Hex } from "./node-sha256.ts";
 import { type RuntimeStorage, storagePorts } from "./start.ts";
 import { commandFailure, UsageError } from "./command-failure.ts";
+import { withServeAuditKey } from "./running-service.ts";
 
 const USAGE = `Usage: forensic-annotation history prune [options]
 
@@ -106,7 +107,8 @@ export async function runHistoryCommand(argv: readonly string[], options: Histor
       result = await pruneOverHttp(values.url, env, options.fetch ?? fetch);
       where = values.url;
     } else {
-      const config = parseConfig(env);
+      // The audit entries it appends are signed with serve's key, as serve signs them.
+      const config = parseConfig(await withServeAuditKey(env, values.data));
       const retentionDays = config.historyRetentionDays;
       if (retentionDays === undefined) throw new ConfigError(["HISTORY_RETENTION_DAYS: not set, so every version is kept (set it to the days versions are kept)"]);
       const storage = await storagePorts(config, resolve(values.data), options.runtimeStorage, { existing: true, command: "history prune" });

@@ -63,6 +63,22 @@ export async function workerKey(variable: string, sources: KeySources): Promise<
   }
 }
 
+/**
+ * The environment with the `AUDIT_SIGNING_KEY` that `serve` generated under `dataDir` when none is
+ * configured: a command on the stores signs the heads it appends as serve does (an unsigned head
+ * over a signed trail would verify as `signature missing`), and checks heads with serve's key.
+ */
+export async function withServeAuditKey(env: Readonly<Record<string, string | undefined>>, dataDir: string): Promise<Record<string, string | undefined>> {
+  if (env.AUDIT_SIGNING_KEY !== undefined && env.AUDIT_SIGNING_KEY !== "") return { ...env };
+  let stored: string | undefined;
+  try {
+    stored = (await storedSecrets(resolve(dataDir))).AUDIT_SIGNING_KEY;
+  } catch (err) {
+    throw new ConfigError([`${resolve(dataDir, "secrets.json")} cannot be read (${err instanceof Error ? err.message : String(err)}): it holds the AUDIT_SIGNING_KEY serve generated`]);
+  }
+  return stored === undefined ? { ...env } : { ...env, AUDIT_SIGNING_KEY: stored };
+}
+
 /** A client of the running service at `url` with the given keys (the admin key from `ADMIN_AUTH` when set). */
 export function runningServiceClient(url: string, keys: Pick<ClientOptions, "userKey" | "dataKey" | "adminKey">): ServiceClient {
   return createClient({ baseUrl: url, ...keys });
@@ -93,8 +109,8 @@ export async function inProcessService(
   const made = () => bytesToHex(crypto.getRandomValues(new Uint8Array(32)));
   const given = { ...(await storedSecrets(dataDir).catch(() => ({}))), ...definedOf(env) };
   // A key serve has not generated yet is made for this run: no one but this process sees it.
-  // The exchange decryption key is a JWK, not a random hex: left unset when serve made none (nothing here opens a package).
-  const madeHere = GENERATED_SECRETS.filter((name) => name !== "ACCOUNT_HASH" && (name !== "EXCHANGE_DECRYPTION_KEY" || given[name] !== undefined));
+  // The exchange decryption and audit signing keys are JWKs, not random hex: left unset when serve made none (heads then unsigned, as serve wrote them).
+  const madeHere = GENERATED_SECRETS.filter((name) => name !== "ACCOUNT_HASH" && ((name !== "EXCHANGE_DECRYPTION_KEY" && name !== "AUDIT_SIGNING_KEY") || given[name] !== undefined));
   const keys: Record<string, string> = Object.fromEntries(madeHere.map((name) => [name, given[name] ?? made()]));
   const adminKey = given.ADMIN_AUTH ?? made();
   const userKey = keys.USER_DB_AUTH!;

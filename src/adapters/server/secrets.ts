@@ -20,6 +20,7 @@ export interface SecretsResult {
 
 async function newSecret(name: string): Promise<string> {
   if (name === "EXCHANGE_DECRYPTION_KEY") return await newDecryptionKey();
+  if (name === "AUDIT_SIGNING_KEY") return await newAuditSigningKey();
   const bytes = crypto.getRandomValues(new Uint8Array(32));
   return bytesToHex(bytes);
 }
@@ -32,11 +33,27 @@ async function newDecryptionKey(): Promise<string> {
 }
 
 /**
+ * A private EC P-256 JWK that signs audit heads and review signatures (ES256), named by a `kid`
+ * of its day: the key a later rotation moves to `AUDIT_VERIFY_KEYS` is told apart by it.
+ */
+async function newAuditSigningKey(): Promise<string> {
+  const pair = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"]);
+  const { kty, crv, x, y, d } = await crypto.subtle.exportKey("jwk", pair.privateKey);
+  const kid = `audit-${new Date().toISOString().slice(0, 10)}-${bytesToHex(crypto.getRandomValues(new Uint8Array(3)))}`;
+  return JSON.stringify({ kty, crv, x, y, d, alg: "ES256", kid });
+}
+
+/**
  * The start line naming a secret generated just now: its value, but never a private key's
- * (`EXCHANGE_DECRYPTION_KEY`: peers need only its public half, at `{url}/exchange/keys`).
+ * (`EXCHANGE_DECRYPTION_KEY`, `AUDIT_SIGNING_KEY`: others need only their public halves, served at
+ * `{url}/exchange/keys` and `{url}/review/keys`).
  */
 export function generatedLine(name: string, env: Readonly<Record<string, string>>, dataDir: string, url: string): string {
   if (name === "EXCHANGE_DECRYPTION_KEY") return `generated ${name} (an EC P-256 private key, kept in ${dataDir}/secrets.json; its public half is served at ${url}/exchange/keys)`;
+  if (name === "AUDIT_SIGNING_KEY") {
+    const kid = (JSON.parse(env[name]!) as { kid?: unknown }).kid;
+    return `generated ${name} (an EC P-256 private key, kid ${String(kid)}, kept in ${dataDir}/secrets.json; it signs audit heads and review signatures, its public half is served at ${url}/review/keys)`;
+  }
   return `generated ${name}=${env[name]} (kept in ${dataDir}/secrets.json; shown once)`;
 }
 

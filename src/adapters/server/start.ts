@@ -17,6 +17,7 @@ import { codeOf } from "./files/file-driver.ts";
 import { removeLeftoverTemporaries } from "./files/leftover-temporaries.ts";
 import { hostInUrl } from "./request-url.ts";
 import { ensureSecrets, generatedLine, storedSecrets } from "./secrets.ts";
+import { signEarlierTrails } from "./earlier-trails.ts";
 import { probeAddress } from "./address-probe.ts";
 import { createRedisPorts } from "./redis/redis-ports.ts";
 import { createS3Ports, s3LocationFromUrl } from "../s3/s3-ports.ts";
@@ -261,7 +262,10 @@ async function startOnFolder(options: ServeOptions, defined: Record<string, stri
   const storage = await storagePorts(config, options.dataDir, runtimeStorage, { command: "serve", lockedByCaller: locked });
   let server: Listening;
   let counted: (() => number) | undefined;
+  const signing: string[] = [];
   try {
+    // A key made just now, over trails already stored: their unsigned heads are signed once, before anything appends.
+    if (secrets.generated.includes("AUDIT_SIGNING_KEY")) await signEarlierTrails(storage.ports.audit, config, storage.ports.clock.now(), (line) => signing.push(line));
     // The server is made after the app: the gauge reads it once it listens.
     const operator = { ...operatorOf(options.dataDir, locked), ...(listen.countsConnections === true ? { openConnections: () => counted?.() ?? 0 } : {}) };
     const app = await serviceOnStores(storage, config, options.dataDir, operator);
@@ -280,6 +284,7 @@ async function startOnFolder(options: ServeOptions, defined: Record<string, stri
   }
   const url = `http://${hostInUrl(options.host)}:${server.port}`;
   for (const name of secrets.generated) log(generatedLine(name, secrets.env, options.dataDir, url));
+  for (const line of signing) log(line);
   for (const line of serviceLines(url, config.apiDocs === "on")) log(line);
   if (config.dataHistory === "off") log("history  off (DATA_HISTORY=off): data writes and deletes keep no version; histories already stored stay readable");
   log(`ready    ${url} (${storage.description})`);

@@ -21,6 +21,7 @@ import { ADMIN_TRAIL_USER_ID } from "../identity/identity-token.ts";
 import { createIdentityVerifier, type IdentityVerifier } from "../identity/identity-token.ts";
 import { actorOf, identifyActor } from "./actor.ts";
 import type { CredentialCheck } from "./auth.ts";
+import { type RememberedMember, type ReviewStore, reviewStore } from "../review/review-store.ts";
 
 /** What the workers share to decide who may do what. */
 export interface AccessControl {
@@ -34,6 +35,11 @@ export interface AccessControl {
   limits: RateLimits | "off";
   /** Where service audit entries go. */
   log: ServiceAuditLog;
+  /**
+   * Remembers the lab and roles a verified token states, so that an owner can ask its user for a
+   * review (docs/review.md#labs-and-roles); absent without an audit store.
+   */
+  rememberMember?: ((uid: string, member: RememberedMember) => Promise<void>) | undefined;
 }
 
 /** What {@link accessControl} builds on besides the configuration. */
@@ -69,6 +75,22 @@ export function accessControl(config: AccessConfig, deps: AccessControlDeps): Ac
     limits: config.rateLimits,
     // The service's own entries may use the day's reserve past MAX_AUDIT_DAY_BYTES.
     log: serviceAuditLog(deps.audit, deps.clock, { signer: auditKeys(config).signer, hash: deps.auditHash, maxDayBytes: config.maxAuditDayBytes, reserve: true }),
+    rememberMember: deps.audit === undefined ? undefined : memberIndex(reviewStore(deps.audit)),
+  };
+}
+
+// Users whose stated lab and roles this process has stored: a request of theirs reads the store only when its claims changed.
+const REMEMBERED_USERS = 10_000;
+
+/** Stores a user's stated lab and roles once per change (a read and a write the first time this process sees them). */
+function memberIndex(reviews: ReviewStore): (uid: string, member: RememberedMember) => Promise<void> {
+  const known = new Map<string, string>();
+  return async (uid, member) => {
+    const text = JSON.stringify([member.lab, member.roles]);
+    if (known.get(uid) === text) return;
+    await reviews.remember(uid, member);
+    if (known.size >= REMEMBERED_USERS) known.delete(known.keys().next().value!);
+    known.set(uid, text);
   };
 }
 
@@ -148,6 +170,7 @@ export function protect(app: WorkerApp, access: AccessControl, options: ProtectO
       } catch (err) {
         return await refuse(c, err, ip);
       }
+      await rememberStated(c, access);
     }
     await next();
     const traced = traceAdmin(c);
@@ -160,6 +183,21 @@ export function protect(app: WorkerApp, access: AccessControl, options: ProtectO
     }
     report(c, ip, user);
   });
+}
+
+/**
+ * Remembers the lab and roles the caller's token states, whichever worker it calls: a reviewer
+ * known only by their token's claims can be asked for a review once they have used the service.
+ * A store that fails here fails nothing else (the next request tries again).
+ */
+async function rememberStated(c: Context<WorkerEnv>, access: AccessControl): Promise<void> {
+  const actor = actorOf(c);
+  if (access.rememberMember === undefined || actor?.kind !== "user" || (actor.lab === undefined && actor.roles === undefined)) return;
+  try {
+    await access.rememberMember(actor.uid, { lab: actor.lab, roles: actor.roles });
+  } catch {
+    // Not remembered this time: the review worker reads the record, or what an earlier token said.
+  }
 }
 
 /** The worker's credential and the actor without a count: a promise only while a token is verified. */

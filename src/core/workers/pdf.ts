@@ -17,7 +17,7 @@ import { OPTIONAL_IDENTITY } from "../http/credentials-doc.ts";
 import { createWorkerApp, errorResponses, methodNotAllowed } from "../http/worker-app.ts";
 import type { WorkerApp } from "../http/worker-app.ts";
 import { renderValidatedReport, type SignedConfirmation } from "../pdf/report.ts";
-import { type AuditKeyConfig, auditKeys } from "../audit/signing-keys.ts";
+import { auditKeys } from "../audit/signing-keys.ts";
 import { ReviewSignatureSchema } from "../schemas/review.ts";
 import { checkReviewSignature, publishedKeys } from "../review/signatures.ts";
 import { parseReportRequest } from "../pdf/report-request.ts";
@@ -41,7 +41,7 @@ export interface PdfWorkerOptions {
 /** Ports and configuration of the PDF worker. */
 export interface PdfWorkerDeps {
   /** The service configuration (`PDF_IMAGE_HOSTS`, `PUBLIC_URL`, `MAX_IMAGE_BYTES`, `ALLOWED_ORIGIN`). */
-  config: Pick<ServiceConfig, "allowedOrigin" | "publicUrl" | "pdfImageHosts" | "imageDeliveryHost" | "pdfImageTimeoutMs" | "maxImageBytes" | "pdfServiceName" | "identity" | "adminAuth" | "rateLimits" | "maxBodyBytesInFlight"> & AuditKeyConfig;
+  config: Pick<ServiceConfig, "allowedOrigin" | "publicUrl" | "pdfImageHosts" | "imageDeliveryHost" | "pdfImageTimeoutMs" | "maxImageBytes" | "pdfServiceName" | "identity" | "adminAuth" | "rateLimits" | "maxBodyBytesInFlight"> & Partial<Pick<ServiceConfig, "auditSigningKey" | "auditVerifyKeys">>;
   /** The fetch used for images; default the global `fetch`. */
   fetch?: typeof fetch;
   /** Dates a report whose request has no `currentDate`; default the system clock. */

@@ -174,7 +174,28 @@ function segments(c: Context<WorkerEnv>): string[] {
   return routePathAfterMount(c).split("/");
 }
 
-/** Creates the review worker. */
+/**
+ * Creates the review worker (docs/review.md): a lab's second examiner reads a case in place
+ * (blind to the first conclusions if asked), records conclusions and signs the pinned version of
+ * each file with `AUDIT_SIGNING_KEY`; `GET /keys` publishes the keys that verify the signatures.
+ * Reviews need identity-token mode (in key-only mode every route but `/keys` answers 403), and
+ * live in the audit store beside the trails. `createService` mounts it at `/review`.
+ *
+ * @example
+ * ```ts
+ * import { createMemoryPorts, createReviewWorker, parseConfig } from "@forensic-annotation/service";
+ *
+ * const { data, audit, users, clock } = createMemoryPorts();
+ * const config = parseConfig({
+ *   AUTH_JWKS_URL: "https://idp.lab.example/jwks",
+ *   AUTH_ISSUER: "https://idp.lab.example",
+ *   AUTH_AUDIENCE: "forensic",
+ *   AUDIT_SIGNING_KEY: signingKeyJson, // a private JWK as JSON
+ * });
+ * const review = createReviewWorker({ data, audit, users, clock, config });
+ * const jwks = await (await review.request("/keys")).json(); // verifies its signatures
+ * ```
+ */
 export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
   const { config, clock } = deps;
   const app = createWorkerApp({ allowedOrigin: config.allowedOrigin, methods: ["GET", "POST", "DELETE"] });
@@ -199,16 +220,14 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
     isPublic: (c) => routePathAfterMount(c) === "keys" || access.identity === undefined,
   });
 
-  /** The acting user, with their lab and roles (remembered so that an owner can name them). */
+  /** The acting user, with their lab and roles. */
   const caller = async (c: Context<WorkerEnv>): Promise<{ actor: Extract<Actor, { kind: "user" }> | { kind: "admin" }; member: LabMembership }> => {
     if (access.identity === undefined) {
       throw ServiceError.forbidden("Reviews need identity tokens: this service runs in key-only mode (set AUTH_JWKS_URL or FIREBASE_PROJECT_ID)", { reason: "identity tokens required" });
     }
     const actor = actorOf(c);
     if (actor === undefined) throw ServiceError.forbidden("Missing X-Identity-Token");
-    if (actor.kind === "user" && (actor.lab !== undefined || actor.roles !== undefined)) {
-      await reviews.remember(actor.uid, { lab: actor.lab, roles: actor.roles });
-    }
+    // Its token's lab and roles were remembered on the way in (http/access.ts), as on every worker's routes.
     return { actor, member: await membershipOf(actor, records) };
   };
   /** 403 with a security-violation entry in the caller's own trail. */
@@ -309,6 +328,9 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
     if (reviewer === owner) throw ServiceError.validation("The reviewer must be another examiner than the case owner", { field: "reviewer" });
     if (member.lab === undefined) throw ServiceError.validation("You belong to no lab: an administrator sets your lab (or your identity token states it)", { field: "lab" });
     const theirs = await memberOf(reviewer);
+    if (theirs.lab === undefined) {
+      throw ServiceError.validation("The reviewer's lab is not known: they have not used the service with a token stating it, and no administrator set it in their record", { field: "reviewer" });
+    }
     if (theirs.lab !== member.lab) throw ServiceError.validation("The reviewer is not in your lab", { field: "reviewer" });
     if (!theirs.roles.includes("reviewer") && !theirs.roles.includes("admin")) throw ServiceError.validation("The reviewer lacks role reviewer", { field: "reviewer" });
     const caseBytes = await deps.data.get(storageKeys.case(owner, caseNumber));

@@ -5,6 +5,12 @@ import { spawnSync } from "node:child_process";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CLI, spawnServe, type Served } from "../../helpers/spawn-serve.ts";
 import { auditEntry } from "../../helpers/audit-entry.ts";
+import { createFilePorts } from "../../../src/adapters/server/files/file-ports.ts";
+import { appendAuditEntry } from "../../../src/core/audit/trail.ts";
+import { systemClock } from "../../../src/core/ports.ts";
+import type { ValidationAuditEntry } from "../../../src/core/schemas/audit.ts";
+import { runAuditCommand } from "../../../src/adapters/server/audit-command.ts";
+import { auditKeys } from "../../../src/core/audit/signing-keys.ts";
 
 let dir: string;
 const running: Served[] = [];
@@ -67,6 +73,53 @@ describe("forensic-annotation serve on Node (CONTRACT: Starting it)", () => {
     const keys = await fetch(`${second.url}/keys/R2_KEY_SECRET`, { headers: { "X-Custom-Auth-Key": "configured-keys-secret" } });
     expect(await keys.text()).toBe(generated);
     expect(JSON.parse(await readFile(join(dataDir, "secrets.json"), "utf8"))).toEqual(stored);
+  });
+
+  it("the start that generates AUDIT_SIGNING_KEY over trails begun unsigned signs their heads once (a tampered one named, left unsigned); the audit commands find that key under --data", async () => {
+    const dataDir = join(dir, "earlier");
+    const { audit } = createFilePorts(dataDir, { fsync: "off" });
+    const append = (uid: string) => appendAuditEntry(audit, systemClock, uid, auditEntry({ userId: uid }) as ValidationAuditEntry);
+    for (const uid of ["u1", "u1", "u2", "u2"]) await append(uid);
+    const day = new Date().toISOString().slice(0, 10);
+    const u2Day = join(dataDir, "audit", "audit-trails", `u2-${day}.json`);
+    await writeFile(u2Day, (await readFile(u2Day, "utf8")).replace('"action":"', '"action":"x'));
+    const served = await serve({ dataDir, env: { R2_KEY_SECRET: "k" } });
+    expect(served.output()).toMatch(/^signing  the audit heads of 2 trails begun without AUDIT_SIGNING_KEY, each verified first/m);
+    expect(served.output()).toMatch(/^signed   1 audit head; not signed: u2 \(tampered\): run `forensic-annotation audit sign-heads` with serve stopped/m);
+    const verify = async (uid: string) => (await (await fetch(`${served.url}/audit/audit/verify?userId=${uid}`, { headers: { "X-Custom-Auth-Key": "k" } })).json()) as { valid: boolean; head: { seq: number; signature: string } };
+    expect(await verify("u1")).toMatchObject({ valid: true, head: { seq: 2, signature: "valid" } });
+    // Appends go on signing over the head signed at start.
+    expect((await fetch(`${served.url}/audit/audit/?userId=u1`, { method: "POST", headers: { "X-Custom-Auth-Key": "k", "Content-Type": "application/json" }, body: JSON.stringify(auditEntry({ userId: "u1" })) })).status).toBe(200);
+    expect(await verify("u1")).toMatchObject({ valid: true, head: { seq: 3, signature: "valid" } });
+    expect((await verify("u2")).valid).toBe(false);
+    running.pop();
+    expect(await served.stop("SIGTERM")).toBe(0);
+
+    // Without AUDIT_SIGNING_KEY in the environment, the commands use the key serve generated there.
+    const run = async (args: string[]) => {
+      const out: string[] = [];
+      let err = "";
+      const code = await runAuditCommand(args, { io: { out: (line) => out.push(line), err: { write: (text: string) => (err += text) }, env: {} } });
+      return { code, out: out.join("\n"), err };
+    };
+    const verified = await run(["audit", "verify", "--user", "u1", "--data", dataDir]);
+    expect(verified.code, verified.err).toBe(0);
+    expect(verified.out).toContain("head seq 3, signature valid");
+    // A trail written without the key (another tool) is "signature missing" while the key is set, and sign-heads signs it.
+    await append("u3");
+    const missing = await run(["audit", "verify", "--user", "u3", "--data", dataDir]);
+    expect(missing.code).toBe(1);
+    expect(missing.out).toContain("signature missing");
+    const signing = await run(["audit", "sign-heads", "--user", "u3", "--force", "--data", dataDir]);
+    expect(signing.code, signing.err).toBe(0);
+    expect(signing.out).toContain("u3: signed (head seq 1");
+
+    // A folder whose heads another key signed (restored without its secrets.json): named, not signed over.
+    const restored = join(dir, "restored");
+    const otherKey = JSON.stringify(await crypto.subtle.exportKey("jwk", (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign"])).privateKey));
+    await appendAuditEntry(createFilePorts(restored, { fsync: "off" }).audit, systemClock, "u9", auditEntry({ userId: "u9" }) as ValidationAuditEntry, { signer: auditKeys({ auditSigningKey: otherKey }).signer });
+    const elsewhere = await serve({ dataDir: restored, env: { R2_KEY_SECRET: "k" } });
+    expect(elsewhere.output()).toMatch(/^audit heads of earlier trails not signed: the store holds heads signed by another key \(u9\.\.\.\): a secrets\.json lost or not restored\?/m);
   });
 
   it("never hands out the exchange decryption key, even when KEYS_EXPOSED lists it", async () => {
