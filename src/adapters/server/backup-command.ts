@@ -41,7 +41,7 @@ import { commandIo, type ExchangeCommandIo, signatureConfig } from "./exchange-c
 import { commandFailure, UsageError } from "./command-failure.ts";
 import { storedSecrets } from "./secrets.ts";
 import { backupThroughService, RemoteRestoreRefusal, restoreThroughService, type ServiceTarget } from "./backup-over-http.ts";
-import { withUrlHint } from "./running-service.ts";
+import { withServeAuditKey, withUrlHint } from "./running-service.ts";
 
 const USAGE = `Usage:
   forensic-annotation backup --out FILE [--data DIR | --url URL] [--decrypt]
@@ -245,7 +245,7 @@ async function runBackup(flags: ReturnType<typeof parse>["values"], io: Exchange
   if (flags.url !== undefined) return await runBackupThroughService(flags, io);
   const { signer } = await signatureConfig(io.env, false);
   // Reads only: beside a running serve, which holds the data folder's write lock.
-  const stores = await openStores(io.env, resolve(flags.data), runtimeStorage, { readOnly: true, existing: true });
+  const stores = await openStores(await withServeAuditKey(io.env, flags.data), resolve(flags.data), runtimeStorage, { readOnly: true, existing: true });
   try {
     const sealed = stores.keyring !== undefined && !flags.decrypt;
     const keyring = stores.keyring;
@@ -282,7 +282,8 @@ async function runVerify(path: string, flags: ReturnType<typeof parse>["values"]
   await stat(path).catch(() => {
     throw new UsageError(`${path}: no such file`);
   });
-  const { options } = await checkOptions(io.env);
+  // The heads are checked with the key serve generated under --data too, when one is there.
+  const { options } = await checkOptions(await withServeAuditKey(io.env, flags.data));
   const bar = progressLine(io.err, "verifying");
   let verdict: ArchiveVerdict;
   try {
@@ -335,8 +336,10 @@ async function runRestore(path: string, flags: ReturnType<typeof parse>["values"
     throw new UsageError(`${path}: no such file`);
   });
   if (flags.url !== undefined) return await runRestoreThroughService(path, flags, io);
-  const { options } = await checkOptions(io.env);
-  const stores = await openStores(io.env, resolve(flags.data), runtimeStorage, { command: "restore" }).catch((err: unknown) => {
+  // The target's serve checks the heads with the key it generated under --data: the restore checks them with it first.
+  const env = await withServeAuditKey(io.env, flags.data);
+  const { options } = await checkOptions(env);
+  const stores = await openStores(env, resolve(flags.data), runtimeStorage, { command: "restore" }).catch((err: unknown) => {
     throw withUrlHint(err, "restore");
   });
   try {

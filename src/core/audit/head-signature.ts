@@ -4,7 +4,7 @@
  * every head carries a compact JWS whose payload is the canonical JSON of its facts; the public
  * half, and older keys in `AUDIT_VERIFY_KEYS`, verify it. Web crypto through jose: every runtime.
  */
-import { calculateJwkThumbprint, CompactSign, compactVerify, createLocalJWKSet, importJWK, type JWK } from "jose";
+import { calculateJwkThumbprint, CompactSign, compactVerify, createLocalJWKSet, decodeProtectedHeader, errors, importJWK, type JWK } from "jose";
 import { canonicalJson } from "../encoding/canonical-json.ts";
 import type { HeadFacts, HeadSigner } from "./chain.ts";
 
@@ -75,9 +75,21 @@ export function headSignatureCheck(keys: readonly AuditJwk[]): HeadSignatureChec
       }
       return { status: "valid" };
     } catch (err) {
+      // A key this service does not know (a store restored without the keys it was signed with) is said as such, with the way out.
+      if (err instanceof errors.JWKSNoMatchingKey) return { status: "invalid", reason: `the head is signed by key ${kidOf(signature)}, not among the keys given: add its public half to AUDIT_VERIFY_KEYS, or use the secrets.json of the service that signed it` };
       return { status: "invalid", reason: `the signature does not verify: ${err instanceof Error ? err.message : String(err)}` };
     }
   };
+}
+
+/** The `kid` a compact JWS names, quoted, or "without a kid". */
+function kidOf(signature: string): string {
+  try {
+    const { kid } = decodeProtectedHeader(signature);
+    return typeof kid === "string" ? JSON.stringify(kid) : "without a kid";
+  } catch {
+    return "without a kid";
+  }
 }
 
 /**

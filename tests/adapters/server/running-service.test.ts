@@ -5,7 +5,7 @@
  * `--url`; `audit verify --url`; `export`/`import --url` through the exchange worker; `keys`
  * refusing `--url`. One serve for the file.
  */
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -43,6 +43,19 @@ async function seedFolder(seeded: Awaited<ReturnType<typeof seedCase>>, dir: str
 async function folder(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "fa-running-"));
   dirs.push(dir);
+  return dir;
+}
+
+/** An EC P-256 audit signing key (a private JWK's text) that no serve of this file made. */
+async function anotherSigningKey(): Promise<string> {
+  const pair = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"]);
+  return JSON.stringify({ ...await crypto.subtle.exportKey("jwk", pair.privateKey), alg: "ES256", kid: "another-lab" });
+}
+
+/** A new data folder holding the secrets.json serve generated under the first one, as a lab moving its data carries it (docs/operations.md#generated-secrets). */
+async function folderWithServedSecrets(): Promise<string> {
+  const dir = await folder();
+  await copyFile(join(servedDir, "secrets.json"), join(dir, "secrets.json"));
   return dir;
 }
 
@@ -274,7 +287,14 @@ describe("backup and restore --url", () => {
     expect(wrong.err).toMatch(/answered 40[13]/);
     expect(await readdir(out)).toEqual(["lab.fab"]);
 
-    const targetDir = await folder();
+    // Into a folder whose serve made another audit signing key: refused, the key named with the way out.
+    const otherKey = await folder();
+    await writeFile(join(otherKey, "secrets.json"), JSON.stringify({ AUDIT_SIGNING_KEY: await anotherSigningKey() }));
+    const unknown = await backup(["restore", archive, "--data", otherKey]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toMatch(/signed by key "audit-[^"]+", not among the keys given: add its public half to AUDIT_VERIFY_KEYS, or use the secrets.json of the service that signed it/);
+
+    const targetDir = await folderWithServedSecrets();
     const target = await spawnServe({ runtime: here, dataDir: targetDir, env: { ...KEYS, RATE_LIMITS: "off" } });
     try {
       const url = ["--url", target.url];
@@ -343,7 +363,7 @@ describe("backup and restore --url", () => {
     const plain = join(out, "plain.fab");
     expect((await backup(["backup", "--out", plain, "--url", served.url])).code).toBe(0);
     const sealedEnv = { ...KEYS, DATA_ENCRYPTION_KEYS: keySetText(dataKey("k1")) };
-    const target = await spawnServe({ runtime: here, dataDir: await folder(), env: { ...sealedEnv, RATE_LIMITS: "off" } });
+    const target = await spawnServe({ runtime: here, dataDir: await folderWithServedSecrets(), env: { ...sealedEnv, RATE_LIMITS: "off" } });
     try {
       const url = ["--url", target.url];
       const restored = await backup(["restore", plain, ...url]);
