@@ -370,7 +370,7 @@ function dataWorker(deps: DataWorkerDeps) {
   };
   const storeLimit = limitBody(config.maxJsonBytes);
   const prune = async (c: Context<WorkerEnv>) => {
-    requireAdministrator(c, "Pruning histories");
+    await requireAdministrator(c, records, "Pruning histories");
     const retentionDays = config.historyRetentionDays;
     if (retentionDays === undefined) throw ServiceError.conflict("HISTORY_RETENTION_DAYS is not set on this service: every version is kept");
     if (holds === undefined) throw ServiceError.server("Pruning needs the user store, where the legal holds are kept: this data worker is deployed without USER_DB", "unavailable");
