@@ -348,7 +348,9 @@ function dataWorker(deps: DataWorkerDeps) {
       return response as unknown as TypedResponse<JSONValue, 200, "json">;
     }
     const key = ownedKey(c);
-    const stored = await blobs.get(typeof key === "string" ? key : await key);
+    const owned = typeof key === "string" ? key : await key;
+    // With history, the value must be the version its history names (an older one put back is refused).
+    const stored = keepHistory ? await histories.readCurrent(owned) : await blobs.get(owned);
     // The stored bytes go out as they are (never re-serialised); to `hc` they are JSON.
     const response = answerWith(c, stored ?? EMPTY_DOCUMENT, 200, "application/json; charset=utf-8");
     return response as unknown as TypedResponse<JSONValue, 200, "json">;
