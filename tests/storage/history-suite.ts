@@ -74,6 +74,16 @@ export function historySuite(name: string, make: () => Promise<BlobStore> | Blob
     expect(await histories.readCurrent(key).then(() => "served", (err: unknown) => err)).toMatchObject({ kind: "integrity-failed", details: { version: 3, current: 4 } });
     await store.put("u5/C-2/data.json", bytes("{}"));
     expect(text(await histories.readCurrent("u5/C-2/data.json"))).toBe("{}");
+    // A value this process found current is trusted for a minute only: another process writes
+    // on, the one it found is put back, and it is refused once that minute is over.
+    const other = createKeyHistories(store, { clock: { now: () => new Date(now) } });
+    await histories.write(key, bytes('{"a":7}'), "u5");
+    expect(text(await histories.readCurrent(key))).toBe('{"a":7}');
+    await other.write(key, bytes('{"a":8}'), "u5");
+    await store.put(key, bytes('{"a":7}'));
+    expect(text(await histories.readCurrent(key))).toBe('{"a":7}');
+    now += 60_000;
+    expect(await histories.readCurrent(key).then(() => "served", (err: unknown) => err)).toMatchObject({ kind: "integrity-failed", details: { version: 5, current: 6 } });
   }, 60_000);
 
   it(`[${name}] history: a value stored before history becomes version 1; bytes that are not UTF-8 come back as stored`, async () => {

@@ -138,6 +138,10 @@ const NOTHING = new Error("nothing to write");
  */
 export const SETTLING_MS = 60_000;
 
+/** The largest value, and the most bytes of values, kept as found current (a few hundred documents). */
+const MAX_CHECKED_VALUE = 64 * 1024;
+const MAX_CHECKED_BYTES = 4 * 1024 * 1024;
+
 /** Keys whose arrays this process knows hold the head's version, by key: the head hash appended last. */
 const MAX_KNOWN = 4_096;
 
@@ -297,10 +301,32 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
     previous: prior?.hash ?? null,
   });
 
+  // Values this process found to be their head's version, and when: the same bytes read again
+  // within SETTLING_MS are served without reading the head (a tolerance reads allow anyway).
+  const checked = new Map<string, { value: Uint8Array; at: number }>();
+  let checkedBytes = 0;
+  const forgetChecked = (key: string) => {
+    const known = checked.get(key);
+    if (known === undefined) return;
+    checked.delete(key);
+    checkedBytes -= known.value.length;
+  };
+  const rememberChecked = (key: string, value: Uint8Array) => {
+    forgetChecked(key);
+    if (value.length > MAX_CHECKED_VALUE) return;
+    checked.set(key, { value, at: clock.now().getTime() });
+    checkedBytes += value.length;
+    for (const old of checked.keys()) {
+      if (checkedBytes <= MAX_CHECKED_BYTES) break;
+      forgetChecked(old);
+    }
+  };
+
   /** A new version whose bytes `change` makes from the newest version's. */
   const writeWith = (key: string, change: (current: Bytes | null) => Uint8Array | Promise<Uint8Array>, writtenBy: string, fixed?: { bytes: Uint8Array; digest: string }) => {
     const keys = historyKeys(key);
     return writes.run(key, async () => {
+      forgetChecked(key);
       let bytes: Uint8Array = new Uint8Array();
       const step = (await advance(keys, key, async (prior) => {
         // A plain write's bytes do not depend on the version before: hashed once, outside the swap.
@@ -338,7 +364,13 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
 
   const readCurrent = async (key: string): Promise<Bytes | null> => {
     const keys = historyKeys(key);
+    const known = checked.get(key);
+    if (known !== undefined && clock.now().getTime() - known.at < SETTLING_MS) {
+      const value = await data.get(key);
+      if (value !== null && sameBytes(value, known.value)) return value;
+    }
     const [value, head] = await Promise.all([data.get(key), readHead(keys, key)]);
+    if (head !== null && value !== null && isHeadVersion(head, value)) rememberChecked(key, value);
     if (head === null || value === null || isHeadVersion(head, value)) return value;
     // A write of this process may be settling: read again after it, the head first, so that the
     // value read is never older than the head read (a write sets the value after its head).
@@ -374,6 +406,7 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
     remove(key, writtenBy) {
       const keys = historyKeys(key);
       return writes.run(key, async () => {
+        forgetChecked(key);
         const step = await advance(keys, key, async (prior) => {
           // Nothing to delete: never stored, or its newest version is already a deletion mark.
           if (prior === null || prior.record.deleted) return null;
