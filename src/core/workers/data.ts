@@ -187,7 +187,7 @@ const pruneRoute = createRoute({
   path: "/history/prune",
   summary: "Prune versions older than HISTORY_RETENTION_DAYS (administrators only)",
   description:
-    "The data key and `X-Admin-Key`. Removes the bytes of versions written before the cut-off, never a key's newest version nor any version of a case on legal hold; one `history-prune` entry per key in its owner's trail (docs/operations.md#history-retention).",
+    "The data key and `X-Admin-Key`, or an identity token with role admin. Removes the bytes of versions written before the cut-off, never a key's newest version nor any version of a case on legal hold; one `history-prune` entry per key in its owner's trail (docs/operations.md#history-retention).",
   operationId: "pruneHistories",
   security,
   responses: {
