@@ -365,11 +365,15 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
   const readCurrent = async (key: string): Promise<Bytes | null> => {
     const keys = historyKeys(key);
     const known = checked.get(key);
+    let value: Bytes | null;
+    let head: Head | null;
     if (known !== undefined && clock.now().getTime() - known.at < SETTLING_MS) {
-      const value = await data.get(key);
+      value = await data.get(key);
       if (value !== null && sameBytes(value, known.value)) return value;
+      head = await readHead(keys, key);
+    } else {
+      [value, head] = await Promise.all([data.get(key), readHead(keys, key)]);
     }
-    const [value, head] = await Promise.all([data.get(key), readHead(keys, key)]);
     if (head !== null && value !== null && isHeadVersion(head, value)) rememberChecked(key, value);
     if (head === null || value === null || isHeadVersion(head, value)) return value;
     // A write of this process may be settling: read again after it, the head first, so that the
