@@ -291,6 +291,9 @@ export function reviewConformance(runtime: Runtime): void {
       expect(record.status).toBe(201);
       expect(await holds("owner-h", "chief-h", "DELETE", { caseNumber: "TH-1" }, noRoles)).toMatchObject({ status: 200, body: { holds: [] } });
       expect((await call("/data/owner-h/TH-1/data.json", "owner-h", { method: "DELETE", headers: dataKey })).status).toBe(200);
+      // The history prune is an administrator's too: 409 here (no HISTORY_RETENTION_DAYS), an examiner's 403.
+      expect((await call("/data/history/prune", "boss-h", { method: "POST", headers: dataKey, claims: admin })).status).toBe(409);
+      expect((await call("/data/history/prune", "owner-h", { method: "POST", headers: dataKey })).status).toBe(403);
     }, 60_000);
 
     it(t("key-only callers and the worker key alone are refused; /review/keys and /openapi.json are open"), async () => {
