@@ -193,7 +193,7 @@ function retryAfterSeconds(header: string | null, now: number): number | undefin
 
 /** The user worker's calls. */
 export interface UserClient {
-  /** `GET /user/`: every user, summed up (needs `adminKey`). */
+  /** `GET /user/`: every user, summed up (needs `adminKey`, or an `identityToken` whose roles include `admin`). */
   list(): Promise<UserList>;
   /** `GET /user/{uid}`. */
   get(uid: string): Promise<UserData>;
@@ -205,11 +205,11 @@ export interface UserClient {
   addCases(uid: string, cases: CaseAssignmentInput[]): Promise<UserData>;
   /** `DELETE /user/{uid}/cases`: removes case assignments (the documents stay). */
   removeCases(uid: string, caseNumbers: string[]): Promise<UserData>;
-  /** `GET /user/{uid}/holds`: the user's legal holds (needs `adminKey`). */
+  /** `GET /user/{uid}/holds`: the user's legal holds (needs `adminKey`, or an `identityToken` whose roles include `admin`). */
   holds(uid: string): Promise<LegalHolds>;
-  /** `PUT /user/{uid}/holds`: puts a case on legal hold, or records a new reason (needs `adminKey`). */
+  /** `PUT /user/{uid}/holds`: puts a case on legal hold, or records a new reason (needs `adminKey`, or an `identityToken` whose roles include `admin`). */
   placeHold(uid: string, caseNumber: string, reason: string): Promise<LegalHolds>;
-  /** `DELETE /user/{uid}/holds`: lifts the hold on a case (needs `adminKey`). */
+  /** `DELETE /user/{uid}/holds`: lifts the hold on a case (needs `adminKey`, or an `identityToken` whose roles include `admin`). */
   liftHold(uid: string, caseNumber: string): Promise<LegalHolds>;
 }
 
@@ -241,7 +241,7 @@ export interface DataClient {
   version<T = unknown>(key: DataKey, version: number): Promise<T>;
   /** `GET /data/{key}?version=N`: version N's bytes exactly as stored (their SHA-256 is the version's `sha256`). */
   versionBytes(key: DataKey, version: number): Promise<Uint8Array<ArrayBuffer>>;
-  /** `POST /data/history/prune`: prunes versions older than `HISTORY_RETENTION_DAYS` (needs `adminKey`). */
+  /** `POST /data/history/prune`: prunes versions older than `HISTORY_RETENTION_DAYS` (needs `adminKey`, or an `identityToken` whose roles include `admin`). */
   pruneHistories(): Promise<HistoryPruneResult>;
 }
 

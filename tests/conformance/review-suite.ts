@@ -279,6 +279,34 @@ export function reviewConformance(runtime: Runtime): void {
       expect(await owner.review.cancel(review.id).catch((err: unknown) => err)).toMatchObject({ status: 409 });
     }, 60_000);
 
+    it(t("legal holds by an identity token with role admin (the claim, or the record the admin key set): placed, listed, lifted on another user's case; other tokens 403"), async () => {
+      const userKey = { "X-Custom-Auth-Key": SECRETS.USER_DB_AUTH };
+      const holds = (uid: string, as: string, method = "GET", body?: unknown, claims?: Record<string, unknown>) =>
+        call(`/user/${uid}/holds`, as, { method, headers: userKey, ...(body === undefined ? {} : { body: JSON.stringify(body) }), ...(claims === undefined ? {} : { claims }) });
+      const admin = { roles: ["admin"] };
+      expect(await holds("owner-h", "boss-h", "PUT", { caseNumber: "TH-1", reason: "State v. Doe" }, admin)).toMatchObject({ status: 201, body: { userUid: "owner-h", holds: [{ caseNumber: "TH-1", heldBy: "boss-h" }] } });
+      expect(await holds("owner-h", "boss-h", "GET", undefined, admin)).toMatchObject({ status: 200, body: { holds: [{ caseNumber: "TH-1" }] } });
+      // The held case's document cannot be deleted by its owner.
+      await call("/data/owner-h/TH-1/data.json", "owner-h", { method: "PUT", headers: dataKey, body: JSON.stringify({ caseNumber: "TH-1" }) });
+      expect((await call("/data/owner-h/TH-1/data.json", "owner-h", { method: "DELETE", headers: dataKey })).status).toBe(409);
+      // Neither the owner nor another examiner nor a reviewer places, reads or lifts a hold.
+      for (const as of ["owner-h", "other-h", "rev-h"]) {
+        expect((await holds("owner-h", as)).status, as).toBe(403);
+        expect((await holds("owner-h", as, "DELETE", { caseNumber: "TH-1" })).status, as).toBe(403);
+        expect((await holds(as, as, "PUT", { caseNumber: "TH-2", reason: "mine" })).status, as).toBe(403);
+      }
+      // A token stating no roles: the record's, which only an administrator sets.
+      const noRoles = { roles: undefined };
+      expect((await holds("owner-h", "chief-h", "DELETE", { caseNumber: "TH-1" }, noRoles)).status).toBe(403);
+      const record = await fetch(`${url}/user/chief-h`, { method: "PUT", headers: { ...userKey, "X-Admin-Key": SECRETS.ADMIN_AUTH }, body: JSON.stringify({ email: "chief@lab.example", firstName: "C", lastName: "H", company: "Lab", permitted: true, roles: ["admin"] }) });
+      expect(record.status).toBe(201);
+      expect(await holds("owner-h", "chief-h", "DELETE", { caseNumber: "TH-1" }, noRoles)).toMatchObject({ status: 200, body: { holds: [] } });
+      expect((await call("/data/owner-h/TH-1/data.json", "owner-h", { method: "DELETE", headers: dataKey })).status).toBe(200);
+      // The history prune is an administrator's too: 409 here (no HISTORY_RETENTION_DAYS), an examiner's 403.
+      expect((await call("/data/history/prune", "boss-h", { method: "POST", headers: dataKey, claims: admin })).status).toBe(409);
+      expect((await call("/data/history/prune", "owner-h", { method: "POST", headers: dataKey })).status).toBe(403);
+    }, 60_000);
+
     it(t("key-only callers and the worker key alone are refused; /review/keys and /openapi.json are open"), async () => {
       const refused = await fetch(`${url}/review/inbox/rev-b`, { headers: dataKey });
       expect(refused.status).toBe(403);

@@ -12,6 +12,9 @@ import { verifyAuditTrail } from "../../src/core/audit/verify.ts";
 import { encryptedBlobStore, Keyring, rotateKeys } from "../../src/core/encryption/mod.ts";
 import { APPENDS, clock, DAY, entry, entryBytes, KEY, median } from "../helpers/append-cost.ts";
 import { containsBytes, dataKey } from "../helpers/encryption.ts";
+import { createSomeArraysInBlocksStore } from "../../src/core/storage/some-arrays-in-blocks.ts";
+import { createKeyHistories } from "../../src/core/history/mod.ts";
+import { isHistoryArrayKey } from "../../src/core/history/history-keys.ts";
 
 /** Requests made to a backend and the bytes they carried (values written and read, keys listed). */
 export interface Traffic {
@@ -103,6 +106,8 @@ export function arrayBlockSuite(
     appends?: number;
     /** False when the backend ignores conditional writes (s3rver): two stores over it are not lossless. */
     conditionalWrites?: boolean;
+    /** Writes of the record-history cost case (default 64): eight blocks' worth. */
+    historyWrites?: number;
   } = {},
 ): void {
   const appends = options.appends ?? APPENDS;
@@ -160,6 +165,33 @@ export function arrayBlockSuite(
       const result = await verifyAuditTrail(await readAuditTrail(stores[0]!, "u1", [DAY]));
       expect(result.valid, JSON.stringify(result.firstBad)).toBe(true);
       expect(result.entries).toBe(turns);
+    }, 300_000);
+
+    it(`[${name}] record history in blocks: each write of one key costs the same requests, and its bytes do not grow with the versions; the history verifies`, async () => {
+      const raw = await make();
+      const traffic: Traffic = { requests: 0, bytes: 0 };
+      const rememberWrites = options.conditionalWrites ?? true;
+      const writes = options.historyWrites ?? 64;
+      const block = writes / 8;
+      const store = createSomeArraysInBlocksStore(countingBackend(raw.backend, traffic), isHistoryArrayKey, { items: block, rememberWrites });
+      const histories = createKeyHistories(store, { clock });
+      const key = "u1/C-1/data.json";
+      const document = (n: number) => encoder.encode(JSON.stringify({ caseNumber: "C-1", notes: "x".repeat(400), n }));
+      const { requests, bytes } = await perCall(traffic, writes, async (n) => {
+        await histories.write(key, document(n), "u1");
+      });
+      // Rewriting the arrays would cost ~writes versions each way at the end, several times a block's share.
+      expect(median(bytes.slice(-block))).toBeLessThanOrEqual(1.1 * median(bytes.slice(block, 2 * block)));
+      // The same requests each (a new block is one more write, at most, when one fills).
+      expect(Math.max(...requests.slice(2))).toBeLessThanOrEqual(Math.min(...requests.slice(2)) + 2);
+      // The arrays are eight blocks in the bucket; the document and its head one object each.
+      expect(await raw.keys(`#history/${key}/contents`)).toHaveLength(8);
+      expect(await store.list("#history/")).toEqual([`#history/${key}/contents`, `#history/${key}/head`, `#history/${key}/versions`]);
+      expect(await store.list("u1/")).toEqual([key]);
+      const listed = (await histories.list(key))!;
+      expect(listed.versions.map((version) => version.version)).toEqual(Array.from({ length: writes }, (_, n) => n + 1));
+      expect(decoder.decode((await histories.read(key, 20))!)).toBe(decoder.decode(document(19)));
+      expect(await histories.verify(key)).toEqual({ valid: true });
     }, 300_000);
 
     it(`[${name}] blocks are plain JSON arrays at {key}#{first index}; the day reads, lists and deletes as one; a fresh store goes on where the day ends`, async () => {

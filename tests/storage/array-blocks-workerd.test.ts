@@ -24,4 +24,4 @@ arrayBlockSuite("R2 (workerd)", async () => {
     keys: async (prefix) => (await backend.list(prefix)).sort(),
   };
   // Five blocks of 128: each call crosses Miniflare's binding proxy, several times slower than s3rver.
-}, { appends: 640 });
+}, { appends: 640, historyWrites: 32 });

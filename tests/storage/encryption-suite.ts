@@ -144,6 +144,36 @@ export function encryptionSuite(name: string, backend: EncryptionBackend, timeou
     expect(await verdict.json()).toMatchObject({ valid: false, firstBad: { reason: "unreadable" } });
   }, timeout);
 
+  it(`[${name}] an earlier sealed version of a document put back in the store is refused, never served as current (its history names another)`, async () => {
+    const raw = await backend.ports();
+    const clock = fixedClock("2026-11-22T12:00:00Z");
+    const app = createService(encryptPorts({ ...raw, clock }, new Keyring([dataKey("k1")])), parseConfig({ ...KEYS, PUBLIC_URL: "https://lab.example" }));
+    const get = async () => {
+      const response = await app.request("/data/u1/C-1/data.json", { headers: data });
+      return { status: response.status, text: await response.text() };
+    };
+    const put = (version: number) => app.request("/data/u1/C-1/data.json", { method: "PUT", headers: data, body: JSON.stringify({ caseNumber: "C-1", version }) });
+    expect((await put(1)).status).toBe(200);
+    const first = (await raw.data.get("u1/C-1/data.json"))!;
+    expect((await put(2)).status).toBe(200);
+    expect(await get()).toEqual({ status: 200, text: JSON.stringify({ caseNumber: "C-1", version: 2 }) });
+    await raw.data.put("u1/C-1/data.json", first);
+    // Within a minute of the write it may be another process's write still settling: served as it is.
+    expect((await get()).status).toBe(200);
+    clock.set("2026-11-22T12:01:00Z");
+    const refused = await get();
+    expect(refused.status).toBe(500);
+    expect(JSON.parse(refused.text)).toMatchObject({ code: "SERVER_ERROR", details: { key: "u1/C-1/data.json", version: 1, current: 2 } });
+    expect(refused.text).toContain("failed its integrity check: it is version 1, and its history names version 2 as current");
+    // A deleted document put back is refused too; the next write stands.
+    expect((await app.request("/data/u1/C-1/data.json", { method: "DELETE", headers: data })).status).toBe(200);
+    await raw.data.put("u1/C-1/data.json", first);
+    clock.set("2026-11-22T12:02:00Z");
+    expect((await get()).status).toBe(500);
+    expect((await put(3)).status).toBe(200);
+    expect(await get()).toEqual({ status: 200, text: JSON.stringify({ caseNumber: "C-1", version: 3 }) });
+  }, timeout);
+
   it(`[${name}] a document and a user record read before (their plaintexts kept) are still refused once swapped or altered in the store, and read back what another process rewrote or re-wrapped`, async () => {
     const raw = await backend.ports();
     const k1 = dataKey("k1");
@@ -201,7 +231,8 @@ export function encryptionSuite(name: string, backend: EncryptionBackend, timeou
 
   it(`[${name}] an envelope with a byte of its magic or its version altered is refused, never served as plaintext`, async () => {
     const raw = await backend.ports();
-    const app = serviceOver(raw, new Keyring([dataKey("k1")]));
+    const clock = fixedClock("2026-11-22T12:00:00Z");
+    const app = createService(encryptPorts({ ...raw, clock }, new Keyring([dataKey("k1")])), parseConfig({ ...KEYS, PUBLIC_URL: "https://lab.example" }));
     const text = JSON.stringify({ caseNumber: "C-9", files: [] });
     await app.request("/data/u1/C-9/data.json", { method: "PUT", headers: data, body: text });
     const sealed = (await raw.data.get("u1/C-9/data.json"))!;
@@ -225,7 +256,8 @@ export function encryptionSuite(name: string, backend: EncryptionBackend, timeou
 
   it(`[${name}] an audit day with one entry altered in the store serves the others and names that one, on reading and verifying`, async () => {
     const raw = await backend.ports();
-    const app = serviceOver(raw, new Keyring([dataKey("k1")]));
+    const clock = fixedClock("2026-11-22T12:00:00Z");
+    const app = createService(encryptPorts({ ...raw, clock }, new Keyring([dataKey("k1")])), parseConfig({ ...KEYS, PUBLIC_URL: "https://lab.example" }));
     for (const action of ["case-create", "case-rename", "case-delete"]) {
       const posted = await app.request("/data/audit/?userId=u1", { method: "POST", headers: data, body: JSON.stringify(auditEntry({ action })) });
       expect(posted.status).toBe(200);

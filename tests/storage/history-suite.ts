@@ -46,6 +46,46 @@ export function historySuite(name: string, make: () => Promise<BlobStore> | Blob
     expect(await store.list("u1/")).toEqual([key]);
   }, 60_000);
 
+  it(`[${name}] history: readCurrent refuses an earlier version put back in the store once its write has settled, serves what was written around the history`, async () => {
+    const store = await make();
+    let now = Date.parse("2026-12-02T04:00:00.000Z");
+    const histories = createKeyHistories(store, { clock: { now: () => new Date(now) } });
+    const key = "u5/C-1/data.json";
+    expect(await histories.readCurrent(key)).toBeNull();
+    await histories.write(key, bytes('{"a":1}'), "u5");
+    await histories.write(key, bytes('{"a":2}'), "u5");
+    expect(text(await histories.readCurrent(key))).toBe('{"a":2}');
+    await store.put(key, bytes('{"a":1}'));
+    // Within a minute of the head it may be a write settling in another process: as stored.
+    expect(text(await histories.readCurrent(key))).toBe('{"a":1}');
+    now += 60_000;
+    const refused = await histories.readCurrent(key).then(() => "served", (err: unknown) => err);
+    expect(refused).toMatchObject({ kind: "integrity-failed", details: { key, version: 1, current: 2 } });
+    // A value that is no version (DATA_HISTORY=off wrote it) is served; a removed one is missing.
+    await store.put(key, bytes('{"a":"off"}'));
+    expect(text(await histories.readCurrent(key))).toBe('{"a":"off"}');
+    await store.delete(key);
+    expect(await histories.readCurrent(key)).toBeNull();
+    // A deleted key's earlier version put back is refused; a key without history reads as stored.
+    await histories.write(key, bytes('{"a":3}'), "u5");
+    await histories.remove(key, "u5");
+    await store.put(key, bytes('{"a":3}'));
+    now += 60_000;
+    expect(await histories.readCurrent(key).then(() => "served", (err: unknown) => err)).toMatchObject({ kind: "integrity-failed", details: { version: 3, current: 4 } });
+    await store.put("u5/C-2/data.json", bytes("{}"));
+    expect(text(await histories.readCurrent("u5/C-2/data.json"))).toBe("{}");
+    // A value this process found current is trusted for a minute only: another process writes
+    // on, the one it found is put back, and it is refused once that minute is over.
+    const other = createKeyHistories(store, { clock: { now: () => new Date(now) } });
+    await histories.write(key, bytes('{"a":7}'), "u5");
+    expect(text(await histories.readCurrent(key))).toBe('{"a":7}');
+    await other.write(key, bytes('{"a":8}'), "u5");
+    await store.put(key, bytes('{"a":7}'));
+    expect(text(await histories.readCurrent(key))).toBe('{"a":7}');
+    now += 60_000;
+    expect(await histories.readCurrent(key).then(() => "served", (err: unknown) => err)).toMatchObject({ kind: "integrity-failed", details: { version: 5, current: 6 } });
+  }, 60_000);
+
   it(`[${name}] history: a value stored before history becomes version 1; bytes that are not UTF-8 come back as stored`, async () => {
     const store = await make();
     const histories = createKeyHistories(store, { clock });

@@ -2,6 +2,7 @@ import { expect, it } from "vitest";
 import { createS3BlobStore, createS3KvStore, probeConditionalWrites, S3_UNAVAILABLE, type S3Location } from "../../src/adapters/s3/s3-store.ts";
 import { useS3 } from "../helpers/s3-server.ts";
 import { blobStoreSuite, kvStoreSuite } from "./suite.ts";
+import { historySuite } from "./history-suite.ts";
 
 const at = useS3();
 let n = 0;
@@ -51,3 +52,5 @@ it("[S3] a service that does not answer, or cannot be reached, is a 500 naming t
     await new Promise((closed) => silent.close(closed));
   }
 });
+// The data store's form: record histories' arrays in blocks of 3 (every history case crosses blocks), documents one object each.
+historySuite("S3 (s3rver), history arrays in blocks of 3", () => createS3BlobStore(location(), { historyBlocks: { items: 3, rememberWrites: false } }));

@@ -7,6 +7,8 @@
 import type { BlobStore } from "../../core/ports.ts";
 import { createVersionedBlobStore, type VersionedBackend } from "../../core/storage/versioned-store.ts";
 import { type ArrayBlockOptions, createArrayBlockStore } from "../../core/storage/array-blocks.ts";
+import { createSomeArraysInBlocksStore } from "../../core/storage/some-arrays-in-blocks.ts";
+import { isHistoryArrayKey } from "../../core/history/history-keys.ts";
 import type { R2BucketLike } from "./bindings.ts";
 import { joinStream } from "../../core/storage/byte-stream.ts";
 
@@ -63,10 +65,18 @@ export interface R2BlobStoreOptions {
    * one block rather than the day (docs/storage.md#audit-days). For the audit bucket only.
    */
   arrayBlocks?: ArrayBlockOptions;
+  /**
+   * Keep the record histories' arrays in blocks, every other key one object, so appending a
+   * version moves one block rather than the history (docs/storage.md#record-history). For the
+   * data bucket; ignored with `arrayBlocks`.
+   */
+  historyBlocks?: ArrayBlockOptions;
 }
 
 /** A `BlobStore` on an R2 bucket binding. */
 export function createR2BlobStore(bucket: R2BucketLike, options: R2BlobStoreOptions = {}): BlobStore {
   const backend = r2Backend(bucket);
-  return options.arrayBlocks === undefined ? createVersionedBlobStore(backend) : createArrayBlockStore(backend, options.arrayBlocks);
+  if (options.arrayBlocks !== undefined) return createArrayBlockStore(backend, options.arrayBlocks);
+  if (options.historyBlocks !== undefined) return createSomeArraysInBlocksStore(backend, isHistoryArrayKey, options.historyBlocks);
+  return createVersionedBlobStore(backend);
 }

@@ -94,7 +94,8 @@ function keyringFor(config: ServiceConfig): Keyring | undefined {
 /** A bound bucket, encrypted at rest when `DATA_ENCRYPTION_KEYS` is set (the audit bucket item by item). */
 function bucket(env: CloudflareEnv, name: string, config: ServiceConfig): BlobStore {
   // Audit days in blocks: an append moves one block, not the day.
-  const store = createR2BlobStore(binding<R2BucketLike>(env, name), name === "STRIAE_AUDIT" ? { arrayBlocks: {} } : {});
+  // Record histories' arrays (data bucket) in blocks too: appending a version moves one block.
+  const store = createR2BlobStore(binding<R2BucketLike>(env, name), name === "STRIAE_AUDIT" ? { arrayBlocks: {} } : name === "STRIAE_DATA" ? { historyBlocks: {} } : {});
   const keyring = keyringFor(config);
   return keyring === undefined ? store : encryptedBlobStore(store, keyring, { appendLog: name === "STRIAE_AUDIT", store: name });
 }

@@ -19,7 +19,8 @@ export async function createS3Ports(location: S3Location): Promise<{ ports: Serv
   const conditionalWrites = await probeConditionalWrites(at(""));
   return {
     ports: {
-      data: createS3BlobStore(at("data/")),
+      // Record histories' arrays in blocks: appending a version moves one block, not the history.
+      data: createS3BlobStore(at("data/"), { historyBlocks: { rememberWrites: conditionalWrites } }),
       // Audit days in blocks: an append moves one block, not the day; the block a process
       // wrote is written again unread only where a stale version makes that write fail.
       audit: createS3BlobStore(at("audit/"), { arrayBlocks: { rememberWrites: conditionalWrites } }),

@@ -13,6 +13,8 @@ import type { BlobStore, KvStore } from "../../core/ports.ts";
 import { exactLength } from "../../core/storage/byte-stream.ts";
 import { createVersionedBlobStore, createVersionedKvStore, type VersionedBackend } from "../../core/storage/versioned-store.ts";
 import { type ArrayBlockOptions, createArrayBlockStore } from "../../core/storage/array-blocks.ts";
+import { createSomeArraysInBlocksStore } from "../../core/storage/some-arrays-in-blocks.ts";
+import { isHistoryArrayKey } from "../../core/history/history-keys.ts";
 
 /** Where the objects live. */
 export interface S3Location {
@@ -161,12 +163,20 @@ export interface S3BlobStoreOptions {
    * one block rather than the day (docs/storage.md#audit-days). For the audit store only.
    */
   arrayBlocks?: ArrayBlockOptions;
+  /**
+   * Keep the record histories' arrays in blocks, every other key one object, so appending a
+   * version moves one block rather than the history (docs/storage.md#record-history). For the
+   * data store; ignored with `arrayBlocks`.
+   */
+  historyBlocks?: ArrayBlockOptions;
 }
 
 /** A `BlobStore` on an S3 bucket. */
 export function createS3BlobStore(location: S3Location, options: S3BlobStoreOptions = {}): BlobStore {
   const backend = s3Backend(location);
-  return options.arrayBlocks === undefined ? createVersionedBlobStore(backend) : createArrayBlockStore(backend, options.arrayBlocks);
+  if (options.arrayBlocks !== undefined) return createArrayBlockStore(backend, options.arrayBlocks);
+  if (options.historyBlocks !== undefined) return createSomeArraysInBlocksStore(backend, isHistoryArrayKey, options.historyBlocks);
+  return createVersionedBlobStore(backend);
 }
 
 /**

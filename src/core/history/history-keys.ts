@@ -37,6 +37,11 @@ export function isHistoryKey(key: string): boolean {
   return key.startsWith(`${HISTORY_ROOT}/`);
 }
 
+/** Whether a key of the data store is one of a history's append-only arrays (`versions`, `contents`): kept in blocks on S3 and R2. */
+export function isHistoryArrayKey(key: string): boolean {
+  return isHistoryKey(key) && (key.endsWith("/versions") || key.endsWith("/contents"));
+}
+
 /** Where a deleted image's bytes are kept in the image store (`#history/images/{id}`): its deletion mark's bytes. */
 export function deletedImageKey(imageKey: string): string {
   return `${HISTORY_ROOT}/${imageKey}`;

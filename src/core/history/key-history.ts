@@ -86,6 +86,14 @@ export interface KeyHistories {
    * do not match their record's `sha256`.
    */
   read(key: string, version: number): Promise<Bytes | null>;
+  /**
+   * The key's value, checked against the version its head names as current (a `GET`): served
+   * when it is that version, when the key has no history, or within {@link SETTLING_MS} of the
+   * head's write (a write settling); past that, an earlier version of the key put back in the
+   * store is refused (integrity failure, 500). A value written around the history
+   * (`DATA_HISTORY=off`) matches no version and is served as before; a missing one reads as missing.
+   */
+  readCurrent(key: string): Promise<Bytes | null>;
   /** Checks every version's bytes and the chain of records; names the first bad version. */
   verify(key: string): Promise<HistoryVerification>;
   /** The key's current version (number, sha256, record); null when it has no history or reads as deleted. */
@@ -121,6 +129,18 @@ export const BEFORE_HISTORY = "before-history";
 const encoder = new TextEncoder();
 /** Thrown inside an update that has nothing to write. */
 const NOTHING = new Error("nothing to write");
+
+/**
+ * How long after its head was written a value that is not the head's version is taken for a
+ * write still settling in another process, or one that failed before its value (the value is
+ * written last), and served as it is. Past it, a value that is an earlier version of the key is
+ * refused: put back in the store (docs/storage.md#record-history).
+ */
+export const SETTLING_MS = 60_000;
+
+/** The largest value, and the most bytes of values, kept as found current (a few hundred documents). */
+const MAX_CHECKED_VALUE = 64 * 1024;
+const MAX_CHECKED_BYTES = 4 * 1024 * 1024;
 
 /** Keys whose arrays this process knows hold the head's version, by key: the head hash appended last. */
 const MAX_KNOWN = 4_096;
@@ -281,10 +301,32 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
     previous: prior?.hash ?? null,
   });
 
+  // Values this process found to be their head's version, and when: the same bytes read again
+  // within SETTLING_MS are served without reading the head (a tolerance reads allow anyway).
+  const checked = new Map<string, { value: Uint8Array; at: number }>();
+  let checkedBytes = 0;
+  const forgetChecked = (key: string) => {
+    const known = checked.get(key);
+    if (known === undefined) return;
+    checked.delete(key);
+    checkedBytes -= known.value.length;
+  };
+  const rememberChecked = (key: string, value: Uint8Array) => {
+    forgetChecked(key);
+    if (value.length > MAX_CHECKED_VALUE) return;
+    checked.set(key, { value, at: clock.now().getTime() });
+    checkedBytes += value.length;
+    for (const old of checked.keys()) {
+      if (checkedBytes <= MAX_CHECKED_BYTES) break;
+      forgetChecked(old);
+    }
+  };
+
   /** A new version whose bytes `change` makes from the newest version's. */
   const writeWith = (key: string, change: (current: Bytes | null) => Uint8Array | Promise<Uint8Array>, writtenBy: string, fixed?: { bytes: Uint8Array; digest: string }) => {
     const keys = historyKeys(key);
     return writes.run(key, async () => {
+      forgetChecked(key);
       let bytes: Uint8Array = new Uint8Array();
       const step = (await advance(keys, key, async (prior) => {
         // A plain write's bytes do not depend on the version before: hashed once, outside the swap.
@@ -312,7 +354,52 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
     return { head, records, contents };
   };
 
+  /** Whether the stored value is the version the head names (a deletion mark: no value). */
+  const isHeadVersion = (head: Head, value: Bytes | null): boolean => {
+    if (head.record.deleted) return value === null;
+    if (value === null || value.length !== head.record.size) return false;
+    const bytes = bytesOf(head.contents);
+    return bytes !== null && sameBytes(value, bytes);
+  };
+
+  const readCurrent = async (key: string): Promise<Bytes | null> => {
+    const keys = historyKeys(key);
+    const known = checked.get(key);
+    let value: Bytes | null;
+    let head: Head | null;
+    if (known !== undefined && clock.now().getTime() - known.at < SETTLING_MS) {
+      value = await data.get(key);
+      if (value !== null && sameBytes(value, known.value)) return value;
+      head = await readHead(keys, key);
+    } else {
+      [value, head] = await Promise.all([data.get(key), readHead(keys, key)]);
+    }
+    if (head !== null && value !== null && isHeadVersion(head, value)) rememberChecked(key, value);
+    if (head === null || value === null || isHeadVersion(head, value)) return value;
+    // A write of this process may be settling: read again after it, the head first, so that the
+    // value read is never older than the head read (a write sets the value after its head).
+    await writes.run(key, () => Promise.resolve());
+    const now = await readHead(keys, key);
+    const again = await data.get(key);
+    if (now === null || again === null || isHeadVersion(now, again)) return again;
+    // Another process's write settling, or one that failed before its value: the value as it is.
+    if (clock.now().getTime() - Date.parse(now.record.writtenAt) < SETTLING_MS) return again;
+    const digest = await sha256Hex(again);
+    const { records } = await stored(keys, key);
+    const earlier = records.find((record) => isVersionRecord(record) && !record.deleted && record.version < now.record.version && record.sha256 === digest && record.size === again.length);
+    if (earlier !== undefined) {
+      const { version } = earlier as VersionRecord;
+      throw ServiceError.integrity(
+        `Stored object ${key} failed its integrity check: it is version ${version}, and its history names version ${now.record.version} as current (an older version was put back in the store, or the write of version ${now.record.version} failed before its value: write the document again)`,
+        { key, version, current: now.record.version },
+      );
+    }
+    // Written around the history (DATA_HISTORY=off): no version of it, served as before.
+    return again;
+  };
+
   return {
+    readCurrent,
     async write(key, bytes, writtenBy) {
       const digest = await sha256Hex(bytes);
       return (await writeWith(key, () => bytes, writtenBy, { bytes, digest })).record;
@@ -323,6 +410,7 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
     remove(key, writtenBy) {
       const keys = historyKeys(key);
       return writes.run(key, async () => {
+        forgetChecked(key);
         const step = await advance(keys, key, async (prior) => {
           // Nothing to delete: never stored, or its newest version is already a deletion mark.
           if (prior === null || prior.record.deleted) return null;

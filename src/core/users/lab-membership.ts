@@ -31,8 +31,14 @@ export async function membershipOf(actor: Actor, records: UserRecords): Promise<
   return { lab, roles: roles.length === 0 ? ["examiner"] : roles };
 }
 
-/** True when `actor` is an administrator: the admin key, or a user whose roles include `admin`. */
-export async function isAdministrator(actor: Actor | undefined, records: UserRecords): Promise<boolean> {
+/**
+ * True when `actor` is an administrator: the admin key, or a user whose roles include `admin`
+ * (the token's claim, else the record's; without `records`, the token's claim alone).
+ * The one place that decides (legal holds, history prune, lab and roles of a record).
+ */
+export async function isAdministrator(actor: Actor | undefined, records: UserRecords | undefined): Promise<boolean> {
   if (actor === undefined) return false;
+  if (actor.kind === "admin") return true;
+  if (records === undefined) return knownRoles(actor.roles ?? []).includes("admin");
   return (await membershipOf(actor, records)).roles.includes("admin");
 }

@@ -17,7 +17,7 @@ import { tagged } from "../http/openapi-tags.ts";
 import { keyedSecurity } from "../http/credentials-doc.ts";
 import { answerWith, errorResponses, type WorkerApp, type WorkerEnv } from "../http/worker-app.ts";
 import { readQuery } from "../http/body.ts";
-import { requireAdministrator } from "../http/administrator.ts";
+import { requireAdminKey } from "../http/administrator.ts";
 import { ServiceError } from "../errors.ts";
 import { encryptedBlobStore, type Keyring, openValue } from "../encryption/mod.ts";
 import { spoolArchive, type SpooledArchive } from "../exchange/package/spooled-archive.ts";
@@ -117,7 +117,7 @@ export function registerBackupRoutes(app: WorkerApp, deps: BackupRoutesDeps): vo
   const keyring = backup.keyring;
 
   app.openapi(backupRoute, async (c) => {
-    requireAdministrator(c, "A backup");
+    requireAdminKey(c, "A backup");
     const query = readQuery(c, BackupQuery);
     const sealed = keyring !== undefined && query.decrypt !== "true";
     const now = clock.now();
@@ -138,7 +138,7 @@ export function registerBackupRoutes(app: WorkerApp, deps: BackupRoutesDeps): vo
   });
 
   app.openapi(restoreRoute, async (c) => {
-    requireAdministrator(c, "A restore");
+    requireAdminKey(c, "A restore");
     const query = readQuery(c, RestoreQuery);
     const body = c.req.raw.body;
     if (body === null) throw ServiceError.validation("The body is the archive to restore");

@@ -195,7 +195,7 @@ const pruneRoute = createRoute({
   path: "/history/prune",
   summary: "Prune versions older than HISTORY_RETENTION_DAYS (administrators only)",
   description:
-    "The data key and `X-Admin-Key`. Removes the bytes of versions written before the cut-off, never a key's newest version nor any version of a case on legal hold; one `history-prune` entry per key in its owner's trail (docs/operations.md#history-retention).",
+    "The data key and `X-Admin-Key`, or an identity token with role admin. Removes the bytes of versions written before the cut-off, never a key's newest version nor any version of a case on legal hold; one `history-prune` entry per key in its owner's trail (docs/operations.md#history-retention).",
   operationId: "pruneHistories",
   security,
   responses: {
@@ -358,7 +358,9 @@ function dataWorker(deps: DataWorkerDeps) {
       return response as unknown as TypedResponse<JSONValue, 200, "json">;
     }
     const key = ownedKey(c);
-    const stored = await blobs.get(typeof key === "string" ? key : await key);
+    const owned = typeof key === "string" ? key : await key;
+    // With history, the value must be the version its history names (an older one put back is refused).
+    const stored = keepHistory ? await histories.readCurrent(owned) : await blobs.get(owned);
     // The stored bytes go out as they are (never re-serialised); to `hc` they are JSON.
     const response = answerWith(c, stored ?? EMPTY_DOCUMENT, 200, "application/json; charset=utf-8");
     return response as unknown as TypedResponse<JSONValue, 200, "json">;
@@ -380,7 +382,7 @@ function dataWorker(deps: DataWorkerDeps) {
   };
   const storeLimit = limitBody(config.maxJsonBytes);
   const prune = async (c: Context<WorkerEnv>) => {
-    requireAdministrator(c, "Pruning histories");
+    await requireAdministrator(c, records, "Pruning histories");
     const retentionDays = config.historyRetentionDays;
     if (retentionDays === undefined) throw ServiceError.conflict("HISTORY_RETENTION_DAYS is not set on this service: every version is kept");
     if (holds === undefined) throw ServiceError.server("Pruning needs the user store, where the legal holds are kept: this data worker is deployed without USER_DB", "unavailable");

@@ -142,7 +142,7 @@ const assignCasesRoute = createRoute({
   },
 });
 const holdsContent = { "application/json": { schema: LegalHoldsSchema } };
-const adminOnly = "Administrators only: the user worker's key and `X-Admin-Key` (docs/api.md#legal-holds).";
+const adminOnly = "Administrators only: the user worker's key and `X-Admin-Key`, or an identity token with role admin (docs/api.md#legal-holds).";
 const readHoldsRoute = createRoute({
   tags: tagged("user"),
   method: "get",
@@ -398,10 +398,12 @@ function userWorker(deps: UserWorkerDeps) {
     return answerJson(c, { success: true as const, message: `Account ${uid} and its ${outcome.summary.casesDeleted} case(s) were deleted` }, 200);
   };
   // Legal holds: the path's user (checked like every path), then the administrator.
+  // A token with role admin acts on any user's holds, as on any user's record (docs/review.md#labs-and-roles).
   const holdsPath = async (c: Context<WorkerEnv>, action: string) => {
-    const path = await ownPath(c);
+    const administrator = await labAdministrator(c);
+    const path = administrator ? parsePath(c) : await ownPath(c);
     if (!path.holds) throw ServiceError.notFound(NO_SUCH_ROUTE);
-    requireAdministrator(c, action);
+    if (!administrator) await requireAdministrator(c, records, action);
     return path.uid;
   };
   const holdsAnswer = (uid: string, list: LegalHold[]) => ({ userUid: uid, holds: list });
