@@ -30,6 +30,7 @@ import { renderAuditReport } from "../../core/pdf/audit-report.ts";
 import { type RuntimeStorage, storagePorts } from "./start.ts";
 import { commandIo } from "./exchange-command.ts";
 import { callProblem, runningServiceClient, serviceUrl, ServiceClientError, withServeAuditKey, workerKey } from "./running-service.ts";
+import { STORE_COMMAND_OPTIONS } from "./command-options.ts";
 import { commandFailure, UsageError } from "./command-failure.ts";
 
 const USAGE = `Usage:
@@ -104,17 +105,13 @@ function parse(argv: readonly string[]) {
       args: [...argv],
       allowPositionals: true,
       options: {
+        ...STORE_COMMAND_OPTIONS,
         user: { type: "string" },
         from: { type: "string" },
         to: { type: "string" },
         format: { type: "string" },
         out: { type: "string" },
-        data: { type: "string", default: "./.forensic-data" },
-        json: { type: "boolean", default: false },
         force: { type: "boolean", default: false },
-        url: { type: "string" },
-        "key-file": { type: "string" },
-        help: { type: "boolean", short: "h", default: false },
       },
     });
   } catch (err) {

@@ -38,6 +38,7 @@ import { createFileBlobStore } from "./files/file-ports.ts";
 import { OutputPathError, writeOutputFile } from "./output-file.ts";
 import { rawStoragePorts, type RuntimeStorage, type StorageUse } from "./start.ts";
 import { commandIo, type ExchangeCommandIo, signatureConfig } from "./exchange-command.ts";
+import { STORE_COMMAND_OPTIONS } from "./command-options.ts";
 import { commandFailure, UsageError } from "./command-failure.ts";
 import { storedSecrets } from "./secrets.ts";
 import { backupThroughService, RemoteRestoreRefusal, restoreThroughService, type ServiceTarget } from "./backup-over-http.ts";
@@ -90,15 +91,11 @@ function parse(argv: readonly string[]) {
       args: [...argv],
       allowPositionals: true,
       options: {
+        ...STORE_COMMAND_OPTIONS,
         out: { type: "string" },
-        url: { type: "string" },
-        "key-file": { type: "string" },
-        data: { type: "string", default: "./.forensic-data" },
         decrypt: { type: "boolean", default: false },
         force: { type: "boolean", default: false },
         resume: { type: "boolean", default: false },
-        json: { type: "boolean", default: false },
-        help: { type: "boolean", short: "h", default: false },
       },
     });
   } catch (err) {

@@ -45,6 +45,7 @@ import { type RuntimeStorage, storagePorts } from "./start.ts";
 import { readEnvironment } from "./environment.ts";
 import type { ServiceClient } from "../../client/mod.ts";
 import { callProblem, runningServiceClient, ServiceClientError, serviceUrl, withServeAuditKey, withUrlHint, workerKey } from "./running-service.ts";
+import { STORE_COMMAND_OPTIONS } from "./command-options.ts";
 import { commandFailure, UsageError } from "./command-failure.ts";
 
 const USAGE = `Usage:
@@ -155,12 +156,12 @@ function parse(argv: readonly string[]) {
       args: [...argv],
       allowPositionals: true,
       options: {
+        ...STORE_COMMAND_OPTIONS,
         user: { type: "string" },
         case: { type: "string" },
         all: { type: "boolean", default: false },
         format: { type: "string" },
         out: { type: "string" },
-        data: { type: "string", default: "./.forensic-data" },
         preview: { type: "boolean", default: false },
         overwrite: { type: "boolean", default: false },
         "no-annotations": { type: "boolean", default: false },
@@ -168,10 +169,6 @@ function parse(argv: readonly string[]) {
         "no-validate-integrity": { type: "boolean", default: false },
         "no-preserve-timestamps": { type: "boolean", default: false },
         "require-signature": { type: "boolean", default: false },
-        json: { type: "boolean", default: false },
-        url: { type: "string" },
-        "key-file": { type: "string" },
-        help: { type: "boolean", short: "h", default: false },
       },
     });
   } catch (err) {

@@ -17,8 +17,9 @@ import type { PruneSummary } from "../../core/history/prune-history.ts";
 import { commandIo, type ExchangeCommandIo } from "./exchange-command.ts";
 import { nodeSha256Hex } from "./node-sha256.ts";
 import { type RuntimeStorage, storagePorts } from "./start.ts";
+import { STORE_COMMAND_OPTIONS } from "./command-options.ts";
 import { commandFailure, UsageError } from "./command-failure.ts";
-import { withServeAuditKey } from "./running-service.ts";
+import { type KeySources, withServeAuditKey, workerKey } from "./running-service.ts";
 
 const USAGE = `Usage: forensic-annotation history prune [options]
 
@@ -33,6 +34,9 @@ Options:
                 the file store stop serve first (or use --url)
   --url URL     prune through a running service instead (POST /data/history/prune
                 with R2_KEY_SECRET and ADMIN_AUTH from the environment)
+  --key-file F  with --url: the data key from the first line of F instead of
+                R2_KEY_SECRET (else the environment, .env, then the key serve
+                generated under --data)
   --json        print the result as JSON
   --help        show this help
 `;
@@ -49,10 +53,11 @@ export interface HistoryCommandOptions {
 
 
 /** A running service's answer to `POST /data/history/prune`. */
-async function pruneOverHttp(url: string, env: Readonly<Record<string, string | undefined>>, send: typeof fetch): Promise<PruneSummary & { retentionDays: number }> {
-  const dataKey = env.R2_KEY_SECRET;
-  const adminKey = env.ADMIN_AUTH;
-  if (dataKey === undefined || dataKey === "" || adminKey === undefined || adminKey === "") {
+async function pruneOverHttp(url: string, sources: KeySources, send: typeof fetch): Promise<PruneSummary & { retentionDays: number }> {
+  // The data key as every --url command finds it (--key-file, the environment, serve's secrets.json); the admin key is configured, never generated.
+  const dataKey = await workerKey("R2_KEY_SECRET", sources);
+  const adminKey = sources.env.ADMIN_AUTH;
+  if (dataKey === undefined || adminKey === undefined || adminKey === "") {
     throw new ConfigError(["R2_KEY_SECRET, ADMIN_AUTH: history prune --url sends both (the data key and the admin key of the service)"]);
   }
   let target: URL;
@@ -85,12 +90,7 @@ export async function runHistoryCommand(argv: readonly string[], options: Histor
       parsed = parseArgs({
         args: [...argv],
         allowPositionals: true,
-        options: {
-          data: { type: "string", default: "./.forensic-data" },
-          url: { type: "string" },
-          json: { type: "boolean", default: false },
-          help: { type: "boolean", short: "h", default: false },
-        },
+        options: STORE_COMMAND_OPTIONS,
       });
     } catch (error) {
       throw new UsageError(error instanceof Error ? error.message : String(error));
@@ -104,7 +104,7 @@ export async function runHistoryCommand(argv: readonly string[], options: Histor
     let result: PruneSummary & { retentionDays: number };
     let where: string;
     if (values.url !== undefined) {
-      result = await pruneOverHttp(values.url, env, options.fetch ?? fetch);
+      result = await pruneOverHttp(values.url, { keyFile: values["key-file"], env, dataDir: resolve(values.data) }, options.fetch ?? fetch);
       where = values.url;
     } else {
       // The audit entries it appends are signed with serve's key, as serve signs them.

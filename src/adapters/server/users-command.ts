@@ -23,6 +23,7 @@ import { commandIo, type ExchangeCommandIo } from "./exchange-command.ts";
 import { callProblem, inProcessService, runningServiceClient, serviceUrl, ServiceClientError, workerKey } from "./running-service.ts";
 import { type RuntimeStorage, storagePorts } from "./start.ts";
 import { terminalJson, terminalLine } from "./terminal-text.ts";
+import { STORE_COMMAND_OPTIONS } from "./command-options.ts";
 import { commandFailure, UsageError } from "./command-failure.ts";
 
 const USAGE = `Usage:
@@ -77,16 +78,12 @@ function parse(argv: readonly string[]) {
       args: [...argv],
       allowPositionals: true,
       options: {
+        ...STORE_COMMAND_OPTIONS,
         email: { type: "string" },
         first: { type: "string" },
         last: { type: "string" },
         company: { type: "string" },
         permitted: { type: "boolean", default: false },
-        json: { type: "boolean", default: false },
-        url: { type: "string" },
-        "key-file": { type: "string" },
-        data: { type: "string", default: "./.forensic-data" },
-        help: { type: "boolean", short: "h", default: false },
       },
     });
   } catch (err) {

@@ -3,7 +3,7 @@
  * a service's `POST /data/history/prune`: old versions lose their bytes, the newest and a held
  * case stay whole, every history still verifies, and each key pruned is in its owner's trail.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterAll, describe, expect, it } from "vitest";
@@ -82,5 +82,19 @@ describe("forensic-annotation history prune", () => {
     const refused = await run(["history", "prune", "--url", "http://service.test"], { R2_KEY_SECRET: KEYS.R2_KEY_SECRET, ADMIN_AUTH: "wrong" }, through);
     expect(refused.code).toBe(1);
     expect(refused.err).toContain("answered 403");
+  });
+
+  it("--url takes the data key from --key-file, else from the secrets.json serve generated under --data, as the other commands do", async () => {
+    const { app } = await dataWithHistories();
+    const through: typeof fetch = (input, init) => Promise.resolve(app.fetch(new Request(input, init)));
+    const dir = await mkdtemp(join(tmpdir(), "fa-history-keys-"));
+    dirs.push(dir);
+    await writeFile(join(dir, "data.key"), `${KEYS.R2_KEY_SECRET}\n`);
+    const fromFile = await run(["history", "prune", "--url", "http://service.test", "--key-file", join(dir, "data.key"), "--json"], { ADMIN_AUTH: ADMIN }, through);
+    expect(fromFile.code, fromFile.err).toBe(0);
+    expect(JSON.parse(fromFile.out)).toMatchObject({ pruned: [{ key: "u1/C-1/data.json" }] });
+    await writeFile(join(dir, "secrets.json"), JSON.stringify({ R2_KEY_SECRET: KEYS.R2_KEY_SECRET }));
+    const fromData = await run(["history", "prune", "--url", "http://service.test", "--data", dir], { ADMIN_AUTH: ADMIN }, through);
+    expect(fromData.code, fromData.err).toBe(0);
   });
 });
