@@ -1,8 +1,9 @@
 /**
- * The exchange worker under a real `serve` (Node): a case of 100 images of 2 MB exported and
- * imported over HTTP raises the server's resident memory by at most 2 x the largest image +
- * 64 MB (docs/exchange.md#over-http), read from /proc (Linux); a client that goes away in the
- * middle of an export or an import leaves nothing behind.
+ * The exchange worker under a real `serve`: a case of 100 images of 2 MB exported and imported
+ * over HTTP raises the server's resident memory by at most 2 x the largest image + 64 MB (Node;
+ * Bun and Deno are not held to it, docs/exchange.md#memory-over-http), read from /proc (Linux);
+ * a client that goes away in the middle of an export or an import leaves nothing behind (Node,
+ * Bun and Deno).
  */
 import { readdirSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -15,7 +16,7 @@ import { storageKeys } from "../../../src/core/storage/keys.ts";
 import { systemClock } from "../../../src/core/ports.ts";
 import { crc32 } from "../../../src/core/encoding/crc32.ts";
 import { fixture } from "../../helpers/images.ts";
-import { spawnServe, type Served } from "../../helpers/spawn-serve.ts";
+import { type Runtime, spawnServe, type Served } from "../../helpers/spawn-serve.ts";
 
 const MIB = 1024 * 1024;
 const IMAGES = 100;
@@ -47,7 +48,8 @@ const kb = (text: string, field: string) => Number(new RegExp(`${field}:\\s+(\\d
 describe.skipIf(!linux)("exchange over HTTP under serve: bounded memory, nothing left behind", () => {
   let dir: string;
   let dataDir: string;
-  let served: Served;
+  const RUNTIMES = ["node", "bun", "deno"] as const satisfies readonly Runtime[];
+  // One case for every runtime's server (each in turn holds the data folder); each cuts an import as its own reviewer.
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "fa-exchange-memory-"));
     dataDir = join(dir, "data");
@@ -57,7 +59,7 @@ describe.skipIf(!linux)("exchange over HTTP under serve: bounded memory, nothing
       cases: cases.map((caseNumber) => ({ caseNumber, createdAt: "2026-11-01T00:00:00.000Z" })), createdAt: "2026-11-01T00:00:00.000Z",
     });
     await ports.users.put("analyst", user("analyst", ["BIG-1"]));
-    await ports.users.put("reviewer", user("reviewer", []));
+    for (const runtime of RUNTIMES) await ports.users.put(`reviewer-${runtime}`, user(`reviewer-${runtime}`, []));
     const host = createLocalImageHost({ store: ports.images, signingKey: undefined, deliveryBase: "http://localhost/image/delivery", clock: systemClock, urlLifetimeSeconds: 60 });
     const ids: string[] = [];
     for (let i = 0; i < IMAGES; i++) ids.push((await host.upload({ bytes: bigPng(IMAGE_BYTES, i), filename: `i${i}.png`, contentType: "image/png" })).id);
@@ -66,75 +68,93 @@ describe.skipIf(!linux)("exchange over HTTP under serve: bounded memory, nothing
       files: ids.map((id, i) => ({ id, originalFilename: `item-${i}.png`, uploadedAt: "2026-11-02T00:00:00.000Z" })),
       createdAt: "2026-11-01T00:00:00.000Z",
     })));
-    served = await spawnServe({ dataDir, env: { R2_KEY_SECRET: KEY, RATE_LIMITS: "off", LOG_LEVEL: "off" }, timeoutMs: 60_000 });
   }, 120_000);
   afterAll(async () => {
-    await served?.stop("SIGTERM");
     await rm(dir, { recursive: true, force: true });
   }, 30_000);
-
-  /** The server's resident memory now, and its peak since the last call (reset to now after reading). */
-  const memory = () => {
-    const pid = served.proc.pid!;
-    const text = status(pid);
-    writeFileSync(`/proc/${pid}/clear_refs`, "5");
-    return { rss: kb(text, "VmRSS"), peak: kb(text, "VmHWM") };
-  };
-  const bound = 2 * IMAGE_BYTES + 64 * MIB;
-  let zip: Uint8Array;
-
-  it("export and import of 100 images of 2 MB: the server's peak RSS grows by at most 2 x the largest image + 64 MB", async () => {
-    // Warmed up: the routes, the signer and the stores have run once.
-    expect((await fetch(`${served.url}/exchange/analyst/cases/NONE`, { headers })).status).toBe(404);
-    const before = memory();
-    const exported = await fetch(`${served.url}/exchange/analyst/cases/BIG-1`, { headers });
+  // The package, exported once (by the first runtime's server) and imported or cut by every one.
+  let zip: Uint8Array | undefined;
+  const exportedPackage = async (url: string): Promise<Uint8Array> => {
+    if (zip !== undefined) return zip;
+    const exported = await fetch(`${url}/exchange/analyst/cases/BIG-1`, { headers });
     expect(exported.status).toBe(200);
-    zip = new Uint8Array(await exported.arrayBuffer());
-    expect(zip.length).toBeGreaterThan(IMAGES * IMAGE_BYTES);
-    const afterExport = memory();
-    expect(afterExport.peak - before.rss, `export: peak ${afterExport.peak / MIB} MiB from ${before.rss / MIB} MiB`).toBeLessThanOrEqual(bound);
+    return zip = new Uint8Array(await exported.arrayBuffer());
+  };
 
-    const imported = await fetch(`${served.url}/exchange/reviewer/imports`, { method: "POST", headers: { ...headers, "Content-Type": "application/zip" }, body: zip as BodyInit });
-    expect(imported.status, await imported.clone().text()).toBe(200);
-    expect(await imported.json()).toMatchObject({ success: true, filesImported: IMAGES });
-    const afterImport = memory();
-    expect(afterImport.peak - afterExport.rss, `import: peak ${afterImport.peak / MIB} MiB from ${afterExport.rss / MIB} MiB`).toBeLessThanOrEqual(bound);
-    expect(readdirSync(join(dataDir, "images", "exchange-spool"))).toEqual([]);
-  }, 300_000);
-
-  it("a client that goes away mid-export or mid-import leaves nothing behind: the export is audited as cancelled, the package's chunks are removed", async () => {
-    const aborting = new AbortController();
-    const exported = await fetch(`${served.url}/exchange/analyst/cases/BIG-1`, { headers, signal: aborting.signal });
-    const reader = exported.body!.getReader();
-    await reader.read();
-    aborting.abort();
-    const cancelled = async () => {
-      const trail = await (await fetch(`${served.url}/audit/audit?userId=analyst`, { headers })).json() as { entries: { action: string; details: { validationErrors: string[] } }[] };
-      return trail.entries.some((entry) => entry.action === "case-export" && entry.details.validationErrors.some((error) => /cancelled/.test(error)));
+  for (const runtime of RUNTIMES) describe(`[${runtime}]`, () => {
+    let served: Served;
+    const reviewer = `reviewer-${runtime}`;
+    beforeAll(async () => {
+      served = await spawnServe({ runtime, dataDir, env: { R2_KEY_SECRET: KEY, RATE_LIMITS: "off", LOG_LEVEL: "off" }, timeoutMs: 60_000 });
+    }, 90_000);
+    afterAll(async () => {
+      await served?.stop("SIGTERM");
+    }, 30_000);
+    /** The server's resident memory now, and its peak since the last call (reset to now after reading). */
+    const memory = () => {
+      const pid = served.proc.pid!;
+      const text = status(pid);
+      writeFileSync(`/proc/${pid}/clear_refs`, "5");
+      return { rss: kb(text, "VmRSS"), peak: kb(text, "VmHWM") };
     };
-    for (let tries = 0; tries < 200 && !(await cancelled()); tries++) await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(await cancelled()).toBe(true);
+    const bound = 2 * IMAGE_BYTES + 64 * MIB;
 
-    // Half a package, then the connection goes.
-    const half = zip.subarray(0, zip.length / 2);
-    let sent = 0;
-    const uploading = new AbortController();
-    const body = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (sent >= half.length) {
-          uploading.abort();
-          return new Promise(() => {});
-        }
-        controller.enqueue(half.subarray(sent, sent + MIB));
-        sent += MIB;
-      },
-    });
-    await fetch(`${served.url}/exchange/reviewer/imports?overwrite=true`, { method: "POST", headers, body, duplex: "half", signal: uploading.signal } as RequestInit).catch(() => undefined);
-    const spool = join(dataDir, "images", "exchange-spool");
-    const leftover = () => readdirSync(spool);
-    for (let tries = 0; tries < 200 && leftover().length > 0; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(leftover()).toEqual([]);
-    // The service still answers, and the reviewer's imported case is as it was.
-    expect((await fetch(`${served.url}/health`)).status).toBe(200);
-  }, 120_000);
+    // Bun and Deno collect the buffers a case passes through later than Node; alone, without
+    // this service, each grows past or close to the bound (docs/exchange.md#memory-over-http).
+    it.runIf(runtime === "node")(`[${runtime}] export and import of 100 images of 2 MB: the server's peak RSS grows by at most 2 x the largest image + 64 MB`, async () => {
+      // Warmed up: the routes, the signer and the stores have run once.
+      expect((await fetch(`${served.url}/exchange/analyst/cases/NONE`, { headers })).status).toBe(404);
+      const before = memory();
+      const zip = await exportedPackage(served.url);
+      expect(zip.length).toBeGreaterThan(IMAGES * IMAGE_BYTES);
+      const afterExport = memory();
+      expect(afterExport.peak - before.rss, `export: peak ${afterExport.peak / MIB} MiB from ${before.rss / MIB} MiB`).toBeLessThanOrEqual(bound);
+
+      const imported = await fetch(`${served.url}/exchange/${reviewer}/imports`, { method: "POST", headers: { ...headers, "Content-Type": "application/zip" }, body: zip as BodyInit });
+      expect(imported.status, await imported.clone().text()).toBe(200);
+      expect(await imported.json()).toMatchObject({ success: true, filesImported: IMAGES });
+      const afterImport = memory();
+      expect(afterImport.peak - afterExport.rss, `import: peak ${afterImport.peak / MIB} MiB from ${afterExport.rss / MIB} MiB`).toBeLessThanOrEqual(bound);
+      expect(readdirSync(join(dataDir, "images", "exchange-spool"))).toEqual([]);
+    }, 300_000);
+
+    it(`[${runtime}] a client that goes away mid-export or mid-import leaves nothing behind: the export is audited as cancelled, the package's chunks are removed`, async () => {
+      // Counted: an earlier runtime's server left its own cancelled export in the same trail.
+      const cancelled = async () => {
+        const trail = await (await fetch(`${served.url}/audit/audit?userId=analyst`, { headers })).json() as { entries: { action: string; details: { validationErrors: string[] } }[] };
+        return trail.entries.filter((entry) => entry.action === "case-export" && entry.details.validationErrors.some((error) => /cancelled/.test(error))).length;
+      };
+      const earlier = await cancelled();
+      const aborting = new AbortController();
+      const exported = await fetch(`${served.url}/exchange/analyst/cases/BIG-1`, { headers, signal: aborting.signal });
+      const reader = exported.body!.getReader();
+      await reader.read();
+      aborting.abort();
+      for (let tries = 0; tries < 200 && (await cancelled()) === earlier; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await cancelled()).toBe(earlier + 1);
+
+      // Half a package, then the connection goes.
+      const zip = await exportedPackage(served.url);
+      const half = zip.subarray(0, zip.length / 2);
+      let sent = 0;
+      const uploading = new AbortController();
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent >= half.length) {
+            uploading.abort();
+            return new Promise(() => {});
+          }
+          controller.enqueue(half.subarray(sent, sent + MIB));
+          sent += MIB;
+        },
+      });
+      await fetch(`${served.url}/exchange/${reviewer}/imports?overwrite=true`, { method: "POST", headers, body, duplex: "half", signal: uploading.signal } as RequestInit).catch(() => undefined);
+      const spool = join(dataDir, "images", "exchange-spool");
+      const leftover = () => existsSync(spool) ? readdirSync(spool) : [];
+      for (let tries = 0; tries < 200 && leftover().length > 0; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(leftover()).toEqual([]);
+      // The service still answers.
+      expect((await fetch(`${served.url}/health`)).status).toBe(200);
+    }, 120_000);
+  });
 });
