@@ -21,7 +21,7 @@ import { ADMIN_TRAIL_USER_ID } from "../identity/identity-token.ts";
 import { createIdentityVerifier, type IdentityVerifier } from "../identity/identity-token.ts";
 import { actorOf, identifyActor } from "./actor.ts";
 import type { CredentialCheck } from "./auth.ts";
-import { type RememberedMember, type ReviewStore, reviewStore } from "../review/review-store.ts";
+import { type RememberedMember, rememberMember } from "../review/review-members.ts";
 
 /** What the workers share to decide who may do what. */
 export interface AccessControl {
@@ -75,7 +75,7 @@ export function accessControl(config: AccessConfig, deps: AccessControlDeps): Ac
     limits: config.rateLimits,
     // The service's own entries may use the day's reserve past MAX_AUDIT_DAY_BYTES.
     log: serviceAuditLog(deps.audit, deps.clock, { signer: auditKeys(config).signer, hash: deps.auditHash, maxDayBytes: config.maxAuditDayBytes, reserve: true }),
-    rememberMember: deps.audit === undefined ? undefined : memberIndex(reviewStore(deps.audit)),
+    rememberMember: deps.audit === undefined ? undefined : memberIndex(deps.audit),
   };
 }
 
@@ -83,12 +83,12 @@ export function accessControl(config: AccessConfig, deps: AccessControlDeps): Ac
 const REMEMBERED_USERS = 10_000;
 
 /** Stores a user's stated lab and roles once per change (a read and a write the first time this process sees them). */
-function memberIndex(reviews: ReviewStore): (uid: string, member: RememberedMember) => Promise<void> {
+function memberIndex(audit: BlobStore): (uid: string, member: RememberedMember) => Promise<void> {
   const known = new Map<string, string>();
   return async (uid, member) => {
     const text = JSON.stringify([member.lab, member.roles]);
     if (known.get(uid) === text) return;
-    await reviews.remember(uid, member);
+    await rememberMember(audit, uid, member);
     if (known.size >= REMEMBERED_USERS) known.delete(known.keys().next().value!);
     known.set(uid, text);
   };

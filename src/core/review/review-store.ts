@@ -9,18 +9,13 @@ import type { BlobStore, Bytes } from "../ports.ts";
 import { storageKeys } from "../storage/keys.ts";
 import { type Review, ReviewSchema } from "../schemas/review.ts";
 import { ServiceError } from "../errors.ts";
+import { type RememberedMember, rememberedMember, rememberMember } from "./review-members.ts";
+
+export type { RememberedMember } from "./review-members.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const MARKER = encoder.encode("{}");
-
-/** Lab and roles as a user's own token last stated them. */
-export interface RememberedMember {
-  /** The lab claim. */
-  lab?: string | undefined;
-  /** The known roles of the roles claim. */
-  roles?: readonly string[] | undefined;
-}
 
 /** Reads and writes reviews. */
 export interface ReviewStore {
@@ -87,22 +82,7 @@ export function reviewStore(store: BlobStore): ReviewStore {
     ofCase: async (owner, caseNumber) => many(await store.list(storageKeys.reviewsOfCase(owner, caseNumber))),
     pinned: (id, fileId) => store.get(storageKeys.reviewPinned(id, fileId)),
     pinnedCase: (id) => store.get(storageKeys.reviewCase(id)),
-    async remember(uid, member) {
-      const text = JSON.stringify({ lab: member.lab, roles: member.roles });
-      const key = storageKeys.reviewMember(uid);
-      const stored = await store.get(key);
-      if (stored !== null && decoder.decode(stored) === text) return;
-      await store.put(key, encoder.encode(text));
-    },
-    async remembered(uid) {
-      const stored = await store.get(storageKeys.reviewMember(uid));
-      if (stored === null) return null;
-      try {
-        const value = JSON.parse(decoder.decode(stored)) as RememberedMember;
-        return { lab: typeof value.lab === "string" ? value.lab : undefined, roles: Array.isArray(value.roles) ? value.roles.filter((role) => typeof role === "string") : undefined };
-      } catch {
-        return null;
-      }
-    },
+    remember: (uid, member) => rememberMember(store, uid, member),
+    remembered: (uid) => rememberedMember(store, uid),
   };
 }

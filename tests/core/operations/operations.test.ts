@@ -201,7 +201,9 @@ describe("GET /metrics", () => {
     const { app } = testService({ METRICS_TOKEN: "metrics-0123456789" }, { data: brokenStore() });
     await app.request("/data/u1/C1/data.json", { headers: dataHeaders });
     const text = await (await app.request("/metrics", { headers: { Authorization: "Bearer metrics-0123456789" } })).text();
-    expect(text).toContain('store_errors_total{store="data"} 1\n');
+    // With record history on, a GET reads the value and its history's head side by side: both reads failed.
+    expect(text).toContain('store_operations_total{store="data",op="get",result="error"} 2\n');
+    expect(text).toContain('store_errors_total{store="data"} 2\n');
     expect(text).toContain('http_requests_total{worker="data",route="/data/{userId}/{caseNumber}/data.json",method="GET",status="500"} 1\n');
   });
 });
