@@ -53,13 +53,14 @@ export class KeyedMutex {
     busy.queue.push(me);
     let suspect: Waiter | undefined;
     for (let looks = 1; ; looks++) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
       const woken = await new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(false), RECHECK_MS);
-        me.wake = () => {
-          clearTimeout(timer);
-          resolve(true);
-        };
+        timer = setTimeout(() => resolve(false), RECHECK_MS);
+        // The waker only resolves: the timer is this request's own pending event in workerd until the
+        // waiter runs again (cleared by the waker, another request, it could look hung meanwhile).
+        me.wake = () => resolve(true);
       });
+      clearTimeout(timer);
       if (busy.handedTo === me) {
         busy.handedTo = undefined;
         return;
