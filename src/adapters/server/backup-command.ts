@@ -300,6 +300,24 @@ async function runVerify(path: string, flags: ReturnType<typeof parse>["values"]
   return verdict.valid ? 0 : 1;
 }
 
+/** A restore's phases and progress on the terminal, as the local and the --url restore tell them. */
+function restoreProgress(bar: ReturnType<typeof progressLine>, io: ExchangeCommandIo) {
+  return {
+    onPhase: (phase: string) => {
+      bar.end();
+      if (io.err.isTTY === true) io.err.write(`restore: ${phase}\n`);
+    },
+    onProgress: (progress: Parameters<ReturnType<typeof progressLine>["show"]>[0]) => bar.show(progress),
+  };
+}
+
+/** What a finished restore prints: the objects, the target's counts, the trails that verify. */
+function printRestored(io: ExchangeCommandIo, done: { objects: number; written: number; alreadyThere: number; counts: Parameters<typeof countLines>[0]; verified: number; total: number }): void {
+  io.out(`restored ${done.objects} objects (${done.written} written${done.alreadyThere > 0 ? `, ${done.alreadyThere} already there` : ""}); the target holds:`);
+  for (const line of countLines(done.counts)) io.out(line);
+  io.out(`audit trails: ${done.verified} of ${done.total} verify on the target`);
+}
+
 /** `restore --url`: the archive sent to the service, its phases and outcome told as a restore on the stores tells them. */
 async function runRestoreThroughService(path: string, flags: ReturnType<typeof parse>["values"], io: ExchangeCommandIo): Promise<number> {
   const bar = progressLine(io.err, "restore");
@@ -307,16 +325,10 @@ async function runRestoreThroughService(path: string, flags: ReturnType<typeof p
     const done = await restoreThroughService(targetOf(flags, io), path, {
       force: flags.force,
       resume: flags.resume,
-      onPhase: (phase) => {
-        bar.end();
-        if (io.err.isTTY === true) io.err.write(`restore: ${phase}\n`);
-      },
-      onProgress: (progress) => bar.show(progress),
+      ...restoreProgress(bar, io),
     });
     bar.end();
-    io.out(`restored ${done.objects} objects (${done.written} written${done.alreadyThere > 0 ? `, ${done.alreadyThere} already there` : ""}); the target holds:`);
-    for (const line of countLines(done.counts)) io.out(line);
-    io.out(`audit trails: ${done.trails.verified} of ${done.trails.total} verify on the target`);
+    printRestored(io, { ...done, verified: done.trails.verified, total: done.trails.total });
     return 0;
   } catch (err) {
     bar.end();
@@ -349,17 +361,11 @@ async function runRestore(path: string, flags: ReturnType<typeof parse>["values"
       ...options,
       force: flags.force,
       resume: flags.resume,
-      onPhase: (phase) => {
-        bar.end();
-        if (io.err.isTTY === true) io.err.write(`restore: ${phase}\n`);
-      },
-      onProgress: (progress) => bar.show(progress),
+      ...restoreProgress(bar, io),
       onWritten: (progress) => bar.show(progress),
     });
     bar.end();
-    io.out(`restored ${summary.manifest.objects} objects (${summary.written} written${summary.alreadyThere > 0 ? `, ${summary.alreadyThere} already there` : ""}); the target holds:`);
-    for (const line of countLines(summary.counts)) io.out(line);
-    io.out(`audit trails: ${summary.trails.filter((trail) => trail.valid).length} of ${summary.trails.length} verify on the target`);
+    printRestored(io, { objects: summary.manifest.objects, written: summary.written, alreadyThere: summary.alreadyThere, counts: summary.counts, verified: summary.trails.filter((trail) => trail.valid).length, total: summary.trails.length });
     return 0;
   } catch (err) {
     if (err instanceof RestoreRefusal) {
