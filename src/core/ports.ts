@@ -92,6 +92,13 @@ export interface BlobStore {
    * fails or does not hold `size` bytes. Without it, writers use {@link BlobStore.put}.
    */
   putStream?(key: string, size: number, body: ReadableStream<Uint8Array>): Promise<void>;
+  /**
+   * Fills `into` with the stored bytes from `offset` on, making no buffer of its own (a
+   * positional read of a file); answers how many it read (fewer only at the value's end), or
+   * null when the key is absent. Only a store whose stored bytes are the value has it (never
+   * an encrypting one). Without it, readers use {@link BlobStore.get}.
+   */
+  readInto?(key: string, offset: number, into: Uint8Array): Promise<number | null>;
 }
 
 /** Options of {@link BlobStore.appendToJsonArray}. */

@@ -23,7 +23,7 @@ afterAll(async () => {
 blobStoreSuite("memory", () => createBlobStore(createStorage({ driver: memoryDriver() })));
 kvStoreSuite("memory", () => createKvStore(createStorage({ driver: memoryDriver() })), { compareAndSet: true });
 // As the data store of `serve` (createFilePorts): history heads slotted.
-blobStoreSuite("files", async () => createFileBlobStore(await freshDir(), { historyHeads: true }));
+blobStoreSuite("files", async () => createFileBlobStore(await freshDir(), { historyHeads: true }), { readInto: true });
 kvStoreSuite("files", async () => createKvStore(createStorage({ driver: atomicFileDriver({ base: await freshDir() }) })), { compareAndSet: true });
 
 // Deno's readFile answers memory its engine does not count: 100 reads of 2 MB, each dropped at

@@ -74,9 +74,29 @@ export function blobStoreSuite(
     makePair?: () => Promise<[BlobStore, BlobStore]>;
     /** Whether to run the record-history cases (default true; not for the audit store's blocks, which no data store uses). */
     history?: boolean;
+    /** Whether the store reads ranges into the caller's buffer (`readInto`: the files store). */
+    readInto?: boolean;
   } = {},
 ): void {
   describe(`BlobStore on ${name}`, () => {
+    it.runIf(options.readInto === true)(`[${name}] readInto fills the caller's buffer with a range of the value, fewer bytes at its end, null for an absent key`, async () => {
+      const store = await make();
+      const image = randomBytes(200_000);
+      await store.put("images/ranged", image);
+      const into = new Uint8Array(50_000);
+      expect(await store.readInto!("images/ranged", 70_000, into)).toBe(50_000);
+      expect(into).toEqual(image.subarray(70_000, 120_000));
+      expect(await store.readInto!("images/ranged", 190_000, into)).toBe(10_000);
+      expect(into.subarray(0, 10_000)).toEqual(image.subarray(190_000));
+      expect(await store.readInto!("images/ranged", 200_000, into)).toBe(0);
+      expect(await store.readInto!("images/absent", 0, into)).toBeNull();
+      // A document name that is a folder too (files store it under another name).
+      await store.put("images/ranged/inner", bytes("x"));
+      await store.put("images/ranged", image.subarray(0, 1000));
+      expect(await store.readInto!("images/ranged", 10, into)).toBe(990);
+      expect(into.subarray(0, 990)).toEqual(image.subarray(10, 1000));
+    });
+
     it(`[${name}] put, get, has, delete keep /-separated keys as they are`, async () => {
       const store = await make();
       expect(await store.get("u1/C-1/data.json")).toBeNull();

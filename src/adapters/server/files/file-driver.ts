@@ -209,6 +209,22 @@ const readFileOnce = (path: string) =>
     });
   }));
 
+/** Fills `into` with the file's bytes from `offset` on, off the event loop; answers how many (fewer only at its end). */
+const readIntoOnce = (path: string, offset: number, into: Uint8Array) =>
+  new Promise<number>((resolve, reject) => openCallback(path, "r", (err, fd) => {
+    if (err) return reject(err);
+    const settle = (error: Error | null, filled = 0) => closeCallback(fd, () => (error ? reject(error) : resolve(filled)));
+    const readFrom = (filled: number): void => {
+      if (filled === into.length) return settle(null, filled);
+      readCallback(fd, into, filled, into.length - filled, offset + filled, (err, count) => {
+        if (err) return settle(err);
+        if (count === 0) return settle(null, filled);
+        readFrom(filled + count);
+      });
+    };
+    readFrom(0);
+  }));
+
 /**
  * Where small reads land before they are copied out: one buffer for the process (reads into
  * it are synchronous, so none overlap), one byte longer than a small file may be.
@@ -408,6 +424,8 @@ export interface DocumentFiles {
   read(key: string): Promise<Buffer | null>;
   /** {@link DocumentFiles.read} as a plain `Uint8Array` (not a `Buffer`), as a blob store hands bytes out. */
   readBytes(key: string): Promise<Uint8Array<ArrayBuffer> | null>;
+  /** Fills `into` with a key's bytes from `offset` on (no buffer of its own); answers how many, or null when absent. */
+  readInto(key: string, offset: number, into: Uint8Array): Promise<number | null>;
   /** True when a key's document exists. */
   has(key: string): Promise<boolean>;
   /** Replaces (or creates) a key's document atomically. */
@@ -654,6 +672,16 @@ export function documentFiles(base: string, sync = false): DocumentFiles {
       }
       if (small !== null && small !== undefined) return Promise.resolve(small);
       return readAfter(paths, small).then((found) => (found === null ? null : plainBytes(found)));
+    },
+    async readInto(key, offset, into) {
+      for (const path of candidates(placeOf(key))) {
+        try {
+          return await readIntoOnce(path, offset, into);
+        } catch (err) {
+          if (!isAbsent(err)) throw err;
+        }
+      }
+      return null;
     },
     async has(key) {
       for (const path of candidates(placeOf(key))) {

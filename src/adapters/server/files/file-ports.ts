@@ -67,6 +67,15 @@ export interface FileBlobStoreOptions {
 /** Whether a key is a record history's head (src/core/history/history-keys.ts). */
 const isHistoryHead = (key: string): boolean => key.startsWith(`${HISTORY_ROOT}/`) && key.endsWith("/head");
 
+/** {@link BlobStore.readInto} over a whole value read: for the keys not read from their file directly. */
+async function copiedRange(value: Promise<Uint8Array | null>, offset: number, into: Uint8Array): Promise<number | null> {
+  const bytes = await value;
+  if (bytes === null) return null;
+  const range = bytes.subarray(Math.min(offset, bytes.length), Math.min(bytes.length, offset + into.length));
+  into.set(range);
+  return range.length;
+}
+
 /**
  * A blob store of files under `dir`, with in-place appends for JSON arrays and streamed
  * writes (a temporary file renamed into place). With `options.sync`, every write and
@@ -86,7 +95,8 @@ export function createFileBlobStore(dir: string, options: FileBlobStoreOptions =
   // A plain key is read straight from its file (the key unstorage would pass on, `/` for `:`),
   // without the unstorage layer's key rewrite and async step.
   const get = (key: string) => (PLAIN_PATH.test(key) ? files.readBytes(key) : unstored.get(key));
-  const store: BlobStore = { ...unstored, get };
+  const readInto = (key: string, offset: number, into: Uint8Array) => (PLAIN_PATH.test(key) ? files.readInto(key, offset, into) : copiedRange(unstored.get(key), offset, into));
+  const store: BlobStore = { ...unstored, get, readInto };
   if (options.auditHeads !== true && options.historyHeads !== true) return store;
   // Audit heads are rewritten by every append, history heads by every write of their key: two
   // slots written in place by turns (file-head.ts).
@@ -96,6 +106,7 @@ export function createFileBlobStore(dir: string, options: FileBlobStoreOptions =
     ...store,
     ...(deferred === undefined ? {} : { syncJsonArray: createFileJsonArraySync(files, deferred) }),
     get: (key) => (slotted(key) ? heads.read(key) : get(key)),
+    readInto: (key, offset, into) => (slotted(key) ? copiedRange(heads.read(key), offset, into) : readInto(key, offset, into)),
     update: (key, change, options) => (slotted(key) ? heads.update(key, change, options) : store.update(key, change)),
   };
 }

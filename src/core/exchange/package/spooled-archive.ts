@@ -3,7 +3,8 @@
  * A package that arrives as a stream (an HTTP request body), kept in a blob store in chunks of
  * {@link SPOOL_CHUNK_BYTES} while it arrives and read back in ranges: a ZIP is read from its end
  * (the central directory), so it must be kept somewhere before it is read, and memory holds one
- * chunk and a few read back, not the package. Every store runs it (files, Redis, S3, R2, Deno KV).
+ * chunk and a few read back, not the package (none read back where the store reads ranges into
+ * the reader's buffer, `readInto`). Every store runs it (files, Redis, S3, R2, Deno KV).
  */
 import type { BlobStore } from "../../ports.ts";
 import { checkSegment } from "../../storage/keys.ts";
@@ -99,6 +100,12 @@ function archiveOver(store: BlobStore, id: string, size: number, discard: () => 
     if (cache.size > CACHED_CHUNKS) cache.delete(cache.keys().next().value!);
     return bytes;
   };
+  // Straight into the reader's buffer when the store can: no chunk-sized buffer per read.
+  const readInto = store.readInto === undefined ? undefined : async (index: number, from: number, into: Uint8Array): Promise<number> => {
+    const count = await store.readInto!(chunkKey(id, index), from, into);
+    if (count === null) throw new Error("The spooled package is gone from its store before it was read");
+    return count;
+  };
   return {
     size,
     async read(offset, into) {
@@ -106,8 +113,15 @@ function archiveOver(store: BlobStore, id: string, size: number, discard: () => 
       let filled = 0;
       for (let position = offset; position < end;) {
         const index = Math.floor(position / SPOOL_CHUNK_BYTES);
-        const bytes = await chunk(index);
         const from = position - index * SPOOL_CHUNK_BYTES;
+        if (readInto !== undefined) {
+          const take = await readInto(index, from, into.subarray(filled, filled + Math.min(SPOOL_CHUNK_BYTES - from, end - position)));
+          if (take <= 0) break;
+          filled += take;
+          position += take;
+          continue;
+        }
+        const bytes = await chunk(index);
         const take = Math.min(bytes.length - from, end - position);
         if (take <= 0) break;
         into.set(bytes.subarray(from, from + take), filled);
