@@ -1,6 +1,6 @@
 /**
  * @module
- * The flags every command on the stores shares (docs/operations.md#the-command-line-against-a-running-service):
+ * The flags every command on the stores shares (docs/operations.md#commands-against-a-running-service):
  * where the stores are (`--data`), or the running service to go through (`--url`, with the
  * worker keys from `--key-file` or the environment), JSON output and help.
  */
