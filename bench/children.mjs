@@ -20,7 +20,7 @@ export function track(child) {
 
 /**
  * Spawns a server (tracked) and answers `{ child, ready, log }`: `ready` resolves with the URLs of
- * its `ready URL [URL] [URL]` line, or rejects when it exits first or is not ready in 120 s.
+ * its `ready URL [URL] [URL]` line, or rejects when it cannot start, exits first or is not ready in 120 s.
  */
 export function startServer(name, argv, { cwd, env }) {
   const child = track(spawn(argv[0], argv.slice(1), { cwd, env, stdio: ["ignore", "pipe", "pipe"] }));
@@ -40,6 +40,10 @@ export function startServer(name, argv, { cwd, env }) {
     child.once("exit", (code, signal) => {
       clearTimeout(timer);
       reject(new Error(`${name} exited (${code ?? signal}) before it was ready\n${log}`));
+    });
+    child.once("error", (err) => {
+      clearTimeout(timer);
+      reject(err);
     });
   });
   return { child, ready, log: () => log };

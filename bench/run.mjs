@@ -8,14 +8,13 @@
 //   options: --duration S (measured seconds per load phase), --concurrency N (in flight),
 //            --appends N (sequential appends to one day, default 10000)
 // See bench/README.md.
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { track } from "./children.mjs";
+import { startServer, stopServer } from "./children.mjs";
 import { makeDocument } from "./documents.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -68,45 +67,6 @@ process.on("exit", () => {
 });
 
 // ---------------------------------------------------------------- children
-
-/** Spawns a child and resolves with the URL of its `ready http://...` line. */
-function startChild(name, command, args, { env, cwd }) {
-  const child = track(spawn(command, args, { env, cwd, stdio: ["ignore", "pipe", "pipe"] }));
-  let log = "";
-  const keep = (chunk) => {
-    log = (log + chunk).slice(-8192); // a tail for error messages; the pipes keep draining
-  };
-  child.stderr.on("data", keep);
-  const url = new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} not ready in 30 s\n${log}`)), 30_000);
-    child.stdout.on("data", (chunk) => {
-      keep(chunk);
-      const match = /^ready\s+(http:\/\/\S+)/m.exec(log);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-    child.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`${name} exited (${code ?? signal}) before it was ready\n${log}`));
-    });
-    child.once("error", (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-  });
-  return { child, url, log: () => log };
-}
-
-async function stopChild(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
-  await exited;
-  clearTimeout(timer);
-}
 
 // The bare server: node:http answering the same 2 KB JSON document to every request.
 const BARE_SERVER = `
@@ -246,18 +206,18 @@ async function main() {
   let failed = false;
 
   // --- bare node:http server
-  const bare = startChild("bare server", process.execPath, ["-e", BARE_SERVER], { env: { ...env, BENCH_DOC: DOC }, cwd: scratch });
-  const bareUrl = await bare.url;
+  const bare = startServer("bare server", [process.execPath, "-e", BARE_SERVER], { env: { ...env, BENCH_DOC: DOC }, cwd: scratch });
+  const [bareUrl] = await bare.ready;
   const bareGet = await load(bareUrl, () => ["GET", "/doc.json", {}, undefined], (r) => r.status === 200 && r.body.length === DOC.length);
-  await stopChild(bare.child);
+  await stopServer(bare.child);
 
   // --- serve on a fresh data dir (cwd is the scratch dir so no stray .env is read)
-  const serve = startChild("serve", process.execPath, [cli, "serve", "--port", "0", "--data", dataDir], {
+  const serve = startServer("serve", [process.execPath, cli, "serve", "--port", "0", "--data", dataDir], {
     // Rate limits off: the bench is one client IP sending tens of thousands of requests.
     env: { ...env, R2_KEY_SECRET: secret, RATE_LIMITS: "off" },
     cwd: scratch,
   });
-  const serveUrl = await serve.url;
+  const [serveUrl] = await serve.ready;
   const auth = { "x-custom-auth-key": secret };
   const jsonAuth = { ...auth, "content-type": "application/json" };
 
@@ -400,7 +360,7 @@ async function main() {
   if (days.length > 1) console.log("   (the UTC day changed during the appends; both days were read)");
   if (!httpOk || !diskOk) failed = true;
 
-  await stopChild(serve.child);
+  await stopServer(serve.child);
   return failed;
 }
 

@@ -11,23 +11,18 @@ import { ConfigError } from "../../core/config/mod.ts";
 import { ArchiveDamaged, type ArchiveProgress, type BackupManifest, readArchive, type RestoreLine } from "../../core/backup/mod.ts";
 import { nodeSha256 } from "./node-sha256.ts";
 import { writeOutputFile } from "./output-file.ts";
-import { serviceUrl, workerKey } from "./running-service.ts";
+import { type KeySources, serviceUrl, workerKey } from "./running-service.ts";
 
-/** Where the command finds the service and its keys. */
-export interface ServiceTarget {
+/** Where the command finds the service (`--url`) and its keys (as every --url command finds them). */
+export interface ServiceTarget extends KeySources {
   /** `--url`. */
   url: string;
-  /** `--key-file` (R2_KEY_SECRET). */
-  keyFile?: string | undefined;
-  /** `--data`: its secrets.json, when the key is in neither. */
-  dataDir: string;
-  env: Readonly<Record<string, string | undefined>>;
 }
 
 /** The base URL and the headers of the data key and the admin key; a ConfigError naming what is missing. */
 async function reach(target: ServiceTarget): Promise<{ base: string; headers: Record<string, string> }> {
   const base = serviceUrl(target.url);
-  const dataKey = await workerKey("R2_KEY_SECRET", { keyFile: target.keyFile, env: target.env, dataDir: target.dataDir });
+  const dataKey = await workerKey("R2_KEY_SECRET", target);
   const adminKey = target.env.ADMIN_AUTH;
   if (dataKey === undefined) throw new ConfigError(["R2_KEY_SECRET: the data worker's key is needed with --url (set it, or give --key-file)"]);
   if (adminKey === undefined || adminKey === "") throw new ConfigError(["ADMIN_AUTH: backup and restore --url need the admin key (the service backs up and restores for its administrator only)"]);

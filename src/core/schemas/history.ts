@@ -3,6 +3,7 @@
  * The record history of a data key as `GET /data/{key}?history` answers it (docs/api.md#record-history).
  */
 import * as z from "zod";
+import { queryFlag } from "./query-flag.ts";
 
 /** One version of a data key. */
 export const VersionRecordSchema = z.object({
@@ -29,6 +30,6 @@ export const KeyHistorySchema = z.object({
 /** The query of a document read that asks for its history or one of its versions. */
 export const HistoryQuerySchema = z.object({
   history: z.string().optional().describe("Present (any value, e.g. `?history`): answer the key's versions instead of its value"),
-  verify: z.enum(["true", "false"]).optional().describe("With `history`: `true` also verifies every version and the chain"),
+  verify: queryFlag("With `history`: `true` also verifies every version and the chain"),
   version: z.string().regex(/^[1-9][0-9]{0,15}$/).optional().describe("Answer version N's bytes exactly as stored (404 for a deletion mark or an unknown N)"),
 });

@@ -7,6 +7,7 @@
  * whole and written by restoreArchive, which reads it twice.
  */
 import * as z from "zod";
+import { queryFlag } from "../schemas/query-flag.ts";
 import type { Context } from "hono";
 import type { BlobStore, Bytes, Clock } from "../ports.ts";
 import type { ServiceConfig } from "../config/mod.ts";
@@ -50,11 +51,10 @@ export interface BackupRoutesDeps {
   auditHash?: ((text: string) => string) | undefined;
 }
 
-const flag = z.enum(["true", "false"]).optional();
-const BackupQuery = z.object({ decrypt: flag.describe("`true`: objects of encrypted stores opened (plaintext), as `backup --decrypt`") });
+const BackupQuery = z.object({ decrypt: queryFlag("`true`: objects of encrypted stores opened (plaintext), as `backup --decrypt`") });
 const RestoreQuery = z.object({
-  force: flag.describe("`true`: write into stores that hold data"),
-  resume: flag.describe("`true`: finish an interrupted restore (objects there as archived are left alone)"),
+  force: queryFlag("`true`: write into stores that hold data"),
+  resume: queryFlag("`true`: finish an interrupted restore (objects there as archived are left alone)"),
 });
 
 const backupRoute = createRoute({

@@ -11,6 +11,7 @@
  * import like ZIPs (docs/exchange.md#sealed-packages); `GET /keys` serves the public keys.
  */
 import * as z from "zod";
+import { queryFlag } from "../schemas/query-flag.ts";
 import type { Context, TypedResponse } from "hono";
 import type { JSONParsed } from "hono/utils/types";
 import { createRoute } from "../http/openapi-app.ts";
@@ -142,20 +143,19 @@ const MEDIA = {
 const segment = (description: string) => z.string().describe(`${description}; one percent-encoded path segment`);
 const UidParams = z.object({ userUid: segment("The user acting (their own uid in identity mode)") });
 const CaseParams = UidParams.extend({ caseNumber: segment("The case number") });
-const flag = (description: string) => z.enum(["true", "false"]).optional().describe(description);
 const CaseExportQuery = z.object({
   format: z.enum(["zip", "json", "csv"]).optional().describe("zip (default: the data file, the images, README.txt, READ_ONLY_INSTRUCTIONS.txt and the signed FORENSIC_MANIFEST.json), json or csv"),
-  annotations: flag("`false`: files without their annotations (the command's --no-annotations)"),
-  metadata: flag("`false`: without the summary block (the command's --no-metadata)"),
+  annotations: queryFlag("`false`: files without their annotations (the command's --no-annotations)"),
+  metadata: queryFlag("`false`: without the summary block (the command's --no-metadata)"),
 });
 const AllCasesQuery = z.object({
   format: z.enum(["json", "xlsx"]).optional().describe("json (default) or xlsx"),
-  annotations: flag("`false`: files without their annotations"),
-  metadata: flag("`false`: without the summary blocks"),
+  annotations: queryFlag("`false`: files without their annotations"),
+  metadata: queryFlag("`false`: without the summary blocks"),
 });
 const ImportQuery = z.object({
-  preview: flag("`true`: check the package and answer what it holds; nothing is written"),
-  overwrite: flag("`true`: replace a read-only case of the same number (else 409)"),
+  preview: queryFlag("`true`: check the package and answer what it holds; nothing is written"),
+  overwrite: queryFlag("`true`: replace a read-only case of the same number (else 409)"),
   fileName: z.string().max(255).optional().describe("The package's file name, recorded in the audit entry"),
 });
 const ConfirmationImportQuery = z.object({ fileName: z.string().max(255).optional().describe("The file's name, recorded in the audit entry") });
