@@ -99,6 +99,12 @@ export interface BlobStore {
    * an encrypting one). Without it, readers use {@link BlobStore.get}.
    */
   readInto?(key: string, offset: number, into: Uint8Array): Promise<number | null>;
+  /**
+   * True on a store that one process holds (files, as `KvStore.replaceIf` assumes too; memory):
+   * no other process writes it, so a writer holding a key's lock in this process may write the
+   * key without first reading what another process could have written there (record history).
+   */
+  readonly soleWriter?: boolean;
 }
 
 /** Options of {@link BlobStore.appendToJsonArray}. */

@@ -24,7 +24,7 @@ import { type ExchangeSignatures, exchangeSignatures } from "../../core/exchange
 import { deliveredImageReader } from "../../core/exchange/delivered-images.ts";
 import { createKeyHistories } from "../../core/history/mod.ts";
 import { hostForDirectUse, imageHostOf } from "../../core/service/service.ts";
-import { nodeSha256Hex } from "./node-sha256.ts";
+import { nodeSha256BytesHex, nodeSha256Hex } from "./node-sha256.ts";
 import {
   type CaseImportOptions,
   type CaseImportPreview,
@@ -483,7 +483,7 @@ export async function runExchangeCommand(argv: readonly string[], options: Excha
     const ports = storage.ports;
     const host = hostForDirectUse(ports.imageHost ?? imageHostOf(config, ports.clock, () => ports.images), config);
     // An import's documents keep their versions, as the service's own writes do (DATA_HISTORY).
-    const histories = config.dataHistory === "off" ? undefined : createKeyHistories(ports.data, { clock: ports.clock, hash: nodeSha256Hex });
+    const histories = config.dataHistory === "off" ? undefined : createKeyHistories(ports.data, { clock: ports.clock, hash: nodeSha256Hex, digest: nodeSha256BytesHex });
     const store = portsExchangeStore({ ...ports, imageHost: host, readImage: deliveredImageReader(config, host), auditChain: { signer: auditKeys(config).signer, hash: nodeSha256Hex, maxDayBytes: config.maxAuditDayBytes }, histories });
     return command === "export" ? await runExport(flags, store, io, signatures.signer) : await runImport(flags, positionals, store, io, { verification: signatures.verification, maxImageBytes: config.maxImageBytes });
   } catch (err) {

@@ -28,7 +28,7 @@ import type { Mailer } from "../../core/ports.ts";
 import { checkCanaries, encryptPorts, keyringOf } from "../../core/service/encrypted-ports.ts";
 import { CanaryError, type Keyring } from "../../core/encryption/mod.ts";
 import { serverCipherSuite } from "./node-cipher.ts";
-import { nodeSha256, nodeSha256Hex } from "./node-sha256.ts";
+import { nodeSha256, nodeSha256BytesHex, nodeSha256Hex } from "./node-sha256.ts";
 import { checkAuditKeys } from "../../core/audit/signing-keys.ts";
 
 /** nodemailer is loaded only when SMTP is configured. */
@@ -311,6 +311,7 @@ export async function serviceOnStores(storage: StoragePorts, config: ServiceConf
     {
       ...service,
       auditHash: nodeSha256Hex,
+      digest: nodeSha256BytesHex,
       // What `backup --url` and `restore --url` go through: the stores as the backup commands open them.
       backup: {
         stores: { raw: storage.raw === undefined ? service : { ...storage.raw, outbox }, service },

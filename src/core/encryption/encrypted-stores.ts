@@ -64,6 +64,7 @@ export function encryptedBlobStore(inner: BlobStore, keyring: Keyring, options: 
     return inner.put(key, await sealValue(keyring, key, value, options));
   };
   return {
+    ...(inner.soleWriter === true ? { soleWriter: true } : {}),
     get: async (key) => reveal(key, await inner.get(key), readable()),
     async getStream(key) {
       const stored = await inner.get(key);

@@ -57,6 +57,8 @@ export interface KeyHistoriesOptions {
   clock: Clock;
   /** Hex SHA-256 of a text, synchronous (a runtime's native one: the `auditHash` port); default web crypto's. */
   hash?: ((text: string) => string) | undefined;
+  /** Hex SHA-256 of bytes, synchronous (node:crypto's under `serve`); default web crypto's, whose every call is a trip to a worker thread. */
+  digest?: ((bytes: Uint8Array) => string) | undefined;
 }
 
 /** Reads and writes data keys so that each keeps its history. */
@@ -164,6 +166,7 @@ function parseHead(bytes: Uint8Array, key: string): Head {
 export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions): KeyHistories {
   const { clock } = options;
   const hashText = options.hash;
+  const digestOf = (bytes: Uint8Array): string | Promise<string> => (options.digest === undefined ? sha256Hex(bytes) : options.digest(bytes));
   const hashOf = (record: VersionRecord): string | Promise<string> => (hashText === undefined ? recordHash(record) : hashText(canonicalJson(record)));
   const writes = new KeyedMutex();
   // The head this process last wrote or read, per key, with its bytes: the next write of the key
@@ -210,7 +213,7 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
   const adoptedHead = async (key: string, stored: Uint8Array): Promise<Head> => {
     const record: VersionRecord = {
       version: 1,
-      sha256: await sha256Hex(stored),
+      sha256: await digestOf(stored),
       size: stored.length,
       writtenAt: clock.now().toISOString(),
       writtenBy: BEFORE_HISTORY,
@@ -265,6 +268,12 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
    * value as it was.
    */
   const settle = async (keys: HistoryKeys, key: string, mine: Head, mineBytes?: Uint8Array): Promise<void> => {
+    if (data.soleWriter === true) {
+      // No other process moves the head, and this one writes the key under its lock: the head is mine.
+      if (mine.record.deleted) await data.delete(key);
+      else await data.put(key, mineBytes ?? bytesOf(mine.contents) ?? new Uint8Array());
+      return;
+    }
     let deleted = mine.record.deleted;
     if (!deleted) {
       await data.update(key, async () => {
@@ -293,7 +302,7 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
 
   const newRecord = async (prior: Head | null, bytes: Uint8Array | null, writtenBy: string, digest?: string): Promise<VersionRecord> => ({
     version: (prior?.record.version ?? 0) + 1,
-    sha256: bytes === null ? EMPTY_SHA256 : digest ?? await sha256Hex(bytes),
+    sha256: bytes === null ? EMPTY_SHA256 : digest ?? await digestOf(bytes),
     size: bytes?.length ?? 0,
     writtenAt: clock.now().toISOString(),
     writtenBy,
@@ -384,7 +393,7 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
     if (now === null || again === null || isHeadVersion(now, again)) return again;
     // Another process's write settling, or one that failed before its value: the value as it is.
     if (clock.now().getTime() - Date.parse(now.record.writtenAt) < SETTLING_MS) return again;
-    const digest = await sha256Hex(again);
+    const digest = await digestOf(again);
     const { records } = await stored(keys, key);
     const earlier = records.find((record) => isVersionRecord(record) && !record.deleted && record.version < now.record.version && record.sha256 === digest && record.size === again.length);
     if (earlier !== undefined) {
@@ -401,7 +410,7 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
   return {
     readCurrent,
     async write(key, bytes, writtenBy) {
-      const digest = await sha256Hex(bytes);
+      const digest = await digestOf(bytes);
       return (await writeWith(key, () => bytes, writtenBy, { bytes, digest })).record;
     },
     update(key, change, writtenBy) {
@@ -452,7 +461,7 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
       // A deletion mark, or a version whose bytes retention removed (its record stays).
       if (record.deleted || (version < head.record.version && (contents as { pruned?: unknown } | null)?.pruned === true)) return null;
       const bytes = bytesOf(contents);
-      if (bytes === null || (contents as { v?: unknown }).v !== version || bytes.length !== record.size || (await sha256Hex(bytes)) !== record.sha256) {
+      if (bytes === null || (contents as { v?: unknown }).v !== version || bytes.length !== record.size || (await digestOf(bytes)) !== record.sha256) {
         throw ServiceError.integrity(`Version ${version} of ${key} failed its integrity check: its stored bytes are not the ones its record names`, { key, version });
       }
       return bytes;

@@ -11,7 +11,7 @@ import type { ServicePorts } from "./service.ts";
 /** Ports whose stores live in this process's memory. */
 export function createMemoryPorts(clock: Clock = systemClock): ServicePorts {
   return {
-    data: createBlobStore(createStorage()),
+    data: createBlobStore(createStorage(), { soleWriter: true }),
     audit: createBlobStore(createStorage()),
     images: createBlobStore(createStorage()),
     outbox: createBlobStore(createStorage()),

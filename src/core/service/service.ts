@@ -75,6 +75,11 @@ export interface ServicePorts {
    */
   auditHash?: (text: string) => string;
   /**
+   * SHA-256 of bytes as lower-case hex, synchronous (a version's digest in record history): the
+   * server adapters pass node:crypto's; default web crypto's. Both give the same digests.
+   */
+  digest?: (bytes: Uint8Array) => string;
+  /**
    * Every store as held and as read, for the data worker's `GET /backup` and `POST /restore`
    * (docs/operations.md#backups-through-a-running-service); without it those routes are not there.
    * `serve` passes it; internal.
@@ -194,7 +199,7 @@ export function createService(given: ServicePorts, config: ServiceConfig): Worke
     auditHash: ports.auditHash,
   });
   // One set of histories for every worker that writes data keys, so their writes of a key queue in one process.
-  const histories = createKeyHistories(ports.data, { clock: ports.clock, hash: ports.auditHash });
+  const histories = createKeyHistories(ports.data, { clock: ports.clock, hash: ports.auditHash, digest: ports.digest });
   mountWorker(app, WORKER_MOUNTS.data, createDataWorker({ blobs: ports.data, audit: ports.audit, clock: ports.clock, config, users: ports.users, access, auditHash: ports.auditHash, histories, backup: ports.backup }));
   mountWorker(app, WORKER_MOUNTS.keys, createKeysWorker({ config, access }));
   mountWorker(app, WORKER_MOUNTS.captcha, createCaptchaWorker({ verifier: captcha, config, access }));

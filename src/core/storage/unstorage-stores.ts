@@ -66,6 +66,8 @@ export interface BlobStoreOptions {
    * under the per-key lock. Without it, `putStream` joins the stream and writes it whole.
    */
   putStream?: (key: string, size: number, body: ReadableStream<Uint8Array>) => Promise<void>;
+  /** One process holds the storage (memory, a data folder under its lock): {@link BlobStore.soleWriter}. */
+  soleWriter?: boolean;
 }
 
 // Arrays this process grows in place, per store; past this many keys the oldest is dropped (and reread once).
@@ -131,6 +133,7 @@ export function createBlobStore(storage: Storage, options: BlobStoreOptions = {}
   }
 
   const store: BlobStore = {
+    ...(options.soleWriter === true ? { soleWriter: true } : {}),
     get,
     put: (key, value) => mutex.run(key, () => put(key, value)),
     putStream: (key, size, body) =>

@@ -91,6 +91,8 @@ export function createFileBlobStore(dir: string, options: FileBlobStoreOptions =
   const unstored = createBlobStore(fileStorage(dir, sync), {
     appendToJsonArray: append,
     putStream: (key, size, body) => files.writeStream(key, size, piecesOf(body, size)),
+    // A data folder is one process's: serve and the commands hold its lock (folder-lock.ts).
+    soleWriter: true,
   });
   // A plain key is read straight from its file (the key unstorage would pass on, `/` for `:`),
   // without the unstorage layer's key rewrite and async step.

@@ -1,0 +1,103 @@
+/**
+ * A store one process holds (files, memory: `BlobStore.soleWriter`) lets a history write set the
+ * key's value straight away, without reading the head and the value again under the value's
+ * compare-and-swap; a store other processes write (Redis, S3, Deno KV...) keeps that guard.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { afterAll, describe, expect, it } from "vitest";
+import { createStorage } from "unstorage";
+import type { BlobStore, Clock } from "../../../src/core/ports.ts";
+import { createKeyHistories, historyKeys } from "../../../src/core/history/mod.ts";
+import { createBlobStore } from "../../../src/core/storage/unstorage-stores.ts";
+import { createMemoryPorts } from "../../../src/core/service/memory-ports.ts";
+import { createFileBlobStore, createFilePorts } from "../../../src/adapters/server/files/file-ports.ts";
+import { encryptedBlobStore, Keyring } from "../../../src/core/encryption/mod.ts";
+import { dataKey } from "../../helpers/encryption.ts";
+
+const dirs: string[] = [];
+const freshDir = async () => {
+  const dir = await mkdtemp(join(tmpdir(), "fa-sole-writer-"));
+  dirs.push(dir);
+  return dir;
+};
+afterAll(async () => {
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+const clock: Clock = { now: () => new Date("2026-12-02T13:00:00.000Z") };
+const bytes = (text: string) => new TextEncoder().encode(text);
+const text = (value: Uint8Array | null) => (value === null ? null : new TextDecoder().decode(value));
+
+/** `store` with every call on the data key `key` and on its head counted. */
+function counted(store: BlobStore, key: string) {
+  const calls: string[] = [];
+  const head = historyKeys(key).head;
+  const name = (k: string) => (k === key ? "value" : k === head ? "head" : null);
+  const note = (method: string, k: string) => {
+    const which = name(k);
+    if (which !== null) calls.push(`${method} ${which}`);
+  };
+  const wrapped: BlobStore = {
+    ...store,
+    get: (k) => (note("get", k), store.get(k)),
+    put: (k, v) => (note("put", k), store.put(k, v)),
+    update: (k, change, options) => (note("update", k), store.update(k, change, options)),
+    delete: (k) => (note("delete", k), store.delete(k)),
+  };
+  return { store: wrapped, calls };
+}
+
+describe("sole-writer stores", () => {
+  it("the files and memory data stores say one process holds them, also sealed at rest; a plain unstorage store does not", async () => {
+    expect(createFilePorts(await freshDir()).data.soleWriter).toBe(true);
+    expect(createFileBlobStore(await freshDir()).soleWriter).toBe(true);
+    expect(createMemoryPorts().data.soleWriter).toBe(true);
+    const sealed = encryptedBlobStore(createFileBlobStore(await freshDir()), new Keyring([dataKey("k1")]));
+    expect(sealed.soleWriter).toBe(true);
+    // createBlobStore over a driver of unknown reach (Redis, S3, a KV) claims nothing.
+    expect(createBlobStore(createStorage()).soleWriter).toBeUndefined();
+  });
+
+  it("on a sole-writer store a write puts the value once and reads neither the value nor the head after moving the head", async () => {
+    const key = "u1/C-1/data.json";
+    const { store, calls } = counted(createFileBlobStore(await freshDir(), { historyHeads: true }), key);
+    const histories = createKeyHistories(store, { clock });
+    await histories.write(key, bytes('{"a":1}'), "u1");
+    calls.length = 0;
+    await histories.write(key, bytes('{"a":2}'), "u1");
+    expect(calls).toEqual(["update head", "put value"]);
+    expect(text(await store.get(key))).toBe('{"a":2}');
+    calls.length = 0;
+    await histories.remove(key, "u1");
+    expect(calls).toEqual(["update head", "delete value"]);
+    expect(await store.get(key)).toBeNull();
+    expect(await histories.verify(key)).toEqual({ valid: true });
+  });
+
+  it("on a store other processes may write, the value is set under its own compare-and-swap with the head read inside it", async () => {
+    const key = "u1/C-1/data.json";
+    const { store, calls } = counted(createBlobStore(createStorage()), key);
+    const histories = createKeyHistories(store, { clock });
+    await histories.write(key, bytes('{"a":1}'), "u1");
+    calls.length = 0;
+    await histories.write(key, bytes('{"a":2}'), "u1");
+    expect(calls).toEqual(["update head", "update value", "get head"]);
+    expect(text(await store.get(key))).toBe('{"a":2}');
+  });
+
+  it("many writes of one key at once on a sole-writer store: every one a version, the value the newest", async () => {
+    const key = "u2/C-1/data.json";
+    const store = createFileBlobStore(await freshDir(), { historyHeads: true });
+    const histories = createKeyHistories(store, { clock });
+    const done = await Promise.all(Array.from({ length: 40 }, (_, i) => histories.write(key, bytes(`{"i":${i}}`), "u2")));
+    expect(done.map((record) => record.version).sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    const newest = done.find((record) => record.version === 40)!;
+    const listed = (await histories.list(key))!;
+    expect(listed.current).toBe(40);
+    expect(text(await store.get(key))).toBe(text(await histories.read(key, 40)));
+    expect(listed.versions.at(-1)?.sha256).toBe(newest.sha256);
+    expect(await histories.verify(key)).toEqual({ valid: true });
+  });
+});
