@@ -83,7 +83,7 @@ async function allClosed(slow: readonly Slow[], withinMs: number): Promise<void>
 const BOUNDS = {
   node: { refuses: true, closesSlow: true, closedWithinMs: CLOSED_WITHIN_MS },
   bun: { refuses: false, closesSlow: true, closedWithinMs: 12_000 },
-  deno: { refuses: false, closesSlow: false, closedWithinMs: 0 },
+  deno: { refuses: true, closesSlow: true, closedWithinMs: CLOSED_WITHIN_MS },
 } as const;
 
 for (const runtime of ["node", "bun", "deno"] as const satisfies readonly Runtime[]) {
