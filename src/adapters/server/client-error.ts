@@ -76,10 +76,12 @@ export function answerAndClose(socket: Socket, status: number, message: string, 
 }
 
 /**
- * Whether the answer being made on `socket` closes the connection (its request said
- * `Connection: close`): Deno's `node:http` (2.9) reports every parser error as `HPE_ERROR`, the
- * bytes after such a request (Node's `HPE_CLOSED_CONNECTION`) included.
+ * Whether the bytes that failed follow a whole request whose answer, still being made, closes the
+ * connection (it said `Connection: close`): Deno's `node:http` (2.9) reports every parser error as
+ * `HPE_ERROR`, these (Node's `HPE_CLOSED_CONNECTION`) included. A request still incomplete failed
+ * in its own framing (`Transfer-Encoding: gzip`, a bad chunk): that is answered 400.
  */
 function afterClosingRequest(socket: Socket): boolean {
-  return (socket as { _httpMessage?: { shouldKeepAlive?: boolean } })._httpMessage?.shouldKeepAlive === false;
+  const answering = (socket as { _httpMessage?: { shouldKeepAlive?: boolean; req?: { complete?: boolean } } })._httpMessage;
+  return answering?.shouldKeepAlive === false && answering.req?.complete === true;
 }
