@@ -79,11 +79,17 @@ async function allClosed(slow: readonly Slow[], withinMs: number): Promise<void>
   while (slow.some((one) => one.closedAt === undefined) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
 }
 
-/** What each runtime's server bounds: limits on connections (Node, Deno), a timeout on silent ones (Node, Deno; Bun's own, fixed). */
+/**
+ * What each runtime's server bounds: limits on connections (Node, Deno), a timeout on silent ones
+ * (Node, Deno; Bun's own, fixed). `answered503`: of the 2900 over the address's limit, how many at
+ * least read the 503; the others came while MAX_CONNECTIONS were open (the refused ones among them,
+ * until they close) and were closed at accept. Deno's node:http closes the refused ones more slowly
+ * under the flood: 1877 to 2634 read the 503 in 8 runs on a shared 2-core machine (Node above 2000).
+ */
 const BOUNDS = {
-  node: { refuses: true, closedWithinMs: CLOSED_WITHIN_MS },
-  bun: { refuses: false, closedWithinMs: 12_000 },
-  deno: { refuses: true, closedWithinMs: CLOSED_WITHIN_MS },
+  node: { refuses: true, answered503: 2000, closedWithinMs: CLOSED_WITHIN_MS },
+  bun: { refuses: false, answered503: 0, closedWithinMs: 12_000 },
+  deno: { refuses: true, answered503: 1500, closedWithinMs: CLOSED_WITHIN_MS },
 } as const;
 
 for (const runtime of ["node", "bun", "deno"] as const satisfies readonly Runtime[]) {
@@ -133,7 +139,7 @@ for (const runtime of ["node", "bun", "deno"] as const satisfies readonly Runtim
       if (bounds.refuses) {
         // Those over the address's limit were told why, with when to come back.
         const refused = slow.filter((one) => one.received.startsWith("HTTP/1.1 503 "));
-        expect(refused.length, "connections answered 503").toBeGreaterThan(2000);
+        expect(refused.length, "connections answered 503").toBeGreaterThan(bounds.answered503);
         for (const one of refused) expect(one.received).toMatch(/\r\nRetry-After: \d+\r\n[\s\S]*"code":"SERVER_ERROR"/);
       }
       expect(await readFile()).toBe(200);
