@@ -49,7 +49,7 @@ describe("src/adapters layout", () => {
 
   it("reads the imports it checks", () => {
     expect(importsOf(join(adapters, "server/start.ts"))).toContain("../s3/s3-ports.ts");
-    expect(importsOf(join(adapters, "node/serve.ts"))).toContain("node:net");
+    expect(importsOf(join(adapters, "server/node-http-listen.ts"))).toContain("node:net");
   });
 
   it("each folder imports only itself, src/core and the folders below it; s3/ and cloudflare/ use no node: module", () => {

@@ -1,6 +1,7 @@
 /**
  * @module
- * The Deno adapter: `Deno.serve` over the embedded default stores.
+ * The Deno adapter: `serve` on Deno's `node:http` over the embedded default stores, Deno KV
+ * stores, and what an app of your own on `Deno.serve` needs (the client IP, the URL as `serve` reads it).
  *
  * @example
  * ```ts
@@ -10,7 +11,7 @@
  */
 export { denoListen, startServer } from "./serve.ts";
 export { passClientIp } from "./client-ip.ts";
-// For an app on Deno.serve of its own: what `serve` does to the URL Deno hands over (Node's server and workerd do it themselves; ./bun has its own).
+// For an app on Deno.serve of its own: what Node's server (serve on Node and Deno) and workerd do to the URL Deno.serve hands over (./bun has its own).
 export { answerUnreadableUrl } from "../server/request-url.ts";
 export { withDotSegmentsResolved } from "./request-url.ts";
 export type { HostMiddleware } from "../../core/http/worker-app.ts";

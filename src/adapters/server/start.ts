@@ -142,7 +142,7 @@ export interface Listening {
   port: number;
   /** Stops accepting, lets in-flight requests finish, then resolves. */
   close(): Promise<void>;
-  /** The client connections open now where the runtime's server counts them (Node), else its requests in flight (Bun, Deno). */
+  /** The client connections open now where the runtime's server counts them (Node, Deno), else its requests in flight (Bun). */
   openConnections?: () => number;
 }
 

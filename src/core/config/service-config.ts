@@ -85,11 +85,11 @@ export interface ServiceConfig {
   maxAuditEntryBytes: number;
   /** `MAX_AUDIT_DAY_BYTES`: the most bytes one day of a user's audit trail takes (appends past it: 429). */
   maxAuditDayBytes: number;
-  /** `MAX_CONNECTIONS`: the connections `serve` holds open at once (Node). */
+  /** `MAX_CONNECTIONS`: the connections `serve` holds open at once (Node, Deno). */
   maxConnections: number;
-  /** `MAX_CONNECTIONS_PER_CLIENT`: the connections `serve` holds open from one client address (Node). */
+  /** `MAX_CONNECTIONS_PER_CLIENT`: the connections `serve` holds open from one client address (Node, Deno). */
   maxConnectionsPerClient: number;
-  /** `HEADERS_TIMEOUT_SECONDS`: how long a request's headers may take to arrive under `serve` (Node; Bun's idle timeout). */
+  /** `HEADERS_TIMEOUT_SECONDS`: how long a request's headers may take to arrive under `serve` (Node, Deno; not Bun). */
   headersTimeoutSeconds: number;
   /** `MAX_BODY_BYTES_IN_FLIGHT`: the image-upload and PDF request-body bytes read at once in one process. */
   maxBodyBytesInFlight: number;

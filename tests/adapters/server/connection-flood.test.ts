@@ -5,12 +5,12 @@
  * MAX_CONNECTIONS_PER_CLIENT, MAX_CONNECTIONS): a keep-alive client connected before keeps its
  * answers (reading a file, where exhausted descriptors were a 500), a new client is answered, and
  * every slow connection is closed within the headers timeout and a few seconds, and the server
- * never holds more descriptors than the limits and a margin. Bun and Deno (docs/configuration.md#connections):
- * Bun.serve closes a connection silent before its first request after its own fixed ~10-12 s
- * (its idleTimeout applies only after a request) and refuses none, so what is checked there is
- * that clients keep their answers and the slow ones are closed within that; Deno.serve bounds
- * nothing, and what is checked there is that established and new clients are still answered
- * while the slow connections are held (the test closes them).
+ * never holds more descriptors than the limits and a margin. Deno's serve runs Deno's node:http
+ * and is held to the same bounds as Node (with Deno.serve the 3000 held 3025 descriptors). Bun
+ * (docs/configuration.md#connections): Bun.serve closes a connection silent before its first
+ * request after its own fixed ~10-12 s (its idleTimeout applies only after a request) and refuses
+ * none, so what is checked there is that clients keep their answers and the slow ones are closed
+ * within that.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { readdirSync } from "node:fs";
@@ -79,11 +79,17 @@ async function allClosed(slow: readonly Slow[], withinMs: number): Promise<void>
   while (slow.some((one) => one.closedAt === undefined) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
 }
 
-/** What each runtime's server bounds: limits on connections (Node), a timeout on silent ones (Node; Bun's own, fixed). */
+/**
+ * What each runtime's server bounds: limits on connections (Node, Deno), a timeout on silent ones
+ * (Node, Deno; Bun's own, fixed). `answered503`: of the 2900 over the address's limit, how many at
+ * least read the 503; the others came while MAX_CONNECTIONS were open (the refused ones among them,
+ * until they close) and were closed at accept. Deno's node:http closes the refused ones more slowly
+ * under the flood: 1877 to 2634 read the 503 in 8 runs on a shared 2-core machine (Node above 2000).
+ */
 const BOUNDS = {
-  node: { refuses: true, closesSlow: true, closedWithinMs: CLOSED_WITHIN_MS },
-  bun: { refuses: false, closesSlow: true, closedWithinMs: 12_000 },
-  deno: { refuses: false, closesSlow: false, closedWithinMs: 0 },
+  node: { refuses: true, answered503: 2000, closedWithinMs: CLOSED_WITHIN_MS },
+  bun: { refuses: false, answered503: 0, closedWithinMs: 12_000 },
+  deno: { refuses: true, answered503: 1500, closedWithinMs: CLOSED_WITHIN_MS },
 } as const;
 
 for (const runtime of ["node", "bun", "deno"] as const satisfies readonly Runtime[]) {
@@ -125,13 +131,6 @@ for (const runtime of ["node", "bun", "deno"] as const satisfies readonly Runtim
       const slow = await openSlow(port, "127.0.0.2", 3000);
       const during = [await readFile(), await readFile(), await get(served.url, "/health"), await get(`http://127.0.0.1:${port}`, "/health")];
       expect(during).toEqual([200, 200, 200, 200]);
-      if (!bounds.closesSlow) {
-        // Deno: nothing closes them; the test does, and the server still answers after.
-        for (const one of slow) one.socket.destroy();
-        await allClosed(slow, 0);
-        expect(await readFile()).toBe(200);
-        return;
-      }
       if (bounds.refuses) expect(openDescriptors(served.proc.pid!), "descriptors held by the server").toBeLessThan(PER_CLIENT + 200);
       await allClosed(slow, bounds.closedWithinMs);
       const late = slow.filter((one) => one.closedAt === undefined || one.closedAt - started > bounds.closedWithinMs + 10_000);
@@ -140,7 +139,7 @@ for (const runtime of ["node", "bun", "deno"] as const satisfies readonly Runtim
       if (bounds.refuses) {
         // Those over the address's limit were told why, with when to come back.
         const refused = slow.filter((one) => one.received.startsWith("HTTP/1.1 503 "));
-        expect(refused.length, "connections answered 503").toBeGreaterThan(2000);
+        expect(refused.length, "connections answered 503").toBeGreaterThan(bounds.answered503);
         for (const one of refused) expect(one.received).toMatch(/\r\nRetry-After: \d+\r\n[\s\S]*"code":"SERVER_ERROR"/);
       }
       expect(await readFile()).toBe(200);
@@ -152,12 +151,6 @@ for (const runtime of ["node", "bun", "deno"] as const satisfies readonly Runtim
       const slow = (await Promise.all(Array.from({ length: 20 }, (_, n) => openSlow(port, `127.0.0.${10 + n}`, PER_CLIENT)))).flat();
       const during = [await readFile(), await readFile(), await readFile()];
       expect(during).toEqual([200, 200, 200]);
-      if (!bounds.closesSlow) {
-        for (const one of slow) one.socket.destroy();
-        await allClosed(slow, 0);
-        expect(await get(served.url, "/health")).toBe(200);
-        return;
-      }
       if (bounds.refuses) expect(openDescriptors(served.proc.pid!), "descriptors held by the server").toBeLessThan(TOTAL + 100);
       await allClosed(slow, bounds.closedWithinMs);
       expect(slow.filter((one) => one.closedAt === undefined).length, "slow connections still open").toBe(0);

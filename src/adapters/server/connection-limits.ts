@@ -11,7 +11,7 @@
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
 import { errorBody } from "../../core/http/errors.ts";
-import type { ConnectionLimits } from "../server/start.ts";
+import type { ConnectionLimits } from "./start.ts";
 
 /** How often Node looks for headers past their timeout (its default is 30 s). */
 const CHECK_INTERVAL_MS = 500;

@@ -50,7 +50,7 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
   }
   // Bytes after a request that said Connection: close are no request (RFC 9112 9.6): that
   // request's answer, still on its way, is written and closes the connection; the rest is dropped.
-  if (err.code === "HPE_CLOSED_CONNECTION") {
+  if (err.code === "HPE_CLOSED_CONNECTION" || (err.code === "HPE_ERROR" && afterClosingRequest(socket))) {
     discardUntilClosed(socket, socket);
     return;
   }
@@ -60,6 +60,11 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
   const message = cutShort ? BODY_CUT_SHORT : MESSAGE_OF[status]!;
   // A 408, a 431 and a body cut short are said in full by the message.
   const details = status === 400 && !cutShort ? { reason: REASON_OF[err.code ?? ""] ?? MALFORMED } : {};
+  answerAndClose(socket, status, message, details);
+}
+
+/** Writes the standard error body on `socket` and closes it, lingering (see the module's comment). */
+export function answerAndClose(socket: Socket, status: number, message: string, details: Record<string, unknown> = {}): void {
   const answer = errorBody(status, message, details);
   const body = JSON.stringify(answer);
   socket.end(
@@ -68,4 +73,15 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
   );
   // The parser is done with this socket: what still arrives is read and dropped until the client closes.
   discardUntilClosed(socket, socket);
+}
+
+/**
+ * Whether the bytes that failed follow a whole request whose answer, still being made, closes the
+ * connection (it said `Connection: close`): Deno's `node:http` (2.9) reports every parser error as
+ * `HPE_ERROR`, these (Node's `HPE_CLOSED_CONNECTION`) included. A request still incomplete failed
+ * in its own framing (`Transfer-Encoding: gzip`, a bad chunk): that is answered 400.
+ */
+function afterClosingRequest(socket: Socket): boolean {
+  const answering = (socket as { _httpMessage?: { shouldKeepAlive?: boolean; req?: { complete?: boolean } } })._httpMessage;
+  return answering?.shouldKeepAlive === false && answering.req?.complete === true;
 }
