@@ -42,14 +42,14 @@ const data = { "X-Custom-Auth-Key": SECRETS.R2_KEY_SECRET };
 const ERROR_KEYS = ["code", "details", "error", "message"];
 
 /** Registers the conformance suite for one runtime. */
-export function conformance(runtime: Runtime): void {
-  describe(`conformance on ${runtime}`, () => {
+export function conformance(runtime: Runtime, variant: { name: string; env: Record<string, string> } = { name: runtime, env: {} }): void {
+  describe(`conformance on ${variant.name}`, () => {
     let dir: string;
     let served: Served;
     let url: string;
     beforeAll(async () => {
       dir = await mkdtemp(join(tmpdir(), `fa-conf-${runtime}-`));
-      served = await spawnServe({ runtime, dataDir: join(dir, "data"), env: SECRETS, timeoutMs: 60_000 });
+      served = await spawnServe({ runtime, dataDir: join(dir, "data"), env: { ...SECRETS, ...variant.env }, timeoutMs: 60_000 });
       url = served.url;
     }, 90_000);
     afterAll(async () => {
@@ -58,7 +58,7 @@ export function conformance(runtime: Runtime): void {
       expect(code, `${runtime} exit code after SIGTERM`).toBe(0);
     }, 30_000);
 
-    const t = (name: string) => `[${runtime}] ${name}`;
+    const t = (name: string) => `[${variant.name}] ${name}`;
     const call = (path: string, init: RequestInit = {}) => fetch(`${url}${path}`, init);
     const client = (options: Partial<ClientOptions> = {}) =>
       createClient({
@@ -887,7 +887,7 @@ export function conformance(runtime: Runtime): void {
       await rm(dir, { recursive: true, force: true });
     });
 
-    const t = (name: string) => `[${runtime}] ${name}`;
+    const t = (name: string) => `[${variant.name}] ${name}`;
 
     it(t("SIGTERM with a request in flight: it completes with 200, the process exits 0, and a restart keeps its data"), async () => {
       const served = await spawnServe({ runtime, dataDir: join(dir, "data"), env: SECRETS, timeoutMs: 60_000 });
@@ -948,7 +948,7 @@ export function conformance(runtime: Runtime): void {
       expect(code, `${runtime} exit code after SIGTERM`).toBe(0);
     }, 30_000);
 
-    const t = (name: string) => `[${runtime}] ${name}`;
+    const t = (name: string) => `[${variant.name}] ${name}`;
     const json = { "Content-Type": "application/json" };
 
     it(t("captcha: tokens are checked with CAPTCHA_VERIFY_URL on 127.0.0.1"), async () => {

@@ -1,10 +1,15 @@
 /**
  * @module
- * `serve` on Bun, with `Bun.serve`. The stores are the embedded default's files (Bun runs
+ * `serve` on Bun, with `Bun.serve`; or, when `MAX_CONNECTIONS`, `MAX_CONNECTIONS_PER_CLIENT` or
+ * `HEADERS_TIMEOUT_SECONDS` is set, with Bun's `node:http` server (../server/node-http-listen.ts,
+ * as on Node and Deno), which enforces them: `Bun.serve` offers no hook at accept and no headers
+ * timeout, and `node:http` costs about 40 us more CPU a request on Bun
+ * (docs/configuration.md#connections). The stores are the embedded default's files (Bun runs
  * `node:fs`).
  */
 import type { WorkerApp } from "../../core/http/worker-app.ts";
-import type { Listen, Listening, RunningServer, ServeOptions } from "../server/start.ts";
+import type { ConnectionLimits, Listen, Listening, RunningServer, ServeOptions } from "../server/start.ts";
+import { listenWithNodeHttp } from "../server/node-http-listen.ts";
 import { startService } from "../server/start.ts";
 import { withReadableUrl } from "./request-url.ts";
 import { serverAuthority } from "../server/request-url.ts";
@@ -37,8 +42,11 @@ function bun(): BunApi {
 /**
  * Listens with `Bun.serve`; the client IP is `server.requestIP`. `Bun.serve` counts no
  * connections: the `/metrics` gauge is its requests in flight (`pendingRequests`, `pendingWebSockets`).
+ * With connection limits asked for (set in the environment), listens with Bun's `node:http`
+ * within them, as on Node; the gauge then counts connections.
  */
-export const bunListen: Listen = Object.assign((app: WorkerApp, address: { port: number; hostname: string }): Promise<Listening> => {
+export const bunListen: Listen = Object.assign((app: WorkerApp, address: { port: number; hostname: string }, limits?: ConnectionLimits): Promise<Listening> => {
+  if (limits?.asked === true) return listenWithNodeHttp(app, address, limits);
   let origin = "";
   const server = bun().serve({
     port: address.port,

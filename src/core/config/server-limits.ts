@@ -13,17 +13,17 @@ const MAX_HEADERS_TIMEOUT_SECONDS = 255;
 export const ServerLimitsSection = z.object({
   MAX_CONNECTIONS: variable(
     positiveInt(4096, 1_000_000),
-    "open connections `serve` holds at once; one more is closed at accept (keep it well under `ulimit -n`: the stores need descriptors too); Node and Deno, not Bun ([connections](docs/configuration.md#connections))",
+    "open connections `serve` holds at once; one more is closed at accept (keep it well under `ulimit -n`: the stores need descriptors too); Node, Deno, and Bun once one of the three connection variables is set ([connections](docs/configuration.md#connections))",
     { usedBy: "serve" },
   ),
   MAX_CONNECTIONS_PER_CLIENT: variable(
     positiveInt(256, 1_000_000),
-    "open connections from one client address; one more is answered 503 with `Retry-After` and closed; Node and Deno, not Bun (behind a proxy every client has its address)",
+    "open connections from one client address; one more is answered 503 with `Retry-After` and closed; Node, Deno, and Bun once one of the three is set (behind a proxy every client has its address)",
     { usedBy: "serve" },
   ),
   HEADERS_TIMEOUT_SECONDS: variable(
     positiveInt(10, MAX_HEADERS_TIMEOUT_SECONDS),
-    "seconds a request's headers may take to arrive, then 408 and closed; Node and Deno (Bun closes such connections after its own ~10 s: [connections](docs/configuration.md#connections))",
+    "seconds a request's headers may take to arrive, then 408 and closed; Node, Deno, and Bun once one of the three is set (left unset, Bun closes such connections after its own ~10 s: [connections](docs/configuration.md#connections))",
     { usedBy: "serve" },
   ),
   MAX_BODY_BYTES_IN_FLIGHT: variable(
