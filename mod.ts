@@ -33,6 +33,7 @@ export type {
   HostedImage,
   ImageHost,
   ImageHostFactory,
+  ImageStreamUpload,
   ImageUpload,
   KvStore,
   Mailer,

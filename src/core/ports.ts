@@ -161,6 +161,14 @@ export interface ImageUpload {
   owner?: string;
 }
 
+/** An image as {@link ImageHost.uploadStream} receives it: its facts, and its bytes as a stream of known length. */
+export interface ImageStreamUpload extends Omit<ImageUpload, "bytes"> {
+  /** Its length in bytes. */
+  size: number;
+  /** Its bytes; when the stream errors (or does not hold `size` bytes) nothing is stored. */
+  body: ReadableStream<Uint8Array>;
+}
+
 /** The stored facts of one hosted image. */
 export interface HostedImage {
   /** The image id, as used in `DELETE /{imageId}` (docs/api.md#image-worker). */
@@ -177,6 +185,12 @@ export interface HostedImage {
 export interface ImageHost {
   /** Stores an uploaded image and answers its id and delivery URLs (docs/api.md#image-worker, `POST /`). */
   upload(image: ImageUpload): Promise<HostedImage>;
+  /**
+   * As {@link ImageHost.upload}, the bytes written to the host's store as they come, for a host
+   * that can (a case import streams each image from the spooled package); rejects, storing
+   * nothing, when the stream errors. Without it, callers join the bytes and use `upload`.
+   */
+  uploadStream?(image: ImageStreamUpload): Promise<HostedImage>;
   /** Removes an image; false when it did not exist. */
   delete(imageId: string): Promise<boolean>;
   /** A time-limited signed URL for a delivery URL of this host. */
