@@ -63,7 +63,8 @@ export interface CaseStore {
   /**
    * As {@link CaseStore.uploadImage}, the bytes streamed into the host's store piece by piece, for
    * a store that can (a case import then holds no image-sized buffer per image). When the
-   * stream errors nothing is stored and this rejects. Without it, importers use `uploadImage`.
+   * stream errors nothing is stored and this rejects. Without it, importers use `uploadImage`;
+   * a store that wraps another's `uploadImage` (`{...store, uploadImage}`) wraps or leaves out this one too.
    */
   uploadImageStream?(image: CaseImageStream): Promise<string>;
   /**
