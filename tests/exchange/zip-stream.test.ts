@@ -23,10 +23,10 @@ const zip = zipSync({ "images/a.png": [image, { level: 0 }], "notes.txt": [text,
 /** An archive kept outside memory, as the spool is: positional reads into the caller's buffer. */
 const rangesOf = (bytes: Uint8Array): ArchiveReader => ({
   size: bytes.length,
-  read: async (offset, into) => {
+  read: (offset, into) => {
     const range = bytes.subarray(offset, offset + into.length);
     into.set(range);
-    return range.length;
+    return Promise.resolve(range.length);
   },
 });
 
@@ -106,11 +106,11 @@ describe("ZipDirectory.stream", () => {
     let storing = false;
     const changing: ArchiveReader = {
       size: exported.length,
-      async read(offset, into) {
+      read(offset, into) {
         const range = exported.subarray(offset, offset + into.length);
         into.set(range);
         if (storing && offset <= target && target < offset + range.length) into[target - offset] = into[target - offset]! ^ 1;
-        return range.length;
+        return Promise.resolve(range.length);
       },
     };
     const stored: number[] = [];

@@ -29,7 +29,7 @@ const stores: [string, () => Promise<BlobStore>][] = [
     dirs.push(dir);
     return createFileBlobStore(dir);
   }],
-  ["memory", async () => createBlobStore(createStorage({ driver: memoryDriver() }))],
+  ["memory", () => Promise.resolve(createBlobStore(createStorage({ driver: memoryDriver() })))],
 ];
 
 describe("local image host: uploadStream", () => {
