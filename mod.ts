@@ -33,7 +33,6 @@ export type {
   HostedImage,
   ImageHost,
   ImageHostFactory,
-  ImageStreamUpload,
   ImageUpload,
   KvStore,
   Mailer,

@@ -161,14 +161,6 @@ export interface ImageUpload {
   owner?: string;
 }
 
-/** An image as {@link ImageHost.uploadStream} receives it: its facts, and its bytes as a stream of known length. */
-export interface ImageStreamUpload extends Omit<ImageUpload, "bytes"> {
-  /** Its length in bytes. */
-  size: number;
-  /** Its bytes; when the stream errors (or does not hold `size` bytes) nothing is stored. */
-  body: ReadableStream<Uint8Array>;
-}
-
 /** The stored facts of one hosted image. */
 export interface HostedImage {
   /** The image id, as used in `DELETE /{imageId}` (docs/api.md#image-worker). */
@@ -190,7 +182,12 @@ export interface ImageHost {
    * that can (a case import streams each image from the spooled package); rejects, storing
    * nothing, when the stream errors. Without it, callers join the bytes and use `upload`.
    */
-  uploadStream?(image: ImageStreamUpload): Promise<HostedImage>;
+  uploadStream?(image: Omit<ImageUpload, "bytes"> & {
+    /** Its length in bytes. */
+    size: number;
+    /** Its bytes; when the stream errors (or does not hold `size` bytes) nothing is stored. */
+    body: ReadableStream<Uint8Array>;
+  }): Promise<HostedImage>;
   /** Removes an image; false when it did not exist. */
   delete(imageId: string): Promise<boolean>;
   /** A time-limited signed URL for a delivery URL of this host. */

@@ -3,7 +3,7 @@
  * The embedded default image host (docs/api.md#image-worker): images in their own blob
  * store with their metadata, delivered by the image worker itself through signed URLs.
  */
-import type { BlobStore, Clock, HostedImage, ImageHost, ImageStreamUpload, ImageUpload } from "../ports.ts";
+import type { BlobStore, Clock, HostedImage, ImageHost, ImageUpload } from "../ports.ts";
 import { joinStream } from "../storage/byte-stream.ts";
 import { ServiceError } from "../errors.ts";
 import { checkSegment, decodeSegment, storageKeys } from "../storage/keys.ts";
@@ -159,7 +159,7 @@ export function createLocalImageHost(options: LocalImageHostOptions): LocalImage
     upload: (image: ImageUpload) => storeImage(image, image.bytes.length, (key) => options.store.put(key, image.bytes)),
 
     // Piece by piece where the store writes streams (a file renamed into place); else joined first.
-    uploadStream: (image: ImageStreamUpload) =>
+    uploadStream: (image) =>
       storeImage(image, image.size, async (key) =>
         options.store.putStream !== undefined ? await options.store.putStream(key, image.size, image.body) : await options.store.put(key, await joinStream(image.body, image.size))),
 
