@@ -57,8 +57,9 @@ export async function spoolArchive(store: BlobStore, body: ReadableStream<Uint8A
     // Counted first: a put that fails half-way may still have stored it.
     chunks++;
     if (store.putStream !== undefined) {
-      // A copy of the chunk is written: its buffer serves the next one (no chunk-sized garbage per chunk).
-      await store.putStream(chunkKey(id, chunks - 1), filled, copiedStream(buffer.subarray(0, filled)));
+      // A copy of the chunk is written: its buffer serves the next one (no chunk-sized garbage per
+      // chunk where the store reads into its own buffer; others get the copy in one piece, as one put).
+      await store.putStream(chunkKey(id, chunks - 1), filled, copiedStream(buffer.subarray(0, filled), SPOOL_CHUNK_BYTES));
     } else {
       // A store's put may keep the bytes it is given.
       await store.put(chunkKey(id, chunks - 1), buffer.subarray(0, filled));
