@@ -183,6 +183,17 @@ export interface HostedImage {
 export interface ImageHost {
   /** Stores an uploaded image and answers its id and delivery URLs (docs/api.md#image-worker, `POST /`). */
   upload(image: ImageUpload): Promise<HostedImage>;
+  /**
+   * As {@link ImageHost.upload}, the bytes written to the host's store as they come, for a host
+   * that can (a case import streams each image from the spooled package); rejects, storing
+   * nothing, when the stream errors. Without it, callers join the bytes and use `upload`.
+   */
+  uploadStream?(image: Omit<ImageUpload, "bytes"> & {
+    /** Its length in bytes. */
+    size: number;
+    /** Its bytes; when the stream errors (or does not hold `size` bytes) nothing is stored. */
+    body: ReadableStream<Uint8Array>;
+  }): Promise<HostedImage>;
   /** Removes an image; false when it did not exist. */
   delete(imageId: string): Promise<boolean>;
   /** A time-limited signed URL for a delivery URL of this host. */

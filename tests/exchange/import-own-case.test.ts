@@ -176,6 +176,11 @@ describe("the shared import: CONFLICT for HTTP, and checked again before the cas
         if (!written) (written = true), await putJson(ports, storageKeys.case(REVIEWER, CASE), own);
         return await store.uploadImage(image);
       },
+      // The import streams images where the store can: the same race that way.
+      uploadImageStream: async (image) => {
+        if (!written) (written = true), await putJson(ports, storageKeys.case(REVIEWER, CASE), own);
+        return await store.uploadImageStream!(image);
+      },
     };
     const result = await importCase(racing, zip, REVIEWER);
     expect(result).toMatchObject({ success: false, errorCode: "CONFLICT", errors: [expect.stringContaining(REFUSAL.replaceAll("C-1", CASE))] });

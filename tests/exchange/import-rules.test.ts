@@ -224,6 +224,8 @@ describe("import rule 8: rollback", () => {
     const failing: ExchangeStore = {
       ...store,
       uploadImage: (image) => (++uploads === 3 ? Promise.reject(new Error("image host full")) : store.uploadImage(image)),
+      // The import streams images where the store can: that way fails the same.
+      uploadImageStream: (image) => (++uploads === 3 ? Promise.reject(new Error("image host full")) : store.uploadImageStream!(image)),
     };
     const result = await importCase(failing, pkg, REVIEWER, { overwriteExisting: true });
     expect(result.errors).toEqual(["image host full"]);

@@ -7,6 +7,8 @@ import type { BlobStore, KvStore } from "../../src/core/ports.ts";
 import { keyFromRawPath, MAX_KEY_BYTES, MAX_SEGMENT_BYTES, storageKeys } from "../../src/core/storage/keys.ts";
 import { userRecords } from "../../src/core/users/user-records.ts";
 import { historySuite } from "./history-suite.ts";
+import { copiedStream } from "../../src/core/storage/byte-stream.ts";
+import { sameBytes } from "../../src/core/encoding/same-bytes.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (value: Uint8Array | null) => (value === null ? null : new TextDecoder().decode(value));
@@ -146,6 +148,19 @@ export function blobStoreSuite(
       expect(text(await store.get("images/kept"))).toBe("old");
       expect(await store.has("images/new")).toBe(false);
       expect(await store.list("images/")).toEqual(["images/kept"]);
+    });
+
+    it(`[${name}] putStream of a byte stream (read into the store's own buffer where it can) stores its bytes, and the bytes given may be reused once it resolved`, async () => {
+      const store = await make();
+      const buffer = randomBytes(300_000);
+      const first = buffer.slice();
+      await store.putStream!("images/spooled.000000", buffer.length, copiedStream(buffer, 70_000));
+      // The spool's buffer takes the next chunk at once.
+      buffer.set(randomBytes(300_000));
+      await store.putStream!("images/spooled.000001", 1000, copiedStream(buffer.subarray(0, 1000)));
+      buffer.fill(0);
+      expect(sameBytes((await store.get("images/spooled.000000"))!, first)).toBe(true);
+      expect((await store.get("images/spooled.000001"))!.length).toBe(1000);
     });
 
     it(`[${name}] lists keys under a folder`, async () => {

@@ -10,10 +10,8 @@
 import { ServiceError } from "../errors.ts";
 import { jsonDepthOverflow, tooDeepMessage } from "../encoding/json-depth.ts";
 
-/** An image to store at the image host (a case import stores each image of the package again). */
-export interface CaseImageUpload {
-  /** The image bytes. */
-  bytes: Uint8Array;
+/** What is stored with an image beside its bytes. */
+export interface CaseImageFacts {
   /** Its file name. */
   filename: string;
   /** Its media type, from its bytes. */
@@ -24,6 +22,20 @@ export interface CaseImageUpload {
   width?: number;
   /** Its height in pixels. */
   height?: number;
+}
+
+/** An image to store at the image host (a case import stores each image of the package again). */
+export interface CaseImageUpload extends CaseImageFacts {
+  /** The image bytes. */
+  bytes: Uint8Array;
+}
+
+/** An image to store as a stream of its `size` bytes, for {@link CaseStore.uploadImageStream}. */
+export interface CaseImageStream extends CaseImageFacts {
+  /** Its length in bytes. */
+  size: number;
+  /** Its bytes; the stream errors when they are not the image's (a damaged package), and nothing is then stored. */
+  body: ReadableStream<Uint8Array>;
 }
 
 /** A user's cases, their files' annotations and their images. Every method may throw when the backend fails. */
@@ -48,6 +60,13 @@ export interface CaseStore {
   readImage(imageId: string): Promise<Uint8Array | null>;
   /** Stores an image at the image host and answers its new id. */
   uploadImage(image: CaseImageUpload): Promise<string>;
+  /**
+   * As {@link CaseStore.uploadImage}, the bytes streamed into the host's store piece by piece, for
+   * a store that can (a case import then holds no image-sized buffer per image). When the
+   * stream errors nothing is stored and this rejects. Without it, importers use `uploadImage`;
+   * a store that wraps another's `uploadImage` (`{...store, uploadImage}`) wraps or leaves out this one too.
+   */
+  uploadImageStream?(image: CaseImageStream): Promise<string>;
   /**
    * Removes an image; absent is fine. Given `ownerUid`, a store built with `onlyOwnedImages`
    * (identity mode) keeps an image recorded as another user's or with no recorded owner: a

@@ -7,7 +7,7 @@
  */
 import type { BlobStore, ImageHost } from "../ports.ts";
 import { checkSegment, storageKeys } from "../storage/keys.ts";
-import { type CaseStore, parseDocument } from "./case-store.ts";
+import { type CaseImageFacts, type CaseImageStream, type CaseStore, parseDocument } from "./case-store.ts";
 import { storedCaseNumbers } from "./stored-cases.ts";
 import type { KeyHistories } from "../history/mod.ts";
 
@@ -41,6 +41,14 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 const encodeDocument = (document: unknown): Uint8Array => encoder.encode(JSON.stringify(document));
+
+/** The facts the image host keeps beside an image's bytes (its size in pixels only when both are known). */
+const hostedFacts = (image: CaseImageFacts) => ({
+  filename: image.filename,
+  contentType: image.contentType,
+  owner: image.owner,
+  ...(image.width !== undefined && image.height !== undefined ? { width: image.width, height: image.height } : {}),
+});
 
 /** Creates the store over the service's ports. */
 export function portsCaseStore(ports: CasePorts, options: PortsCaseStoreOptions = {}): CaseStore {
@@ -76,10 +84,12 @@ export function portsCaseStore(ports: CasePorts, options: PortsCaseStoreOptions 
     readImage: ports.readImage ?? (async (imageId) => await ports.images.get(storageKeys.image(imageId))),
     async uploadImage(image) {
       const bytes = image.bytes.buffer instanceof ArrayBuffer ? (image.bytes as Uint8Array<ArrayBuffer>) : new Uint8Array(image.bytes);
-      const size = image.width !== undefined && image.height !== undefined ? { width: image.width, height: image.height } : {};
-      const hosted = await imageHost.upload({ bytes, filename: image.filename, contentType: image.contentType, owner: image.owner, ...size });
+      const hosted = await imageHost.upload({ bytes, ...hostedFacts(image) });
       return hosted.id;
     },
+    ...(imageHost.uploadStream === undefined ? {} : {
+      uploadImageStream: async (image: CaseImageStream) => (await imageHost.uploadStream!({ size: image.size, body: image.body, ...hostedFacts(image) })).id,
+    }),
     async deleteImage(imageId, ownerUid) {
       if (ownerUid !== undefined && options.onlyOwnedImages === true) {
         if (imageHost.ownerOf === undefined) return; // no owners known: nothing is provably theirs

@@ -65,7 +65,7 @@ export {
   type ReadOnlyCaseEntry,
 } from "./sources.ts";
 export { httpExchangeStore, type HttpExchangeOptions } from "./http-source.ts";
-export type { CaseImageUpload, CaseStore } from "../cases/case-store.ts";
+export type { CaseImageFacts, CaseImageStream, CaseImageUpload, CaseStore } from "../cases/case-store.ts";
 export type { UserData } from "../schemas/resources.ts";
 export type { HttpCaseStoreOptions } from "../cases/http-case-store.ts";
 export type { WorkerCallOptions } from "../cases/worker-calls.ts";

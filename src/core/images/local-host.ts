@@ -4,6 +4,7 @@
  * store with their metadata, delivered by the image worker itself through signed URLs.
  */
 import type { BlobStore, Clock, HostedImage, ImageHost, ImageUpload } from "../ports.ts";
+import { joinStream } from "../storage/byte-stream.ts";
 import { ServiceError } from "../errors.ts";
 import { checkSegment, decodeSegment, storageKeys } from "../storage/keys.ts";
 import { checkSignedUrl, signDeliveryUrl } from "./signed-url.ts";
@@ -47,7 +48,7 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** A host that keeps images itself and serves them on signed URLs. */
-export type LocalImageHost = ImageHost & Required<Pick<ImageHost, "serve">>;
+export type LocalImageHost = ImageHost & Required<Pick<ImageHost, "serve" | "uploadStream">>;
 
 /** Creates the local image host. */
 export function createLocalImageHost(options: LocalImageHostOptions): LocalImageHost {
@@ -131,29 +132,36 @@ export function createLocalImageHost(options: LocalImageHostOptions): LocalImage
     await options.store.put(deletedImageMetadataKey(storageKeys.image(id)), encoder.encode(JSON.stringify(mark)));
   }
 
+  /** Stores an image's bytes with `write`, then its metadata: an image exists once its metadata does. */
+  async function storeImage(image: Omit<ImageUpload, "bytes">, size: number, write: (key: string) => Promise<void>): Promise<HostedImage> {
+    const id = crypto.randomUUID();
+    const meta: ImageMetadata = {
+      id,
+      contentType: image.contentType,
+      size,
+      filename: image.filename,
+      uploaded: options.clock.now().toISOString(),
+      ...(image.owner !== undefined ? { owner: image.owner } : {}),
+      ...(image.width !== undefined && image.height !== undefined ? { width: image.width, height: image.height } : {}),
+    };
+    await write(storageKeys.image(id));
+    try {
+      await options.store.put(metadataKey(id), encoder.encode(JSON.stringify(meta)));
+    } catch (err) {
+      // No metadata, no image: its bytes would lie in the store unreachable for good.
+      await options.store.delete(storageKeys.image(id)).catch(() => false);
+      throw err;
+    }
+    return { id, filename: meta.filename, uploaded: meta.uploaded, variants: [deliveryUrl(id, PUBLIC_VARIANT).href] };
+  }
+
   return {
-    async upload(image: ImageUpload): Promise<HostedImage> {
-      const id = crypto.randomUUID();
-      const meta: ImageMetadata = {
-        id,
-        contentType: image.contentType,
-        size: image.bytes.length,
-        filename: image.filename,
-        uploaded: options.clock.now().toISOString(),
-        ...(image.owner !== undefined ? { owner: image.owner } : {}),
-        ...(image.width !== undefined && image.height !== undefined ? { width: image.width, height: image.height } : {}),
-      };
-      // Bytes first, metadata last: an image exists once its metadata does.
-      await options.store.put(storageKeys.image(id), image.bytes);
-      try {
-        await options.store.put(metadataKey(id), encoder.encode(JSON.stringify(meta)));
-      } catch (err) {
-        // No metadata, no image: its bytes would lie in the store unreachable for good.
-        await options.store.delete(storageKeys.image(id)).catch(() => false);
-        throw err;
-      }
-      return { id, filename: meta.filename, uploaded: meta.uploaded, variants: [deliveryUrl(id, PUBLIC_VARIANT).href] };
-    },
+    upload: (image: ImageUpload) => storeImage(image, image.bytes.length, (key) => options.store.put(key, image.bytes)),
+
+    // Piece by piece where the store writes streams (a file renamed into place); else joined first.
+    uploadStream: (image) =>
+      storeImage(image, image.size, async (key) =>
+        options.store.putStream !== undefined ? await options.store.putStream(key, image.size, image.body) : await options.store.put(key, await joinStream(image.body, image.size))),
 
     async delete(imageId) {
       checkSegment(imageId, "imageId");

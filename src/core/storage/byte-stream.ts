@@ -24,6 +24,63 @@ export async function* piecesOf(body: ReadableStream<Uint8Array>, size: number):
   if (received !== size) throw new Error(`the stream ended after ${received} of the ${size} bytes it announced`);
 }
 
+/**
+ * The pieces of `body`, as {@link piecesOf} gives them, but read into one buffer of at most
+ * `bufferBytes` when `body` is a byte stream (a BYOB reader): each piece is then valid only
+ * until the next is asked for, so the caller must be done with it by then (written to a file).
+ * Reading a large value this way makes no new buffer per piece.
+ */
+export async function* piecesInto(body: ReadableStream<Uint8Array>, size: number, bufferBytes: number): AsyncGenerator<Uint8Array> {
+  let reader: ReadableStreamBYOBReader;
+  try {
+    reader = body.getReader({ mode: "byob" });
+  } catch {
+    // Not a byte stream: its pieces are new already.
+    return yield* piecesOf(body, size);
+  }
+  let buffer = new ArrayBuffer(Math.max(1, Math.min(size, bufferBytes)));
+  let received = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read(new Uint8Array(buffer));
+      if (done || value === undefined) break;
+      received += value.length;
+      if (received > size) throw new Error(`the stream holds more than the ${size} bytes it announced`);
+      yield value;
+      // The read handed the buffer over; it comes back with the piece.
+      buffer = value.buffer;
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  if (received !== size) throw new Error(`the stream ended after ${received} of the ${size} bytes it announced`);
+}
+
+/**
+ * `bytes` as a byte stream that never hands them out: a reader's own buffer (BYOB) is filled
+ * with a copy, other readers get new pieces of at most `pieceBytes`. Once the stream is read
+ * (a store's `putStream` resolved) the caller may reuse `bytes`.
+ */
+export function copiedStream(bytes: Uint8Array, pieceBytes = 64 * 1024): ReadableStream<Uint8Array> {
+  let at = 0;
+  return new ReadableStream({
+    type: "bytes",
+    autoAllocateChunkSize: pieceBytes,
+    start(controller) {
+      if (bytes.length === 0) controller.close();
+    },
+    pull(controller) {
+      const request = controller.byobRequest!;
+      const view = request.view!;
+      const take = Math.min(view.byteLength, bytes.length - at);
+      new Uint8Array(view.buffer, view.byteOffset, take).set(bytes.subarray(at, at + take));
+      at += take;
+      request.respond(take);
+      if (at === bytes.length) controller.close();
+    },
+  });
+}
+
 /** The whole of `body` in one buffer of `size` bytes (for a store that writes whole values). */
 export async function joinStream(body: ReadableStream<Uint8Array>, size: number): Promise<Bytes> {
   const out = new Uint8Array(size);

@@ -11,7 +11,7 @@ import type { BlobStore } from "../../../core/ports.ts";
 import type { ServicePorts } from "../../../core/service/service.ts";
 import type { ServiceConfig } from "../../../core/config/mod.ts";
 import { atomicFileDriver, documentFiles, type FileDriver } from "./file-driver.ts";
-import { piecesOf } from "../../../core/storage/byte-stream.ts";
+import { piecesInto } from "../../../core/storage/byte-stream.ts";
 import { createDeferringJsonArrayAppend, createFileJsonArraySync } from "./file-append.ts";
 import { headFiles, isHeadKey } from "./file-head.ts";
 import { HISTORY_ROOT } from "../../../core/history/mod.ts";
@@ -67,6 +67,9 @@ export interface FileBlobStoreOptions {
 /** Whether a key is a record history's head (src/core/history/history-keys.ts). */
 const isHistoryHead = (key: string): boolean => key.startsWith(`${HISTORY_ROOT}/`) && key.endsWith("/head");
 
+/** The buffer a streamed write reads a byte stream into, reused for every piece. */
+const STREAM_BUFFER_BYTES = 64 * 1024;
+
 /** {@link BlobStore.readInto} over a whole value read: for the keys not read from their file directly. */
 async function copiedRange(value: Promise<Uint8Array | null>, offset: number, into: Uint8Array): Promise<number | null> {
   const bytes = await value;
@@ -90,7 +93,8 @@ export function createFileBlobStore(dir: string, options: FileBlobStoreOptions =
   const append = createDeferringJsonArrayAppend(dir, { sync, ...(deferred === undefined ? {} : { deferred }) });
   const unstored = createBlobStore(fileStorage(dir, sync), {
     appendToJsonArray: append,
-    putStream: (key, size, body) => files.writeStream(key, size, piecesOf(body, size)),
+    // Each piece is written before the next is read: a byte stream's pieces all land in one buffer.
+    putStream: (key, size, body) => files.writeStream(key, size, piecesInto(body, size, STREAM_BUFFER_BYTES)),
     // A data folder is one process's: serve and the commands hold its lock (folder-lock.ts).
     soleWriter: true,
   });

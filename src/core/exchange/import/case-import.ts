@@ -95,13 +95,16 @@ async function writeCase(
   for (const [index, file] of files.entries()) {
     const image = pkg.images.get(file.fileData.id)!;
     const inspection = image.inspection;
-    const newId = await store.uploadImage({
-      bytes: await image.read(),
+    const facts = {
       filename: file.fileData.originalFilename,
       contentType: image.contentType!,
       owner: uid,
       ...(inspection.ok ? { width: inspection.width, height: inspection.height } : {}),
-    });
+    };
+    // Streamed from the package into the store where it can be: no image-sized buffer per image.
+    const newId = store.uploadImageStream !== undefined
+      ? await store.uploadImageStream({ ...facts, size: image.size, body: await image.stream() })
+      : await store.uploadImage({ ...facts, bytes: await image.read() });
     journal.images.push(newId);
     originalImageIds[file.fileData.id] = newId;
     result.filesImported++;

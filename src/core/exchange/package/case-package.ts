@@ -42,6 +42,8 @@ export interface PackageImage {
   inspection: ImageInspection;
   /** Reads (and inflates) the image; its hash was checked when the package was. */
   read(): Promise<Uint8Array>;
+  /** The image as a stream of new pieces, checked as {@link PackageImage.read} checks it (the stream errors when it is damaged). */
+  stream(): Promise<ReadableStream<Uint8Array>>;
 }
 
 /** A package that passed rules 1 to 3 and the signature check. */
@@ -254,7 +256,7 @@ function matchImages(
     used.add(name);
     const entry = images.get(name)!;
     const inspection = types.get(name) ?? { ok: false, reason: "not-an-image" };
-    matched.set(file.fileData.id, { name, size: entry.size, contentType: inspection.ok ? inspection.type : "type" in inspection ? inspection.type : null, inspection, read: () => zip.read(entry) });
+    matched.set(file.fileData.id, { name, size: entry.size, contentType: inspection.ok ? inspection.type : "type" in inspection ? inspection.type : null, inspection, read: () => zip.read(entry), stream: () => zip.stream(entry) });
   }
   return { images: matched, unreferencedImages: [...images.keys()].filter((name) => !used.has(name)), filesWithoutImage };
 }

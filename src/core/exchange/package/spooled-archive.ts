@@ -8,6 +8,7 @@
  */
 import type { BlobStore } from "../../ports.ts";
 import { checkSegment } from "../../storage/keys.ts";
+import { copiedStream } from "../../storage/byte-stream.ts";
 import type { ArchiveReader } from "./zip-read.ts";
 
 /** Bytes of one stored chunk. */
@@ -55,8 +56,15 @@ export async function spoolArchive(store: BlobStore, body: ReadableStream<Uint8A
   const flush = async () => {
     // Counted first: a put that fails half-way may still have stored it.
     chunks++;
-    await store.put(chunkKey(id, chunks - 1), buffer.subarray(0, filled));
-    buffer = new Uint8Array(SPOOL_CHUNK_BYTES);
+    if (store.putStream !== undefined) {
+      // A copy of the chunk is written: its buffer serves the next one (no chunk-sized garbage per
+      // chunk where the store reads into its own buffer; others get the copy in one piece, as one put).
+      await store.putStream(chunkKey(id, chunks - 1), filled, copiedStream(buffer.subarray(0, filled), SPOOL_CHUNK_BYTES));
+    } else {
+      // A store's put may keep the bytes it is given.
+      await store.put(chunkKey(id, chunks - 1), buffer.subarray(0, filled));
+      buffer = new Uint8Array(SPOOL_CHUNK_BYTES);
+    }
     filled = 0;
   };
   try {

@@ -13,6 +13,7 @@ import { Inflate, strFromU8 } from "fflate";
 import { crc32 } from "../../encoding/crc32.ts";
 import { ServiceError } from "../../errors.ts";
 import { sameBytes } from "../../encoding/same-bytes.ts";
+import { copiedStream } from "../../storage/byte-stream.ts";
 
 /** Random access to an archive kept outside memory (a file), as positional file reads work. */
 export interface ArchiveReader {
@@ -77,6 +78,9 @@ const READ_STEP = 1024 * 1024;
 /** Compressed bytes given to the inflater at a time: deflate expands at most ~1032:1, so one step yields at most ~16 MB. */
 const INFLATE_STEP = 16 * 1024;
 
+/** Content bytes per piece of {@link ZipDirectory.stream}. */
+const STREAM_STEP = 256 * 1024;
+
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** The archive's size in bytes. */
@@ -92,9 +96,25 @@ async function readRange(source: ZipSource, start: number, end: number, into?: U
   return target.subarray(0, await source.read(start, target));
 }
 
+/** Fills `into` with the bytes from `start` on; how many (fewer at the end of the archive). */
+async function readRangeInto(source: ZipSource, start: number, into: Uint8Array): Promise<number> {
+  if (source instanceof Uint8Array) {
+    const range = source.subarray(start, start + into.length);
+    into.set(range);
+    return range.length;
+  }
+  if (source instanceof Blob) {
+    const range = new Uint8Array(await source.slice(start, start + into.length).arrayBuffer());
+    into.set(range);
+    return range.length;
+  }
+  return await source.read(start, into);
+}
+
 const u16 = (bytes: Uint8Array, at: number): number => bytes[at]! | (bytes[at + 1]! << 8);
 const u32 = (bytes: Uint8Array, at: number): number => (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
 const quoted = (name: string): string => JSON.stringify(name);
+const damaged = (entry: ZipEntry): ZipRefusal => new ZipRefusal(`The archive entry ${quoted(entry.name)} is damaged (its CRC-32 does not match)`);
 
 /** Why a name may not be used as a path, or null when it may. */
 export function unsafeNameReason(name: string): string | null {
@@ -222,6 +242,56 @@ export class ZipDirectory {
    * next `"look"` read (one buffer serves them all), for content that is checked and dropped.
    */
   async read(entry: ZipEntry, use: "keep" | "look" = "keep"): Promise<Uint8Array> {
+    const { start, end } = await this.#contentRange(entry);
+    const into = use === "look" ? this.#scratch(entry.size) : undefined;
+    const stored = entry.method === 0 ? await readRange(this.#source, start, end, into) : undefined;
+    // Kept bytes in memory are copied so they do not hold the caller's whole archive; others are new already.
+    const copy = use === "keep" && this.#source instanceof Uint8Array;
+    const content = stored === undefined ? await this.#inflate(entry, start, end, into) : copy ? stored.slice() : stored;
+    if (crc32(content) !== entry.crc) throw damaged(entry);
+    return content;
+  }
+
+  /**
+   * The entry's content as a byte stream, checked as {@link ZipDirectory.read} checks it: the
+   * stream errors, instead of ending, when the content is not the declared one, so a store
+   * writing it keeps nothing. A reader that brings its own buffer (BYOB) has a stored entry read
+   * straight into it; others get new pieces of at most {@link STREAM_STEP} bytes (a deflated
+   * entry is inflated whole first). The local header is checked before this resolves.
+   */
+  async stream(entry: ZipEntry): Promise<ReadableStream<Uint8Array>> {
+    const { start, end } = await this.#contentRange(entry);
+    if (entry.method !== 0) return copiedStream(await this.read(entry), STREAM_STEP);
+    const source = this.#source;
+    let offset = start;
+    let crc = 0;
+    return new ReadableStream({
+      type: "bytes",
+      // Every pull then has a request to fill: the reader's own buffer, or a new one of this size.
+      autoAllocateChunkSize: STREAM_STEP,
+      start(controller) {
+        if (start !== end) return;
+        if (entry.crc !== 0) throw damaged(entry);
+        controller.close();
+      },
+      async pull(controller) {
+        const request = controller.byobRequest!;
+        const view = request.view!;
+        const into = new Uint8Array(view.buffer, view.byteOffset, Math.min(view.byteLength, end - offset));
+        const count = await readRangeInto(source, offset, into);
+        if (count === 0) throw damaged(entry);
+        crc = crc32(into.subarray(0, count), crc);
+        offset += count;
+        // Checked before the last bytes are given: the stream errors rather than ends.
+        if (offset === end && crc !== entry.crc) throw damaged(entry);
+        request.respond(count);
+        if (offset === end) controller.close();
+      },
+    });
+  }
+
+  /** Where the entry's content lies, once its local header agrees with the directory. */
+  async #contentRange(entry: ZipEntry): Promise<{ start: number; end: number }> {
     const header = await readRange(this.#source, entry.localOffset, entry.localOffset + 30);
     if (header.length < 30 || u32(header, 0) !== LOCAL) throw new ZipRefusal(`The archive entry ${quoted(entry.name)} has no local header where the directory says`);
     const nameLength = u16(header, 26);
@@ -235,13 +305,7 @@ export class ZipDirectory {
     ) {
       throw new ZipRefusal(`The archive entry ${quoted(entry.name)} has a local header that disagrees with the central directory`);
     }
-    const into = use === "look" ? this.#scratch(entry.size) : undefined;
-    const stored = entry.method === 0 ? await readRange(this.#source, start, end, into) : undefined;
-    // Kept bytes in memory are copied so they do not hold the caller's whole archive; others are new already.
-    const copy = use === "keep" && this.#source instanceof Uint8Array;
-    const content = stored === undefined ? await this.#inflate(entry, start, end, into) : copy ? stored.slice() : stored;
-    if (crc32(content) !== entry.crc) throw new ZipRefusal(`The archive entry ${quoted(entry.name)} is damaged (its CRC-32 does not match)`);
-    return content;
+    return { start, end };
   }
 
   /** One buffer for bytes that are only looked at, so checking a case's images leaves no image-sized garbage. */
