@@ -4,5 +4,7 @@
  */
 import { main } from "../server/command.ts";
 import { bunListen } from "./serve.ts";
+import { reclaimOnBun } from "../server/memory-reclaim.ts";
 
+reclaimOnBun();
 main(process.argv.slice(2), bunListen);

@@ -6,7 +6,7 @@ import process from "node:process";
 import { main } from "../server/command.ts";
 import { denoListen } from "./serve.ts";
 import { denoKvStorage } from "./kv-ports.ts";
-import { reclaimArrayBuffers } from "./array-buffer-reclaim.ts";
+import { reclaimArrayBuffersOnDeno } from "../server/memory-reclaim.ts";
 
-reclaimArrayBuffers();
+reclaimArrayBuffersOnDeno();
 main(process.argv.slice(2), denoListen, denoKvStorage);
