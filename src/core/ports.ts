@@ -100,11 +100,15 @@ export interface BlobStore {
    */
   readInto?(key: string, offset: number, into: Uint8Array): Promise<number | null>;
   /**
-   * True on a store that one process holds (files, as `KvStore.replaceIf` assumes too; memory):
-   * no other process writes it, so a writer holding a key's lock in this process may write the
-   * key without first reading what another process could have written there (record history).
+   * Present on a store that one process holds (files, as `KvStore.replaceIf` assumes too;
+   * memory): the per-key lock that every record history over this store takes, whichever code
+   * made it, so that a writer holding a key's lock may set the key's value without reading again
+   * what another writer could have put there. Wrapping stores pass it on as it is.
    */
-  readonly soleWriter?: boolean;
+  readonly soleWriter?: {
+    /** Runs `task` alone among the tasks of `key` (once those before it settled). */
+    run<T>(key: string, task: () => Promise<T>): Promise<T>;
+  };
 }
 
 /** Options of {@link BlobStore.appendToJsonArray}. */

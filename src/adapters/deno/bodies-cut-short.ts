@@ -19,7 +19,9 @@ export function answerBodiesCutShort(server: Server): void {
   server.prependListener("connection", (socket: Socket) => {
     socket.once("end", () => {
       const incoming = reading.get(socket);
-      if (incoming !== undefined && !incoming.complete && socket.writable) answerAndClose(socket, 400, BODY_CUT_SHORT);
+      // Not over an answer already on its way (a route that answered before reading the whole body).
+      const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+      if (incoming !== undefined && !incoming.complete && socket.writable && !answering) answerAndClose(socket, 400, BODY_CUT_SHORT);
     });
   });
 }

@@ -4,8 +4,8 @@
  * Deno's V8 collects array buffers only once about 64 MiB of them were allocated since its last
  * collection, and Bun's JavaScriptCore collects the buffers a large export passes through later
  * than V8 in Node does, so any work that passes bytes through buffers (an export, an import, an
- * upload) grows the process by tens of megabytes of garbage before it holds anything. While
- * `serve` runs, a watcher reads a figure of the process's memory every {@link CHECK_MS} and, once
+ * upload) grows the process by tens of megabytes of garbage before it holds anything. The
+ * `forensic-annotation` command on Deno and Bun (`serve` and the others) starts a watcher that reads a figure of the process's memory every {@link CHECK_MS} and, once
  * it grew by {@link RECLAIM_BYTES} since the last collection, collects (a full collection of the
  * small heap the service keeps: a few milliseconds, at most once per 24 MiB passed through).
  * Written here: no library hints a runtime's collector.

@@ -64,7 +64,7 @@ export function encryptedBlobStore(inner: BlobStore, keyring: Keyring, options: 
     return inner.put(key, await sealValue(keyring, key, value, options));
   };
   return {
-    ...(inner.soleWriter === true ? { soleWriter: true } : {}),
+    ...(inner.soleWriter === undefined ? {} : { soleWriter: inner.soleWriter }),
     get: async (key) => reveal(key, await inner.get(key), readable()),
     async getStream(key) {
       const stored = await inner.get(key);

@@ -181,7 +181,9 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
   const hashText = options.hash;
   const digestOf = (bytes: Uint8Array): string | Promise<string> => (options.digest === undefined ? sha256Hex(bytes) : options.digest(bytes));
   const hashOf = (record: VersionRecord): string | Promise<string> => (hashText === undefined ? recordHash(record) : hashText(canonicalJson(record)));
-  const writes = new KeyedMutex();
+  // One lock per key for every history over a store one process holds (a service and a data
+  // worker mounted beside it share it), so that no other writer moves the head under a write.
+  const writes = data.soleWriter ?? new KeyedMutex();
   // The head this process last wrote or read, per key, with its bytes: the next write of the key
   // parses the stored head again only when another process changed it.
   const parsed = new Map<string, { bytes: Uint8Array; head: Head }>();
@@ -195,6 +197,17 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
     if (parsed.size >= MAX_KNOWN) parsed.delete(parsed.keys().next().value ?? key);
     parsed.set(key, { bytes, head });
     return bytes;
+  };
+  /** Whether the stored head is still `mine` (the bytes this process wrote last, or a head naming the same record). */
+  const headIsMine = (stored: Uint8Array | null, mine: Head): boolean => {
+    if (stored === null) return false;
+    const known = parsed.get(mine.key);
+    if (known !== undefined && known.head === mine && sameBytes(known.bytes, stored)) return true;
+    try {
+      return parseHead(stored, mine.key).hash === mine.hash;
+    } catch {
+      return false;
+    }
   };
   // The head hash this process last saw appended to both arrays, per key: skips the check.
   const appended = new Map<string, string>();
@@ -281,8 +294,9 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
    * value as it was.
    */
   const settle = async (keys: HistoryKeys, key: string, mine: Head, mineBytes?: Uint8Array): Promise<void> => {
-    if (data.soleWriter === true) {
-      // No other process moves the head, and this one writes the key under its lock: the head is mine.
+    if (data.soleWriter !== undefined && headIsMine(await data.get(keys.head), mine)) {
+      // No other process writes the store, and every history over it writes the key under the
+      // store's lock: the head is still mine (a restore may have replaced it: then as below).
       if (mine.record.deleted) await data.delete(key);
       else await data.put(key, mineBytes ?? bytesOf(mine.contents) ?? new Uint8Array());
       return;

@@ -66,7 +66,7 @@ export interface BlobStoreOptions {
    * under the per-key lock. Without it, `putStream` joins the stream and writes it whole.
    */
   putStream?: (key: string, size: number, body: ReadableStream<Uint8Array>) => Promise<void>;
-  /** One process holds the storage (memory, a data folder under its lock): {@link BlobStore.soleWriter}. */
+  /** One process holds the storage (memory, a data folder under its lock): the store gets its {@link BlobStore.soleWriter} locks. */
   soleWriter?: boolean;
 }
 
@@ -133,7 +133,7 @@ export function createBlobStore(storage: Storage, options: BlobStoreOptions = {}
   }
 
   const store: BlobStore = {
-    ...(options.soleWriter === true ? { soleWriter: true } : {}),
+    ...(options.soleWriter === true ? { soleWriter: new KeyedMutex() } : {}),
     get,
     put: (key, value) => mutex.run(key, () => put(key, value)),
     putStream: (key, size, body) =>

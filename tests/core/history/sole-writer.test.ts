@@ -51,27 +51,29 @@ function counted(store: BlobStore, key: string) {
 
 describe("sole-writer stores", () => {
   it("the files and memory data stores say one process holds them, also sealed at rest; a plain unstorage store does not", async () => {
-    expect(createFilePorts(await freshDir()).data.soleWriter).toBe(true);
-    expect(createFileBlobStore(await freshDir()).soleWriter).toBe(true);
-    expect(createMemoryPorts().data.soleWriter).toBe(true);
-    const sealed = encryptedBlobStore(createFileBlobStore(await freshDir()), new Keyring([dataKey("k1")]));
-    expect(sealed.soleWriter).toBe(true);
+    expect(createFilePorts(await freshDir()).data.soleWriter).toBeDefined();
+    expect(createFileBlobStore(await freshDir()).soleWriter).toBeDefined();
+    expect(createMemoryPorts().data.soleWriter).toBeDefined();
+    const files = createFileBlobStore(await freshDir());
+    const sealed = encryptedBlobStore(files, new Keyring([dataKey("k1")]));
+    // The very locks of the store it wraps: histories over either take the same ones.
+    expect(sealed.soleWriter).toBe(files.soleWriter);
     // createBlobStore over a driver of unknown reach (Redis, S3, a KV) claims nothing.
     expect(createBlobStore(createStorage()).soleWriter).toBeUndefined();
   });
 
-  it("on a sole-writer store a write puts the value once and reads neither the value nor the head after moving the head", async () => {
+  it("on a sole-writer store a write checks the head is still its own, then puts the value once, without the value's compare-and-swap", async () => {
     const key = "u1/C-1/data.json";
     const { store, calls } = counted(createFileBlobStore(await freshDir(), { historyHeads: true }), key);
     const histories = createKeyHistories(store, { clock });
     await histories.write(key, bytes('{"a":1}'), "u1");
     calls.length = 0;
     await histories.write(key, bytes('{"a":2}'), "u1");
-    expect(calls).toEqual(["update head", "put value"]);
+    expect(calls).toEqual(["update head", "get head", "put value"]);
     expect(text(await store.get(key))).toBe('{"a":2}');
     calls.length = 0;
     await histories.remove(key, "u1");
-    expect(calls).toEqual(["update head", "delete value"]);
+    expect(calls).toEqual(["update head", "get head", "delete value"]);
     expect(await store.get(key)).toBeNull();
     expect(await histories.verify(key)).toEqual({ valid: true });
   });
@@ -85,6 +87,62 @@ describe("sole-writer stores", () => {
     await histories.write(key, bytes('{"a":2}'), "u1");
     expect(calls).toEqual(["update head", "update value", "get head"]);
     expect(text(await store.get(key))).toBe('{"a":2}');
+  });
+
+  it("two histories over one sole-writer store (a service and a data worker mounted beside it): a write of one never undoes the other's newer one", async () => {
+    for (const make of [async () => createFileBlobStore(await freshDir(), { historyHeads: true }), async () => createBlobStore(createStorage(), { soleWriter: true })]) {
+      const key = "u3/C-1/data.json";
+      const store = await make();
+      const other = createKeyHistories(new Proxy(store, {}), { clock }); // as the service wraps its ports
+      await other.write(key, bytes('{"i":1}'), "u3");
+      // The first history's write stops after moving the head, while the other history writes the key.
+      let racing: Promise<unknown> | undefined;
+      const paused: BlobStore = {
+        ...store,
+        appendToJsonArray: async (k, item, atIndex, options) => {
+          const count = await store.appendToJsonArray(k, item, atIndex, options);
+          if (racing === undefined && k === historyKeys(key).contents && atIndex === 1) {
+            racing = other.write(key, bytes('{"i":3}'), "u3");
+            // Long enough for the other write to finish, unless it waits for this one.
+            await Promise.race([racing, new Promise((resolve) => setTimeout(resolve, 200))]);
+          }
+          return count;
+        },
+      };
+      const mine = await createKeyHistories(paused, { clock }).write(key, bytes('{"i":2}'), "u3");
+      const theirs = (await racing) as { version: number };
+      const newest = Math.max(mine.version, theirs.version);
+      expect([mine.version, theirs.version].sort()).toEqual([2, 3]);
+      expect(text(await store.get(key))).toBe(text(await other.read(key, newest)));
+      expect(await other.verify(key)).toEqual({ valid: true });
+    }
+  });
+
+  it("a head replaced between a write's head and its value (a restore) is what the value becomes, never the write's own bytes", async () => {
+    const key = "u4/C-1/data.json";
+    const inner = createFileBlobStore(await freshDir(), { historyHeads: true });
+    const histories = createKeyHistories(inner, { clock });
+    await histories.write(key, bytes('{"restored":true}'), "u4");
+    const restoredHead = (await inner.get(historyKeys(key).head))!;
+    await histories.write(key, bytes('{"before":1}'), "u4");
+    // The next write's first append: a restore puts the earlier head (and its value) back meanwhile.
+    let restored = false;
+    const store: BlobStore = {
+      ...inner,
+      appendToJsonArray: async (k, item, atIndex, options) => {
+        const count = await inner.appendToJsonArray(k, item, atIndex, options);
+        if (!restored && k === historyKeys(key).contents && atIndex === 2) {
+          restored = true;
+          await inner.update(historyKeys(key).head, () => restoredHead);
+          await inner.put(key, bytes('{"restored":true}'));
+        }
+        return count;
+      },
+    };
+    await createKeyHistories(store, { clock }).write(key, bytes('{"racing":3}'), "u4");
+    expect(restored).toBe(true);
+    // The value is what the (restored) head names: served as current, not refused as an older version.
+    expect(text(await inner.get(key))).toBe('{"restored":true}');
   });
 
   it("many writes of one key at once on a sole-writer store: every one a version, the value the newest", async () => {
