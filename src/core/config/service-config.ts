@@ -85,11 +85,11 @@ export interface ServiceConfig {
   maxAuditEntryBytes: number;
   /** `MAX_AUDIT_DAY_BYTES`: the most bytes one day of a user's audit trail takes (appends past it: 429). */
   maxAuditDayBytes: number;
-  /** `MAX_CONNECTIONS`: the connections `serve` holds open at once (Node, Deno). */
+  /** `MAX_CONNECTIONS`: the connections `serve` holds open at once (Node, Deno; Bun once one of the three is set). */
   maxConnections: number;
-  /** `MAX_CONNECTIONS_PER_CLIENT`: the connections `serve` holds open from one client address (Node, Deno). */
+  /** `MAX_CONNECTIONS_PER_CLIENT`: the connections `serve` holds open from one client address (Node, Deno; Bun once one of the three is set). */
   maxConnectionsPerClient: number;
-  /** `HEADERS_TIMEOUT_SECONDS`: how long a request's headers may take to arrive under `serve` (Node, Deno; not Bun). */
+  /** `HEADERS_TIMEOUT_SECONDS`: how long a request's headers may take to arrive under `serve` (Node, Deno; Bun once one of the three is set). */
   headersTimeoutSeconds: number;
   /** `MAX_BODY_BYTES_IN_FLIGHT`: the image-upload and PDF request-body bytes read at once in one process. */
   maxBodyBytesInFlight: number;

@@ -57,7 +57,7 @@ export interface KeyHistoriesOptions {
   clock: Clock;
   /** Hex SHA-256 of a text, synchronous (a runtime's native one: the `auditHash` port); default web crypto's. */
   hash?: ((text: string) => string) | undefined;
-  /** Hex SHA-256 of bytes, synchronous (node:crypto's under `serve`); default web crypto's, whose every call is a trip to a worker thread. */
+  /** Hex SHA-256 of bytes, synchronous (the runtime's native one under `serve`), for values up to 1 MiB; default and above, web crypto's, whose every call is a trip to a worker thread. */
   digest?: ((bytes: Uint8Array) => string) | undefined;
 }
 
@@ -140,6 +140,9 @@ const NOTHING = new Error("nothing to write");
  */
 export const SETTLING_MS = 60_000;
 
+/** The largest value hashed by the synchronous `digest` (about 2 ms on the main thread); larger ones by web crypto. */
+const SYNC_DIGEST_BYTES = 1024 * 1024;
+
 /** The largest value, and the most bytes of values, kept as found current (a few hundred documents). */
 const MAX_CHECKED_VALUE = 64 * 1024;
 const MAX_CHECKED_BYTES = 4 * 1024 * 1024;
@@ -179,7 +182,8 @@ function encodeHead(head: Head): Uint8Array {
 export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions): KeyHistories {
   const { clock } = options;
   const hashText = options.hash;
-  const digestOf = (bytes: Uint8Array): string | Promise<string> => (options.digest === undefined ? sha256Hex(bytes) : options.digest(bytes));
+  // The synchronous hash blocks the event loop: a large document (up to MAX_JSON_BYTES) goes to web crypto's worker thread.
+  const digestOf = (bytes: Uint8Array): string | Promise<string> => (options.digest === undefined || bytes.length > SYNC_DIGEST_BYTES ? sha256Hex(bytes) : options.digest(bytes));
   const hashOf = (record: VersionRecord): string | Promise<string> => (hashText === undefined ? recordHash(record) : hashText(canonicalJson(record)));
   // One lock per key for every history over a store one process holds (a service and a data
   // worker mounted beside it share it), so that no other writer moves the head under a write.

@@ -178,7 +178,7 @@ export function createService(given: ServicePorts, config: ServiceConfig): Worke
   });
   const { residentMemoryBytes, openConnections } = operator;
   if (residentMemoryBytes !== undefined) operations.metrics.gauge("process_resident_memory_bytes", "Resident memory of the process, in bytes.", residentMemoryBytes);
-  if (openConnections !== undefined) operations.metrics.gauge("http_open_connections", "Client connections open now (Bun.serve, without connection limits set: requests in flight).", openConnections);
+  if (openConnections !== undefined) operations.metrics.gauge("http_open_connections", "Client connections open now (requests in flight where the server counts no connections: docs/operations.md).", openConnections);
   app.doc31("/openapi.json", (c) => openApiObject(mountOf(c)));
   if (config.apiDocs === "on") registerDocsPage(app);
   // Known paths that only read: another method is a 405 with Allow (docs/api.md), not the router's 404.
