@@ -55,9 +55,9 @@ describe("scripts/side-by-side.mjs", () => {
 });
 
 describe("npm test", () => {
-  it("runs the Bun and Deno suites side by side, and check:package's steps", async () => {
+  it("runs the Bun and Deno suites side by side (Deno, the longer, on two workers), and check:package's steps", async () => {
     const { scripts } = JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { scripts: Record<string, string> };
-    expect(scripts.test).toContain("node scripts/side-by-side.mjs 'TEST_WORKERS=1 npm run test:bun' 'TEST_WORKERS=1 npm run test:deno'");
+    expect(scripts.test).toContain("node scripts/side-by-side.mjs 'TEST_WORKERS=1 npm run test:bun' 'TEST_WORKERS=2 npm run test:deno'");
     expect(scripts["check:package"]).toMatch(/^node scripts\/side-by-side\.mjs /);
   });
 
