@@ -1,6 +1,5 @@
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
-import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 // Files that measure a server's memory or how long it keeps others waiting, or load it with
 // hundreds of requests at once: they run one at a time after the rest, so no other test file
@@ -21,32 +20,6 @@ const alone = [
 // and after flipping it): they run in a project of their own, isolated as vitest isolates by default.
 const fresh = ["tests/core/http/openapi-document.test.ts"];
 
-// The longest files (docs/performance.md, "Time to test"): short files of
-// long runs of appends on simulated stores, which vitest's order (larger files first, on a fresh
-// clone with no timings cached) started last, so that they ran at the end three at a time.
-// Started first, the other files fill the cores around them.
-const longest = [
-  "tests/storage/array-blocks-workerd.test.ts",
-  "tests/audit/chain-workerd.test.ts",
-  "tests/audit/chain-s3.test.ts",
-  "tests/conformance/workerd.test.ts",
-  "tests/storage/array-blocks-s3.test.ts",
-  "tests/adapters/server/data-folder-lock.test.ts",
-  "tests/storage/workerd.test.ts",
-  "tests/consumer-types.test.ts",
-];
-const rank = (spec: TestSpecification): number => {
-  const at = longest.findIndex((file) => spec.moduleId.endsWith(file));
-  return at === -1 ? longest.length : at;
-};
-class LongestFirst extends BaseSequencer {
-  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const sorted = await super.sort(files);
-    // Array.prototype.sort is stable: the rest keep vitest's order.
-    return sorted.sort((a, b) => rank(a) - rank(b));
-  }
-}
-
 // Most files wait on servers they spawn (workerd, Bun, Deno, redis-server, s3rver), so one more
 // file than cores keeps the processors busy; vitest's default (cores - 1) ran them one by one on 2.
 // `npm test` sets TEST_WORKERS for the Bun and Deno runs, which share the machine side by side.
@@ -56,7 +29,6 @@ export default defineConfig({
   test: {
     testTimeout: 20_000,
     hookTimeout: 60_000,
-    sequence: { sequencer: LongestFirst },
     projects: [
       {
         extends: true,

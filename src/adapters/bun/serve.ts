@@ -1,9 +1,9 @@
 /**
  * @module
- * `serve` on Bun, with `Bun.serve`; or, when `MAX_CONNECTIONS`, `MAX_CONNECTIONS_PER_CLIENT` or
- * `HEADERS_TIMEOUT_SECONDS` is set, with Bun's `node:http` server (../server/node-http-listen.ts,
- * as on Node and Deno), which enforces them: `Bun.serve` offers no hook at accept and no headers
- * timeout, and `node:http` costs about 40 us more CPU a request on Bun
+ * `serve` on Bun, with Bun's `node:http` server (../server/node-http-listen.ts, as on Node and
+ * Deno), which enforces `MAX_CONNECTIONS`, `MAX_CONNECTIONS_PER_CLIENT` and
+ * `HEADERS_TIMEOUT_SECONDS`; or, with `BUN_SERVER=bun-serve`, with `Bun.serve`, which offers no hook
+ * at accept and no headers timeout but costs about 40 us less CPU a request
  * (docs/configuration.md#connections). The stores are the embedded default's files (Bun runs
  * `node:fs`).
  */
@@ -40,13 +40,13 @@ function bun(): BunApi {
 }
 
 /**
- * Listens with `Bun.serve`; the client IP is `server.requestIP`. `Bun.serve` counts no
- * connections: the `/metrics` gauge is its requests in flight (`pendingRequests`, `pendingWebSockets`).
- * With connection limits asked for (set in the environment), listens with Bun's `node:http`
- * within them, as on Node; the gauge then counts connections.
+ * Listens with Bun's `node:http` within the connection limits, as on Node; or, when
+ * `limits.bunServe` (`BUN_SERVER=bun-serve`), with `Bun.serve`, whose client IP is
+ * `server.requestIP`. `Bun.serve` counts no connections: the `/metrics` gauge is then its
+ * requests in flight (`pendingRequests`, `pendingWebSockets`).
  */
 export const bunListen: Listen = Object.assign((app: WorkerApp, address: { port: number; hostname: string }, limits?: ConnectionLimits): Promise<Listening> => {
-  if (limits?.asked === true) return listenWithNodeHttp(app, address, limits);
+  if (limits?.bunServe !== true) return listenWithNodeHttp(app, address, limits);
   let origin = "";
   const server = bun().serve({
     port: address.port,

@@ -155,14 +155,11 @@ export interface ConnectionLimits {
   /** `HEADERS_TIMEOUT_SECONDS`: how long a request's headers may take to arrive. */
   headersTimeoutSeconds: number;
   /**
-   * One of the three was set in the environment, not left to its default: Bun then serves with
-   * its `node:http` server, which enforces them, instead of the faster `Bun.serve`, which cannot.
+   * Bun only (`BUN_SERVER=bun-serve`): serve with `Bun.serve`, faster, which enforces none of
+   * the three, instead of Bun's `node:http` server, which does.
    */
-  asked?: boolean;
+  bunServe?: boolean;
 }
-
-/** The variables of {@link ConnectionLimits}. */
-const CONNECTION_LIMIT_VARIABLES = ["MAX_CONNECTIONS", "MAX_CONNECTIONS_PER_CLIENT", "HEADERS_TIMEOUT_SECONDS"] as const;
 
 /** The limits when none are given: the configuration's defaults. */
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { maxConnections: 4096, maxConnectionsPerClient: 256, headersTimeoutSeconds: 10 };
@@ -279,8 +276,8 @@ async function startOnFolder(options: ServeOptions, defined: Record<string, stri
     const app = await serviceOnStores(storage, config, options.dataDir, operator);
     try {
       const { maxConnections, maxConnectionsPerClient, headersTimeoutSeconds } = config;
-      const asked = CONNECTION_LIMIT_VARIABLES.some((name) => (secrets.env[name] ?? "") !== "");
-      server = await listen(app, { port: options.port, hostname: options.host }, { maxConnections, maxConnectionsPerClient, headersTimeoutSeconds, asked });
+      const bunServe = config.bunServer === "bun-serve";
+      server = await listen(app, { port: options.port, hostname: options.host }, { maxConnections, maxConnectionsPerClient, headersTimeoutSeconds, bunServe });
       counted = server.openConnections;
     } catch (err) {
       // Caught here, not with .catch: Bun's and Deno's serve throw before a promise exists.

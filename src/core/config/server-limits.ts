@@ -13,17 +13,22 @@ const MAX_HEADERS_TIMEOUT_SECONDS = 255;
 export const ServerLimitsSection = z.object({
   MAX_CONNECTIONS: variable(
     positiveInt(4096, 1_000_000),
-    "open connections `serve` holds at once; one more is closed at accept (keep it well under `ulimit -n`: the stores need descriptors too); Node, Deno, and Bun once one of the three connection variables is set ([connections](docs/configuration.md#connections))",
+    "open connections `serve` holds at once; one more is closed at accept (keep it well under `ulimit -n`: the stores need descriptors too); Node, Deno, Bun unless `BUN_SERVER=bun-serve` ([connections](docs/configuration.md#connections))",
     { usedBy: "serve" },
   ),
   MAX_CONNECTIONS_PER_CLIENT: variable(
     positiveInt(256, 1_000_000),
-    "open connections from one client address; one more is answered 503 with `Retry-After` and closed; Node, Deno, and Bun once one of the three is set (behind a proxy every client has its address)",
+    "open connections from one client address; one more is answered 503 with `Retry-After` and closed; Node, Deno, Bun unless `BUN_SERVER=bun-serve` (behind a proxy every client has its address)",
     { usedBy: "serve" },
   ),
   HEADERS_TIMEOUT_SECONDS: variable(
     positiveInt(10, MAX_HEADERS_TIMEOUT_SECONDS),
-    "seconds a request's headers may take to arrive, then 408 and closed; Node, Deno, and Bun once one of the three is set (left unset, Bun closes such connections after its own ~10 s: [connections](docs/configuration.md#connections))",
+    "seconds a request's headers may take to arrive, then 408 and closed; Node, Deno, Bun unless `BUN_SERVER=bun-serve` (then Bun closes such connections after its own ~10 s: [connections](docs/configuration.md#connections))",
+    { usedBy: "serve" },
+  ),
+  BUN_SERVER: variable(
+    z.enum(["node-http", "bun-serve"]).default("node-http"),
+    "the HTTP server `serve` runs on Bun: `node-http` (Bun's `node:http`) holds the three connection limits above; `bun-serve` (`Bun.serve`) costs about 40 µs less CPU a request but holds none of them, for a server behind a proxy that bounds connections ([connections](docs/configuration.md#connections))",
     { usedBy: "serve" },
   ),
   MAX_BODY_BYTES_IN_FLIGHT: variable(

@@ -85,12 +85,14 @@ export interface ServiceConfig {
   maxAuditEntryBytes: number;
   /** `MAX_AUDIT_DAY_BYTES`: the most bytes one day of a user's audit trail takes (appends past it: 429). */
   maxAuditDayBytes: number;
-  /** `MAX_CONNECTIONS`: the connections `serve` holds open at once (Node, Deno; Bun once one of the three is set). */
+  /** `MAX_CONNECTIONS`: the connections `serve` holds open at once (Node, Deno, Bun unless `BUN_SERVER=bun-serve`). */
   maxConnections: number;
-  /** `MAX_CONNECTIONS_PER_CLIENT`: the connections `serve` holds open from one client address (Node, Deno; Bun once one of the three is set). */
+  /** `MAX_CONNECTIONS_PER_CLIENT`: the connections `serve` holds open from one client address (Node, Deno, Bun unless `BUN_SERVER=bun-serve`). */
   maxConnectionsPerClient: number;
-  /** `HEADERS_TIMEOUT_SECONDS`: how long a request's headers may take to arrive under `serve` (Node, Deno; Bun once one of the three is set). */
+  /** `HEADERS_TIMEOUT_SECONDS`: how long a request's headers may take to arrive under `serve` (Node, Deno, Bun unless `BUN_SERVER=bun-serve`). */
   headersTimeoutSeconds: number;
+  /** `BUN_SERVER`: on Bun, `serve` runs `node:http` (the connection limits hold) or `Bun.serve` (faster, no connection limits). */
+  bunServer: "node-http" | "bun-serve";
   /** `MAX_BODY_BYTES_IN_FLIGHT`: the image-upload and PDF request-body bytes read at once in one process. */
   maxBodyBytesInFlight: number;
   /** UserLimits of permitted accounts (`MAX_CASES`, `MAX_FILES_PER_CASE`). */
