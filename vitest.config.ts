@@ -16,10 +16,6 @@ const alone = [
   "tests/faults/redis-restart.test.ts",
 ];
 
-// Files that need modules fresh from their first import (a module-level switch they check before
-// and after flipping it): they run in a project of their own, isolated as vitest isolates by default.
-const fresh = ["tests/core/http/openapi-document.test.ts"];
-
 // Most files wait on servers they spawn (workerd, Bun, Deno, redis-server, s3rver), so one more
 // file than cores keeps the processors busy; vitest's default (cores - 1) ran them one by one on 2.
 // `npm test` sets TEST_WORKERS for the Bun and Deno runs, which share the machine side by side.
@@ -36,21 +32,8 @@ export default defineConfig({
           name: "together",
           include: ["tests/**/*.test.ts"],
           // Suites that need Deno's own APIs run with Deno as the host: `npm run test:deno`.
-          exclude: ["tests/**/*.deno.test.ts", "node_modules/**", ...alone, ...fresh],
+          exclude: ["tests/**/*.deno.test.ts", "node_modules/**", ...alone],
           maxWorkers: workers,
-          // One module graph per worker, not per file: evaluating the service's modules again for
-          // each of ~180 files was a third of the CPU time of `npm test` (tests/core and
-          // tests/client: 101 s with isolation, 41 s without).
-          isolate: false,
-          sequence: { groupOrder: 0 },
-        },
-      },
-      {
-        extends: true,
-        test: {
-          name: "fresh",
-          include: fresh,
-          maxWorkers: 1,
           sequence: { groupOrder: 0 },
         },
       },
