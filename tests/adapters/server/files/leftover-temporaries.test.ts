@@ -80,8 +80,11 @@ describe("a second start on a folder this process already holds (an embedder's)"
     const log: string[] = [];
     const first = await startServer({ port: 0, host: "127.0.0.1", dataDir: dir, env: { R2_KEY_SECRET: "data-key-0123456789" }, log: (line) => log.push(line) });
     try {
-      // A temporary file of the first holder, old enough to be taken for a leftover.
-      const inFlight = await planted(join(dir, "images", temporary("upload")), HOUR_AGO);
+      // A temporary file of the first holder, written after its start (its own sweep, which may
+      // still be running, keeps it: dated an hour ago, that sweep removed it under load), and old
+      // enough by the second start (a second and more before it) to be taken for a leftover there.
+      const inFlight = await planted(join(dir, "images", temporary("upload")), new Date());
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
       const second = await startServer({ port: 0, host: "127.0.0.1", dataDir: dir, env: { R2_KEY_SECRET: "data-key-0123456789" }, log: (line) => log.push(line) });
       await new Promise((resolve) => setTimeout(resolve, 300));
       await second.close();
