@@ -719,10 +719,14 @@ export function conformance(runtime: Runtime, variant: { name: string; env: Reco
         for (const [method, path, headers, body, status] of refusals) {
           const what = `round ${round}: ${method} ${path} with ${body instanceof Uint8Array ? body.length : body.size} bytes${body instanceof Uint8Array || body.chunked !== true ? "" : " chunked"}`;
           // send() fails when the server drops the connection without announcing Connection: close.
-          const refused = await connection.send(method, path, headers, body);
+          const refused = await connection.send(method, path, headers, body).catch((err: Error) => {
+            throw new Error(`${what}: ${err.message}`);
+          });
           expect(refused.status, what).toBe(status);
           expect(Object.keys(JSON.parse(refused.body) as object).sort(), what).toEqual(ERROR_KEYS);
-          const next = await connection.send("PUT", "/data/u1/ka/data.json", data, doc);
+          const next = await connection.send("PUT", "/data/u1/ka/data.json", data, doc).catch((err: Error) => {
+            throw new Error(`the request after ${what}: ${err.message}`);
+          });
           expect(next.status, `the request after ${what}`).toBe(200);
         }
       }

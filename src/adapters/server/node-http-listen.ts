@@ -60,10 +60,12 @@ export async function listenWithNodeHttp(
       // The adapter gives a GET or HEAD request no body (null) whatever arrives: there is
       // nothing to settle (settleRequestBody returns the answer as it is), so no extra step.
       if (request.method === "GET" || request.method === "HEAD") return answered;
-      // complete: the whole request arrived, nothing of it is left on the connection.
-      // The answer goes back as it came (no extra async step) when it is.
+      // readableEnded: the body was read to its end, nothing of it is left. The answer goes back as
+      // it came (no extra async step) then. `complete` is not enough: Deno's parser takes the whole
+      // body while it still waits unread in the stream, which @hono/node-server then drains with a
+      // 500 ms deadline that destroys the socket, by then carrying the next keep-alive request.
       const settle = (response: Response): Response | Promise<Response> =>
-        incoming.complete ? response : settleIncomplete(request, response, incoming);
+        incoming.readableEnded ? response : settleUnread(request, response, incoming);
       return answered instanceof Promise ? answered.then(settle) : settle(answered);
     },
     // serve() of @hono/node-server takes no error handler: its listener on Node's own server does.
@@ -110,8 +112,8 @@ export async function listenWithNodeHttp(
 }
 
 /** Reads or refuses what is left of a request body the handler did not read whole; closes the connection when it must. */
-async function settleIncomplete(request: Request, response: Response, incoming: HttpBindings["incoming"]): Promise<Response> {
-  const settled = await settleRequestBody(request, response, { incomplete: true });
+async function settleUnread(request: Request, response: Response, incoming: HttpBindings["incoming"]): Promise<Response> {
+  const settled = await settleRequestBody(request, response, { incomplete: !incoming.complete });
   if (settled.headers.get("Connection") === "close") lingerOnClose(incoming);
   return settled;
 }
