@@ -35,6 +35,7 @@ describe("ServiceConfig", () => {
     expect([defaults.maxConnections, defaults.maxConnectionsPerClient, defaults.headersTimeoutSeconds, defaults.maxBodyBytesInFlight]).toEqual([4096, 256, 10, 64 * 1024 * 1024]);
     const set = parseConfig({ MAX_CONNECTIONS: "600", MAX_CONNECTIONS_PER_CLIENT: "600", HEADERS_TIMEOUT_SECONDS: "2", MAX_BODY_BYTES_IN_FLIGHT: "1048576" });
     expect([set.maxConnections, set.maxConnectionsPerClient, set.headersTimeoutSeconds, set.maxBodyBytesInFlight]).toEqual([600, 600, 2, 1048576]);
+    expect([defaults.bodyWaitSeconds, parseConfig({ BODY_WAIT_SECONDS: "3" }).bodyWaitSeconds]).toEqual([10, 3]);
     const refused = (env: Record<string, string>) => {
       try {
         parseConfig(env);
@@ -48,6 +49,8 @@ describe("ServiceConfig", () => {
     expect(refused({ HEADERS_TIMEOUT_SECONDS: "256" })).toContain("HEADERS_TIMEOUT_SECONDS");
     expect(refused({ HEADERS_TIMEOUT_SECONDS: "1.5" })).toContain("HEADERS_TIMEOUT_SECONDS");
     expect(refused({ MAX_BODY_BYTES_IN_FLIGHT: "64MB" })).toContain("MAX_BODY_BYTES_IN_FLIGHT");
+    expect(refused({ BODY_WAIT_SECONDS: "0" })).toContain("BODY_WAIT_SECONDS");
+    expect(refused({ BODY_WAIT_SECONDS: "301" })).toContain("BODY_WAIT_SECONDS");
     expect(refused({ MAX_CONNECTIONS: "100", MAX_CONNECTIONS_PER_CLIENT: "101" })).toContain("MAX_CONNECTIONS_PER_CLIENT, MAX_CONNECTIONS: the limit per client must not exceed the total");
   });
 

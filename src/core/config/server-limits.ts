@@ -9,6 +9,9 @@ import { camelKeys, positiveInt, variable, variableProblem, WHEN_VALID } from ".
 /** A header block slower than about four minutes is no client's. */
 const MAX_HEADERS_TIMEOUT_SECONDS = 255;
 
+/** A client's own timeout comes long before five minutes in line. */
+const MAX_BODY_WAIT_SECONDS = 300;
+
 /** The server-limit variables. */
 export const ServerLimitsSection = z.object({
   MAX_CONNECTIONS: variable(
@@ -35,6 +38,11 @@ export const ServerLimitsSection = z.object({
     positiveInt(64 * 1024 * 1024),
     "image-upload and `/pdf` body bytes read at once in one process; more wait in line, then 503 with `Retry-After` ([bodies in flight](docs/configuration.md#bodies-in-flight))",
     { usedBy: "image, pdf", defaultText: "`67108864` (64 MiB)" },
+  ),
+  BODY_WAIT_SECONDS: variable(
+    positiveInt(10, MAX_BODY_WAIT_SECONDS),
+    "seconds an upload or `/pdf` body waits in line for room under `MAX_BODY_BYTES_IN_FLIGHT` before its 503 with `Retry-After` ([bodies in flight](docs/configuration.md#bodies-in-flight))",
+    { usedBy: "image, pdf" },
   ),
 }).superRefine((e, ctx) => {
   // Per client above the total would never apply.

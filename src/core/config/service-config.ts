@@ -95,6 +95,8 @@ export interface ServiceConfig {
   bunServer: "node-http" | "bun-serve";
   /** `MAX_BODY_BYTES_IN_FLIGHT`: the image-upload and PDF request-body bytes read at once in one process. */
   maxBodyBytesInFlight: number;
+  /** `BODY_WAIT_SECONDS`: how long such a body waits for room before its 503. */
+  bodyWaitSeconds: number;
   /** UserLimits of permitted accounts (`MAX_CASES`, `MAX_FILES_PER_CASE`). */
   limits: { maxCases: number; maxFilesPerCase: number };
   /** UserLimits of demo accounts (`DEMO_MAX_CASES`, `DEMO_MAX_FILES_PER_CASE`). */

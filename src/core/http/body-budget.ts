@@ -6,7 +6,7 @@
  * body's size (the declared length, or the route's largest body when it streams one) before
  * a byte is read, and gives it back when its answer is made; requests over the budget wait,
  * in arrival order and unread (their bytes stay in the network's buffers; their number is
- * bounded by the connections the server holds), and a wait past {@link BODY_WAIT_MS} is a 503
+ * bounded by the connections the server holds), and a wait past `BODY_WAIT_SECONDS` is a 503
  * with `Retry-After` in the standard body, sent once the body is read and dropped (a client
  * still sending, as fetch does, reads no answer on a connection closed under it). A body
  * larger than the whole budget runs alone.
@@ -21,7 +21,7 @@ import { DecodeBudget } from "../pdf/image/decode-budget.ts";
 import { discardRest } from "./limits.ts";
 import { ServiceError } from "../errors.ts";
 
-/** The longest a request waits for room before its 503. */
+/** The longest a request waits for room before its 503, unless `BODY_WAIT_SECONDS` says otherwise. */
 export const BODY_WAIT_MS = 10_000;
 
 /** How long a refused body is read and dropped at most, and how long it may stall, before its 503 closes the connection instead. */
@@ -30,18 +30,19 @@ const DRAIN_BOUND = { maxMs: 60_000, maxIdleMs: 10_000 };
 /** A reservation older than this counts as given back (a request the runtime cancelled without its `finally`). */
 const BODY_HOLD_MS = 10 * 60_000;
 
-const budgets = new Map<number, DecodeBudget>();
+const budgets = new Map<string, DecodeBudget>();
 
-/** The process's (or isolate's) one budget of `totalBytes`: every service made with the same limit shares it. */
-export function sharedBodyBudget(totalBytes: number): DecodeBudget {
-  let budget = budgets.get(totalBytes);
+/** The process's (or isolate's) one budget of `totalBytes`: every service made with the same limit and wait shares it. */
+export function sharedBodyBudget(totalBytes: number, maxWaitMs = BODY_WAIT_MS): DecodeBudget {
+  const name = `${totalBytes}/${maxWaitMs}`;
+  let budget = budgets.get(name);
   if (budget === undefined) {
     budget = new DecodeBudget(totalBytes, {
-      maxWaitMs: BODY_WAIT_MS,
+      maxWaitMs,
       maxHoldMs: BODY_HOLD_MS,
       busyMessage: "The service is reading other large request bodies; try again shortly",
     });
-    budgets.set(totalBytes, budget);
+    budgets.set(name, budget);
   }
   return budget;
 }

@@ -46,7 +46,7 @@ export interface ImageWorkerDeps {
   /** A fixed host (Cloudflare Images), or a factory of a host that serves bytes itself (the local host). */
   host: ImageHost | ImageHostFactory;
   /** Tokens, limits, `PUBLIC_URL` and CORS. */
-  config: Pick<ServiceConfig, "allowedOrigin" | "imagesApiToken" | "publicUrl" | "maxImageBytes" | "identity" | "adminAuth" | "rateLimits" | "maxBodyBytesInFlight">;
+  config: Pick<ServiceConfig, "allowedOrigin" | "imagesApiToken" | "publicUrl" | "maxImageBytes" | "identity" | "adminAuth" | "rateLimits" | "maxBodyBytesInFlight" | "bodyWaitSeconds">;
   /**
    * Identity, admin key, rate limits and service audit entries; default from `config`, without an audit store.
    * Shared by the workers `createService` mounts together; internal.
@@ -327,7 +327,7 @@ function imageWorker(deps: ImageWorkerDeps) {
   };
   const routed = app
     // Read only within the process's budget of body bytes in flight (MAX_BODY_BYTES_IN_FLIGHT).
-    .openapi({ ...uploadRoute, middleware: reserveBodyBytes(sharedBodyBudget(config.maxBodyBytesInFlight), uploadBodyBytes(config.maxImageBytes)) }, (c) => upload(c))
+    .openapi({ ...uploadRoute, middleware: reserveBodyBytes(sharedBodyBudget(config.maxBodyBytesInFlight, config.bodyWaitSeconds * 1000), uploadBodyBytes(config.maxImageBytes)) }, (c) => upload(c))
     .openapi(deleteRoute, (c) => remove(c))
     .openapi(unvalidatedParams(signRoute), (c) => sign(c));
   // The mount itself names no delivery URL: the same handler refuses it as before (400).

@@ -41,7 +41,7 @@ export interface PdfWorkerOptions {
 /** Ports and configuration of the PDF worker. */
 export interface PdfWorkerDeps {
   /** The service configuration (`PDF_IMAGE_HOSTS`, `PUBLIC_URL`, `MAX_IMAGE_BYTES`, `ALLOWED_ORIGIN`). */
-  config: Pick<ServiceConfig, "allowedOrigin" | "publicUrl" | "pdfImageHosts" | "imageDeliveryHost" | "pdfImageTimeoutMs" | "maxImageBytes" | "pdfServiceName" | "identity" | "adminAuth" | "rateLimits" | "maxBodyBytesInFlight"> & Partial<Pick<ServiceConfig, "auditSigningKey" | "auditVerifyKeys">>;
+  config: Pick<ServiceConfig, "allowedOrigin" | "publicUrl" | "pdfImageHosts" | "imageDeliveryHost" | "pdfImageTimeoutMs" | "maxImageBytes" | "pdfServiceName" | "identity" | "adminAuth" | "rateLimits" | "maxBodyBytesInFlight" | "bodyWaitSeconds"> & Partial<Pick<ServiceConfig, "auditSigningKey" | "auditVerifyKeys">>;
   /** The fetch used for images; default the global `fetch`. */
   fetch?: typeof fetch;
   /** Dates a report whose request has no `currentDate`; default the system clock. */
@@ -149,7 +149,7 @@ function pdfWorker(deps: PdfWorkerDeps) {
   };
 
   // Read only within the process's budget of body bytes in flight (MAX_BODY_BYTES_IN_FLIGHT), shared with uploads.
-  const bodyBudget = reserveBodyBytes(sharedBodyBudget(config.maxBodyBytesInFlight), MAX_BODY_BYTES);
+  const bodyBudget = reserveBodyBytes(sharedBodyBudget(config.maxBodyBytesInFlight, config.bodyWaitSeconds * 1000), MAX_BODY_BYTES);
   const routed = app.openapi({ ...renderRoute, middleware: [bodyBudget, limitBody(MAX_BODY_BYTES)] as const }, async (c) => {
     const { value } = await readJsonText(c);
     const request = parseReportRequest(value);
