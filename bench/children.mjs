@@ -29,14 +29,17 @@ export function startServer(name, argv, { cwd, env }) {
   child.stderr.on("data", keep);
   const ready = new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name} not ready in 120 s\n${log}`)), 120_000);
-    child.stdout.on("data", (chunk) => {
+    const lookForReady = (chunk) => {
       keep(chunk);
-      const match = /^ready\s+(http:\/\/\S+)(?:\s+(http:\/\/\S+))?(?:\s+(http:\/\/\S+))?/m.exec(log);
+      const match = /^ready((?:\s+http:\/\/\S+)+)/m.exec(log);
       if (match) {
         clearTimeout(timer);
-        resolve(match.slice(1).filter(Boolean).map((url) => url.replace(/\/$/, "")));
+        // From now on the server's log is only kept: the bench's own process runs beside the measured ones.
+        child.stdout.off("data", lookForReady).on("data", keep);
+        resolve(match[1].trim().split(/\s+/).map((url) => url.replace(/\/$/, "")));
       }
-    });
+    };
+    child.stdout.on("data", lookForReady);
     child.once("exit", (code, signal) => {
       clearTimeout(timer);
       reject(new Error(`${name} exited (${code ?? signal}) before it was ready\n${log}`));

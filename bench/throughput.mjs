@@ -397,7 +397,7 @@ async function bench(runtime) {
       const list = scenarios(prepared.image);
       host = both(writeBodies(list, prepared.answers));
       servers = [host.child];
-      const [url, noop, storeOnly] = await host.ready;
+      const [url, noop, storeOnly, quiet] = await host.ready;
       const kept = await call(`${url}/data/bench-user/BENCH-GET/data.json`, { headers: { "X-Custom-Auth-Key": KEYS.R2_KEY_SECRET } });
       if (new TextDecoder().decode(kept.body) !== DOC) throw new Error("workerd lost the stored document across its restart");
       // The floor must answer the user read the same bytes, or its ratio compares different work.
@@ -407,7 +407,7 @@ async function bench(runtime) {
       const pids = treeOf(host.child.pid);
       service = { url, pids };
       ceiling = { url: noop, pids };
-      return await report(runtime, version, list, service, ceiling, { url: storeOnly, pids });
+      return await report(runtime, version, list, service, ceiling, { url: storeOnly, pids }, { url: quiet, pids });
     }
     const serve = start(`${runtime} serve`, onCore(0, [...serveCommand[runtime](), "--port", "0", "--data", join(dir, "data")]), env);
     servers.push(serve.child);
@@ -429,7 +429,7 @@ async function bench(runtime) {
  * `floor` (workerd): a worker that only does the scenario's store operation on the same local
  * R2/KV; its rows say how much of the gap to the no-op worker is Miniflare's store simulation.
  */
-async function report(runtime, version, list, service, ceiling, floor) {
+async function report(runtime, version, list, service, ceiling, floor, quiet) {
   const chosen = options.scenario ? list.filter((s) => options.scenario.includes(s.name)) : list;
   const rows = [];
   let failed = false;
@@ -470,13 +470,17 @@ async function report(runtime, version, list, service, ceiling, floor) {
     // The user routes against the worker that only does their KV operation, alternating with it
     // in the same run: the ratio is what our code leaves of the floor (goal >= 0.9x for reads).
     const floorRows = [];
+    // Each route twice: as deployed (its request log on), then with LOG_LEVEL=off, the log line's cost on Miniflare apart.
+    const sides = [["", service], [", LOG_LEVEL=off", quiet]].filter(([, target]) => target !== undefined);
     for (const scenario of chosen.filter((s) => s.name.startsWith("user-"))) {
-      const result = await measure(scenario, service, floor, false);
-      floorRows.push([`${scenario.label} vs ${scenario.floor} only`, ...ratioCells(result), fmt(result.ceiling.cpuUs / result.service.cpuUs, 2)]);
-      for (const side of ["service", "ceiling"]) {
-        if (result[side].failures > 0) {
-          failed = true;
-          console.log(`  ERROR: ${scenario.label} against the floor (${side}): ${result[side].failures} failed request(s)\n${result[side].sample ?? ""}`);
+      for (const [variant, target] of sides) {
+        const result = await measure(scenario, target, floor, false);
+        floorRows.push([`${scenario.label}${variant} vs ${scenario.floor} only`, ...ratioCells(result), fmt(result.ceiling.cpuUs / result.service.cpuUs, 2)]);
+        for (const side of ["service", "ceiling"]) {
+          if (result[side].failures > 0) {
+            failed = true;
+            console.log(`  ERROR: ${scenario.label}${variant} against the floor (${side}): ${result[side].failures} failed request(s)\n${result[side].sample ?? ""}`);
+          }
         }
       }
     }

@@ -1,7 +1,7 @@
 // The service and its ceiling in one workerd (Miniflare): the whole-service module worker
 // (bundled as wrangler bundles it, local KV and R2 under --data) and a no-op worker that
 // answers each scenario's body, each on a socket of its own so neither routes through the
-// other. Prints `ready <service URL> <no-op URL> <floor URL>`. Run it under taskset: workerd inherits it.
+// other. Prints `ready <service URL> <no-op URL> <floor URL> <service URL, LOG_LEVEL=off>`. Run it under taskset: workerd inherits it.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Miniflare } from "miniflare";
@@ -74,6 +74,18 @@ const mf = new Miniflare({
       unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
     },
     {
+      // The same service with its request log off (LOG_LEVEL=off): what the log line costs on Miniflare.
+      name: "quiet",
+      modules: true,
+      scriptPath,
+      modulesRoot: join(dataDir, ".workerd"),
+      compatibilityDate: "2026-04-01",
+      kvNamespaces: ["USER_DB"],
+      r2Buckets: ["STRIAE_DATA", "STRIAE_AUDIT", "STRIAE_IMAGES", "STRIAE_OUTBOX"],
+      bindings: { ...secrets, LOG_LEVEL: "off" },
+      unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
+    },
+    {
       name: "noop",
       modules: true,
       script: noop,
@@ -95,5 +107,6 @@ await mf.ready;
 const service = await mf.unsafeGetDirectURL("service");
 const ceiling = await mf.unsafeGetDirectURL("noop");
 const storeOnly = await mf.unsafeGetDirectURL("floor");
-console.log(`ready ${service.origin} ${ceiling.origin} ${storeOnly.origin}`);
+const quiet = await mf.unsafeGetDirectURL("quiet");
+console.log(`ready ${service.origin} ${ceiling.origin} ${storeOnly.origin} ${quiet.origin}`);
 process.on("SIGTERM", () => mf.dispose().finally(() => process.exit(0)));
