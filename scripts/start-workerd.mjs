@@ -23,6 +23,22 @@ import { hostInUrl } from "../dist/src/adapters/server/request-url.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
+/**
+ * The Miniflare options of the whole-service worker bundled at `scriptPath` (under
+ * `dataDir/.workerd`), on the bindings a deployment gives it, with `bindings` as its variables.
+ */
+export function serviceWorkerOptions(scriptPath, dataDir, bindings) {
+  return {
+    modules: true,
+    scriptPath,
+    modulesRoot: join(dataDir, ".workerd"),
+    compatibilityDate: "2026-04-01",
+    kvNamespaces: ["USER_DB"],
+    r2Buckets: ["STRIAE_DATA", "STRIAE_AUDIT", "STRIAE_IMAGES", "STRIAE_OUTBOX"],
+    bindings,
+  };
+}
+
 /** Bundles a module-worker entry as wrangler would (ESM, workerd conditions). */
 export async function bundleWorker(entry, outfile, minify = false) {
   await build({
@@ -166,15 +182,9 @@ async function main(argv) {
     Object.entries(secrets.env).filter(([name]) => /^[A-Z][A-Z0-9_]*$/.test(name) && !/^(PATH|HOME|PWD|SHELL|USER|TERM|LANG)$|^(NODE_|npm_)/.test(name)),
   );
   const mf = new Miniflare({
-    modules: true,
-    scriptPath,
-    modulesRoot: join(dataDir, ".workerd"),
-    compatibilityDate: "2026-04-01",
-    kvNamespaces: ["USER_DB"],
-    r2Buckets: ["STRIAE_DATA", "STRIAE_AUDIT", "STRIAE_IMAGES", "STRIAE_OUTBOX"],
+    ...serviceWorkerOptions(scriptPath, dataDir, bindings),
     kvPersist: join(dataDir, "kv"),
     r2Persist: join(dataDir, "r2"),
-    bindings,
     // Only Node's server in front is reachable; workerd listens on loopback.
     host: "127.0.0.1",
     port: 0,

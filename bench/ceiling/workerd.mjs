@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Miniflare } from "miniflare";
-import { bundleWorker } from "../../scripts/start-workerd.mjs";
+import { bundleWorker, serviceWorkerOptions } from "../../scripts/start-workerd.mjs";
 
 const [dataDir] = process.argv.slice(2);
 const bodies = readFileSync(process.env.BENCH_BODIES, "utf8");
@@ -55,6 +55,8 @@ export default {
   },
 };`;
 const secrets = JSON.parse(process.env.BENCH_SECRETS);
+/** The whole-service bundle as start:workerd runs it, as a worker named `name` with `bindings`. */
+const service = (name, bindings) => ({ name, ...serviceWorkerOptions(scriptPath, dataDir, bindings), unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }] });
 const mf = new Miniflare({
   host: "127.0.0.1",
   port: 0,
@@ -62,29 +64,9 @@ const mf = new Miniflare({
   kvPersist: join(dataDir, "kv"),
   r2Persist: join(dataDir, "r2"),
   workers: [
-    {
-      name: "service",
-      modules: true,
-      scriptPath,
-      modulesRoot: join(dataDir, ".workerd"),
-      compatibilityDate: "2026-04-01",
-      kvNamespaces: ["USER_DB"],
-      r2Buckets: ["STRIAE_DATA", "STRIAE_AUDIT", "STRIAE_IMAGES", "STRIAE_OUTBOX"],
-      bindings: secrets,
-      unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
-    },
-    {
-      // The same service with its request log off (LOG_LEVEL=off): what the log line costs on Miniflare.
-      name: "quiet",
-      modules: true,
-      scriptPath,
-      modulesRoot: join(dataDir, ".workerd"),
-      compatibilityDate: "2026-04-01",
-      kvNamespaces: ["USER_DB"],
-      r2Buckets: ["STRIAE_DATA", "STRIAE_AUDIT", "STRIAE_IMAGES", "STRIAE_OUTBOX"],
-      bindings: { ...secrets, LOG_LEVEL: "off" },
-      unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
-    },
+    service("service", secrets),
+    // The same service with its request log off: what the log line costs on Miniflare.
+    service("quiet", { ...secrets, LOG_LEVEL: "off" }),
     {
       name: "noop",
       modules: true,
@@ -104,9 +86,6 @@ const mf = new Miniflare({
   ],
 });
 await mf.ready;
-const service = await mf.unsafeGetDirectURL("service");
-const ceiling = await mf.unsafeGetDirectURL("noop");
-const storeOnly = await mf.unsafeGetDirectURL("floor");
-const quiet = await mf.unsafeGetDirectURL("quiet");
-console.log(`ready ${service.origin} ${ceiling.origin} ${storeOnly.origin} ${quiet.origin}`);
+const urls = await Promise.all(["service", "noop", "floor", "quiet"].map((name) => mf.unsafeGetDirectURL(name)));
+console.log(`ready ${urls.map((url) => url.origin).join(" ")}`);
 process.on("SIGTERM", () => mf.dispose().finally(() => process.exit(0)));
