@@ -27,6 +27,10 @@ const MAX_RECHECKS = 30;
  * that has ended, and cancels as hung a request that waits with no I/O or timer of its own.
  * So a waiter also keeps a timer: it keeps the request alive, and when the key was handed to a
  * waiter that never took it (that request is gone), the next waiter takes it on its second look.
+ * The timer settles a promise apart from the wake's: under load workerd sometimes never runs
+ * the continuation of a promise another request resolved (the releasing request ended first),
+ * and a waiter whose one promise was settled that way waited forever, canceled as hung; now its
+ * timer's look finds the key handed to it (or taken meanwhile, and gets back in line).
  * A caller that cannot get the key within about 30 s is answered 503 with Retry-After.
  */
 export class KeyedMutex {
@@ -39,7 +43,7 @@ export class KeyedMutex {
       busy = { handedTo: undefined, queue: [] };
       this.#busy.set(key, busy);
     } else {
-      await this.#wait(busy);
+      busy = await this.#wait(key, busy);
     }
     try {
       return await task();
@@ -48,33 +52,45 @@ export class KeyedMutex {
     }
   }
 
-  async #wait(busy: Busy): Promise<void> {
+  /** Waits in `busy`'s line until the key is this caller's; answers the record of the key it holds. */
+  async #wait(key: string, busy: Busy): Promise<Busy> {
     const me: Waiter = { wake: () => {} };
     busy.queue.push(me);
     let suspect: Waiter | undefined;
     for (let looks = 1; ; looks++) {
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const woken = await new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), RECHECK_MS);
-        // The waker only resolves: the timer is this request's own pending event in workerd until the
-        // waiter runs again (cleared by the waker, another request, it could look hung meanwhile).
-        me.wake = () => resolve(true);
-      });
+      // Two promises: the wake's (settled by another request) and the timer's (settled by this one's own event).
+      const looked = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), RECHECK_MS)));
+      const woken = await Promise.race([new Promise<boolean>((resolve) => (me.wake = () => resolve(true))), looked]);
       clearTimeout(timer);
+      me.wake = () => {};
       if (busy.handedTo === me) {
         busy.handedTo = undefined;
-        return;
+        return busy;
       }
-      // Woken, but a later waiter took the key meanwhile: back to the head of the queue.
-      if (woken) {
+      const now = this.#busy.get(key);
+      if (now !== busy) {
+        // The key was freed while this waiter was out of line (handed it, it was taken as gone): it is free, or another caller's.
+        if (now === undefined) {
+          const mine: Busy = { handedTo: undefined, queue: [] };
+          this.#busy.set(key, mine);
+          return mine;
+        }
+        leave(busy, me);
+        busy = now;
         busy.queue.unshift(me);
+        continue;
+      }
+      // Woken, but a later waiter took the key meanwhile, or handed it and taken as gone before this look: back to the head of the line.
+      if (woken || !busy.queue.includes(me)) {
+        if (!busy.queue.includes(me)) busy.queue.unshift(me);
         continue;
       }
       // Handed to the same waiter a whole period ago and still not taken: its request is gone.
       if (busy.handedTo !== undefined && busy.handedTo === suspect) {
         busy.handedTo = undefined;
         leave(busy, me);
-        return;
+        return busy;
       }
       suspect = busy.handedTo;
       if (looks >= MAX_RECHECKS) {
@@ -87,7 +103,8 @@ export class KeyedMutex {
   #release(key: string, busy: Busy): void {
     const next = busy.queue.shift();
     if (next === undefined) {
-      this.#busy.delete(key);
+      // Only the record this caller holds: a waiter that found the key freed may hold a newer one.
+      if (this.#busy.get(key) === busy) this.#busy.delete(key);
       return;
     }
     busy.handedTo = next;
