@@ -8,7 +8,7 @@ import { useWorkerdBindings } from "../helpers/miniflare-bindings.ts";
 import { SERVICE_STORES, useWorkerd } from "../helpers/workerd-service.ts";
 import { auditChainSuite } from "./chain-suite.ts";
 
-// The real workerd's R2 (through Miniflare's bindings), one bucket per case.
+// The real workerd's R2 (through a worker in Miniflare that makes each call), one bucket per case.
 const bindings = useWorkerdBindings({ buckets: 24 });
 const workerd = useWorkerd("fa-chain-workerd-");
 
@@ -36,9 +36,7 @@ auditChainSuite("R2 (workerd)", async () => {
 }, { concurrent: false });
 
 // 32 writers x 50 appends as POSTs to the audit worker, so R2 is driven inside workerd as in
-// production. (Driving the bucket from Node instead goes through Miniflare's binding proxy, whose
-// synchronous fetcher fails an assertion, a reply for another call, once the day object grows
-// past some 500 KB, about 1,100 entries: a limit of the test bridge, not of R2 or the store.)
+// production.
 // The result is read from the bucket's objects, through the binding, after the writers are done.
 it("[R2 (workerd)] 32 writers x 50 concurrent appends through the audit worker: 1600 entries, one gap-free chain that verifies", async () => {
   const worker = await workerd.start({

@@ -1,4 +1,4 @@
-// Audit days in blocks on R2 in workerd (through Miniflare's bindings): the array-block cases,
+// Audit days in blocks on R2 in workerd (each call made by a worker in Miniflare): the array-block cases,
 // with raw access through the bucket binding itself.
 import { r2Backend } from "../../src/adapters/cloudflare/r2-store.ts";
 import { useWorkerdBindings } from "../helpers/miniflare-bindings.ts";
@@ -23,5 +23,5 @@ arrayBlockSuite("R2 (workerd)", async () => {
     },
     keys: async (prefix) => (await backend.list(prefix)).sort(),
   };
-  // Five blocks of 128: each call crosses Miniflare's binding proxy, several times slower than s3rver.
+  // Five blocks of 128: each call is a request to a worker in Miniflare, slower than s3rver.
 }, { appends: 640, historyWrites: 32 });

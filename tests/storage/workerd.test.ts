@@ -3,7 +3,7 @@ import { createKvNamespaceStore } from "../../src/adapters/cloudflare/kv-store.t
 import { useWorkerdBindings } from "../helpers/miniflare-bindings.ts";
 import { blobStoreSuite, kvStoreSuite } from "./suite.ts";
 
-// The real workerd's R2 and KV (through Miniflare's bindings), one bucket per test.
+// The real workerd's R2 and KV (each call made by a worker in Miniflare), one bucket per test.
 const { bucket, namespace } = useWorkerdBindings({ buckets: 32, namespaces: 3 });
 
 blobStoreSuite("R2 (workerd)", async () => createR2BlobStore(await bucket()), {
