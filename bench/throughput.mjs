@@ -397,7 +397,7 @@ async function bench(runtime) {
       const list = scenarios(prepared.image);
       host = both(writeBodies(list, prepared.answers));
       servers = [host.child];
-      const [url, noop, storeOnly, quiet] = await host.ready;
+      const [url, noop, storeOnly, quiet, storeOnlyLogged] = await host.ready;
       const kept = await call(`${url}/data/bench-user/BENCH-GET/data.json`, { headers: { "X-Custom-Auth-Key": KEYS.R2_KEY_SECRET } });
       if (new TextDecoder().decode(kept.body) !== DOC) throw new Error("workerd lost the stored document across its restart");
       // The floor must answer the user read the same bytes, or its ratio compares different work.
@@ -407,7 +407,7 @@ async function bench(runtime) {
       const pids = treeOf(host.child.pid);
       service = { url, pids };
       ceiling = { url: noop, pids };
-      return await report(runtime, version, list, service, ceiling, { url: storeOnly, pids }, { url: quiet, pids });
+      return await report(runtime, version, list, service, ceiling, { url: storeOnly, pids }, { url: quiet, pids }, { url: storeOnlyLogged, pids });
     }
     const serve = start(`${runtime} serve`, onCore(0, [...serveCommand[runtime](), "--port", "0", "--data", join(dir, "data")]), env);
     servers.push(serve.child);
@@ -429,7 +429,7 @@ async function bench(runtime) {
  * `floor` (workerd): a worker that only does the scenario's store operation on the same local
  * R2/KV; its rows say how much of the gap to the no-op worker is Miniflare's store simulation.
  */
-async function report(runtime, version, list, service, ceiling, floor, quiet) {
+async function report(runtime, version, list, service, ceiling, floor, quiet, loggedFloor) {
   const chosen = options.scenario ? list.filter((s) => options.scenario.includes(s.name)) : list;
   const rows = [];
   let failed = false;
@@ -471,11 +471,12 @@ async function report(runtime, version, list, service, ceiling, floor, quiet) {
     // in the same run: the ratio is what our code leaves of the floor (goal >= 0.9x for reads).
     const floorRows = [];
     // Each route twice: as deployed (its request log on), then with LOG_LEVEL=off, the log line's cost on Miniflare apart.
-    const sides = [["", service], [", LOG_LEVEL=off", quiet]].filter(([, target]) => target !== undefined);
+    // And as deployed against the floor that also writes one log line of the same shape: like against like.
+    const sides = [["", service, floor, " only"], [", LOG_LEVEL=off", quiet, floor, " only"], ["", service, loggedFloor, " + one log line"]].filter(([, target, against]) => target !== undefined && against !== undefined);
     for (const scenario of chosen.filter((s) => s.name.startsWith("user-"))) {
-      for (const [variant, target] of sides) {
-        const result = await measure(scenario, target, floor, false);
-        floorRows.push([`${scenario.label}${variant} vs ${scenario.floor} only`, ...ratioCells(result), fmt(result.ceiling.cpuUs / result.service.cpuUs, 2)]);
+      for (const [variant, target, against, floorLabel] of sides) {
+        const result = await measure(scenario, target, against, false);
+        floorRows.push([`${scenario.label}${variant} vs ${scenario.floor}${floorLabel}`, ...ratioCells(result), fmt(result.ceiling.cpuUs / result.service.cpuUs, 2)]);
         for (const side of ["service", "ceiling"]) {
           if (result[side].failures > 0) {
             failed = true;

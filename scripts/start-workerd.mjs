@@ -39,6 +39,17 @@ export function serviceWorkerOptions(scriptPath, dataDir, bindings) {
   };
 }
 
+/**
+ * Miniflare's `handleRuntimeStdio`: workerd's standard output and error passed on as they come,
+ * in the chunks workerd wrote. Miniflare's default splits them into lines and writes each with a
+ * `console.log` of its own, about 70 us of its process's CPU per request log line under load
+ * (docs/performance.md), on the core workerd runs on.
+ */
+export function passRuntimeOutput(stdout, stderr) {
+  stdout.pipe(process.stdout, { end: false });
+  stderr.pipe(process.stderr, { end: false });
+}
+
 /** Bundles a module-worker entry as wrangler would (ESM, workerd conditions). */
 export async function bundleWorker(entry, outfile, minify = false) {
   await build({
@@ -188,6 +199,7 @@ async function main(argv) {
     // Only Node's server in front is reachable; workerd listens on loopback.
     host: "127.0.0.1",
     port: 0,
+    handleRuntimeStdio: passRuntimeOutput,
   });
   // Miniflare's exit hook answers SIGTERM/SIGINT with process.exit(128 + n) before in-flight
   // requests finish; take those listeners off and stop gracefully instead.
