@@ -108,6 +108,13 @@ export interface BlobStore {
   readonly soleWriter?: {
     /** Runs `task` alone among the tasks of `key` (once those before it settled). */
     run<T>(key: string, task: () => Promise<T>): Promise<T>;
+    /**
+     * A number that changes whenever the store starts or ends replacing or deleting the value
+     * of `key` (put, putStream, update, delete; appends, which only add, are not marked);
+     * undefined when it knows of none. Without it, a writer reads back what it needs to know
+     * is unchanged.
+     */
+    lastWrite?(key: string): number | undefined;
   };
 }
 

@@ -125,6 +125,8 @@ const HEAD_FORMAT = "forensic-annotation/history-head@1";
 interface Step {
   head: Head;
   bytes: Uint8Array;
+  /** The sole-writer store's mark of the head's write (`soleWriter.lastWrite`), when it has one. */
+  written?: number | undefined;
 }
 /** The `writtenBy` of a value found stored without a history. */
 export const BEFORE_HISTORY = "before-history";
@@ -286,7 +288,7 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
       });
       if (!written) return null;
       if (adopted) continue; // the stored value is version 1 now; record this write after it
-      return step;
+      return step === null ? null : { ...(step as Step), written: data.soleWriter?.lastWrite?.(keys.head) };
     }
   };
 
@@ -297,8 +299,11 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
    * removes the value. The value's write is the last store call: a failure before it leaves the
    * value as it was.
    */
-  const settle = async (keys: HistoryKeys, key: string, mine: Head, mineBytes?: Uint8Array): Promise<void> => {
-    if (data.soleWriter !== undefined && headIsMine(await data.get(keys.head), mine)) {
+  const settle = async (keys: HistoryKeys, key: string, mine: Head, written: number | undefined, mineBytes?: Uint8Array): Promise<void> => {
+    const { soleWriter } = data;
+    // The store wrote the head nothing since this write moved it (its mark unchanged): no read back.
+    const unchanged = written !== undefined && soleWriter?.lastWrite?.(keys.head) === written;
+    if (soleWriter !== undefined && (unchanged || headIsMine(await data.get(keys.head), mine))) {
       // No other process writes the store, and every history over it writes the key under the
       // store's lock: the head is still mine (a restore may have replaced it: then as below).
       if (mine.record.deleted) await data.delete(key);
@@ -333,7 +338,7 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
       forgetJsonText(step.head.record);
       forgetJsonText(step.head.contents);
     }
-    await settle(keys, key, step.head, bytes);
+    await settle(keys, key, step.head, step.written, bytes);
   };
 
   const newRecord = async (prior: Head | null, bytes: Uint8Array | null, writtenBy: string, digest?: string): Promise<VersionRecord> => ({

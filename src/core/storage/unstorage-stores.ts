@@ -7,6 +7,7 @@
  */
 import type { BlobStore, Bytes, KvStore } from "../ports.ts";
 import { KeyedMutex } from "./keyed-mutex.ts";
+import { markedWrite, SoleWriterLocks } from "./sole-writer-locks.ts";
 import { encodeJsonArray, parseJsonArray } from "./json-array.ts";
 import { GrowingJsonArray } from "./growing-array.ts";
 import { joinStream } from "./byte-stream.ts";
@@ -132,15 +133,18 @@ export function createBlobStore(storage: Storage, options: BlobStoreOptions = {}
     if (growing.size > MAX_GROWING) growing.delete(growing.keys().next().value ?? key);
   }
 
+  const soleWriter = options.soleWriter === true ? new SoleWriterLocks() : undefined;
+  // Each write that replaces or deletes a value marked on the sole-writer locks (a history checks its head was not written since).
+  const write = <T>(key: string, task: () => Promise<T>): Promise<T> => mutex.run(key, () => markedWrite(soleWriter, key, task));
   const store: BlobStore = {
-    ...(options.soleWriter === true ? { soleWriter: new KeyedMutex() } : {}),
+    ...(soleWriter === undefined ? {} : { soleWriter }),
     get,
-    put: (key, value) => mutex.run(key, () => put(key, value)),
+    put: (key, value) => write(key, () => put(key, value)),
     putStream: (key, size, body) =>
-      mutex.run(key, async () => (options.putStream ? options.putStream(key, size, body) : put(key, await joinStream(body, size)))),
+      write(key, async () => (options.putStream ? options.putStream(key, size, body) : put(key, await joinStream(body, size)))),
     has,
     delete: (key) =>
-      mutex.run(key, async () => {
+      write(key, async () => {
         growing.delete(key);
         if (!(await has(key))) return false;
         await storage.removeItem(toStorageKey(key));
@@ -151,7 +155,7 @@ export function createBlobStore(storage: Storage, options: BlobStoreOptions = {}
       return keys.map(fromStorageKey).filter((key) => key.startsWith(prefix)).sort();
     },
     update: (key, change) =>
-      mutex.run(key, async () => {
+      write(key, async () => {
         const next = await change(await get(key));
         await put(key, next);
         return next;

@@ -62,20 +62,46 @@ describe("sole-writer stores", () => {
     expect(createBlobStore(createStorage()).soleWriter).toBeUndefined();
   });
 
-  it("on a sole-writer store a write checks the head is still its own, then puts the value once, without the value's compare-and-swap", async () => {
-    const key = "u1/C-1/data.json";
-    const { store, calls } = counted(createFileBlobStore(await freshDir(), { historyHeads: true }), key);
+  it("on a sole-writer store a write knows from the store's write marks that its head is still its own, and puts the value once, without reading the head back", async () => {
+    for (const make of [async () => createFileBlobStore(await freshDir(), { historyHeads: true }), async () => createMemoryPorts().data]) {
+      const key = "u1/C-1/data.json";
+      const { store, calls } = counted(await make(), key);
+      const histories = createKeyHistories(store, { clock });
+      await histories.write(key, bytes('{"a":1}'), "u1");
+      calls.length = 0;
+      await histories.write(key, bytes('{"a":2}'), "u1");
+      expect(calls).toEqual(["update head", "put value"]);
+      expect(text(await store.get(key))).toBe('{"a":2}');
+      calls.length = 0;
+      await histories.remove(key, "u1");
+      expect(calls).toEqual(["update head", "delete value"]);
+      expect(await store.get(key)).toBeNull();
+      expect(await histories.verify(key)).toEqual({ valid: true });
+    }
+  });
+
+  it("a sole-writer store marks every put, update and delete of a key, also through a store sealing it at rest; a wrapper without the marks reads the head back", async () => {
+    const files = createFileBlobStore(await freshDir(), { historyHeads: true });
+    const head = historyKeys("u1/C-1/data.json").head;
+    const marks = files.soleWriter!;
+    expect(marks.lastWrite?.(head)).toBeUndefined();
+    const sealed = encryptedBlobStore(files, new Keyring([dataKey("k1")]));
+    const seen: (number | undefined)[] = [];
+    for (const write of [() => sealed.put(head, bytes("a")), () => files.update(head, () => bytes("b"), { inPlace: true }), () => files.put(head, bytes("c")), () => files.delete(head)]) {
+      await write();
+      seen.push(marks.lastWrite?.(head));
+    }
+    expect(seen.every((mark) => mark !== undefined)).toBe(true);
+    expect(new Set(seen).size).toBe(seen.length);
+    // A history over a store whose locks carry no marks still writes the value once, after reading the head back.
+    const key = "u5/C-1/data.json";
+    const inner = createFileBlobStore(await freshDir(), { historyHeads: true });
+    const { store, calls } = counted({ ...inner, soleWriter: { run: (k, task) => inner.soleWriter!.run(k, task) } }, key);
     const histories = createKeyHistories(store, { clock });
-    await histories.write(key, bytes('{"a":1}'), "u1");
+    await histories.write(key, bytes('{"a":1}'), "u5");
     calls.length = 0;
-    await histories.write(key, bytes('{"a":2}'), "u1");
+    await histories.write(key, bytes('{"a":2}'), "u5");
     expect(calls).toEqual(["update head", "get head", "put value"]);
-    expect(text(await store.get(key))).toBe('{"a":2}');
-    calls.length = 0;
-    await histories.remove(key, "u1");
-    expect(calls).toEqual(["update head", "get head", "delete value"]);
-    expect(await store.get(key)).toBeNull();
-    expect(await histories.verify(key)).toEqual({ valid: true });
   });
 
   it("on a store other processes may write, the value is set under its own compare-and-swap with the head read inside it", async () => {
@@ -118,7 +144,7 @@ describe("sole-writer stores", () => {
     }
   });
 
-  it("a head replaced between a write's head and its value (a restore) is what the value becomes, never the write's own bytes", async () => {
+  it.each(["update", "put"] as const)("a head replaced between a write's head and its value (a restore, by %s) is what the value becomes, never the write's own bytes", async (how) => {
     const key = "u4/C-1/data.json";
     const inner = createFileBlobStore(await freshDir(), { historyHeads: true });
     const histories = createKeyHistories(inner, { clock });
@@ -133,7 +159,8 @@ describe("sole-writer stores", () => {
         const count = await inner.appendToJsonArray(k, item, atIndex, options);
         if (!restored && k === historyKeys(key).contents && atIndex === 2) {
           restored = true;
-          await inner.update(historyKeys(key).head, () => restoredHead);
+          if (how === "update") await inner.update(historyKeys(key).head, () => restoredHead);
+          else await inner.put(historyKeys(key).head, restoredHead);
           await inner.put(key, bytes('{"restored":true}'));
         }
         return count;

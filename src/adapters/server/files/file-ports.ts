@@ -12,6 +12,7 @@ import type { ServicePorts } from "../../../core/service/service.ts";
 import type { ServiceConfig } from "../../../core/config/mod.ts";
 import { atomicFileDriver, documentFiles, type FileDriver } from "./file-driver.ts";
 import { piecesInto } from "../../../core/storage/byte-stream.ts";
+import { markedWrite } from "../../../core/storage/sole-writer-locks.ts";
 import { createDeferringJsonArrayAppend, createFileJsonArraySync } from "./file-append.ts";
 import { headFiles, isHeadKey } from "./file-head.ts";
 import { HISTORY_ROOT } from "../../../core/history/mod.ts";
@@ -113,7 +114,7 @@ export function createFileBlobStore(dir: string, options: FileBlobStoreOptions =
     ...(deferred === undefined ? {} : { syncJsonArray: createFileJsonArraySync(files, deferred) }),
     get: (key) => (slotted(key) ? heads.read(key) : get(key)),
     readInto: (key, offset, into) => (slotted(key) ? copiedRange(heads.read(key), offset, into) : readInto(key, offset, into)),
-    update: (key, change, options) => (slotted(key) ? heads.update(key, change, options) : store.update(key, change)),
+    update: (key, change, options) => (slotted(key) ? markedWrite(store.soleWriter, key, () => heads.update(key, change, options)) : store.update(key, change)),
   };
 }
 
