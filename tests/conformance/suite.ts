@@ -220,7 +220,7 @@ export function conformance(runtime: Runtime, variant: { name: string; env: Reco
       const v1 = await call(`${key}?version=1`, { headers: data });
       expect(v1.status).toBe(200);
       expect(await v1.text()).toBe(first);
-      for (const [query, status] of [["version=3", 404], ["version=9", 404], ["version=0", 400], ["version=abc", 400], ["history&version=1", 400], ["history&verify=maybe", 400]] as const) {
+      for (const [query, status] of [["version=3", 404], ["version=9", 404], ["version=0", 400], ["version=abc", 400], ["history&version=1", 400], ["history&verify=maybe", 400], ["version=1&version=2", 400], ["history&history", 400], ["history&verify=true&verify=false", 400], ["verify=true", 400]] as const) {
         const answer = await call(`${key}?${query}`, { headers: data });
         expect(answer.status, query).toBe(status);
         expect(Object.keys(await answer.json() as object).sort(), query).toEqual(ERROR_KEYS);

@@ -242,6 +242,10 @@ function historyAsked(c: Context<WorkerEnv>): { history: true; verify: boolean }
   // The v1.0 client's reads carry no query: nothing to parse on them.
   if (!url.includes("?")) return undefined;
   const query = new URL(url).searchParams;
+  // Given twice, either value would be a guess at what the caller meant.
+  for (const name of ["history", "version", "verify"]) {
+    if (query.getAll(name).length > 1) throw ServiceError.validation(`${name} is given more than once`, { [name]: query.getAll(name) });
+  }
   const version = query.get("version");
   if (query.has("history")) {
     if (version !== null) throw ServiceError.validation("Ask for either ?history or ?version=N, not both");
@@ -249,6 +253,7 @@ function historyAsked(c: Context<WorkerEnv>): { history: true; verify: boolean }
     if (verify !== null && verify !== "true" && verify !== "false") throw ServiceError.validation("verify is true or false", { verify });
     return { history: true, verify: verify === "true" };
   }
+  if (query.has("verify")) throw ServiceError.validation("verify goes with ?history (?history&verify=true)", { verify: query.get("verify") });
   if (version === null) return undefined;
   if (!/^[1-9][0-9]{0,15}$/.test(version) || !Number.isSafeInteger(Number(version))) {
     throw ServiceError.validation("version is a version number (1, 2, ...)", { version });
