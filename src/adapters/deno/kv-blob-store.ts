@@ -17,28 +17,10 @@ import { createVersionedBlobStore, createVersionedKvStore, type VersionedBackend
 import { chunksOf, piecesOf } from "../../core/storage/byte-stream.ts";
 import { encodeAppendedItem, encodeJsonArray, JSON_ARRAY_TAIL, parseJsonArray } from "../../core/storage/json-array.ts";
 import { retryingWhenLocked } from "./kv-locked.ts";
+import type { DenoKvLike, KvKey } from "./deno-kv-like.ts";
 
-/** The parts of `Deno.Kv` used here (so this type-checks without Deno's types). */
-export interface DenoKvLike {
-  /** The entry at a key with its versionstamp (both null when absent). */
-  get<T = unknown>(key: KvKey): Promise<{ value: T | null; versionstamp: string | null }>;
-  /** Writes an entry. */
-  set(key: KvKey, value: unknown): Promise<unknown>;
-  /** Removes an entry. */
-  delete(key: KvKey): Promise<void>;
-  /** The entries under a key prefix. */
-  list<T = unknown>(selector: { prefix: KvKey }): AsyncIterable<{ key: KvKey; value: T }>;
-  /** An atomic operation: versionstamp checks, then sets and deletes committed together. */
-  atomic(): {
-    check(...checks: { key: KvKey; versionstamp: string | null }[]): ReturnType<DenoKvLike["atomic"]>;
-    set(key: KvKey, value: unknown): ReturnType<DenoKvLike["atomic"]>;
-    delete(key: KvKey): ReturnType<DenoKvLike["atomic"]>;
-    commit(): Promise<{ ok: boolean }>;
-  };
-}
+export type { DenoKvLike, KvKey } from "./deno-kv-like.ts";
 
-/** A Deno KV key. */
-export type KvKey = readonly (string | number | bigint | boolean | Uint8Array)[];
 
 interface Head {
   generation: string;

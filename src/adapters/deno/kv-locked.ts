@@ -7,7 +7,7 @@
  * {@link LOCKED_WAIT_MS} the store is reported as not answering, the 500 every backend gives.
  */
 import { ServiceError } from "../../core/errors.ts";
-import type { DenoKvLike, KvKey } from "./kv-blob-store.ts";
+import type { DenoKvLike, KvKey } from "./deno-kv-like.ts";
 
 /** How long a call waits for the file at most. */
 export const LOCKED_WAIT_MS = 10_000;

@@ -13,7 +13,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { editResponseHeaders } from "./response-headers.ts";
-import type { WorkerEnv } from "./worker-app.ts";
+import type { WorkerEnv } from "./worker-env.ts";
 
 /** Request headers a browser may send (docs/api.md#cors, and the identity token of docs/api.md#identity-tokens). */
 export const ALLOWED_REQUEST_HEADERS = ["Content-Type", "X-Custom-Auth-Key", "Authorization", "X-Identity-Token"] as const;
