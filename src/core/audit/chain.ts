@@ -132,7 +132,7 @@ export interface AuditChainOptions {
    */
   signer?: HeadSigner | undefined;
   /**
-   * The SHA-256 of entry hashes: a runtime's native one (node:crypto under `serve`) is several
+   * The SHA-256 of entry hashes: a runtime's native one (the server adapters') is several
    * times faster than the core's JavaScript one, the default; both give the same hex.
    */
   hash?: SyncSha256 | undefined;

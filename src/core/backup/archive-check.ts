@@ -125,7 +125,7 @@ export interface TrailVerification {
   publicKeys?: readonly AuditJwk[];
   /** A head without a signature is a failure. */
   requireSignature?: boolean;
-  /** SHA-256 of entry hashes (node:crypto's under the commands). */
+  /** SHA-256 of entry hashes (the runtime's native one under the commands). */
   hash?: SyncSha256;
   /** Opens a sealed audit store (the archive's `sealed`): wraps the store one trail is checked in. */
   openAudit?: (store: BlobStore) => BlobStore;

@@ -15,7 +15,7 @@ export const MAX_LINE_BYTES = 1024 * 1024;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
-/** An incremental SHA-256 (node:crypto's under the commands). */
+/** An incremental SHA-256 (the runtime's native one under the commands). */
 export interface Sha256Stream {
   /** Adds bytes. */
   update(bytes: Uint8Array): void;

@@ -26,7 +26,7 @@ export interface ArchiveProgress {
 
 /** Options of {@link writeBackup}. */
 export interface BackupOptions {
-  /** Incremental SHA-256 (node:crypto's under the commands). */
+  /** Incremental SHA-256 (the runtime's native one under the commands). */
   sha256: Sha256Factory;
   /** When the backup begins. */
   now: Date;

@@ -31,7 +31,7 @@ export const ServerLimitsSection = z.object({
   ),
   BUN_SERVER: variable(
     z.enum(["node-http", "bun-serve"]).default("node-http"),
-    "the HTTP server `serve` runs on Bun: `node-http` (Bun's `node:http`) holds the three connection limits above; `bun-serve` (`Bun.serve`) costs about 40 µs less CPU a request but holds none of them, for a server behind a proxy that bounds connections ([connections](docs/configuration.md#connections))",
+    "the HTTP server `serve` runs on Bun: `node-http` (Bun's Node-compatible HTTP module) holds the three connection limits above; `bun-serve` (Bun's own server) costs about 40 µs less CPU a request but holds none of them, for a server behind a proxy that bounds connections ([connections](docs/configuration.md#connections))",
     { usedBy: "serve" },
   ),
   MAX_BODY_BYTES_IN_FLIGHT: variable(

@@ -91,7 +91,7 @@ export interface ServiceConfig {
   maxConnectionsPerClient: number;
   /** `HEADERS_TIMEOUT_SECONDS`: how long a request's headers may take to arrive under `serve` (Node, Deno, Bun unless `BUN_SERVER=bun-serve`). */
   headersTimeoutSeconds: number;
-  /** `BUN_SERVER`: on Bun, `serve` runs `node:http` (the connection limits hold) or `Bun.serve` (faster, no connection limits). */
+  /** `BUN_SERVER`: on Bun, `serve` runs Bun's Node-compatible HTTP module (the connection limits hold) or Bun's own server (faster, no connection limits). */
   bunServer: "node-http" | "bun-serve";
   /** `MAX_BODY_BYTES_IN_FLIGHT`: the image-upload and PDF request-body bytes read at once in one process. */
   maxBodyBytesInFlight: number;

@@ -70,13 +70,13 @@ export interface ServicePorts {
   /** The fetch used for the identity provider's key set. */
   fetch?: typeof fetch;
   /**
-   * SHA-256 of audit entry hashes, synchronous: the server adapters pass node:crypto's; default
+   * SHA-256 of audit entry hashes, synchronous: the server adapters pass their runtime's native one; default
    * the core's JavaScript one (workerd, browsers). Both give the same hashes.
    */
   auditHash?: (text: string) => string;
   /**
    * SHA-256 of bytes as lower-case hex, synchronous (a version's digest in record history): the
-   * server adapters pass node:crypto's; default web crypto's. Both give the same digests.
+   * server adapters pass their runtime's native one; default web crypto's. Both give the same digests.
    */
   digest?: (bytes: Uint8Array) => string;
   /**

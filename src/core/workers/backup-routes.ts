@@ -35,7 +35,7 @@ export interface BackupPorts {
   stores: { raw: object; service: object };
   /** `DATA_ENCRYPTION_KEYS` when the stores are encrypted at rest: a backup stays sealed, heads are opened with it. */
   keyring?: Keyring | undefined;
-  /** Incremental SHA-256 (node:crypto's under `serve`). */
+  /** Incremental SHA-256 (the runtime's native one under `serve`). */
   sha256: Sha256Factory;
   /** Where an uploaded archive is kept while it is restored (never one of the stores restored into). */
   spool: BlobStore;
