@@ -14,6 +14,8 @@ import { AUDIENCE, ISSUER, startIdentityProvider } from "../helpers/identity.ts"
 import { fixture, uploadForm } from "../helpers/images.ts";
 import { canonicalJson } from "../../src/core/encoding/canonical-json.ts";
 import { createClient, ServiceClientError } from "../../src/client/mod.ts";
+import { pdfText } from "../core/pdf/poppler.ts";
+import { GREY_PNG } from "../core/pdf/requests.ts";
 
 const SECRETS = {
   USER_DB_AUTH: "rev-user-key",
@@ -221,7 +223,7 @@ export function reviewConformance(runtime: Runtime): void {
 
     it(t("attacks: a reviewer reads no other lab's case, signs for no one else, replays no signature, sees no blind conclusion through another route"), async () => {
       const [f1, f2] = await ownerCase("owner-a", "ATT-1");
-      const [g1] = await ownerCase("xowner-a", "OTHER-LAB", 1);
+      const [g1 = ""] = await ownerCase("xowner-a", "OTHER-LAB", 1);
       expect((await call("/review/inbox/rev-a", "rev-a")).status).toBe(200);
       const id = (await post("/review/cases/owner-a/ATT-1", "owner-a", { reviewer: "rev-a", kind: "verification", blind: true })).body.id as string;
       // Another lab's case: not through the data worker, the image worker, nor a review it is no party to.
@@ -255,6 +257,23 @@ export function reviewConformance(runtime: Runtime): void {
       }
       // The same signature cannot be placed twice, nor on the other file through the API.
       expect((await post(`/review/r/${id}/signatures`, "rev-a", { fileId: f1, meaning: "verified", printedName: "Rita Reviewer" })).status).toBe(409);
+      // The report prints the confirmation signed only over the results its seal binds: pasted into other results, unsigned.
+      const confirmed = (await call(`/data/owner-a/ATT-1/${f1}/data.json`, "owner-a", { headers: dataKey })).body;
+      const report = async (annotationData: Json) => {
+        const response = await fetch(`${url}/pdf`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ imageUrl: GREY_PNG, caseNumber: "ATT-1", annotationData, activeAnnotations: [] }) });
+        expect(response.status).toBe(200);
+        return pdfText(new Uint8Array(await response.arrayBuffer())).replace(/\s+/g, " ");
+      };
+      expect(await report(confirmed)).toContain("verified, electronically signed by rev-a");
+      expect(await report({ ...confirmed, supportLevel: "Exclusion" })).not.toContain("electronically signed");
+      // Another user's image listed in the owner's own case: the review gives no URL of it.
+      await call("/data/owner-a/ATT-2/data.json", "owner-a", { method: "PUT", headers: dataKey, body: JSON.stringify({ caseNumber: "ATT-2", createdAt: NOW, files: [{ id: g1, originalFilename: "theirs.png", uploadedAt: NOW }] }) });
+      await call(`/data/owner-a/ATT-2/${g1}/data.json`, "owner-a", { method: "PUT", headers: dataKey, body: JSON.stringify(annotations("ATT-2", g1)) });
+      const listed = await post("/review/cases/owner-a/ATT-2", "owner-a", { reviewer: "rev-a", kind: "verification", blind: false });
+      expect(listed.status).toBe(201);
+      const view = await call(`/review/r/${listed.body.id as string}`, "owner-a");
+      expect(view.body.files[0]).toMatchObject({ fileId: g1 });
+      expect(view.body.files[0].imageUrl).toBeUndefined();
     }, 60_000);
 
     it(t("the typed client: request, inbox, read, conclude, sign, verify, keys; refusals as ServiceClientError"), async () => {

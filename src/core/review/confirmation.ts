@@ -10,6 +10,7 @@ import type { BlobStore, Bytes } from "../ports.ts";
 import type { Confirmation } from "../schemas/annotation.ts";
 import type { ReviewSignature } from "../schemas/review.ts";
 import { sha256Hex } from "../encoding/digest.ts";
+import { ServiceError } from "../errors.ts";
 
 const ID_CHARACTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 const encoder = new TextEncoder();
@@ -49,23 +50,44 @@ export function storeUpdate(data: BlobStore): AnnotationsUpdate {
   };
 }
 
+/** What else a confirmation's write does, inside the annotations' own atomic update. */
+export interface ConfirmationWrite {
+  /** Whether bytes of this SHA-256 are still the version the signature signed (the pinned one, or a confirmation over it). */
+  accepts: (sha256: string) => Promise<boolean>;
+  /** The seal of the confirmed annotations (confirmation-seal.ts); none without a signing key. */
+  seal?: (annotations: Record<string, unknown>) => Promise<string | undefined>;
+  /**
+   * Runs once the bytes are known to be the signed version, before they are replaced: storing
+   * the signature here means no owner write can come between the check and the signature.
+   * May run again when the store retries the update, so it must be idempotent.
+   */
+  beforeWrite?: () => Promise<void>;
+}
+
 /**
- * Writes the confirmation into the annotations at `key` as a new version, only over the bytes
- * whose SHA-256 is `expected` (the pinned ones); null when they changed or are gone.
+ * Writes the confirmation into the annotations at `key` as a new version, only over bytes that
+ * `write.accepts`; null when they changed or are gone (nothing written, `beforeWrite` not run).
  */
 export async function writeConfirmation(
   update: AnnotationsUpdate,
   key: string,
-  expected: string,
   confirmation: Confirmation,
+  write: ConfirmationWrite,
 ): Promise<{ confirmationId: string; sha256: string; version: number | null } | null> {
   let written: Uint8Array | undefined;
   let version: number | null;
   try {
     ({ version } = await update(key, async (current) => {
-      if (current === null || await sha256Hex(current) !== expected) throw new Amended();
-      const annotations = JSON.parse(decoder.decode(current)) as Record<string, unknown>;
-      written = encoder.encode(JSON.stringify({ ...annotations, includeConfirmation: true, confirmationData: confirmation, updatedAt: confirmation.confirmedAt }));
+      if (current === null || !(await write.accepts(await sha256Hex(current)))) throw new Amended();
+      const annotations: unknown = JSON.parse(decoder.decode(current));
+      // Reviews refuse such files when they open; one opened before that is refused here, not rewritten.
+      if (annotations === null || typeof annotations !== "object" || Array.isArray(annotations)) {
+        throw ServiceError.conflict("The annotations are not a JSON object: no confirmation can be written into them", { key });
+      }
+      const seal = await write.seal?.(annotations as Record<string, unknown>);
+      await write.beforeWrite?.();
+      const confirmationData = seal === undefined ? confirmation : { ...confirmation, seal };
+      written = encoder.encode(JSON.stringify({ ...annotations, includeConfirmation: true, confirmationData, updatedAt: confirmation.confirmedAt }));
       return written;
     }));
   } catch (err) {

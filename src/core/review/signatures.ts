@@ -8,7 +8,7 @@ import { calculateJwkThumbprint, compactVerify, createLocalJWKSet, type JWK } fr
 import { canonicalJson } from "../encoding/canonical-json.ts";
 import { type AuditJwk, publicAuditJwk, algorithmOf } from "../audit/head-signature.ts";
 import type { AuditKeys } from "../audit/signing-keys.ts";
-import type { ReviewSignature } from "../schemas/review.ts";
+import type { Review, ReviewSignature } from "../schemas/review.ts";
 
 /** A signature before it is signed: every member but `jws`. */
 export type SignatureFacts = Omit<ReviewSignature, "jws">;
@@ -46,4 +46,21 @@ export async function checkReviewSignature(signature: ReviewSignature, jwks: { k
   } catch (err) {
     return { valid: false, reason: `the signature does not verify: ${err instanceof Error ? err.message : String(err)}` };
   }
+}
+
+/**
+ * Why a signature that verifies is still not a signature of `review` (undefined when it is): it
+ * names another review, signer, file, record or version than the review pinned, or it is a
+ * second signature of one file (`index`: its place among the review's signatures). A signature
+ * copied from another review into this one's stored record is caught here.
+ */
+export function signatureBindingProblem(review: Review, signature: ReviewSignature, expectedKey: string, index: number): string | undefined {
+  if (signature.reviewId !== review.id) return `the signature belongs to review ${signature.reviewId}, not this one`;
+  if (signature.signer !== review.reviewer) return `the signature is by ${signature.signer}, not the review's reviewer`;
+  const file = review.files.find((each) => each.fileId === signature.fileId);
+  if (file === undefined) return `the signature is of file ${signature.fileId}, which is not in the review`;
+  if (signature.record.key !== expectedKey) return `the signature is over ${signature.record.key}, not this file's annotations`;
+  if (signature.record.sha256 !== file.sha256 || signature.record.version !== file.version) return "the signature is over another version than the one the review pinned";
+  if (review.signatures.findIndex((each) => each.fileId === signature.fileId) !== index) return "a second signature of a file that is signed already";
+  return undefined;
 }

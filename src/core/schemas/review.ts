@@ -7,7 +7,16 @@ import * as z from "zod";
 import { ClassTypeSchema, SupportLevelSchema } from "./annotation.ts";
 
 const identifier: z.ZodString = z.string().min(1).max(256);
-const name: z.ZodString = z.string().trim().min(1).max(200);
+/** Controls, and the format characters that hide or reorder text (zero-width, bidi overrides, BOM). */
+const HIDDEN = /[\p{Cc}\u200B\u200E\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/u;
+/** As {@link HIDDEN}, but tabs and line breaks are text in a comment or notes. */
+const HIDDEN_IN_TEXT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u200B\u200E\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/u;
+// A signed name must read as what it is: no control or invisible character, and at least one letter.
+const name: z.ZodString = z.string().trim().min(1).max(200)
+  .refine((value) => !HIDDEN.test(value), "no control, zero-width or bidi-override characters")
+  .refine((value) => /\p{L}/u.test(value), "a name has at least one letter");
+/** Free text signed or recorded with a review: no control character but tab and line breaks, nothing invisible that reorders it. */
+const text = (max: number): z.ZodString => z.string().max(max).refine((value) => !HIDDEN_IN_TEXT.test(value), "no control, zero-width or bidi-override characters");
 
 /** A review's kind. */
 export type ReviewKind = "verification" | "technical";
@@ -169,7 +178,7 @@ export const ConclusionRequestSchema: z.ZodType<ConclusionRequest> = z.object({
   fileId: identifier,
   supportLevel: SupportLevelSchema,
   classType: ClassTypeSchema.optional(),
-  notes: z.string().max(10_000).optional(),
+  notes: text(10_000).optional(),
 }).meta({ id: "ConclusionRequest" });
 
 /** What a signature means: verified, reviewed or disagreed. */
@@ -180,7 +189,7 @@ export const SignatureRequestSchema: z.ZodType<SignatureRequest> = z.object({
   fileId: identifier,
   meaning: SignatureMeaningSchema,
   printedName: name.describe("The signer's printed name, as it appears with the signature"),
-  comment: z.string().max(2_000).optional(),
+  comment: text(2_000).optional(),
 }).meta({ id: "SignatureRequest" });
 
 /** The record a signature is linked to: the annotations' key, the version signed and its SHA-256 (hex). */

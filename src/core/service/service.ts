@@ -241,7 +241,7 @@ export function createService(given: ServicePorts, config: ServiceConfig): Worke
     config,
     access,
     histories,
-    signImage: (origin, imageId) => signedImageUrl(images, config, origin, imageId),
+    signImage: (origin, imageId, owner) => signedImageUrl(images, config, origin, imageId, owner),
   }));
   operations.learnRoutes(declaredRoutes(app), [...Object.values(WORKER_MOUNTS), "/docs"]);
   return app;
@@ -269,11 +269,17 @@ function countedPorts(ports: ServicePorts, counters: ReturnType<typeof storeCoun
   };
 }
 
-/** A signed URL of a hosted image, for a client that reaches the service at `origin` (a review's files). */
-function signedImageUrl(images: ImageHost | ImageHostFactory, config: Pick<ServiceConfig, "accountHash" | "imageDeliveryHost">, origin: string, imageId: string): Promise<string> {
-  if (typeof images !== "function") return images.signedUrl(`https://${config.imageDeliveryHost}/${config.accountHash ?? ""}/${encodeURIComponent(imageId)}/public`);
+/**
+ * A signed URL of a hosted image, for a client that reaches the service at `origin` (a review's
+ * files), when the host records `owner` as its uploader; undefined for anyone else's image, an
+ * image without a recorded uploader (the admin's, as on the image worker) or a host that cannot tell.
+ */
+async function signedImageUrl(images: ImageHost | ImageHostFactory, config: Pick<ServiceConfig, "accountHash" | "imageDeliveryHost">, origin: string, imageId: string, owner: string): Promise<string | undefined> {
   const base = `${origin}${WORKER_MOUNTS.image}/delivery`;
-  return images(base).signedUrl(`${base}/${encodeURIComponent(imageId)}/public`);
+  const host = typeof images === "function" ? images(base) : images;
+  if (host.ownerOf === undefined || (await host.ownerOf(imageId)) !== owner) return undefined;
+  if (typeof images !== "function") return await host.signedUrl(`https://${config.imageDeliveryHost}/${config.accountHash ?? ""}/${encodeURIComponent(imageId)}/public`);
+  return await host.signedUrl(`${base}/${encodeURIComponent(imageId)}/public`);
 }
 
 /**

@@ -241,13 +241,23 @@ function historyAsked(c: Context<WorkerEnv>): { history: true; verify: boolean }
   const url = c.req.url;
   // The v1.0 client's reads carry no query: nothing to parse on them.
   if (!url.includes("?")) return undefined;
-  const query = new URL(url).searchParams;
+  const search = new URL(url).search;
+  // A malformed escape would be read as some other name or value than the one sent.
+  try {
+    decodeURIComponent(search.replace(/\+/g, " "));
+  } catch {
+    throw ServiceError.validation("The query string has a malformed percent-escape", { query: search.slice(0, 200) });
+  }
+  const query = new URLSearchParams(search);
   // Given twice, either value would be a guess at what the caller meant.
   for (const name of ["history", "version", "verify"]) {
     if (query.getAll(name).length > 1) throw ServiceError.validation(`${name} is given more than once`, { [name]: query.getAll(name) });
   }
   const version = query.get("version");
   if (query.has("history")) {
+    const history = query.get("history");
+    // ?history=false asking for the value would be read here as asking for the history: refused, not guessed.
+    if (history !== "" && history !== "true") throw ServiceError.validation("history takes no value (?history) or true", { history });
     if (version !== null) throw ServiceError.validation("Ask for either ?history or ?version=N, not both");
     const verify = query.get("verify");
     if (verify !== null && verify !== "true" && verify !== "false") throw ServiceError.validation("verify is true or false", { verify });

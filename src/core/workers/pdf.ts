@@ -20,6 +20,7 @@ import { renderValidatedReport, type SignedConfirmation } from "../pdf/report.ts
 import { auditKeys } from "../audit/signing-keys.ts";
 import { ReviewSignatureSchema } from "../schemas/review.ts";
 import { checkReviewSignature, publishedKeys } from "../review/signatures.ts";
+import { sealHolds } from "../review/confirmation-seal.ts";
 import { parseReportRequest } from "../pdf/report-request.ts";
 import { reportFilename } from "../pdf/filename.ts";
 import { type AccessControl, accessControl, protect, recordEvent } from "../http/access.ts";
@@ -135,15 +136,20 @@ function pdfWorker(deps: PdfWorkerDeps) {
   const keys = auditKeys(config);
   /**
    * The review signature in `annotationData.confirmationData.signature`, when it verifies with this
-   * service's keys and signed a file of the report's own case (one copied from another case is not shown).
+   * service's keys, signed a file of the report's own case, and the confirmation's seal binds it
+   * to the very results this report prints (a genuine signature pasted into other annotations, of
+   * another case or owner, is not shown as signed).
    */
   const verifiedSignature = async (value: unknown, caseNumber: string): Promise<SignedConfirmation | undefined> => {
-    const raw = (value as { annotationData?: { confirmationData?: { signature?: unknown } } } | null)?.annotationData?.confirmationData?.signature;
-    const parsed = ReviewSignatureSchema.safeParse(raw);
+    const annotationData = (value as { annotationData?: unknown } | null)?.annotationData;
+    if (annotationData === null || typeof annotationData !== "object" || Array.isArray(annotationData)) return undefined;
+    const confirmationData = (annotationData as { confirmationData?: { signature?: unknown; seal?: unknown } }).confirmationData;
+    const parsed = ReviewSignatureSchema.safeParse(confirmationData?.signature);
     if (!parsed.success) return undefined;
     if (parsed.data.record.key.split("/")[1] !== caseNumber) return undefined;
     const jwks = await publishedKeys(keys);
     if (jwks.keys.length === 0 || !(await checkReviewSignature(parsed.data, jwks)).valid) return undefined;
+    if (!(await sealHolds(confirmationData?.seal, parsed.data.jws, annotationData as Record<string, unknown>, jwks))) return undefined;
     const { printedName, signer, meaning, signedAt, fileId, record } = parsed.data;
     return { printedName, signer, meaning, signedAt, record: { fileId, version: record.version } };
   };

@@ -41,8 +41,10 @@ import {
   SignatureRequestSchema,
 } from "../schemas/review.ts";
 import { type RememberedMember, reviewStore } from "../review/review-store.ts";
-import { checkReviewSignature, publishedKeys, signReview } from "../review/signatures.ts";
+import { checkReviewSignature, publishedKeys, signatureBindingProblem, signReview } from "../review/signatures.ts";
 import { type AnnotationsUpdate, confirmationOf, storeUpdate, writeConfirmation } from "../review/confirmation.ts";
+import { sealConfirmation } from "../review/confirmation-seal.ts";
+import { unamendedHashes } from "../review/confirmation-chain.ts";
 import type { KeyHistories } from "../history/mod.ts";
 
 /** Ports and configuration of the review worker. */
@@ -68,8 +70,12 @@ export interface ReviewWorkerDeps {
    * @ignore
    */
   histories?: KeyHistories;
-  /** A signed URL of a case's image, given the origin clients reach the service at; without it reviews carry none. */
-  signImage?: (origin: string, imageId: string) => Promise<string>;
+  /**
+   * A signed URL of an image, given the origin clients reach the service at, when the image host
+   * records `owner` as its uploader (a case document lists any id; it proves nothing); undefined
+   * otherwise. Without it reviews carry no image URL.
+   */
+  signImage?: (origin: string, imageId: string, owner: string) => Promise<string | undefined>;
   /**
    * Identity, admin key, rate limits and service audit entries; default from `config` over the audit store.
    * Shared by the workers `createService` mounts together; internal.
@@ -304,12 +310,33 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
     return bytes === null ? null : await sha256Hex(bytes);
   };
   const annotationsKey = (review: Pick<Review, "owner" | "caseNumber">, fileId: string) => storageKeys.annotations(review.owner, review.caseNumber, fileId);
-  /** True when the owner amended the file after the review opened (the confirmation a signature wrote is no amendment). */
-  const amended = (review: Review, fileId: string, sha: string | null): boolean => {
-    const pinned = review.files.find((file) => file.fileId === fileId);
-    if (pinned === undefined) return false;
-    if (sha === pinned.sha256) return false;
-    return !review.confirmations.some((confirmation) => confirmation.fileId === fileId && confirmation.sha256 === sha);
+  /** The reviews of the review's case, with the review itself as stored now. */
+  const caseReviewsOf = async (review: Review): Promise<{ self: Review; all: Review[] }> => {
+    const all = await reviews.ofCase(review.owner, review.caseNumber);
+    return { self: all.find((each) => each.id === review.id) ?? review, all };
+  };
+  /**
+   * True when the owner amended the file after the review opened: the annotations are neither
+   * the pinned ones nor a confirmation written over them, by this review or another of the case.
+   */
+  const amended = (review: Review, fileId: string, sha: string | null, caseReviews: readonly Review[]): boolean => {
+    if (!review.files.some((file) => file.fileId === fileId)) return false;
+    return sha === null || !unamendedHashes(review, fileId, caseReviews).has(sha);
+  };
+  /** 401 unless the caller signed in at most SIGNATURE_MAX_AUTH_AGE_SECONDS ago (and not in the future). */
+  const requireFreshSignIn = (authTime: number | undefined, now: Date) => {
+    // 21 CFR 11.200: a signature needs a fresh authentication, not a session left open.
+    const age = authTime === undefined ? Infinity : now.getTime() / 1000 - authTime;
+    const skew = config.identity?.clockSkewSeconds ?? 30;
+    if (age < -skew) {
+      throw new ServiceError("unauthenticated", "The identity token's auth_time is in the future: sign in again", { reason: "reauthentication required", authTime });
+    }
+    if (!(age <= config.signatureMaxAuthAgeSeconds)) {
+      throw new ServiceError("unauthenticated", `Signing needs an authentication at most ${config.signatureMaxAuthAgeSeconds} s old: sign in again`, {
+        reason: "reauthentication required",
+        maxAuthAgeSeconds: config.signatureMaxAuthAgeSeconds,
+      });
+    }
   };
 
   app.openapi(keysRoute, async (c) => answerJson(c, await publishedKeys(keys), 200));
@@ -345,6 +372,8 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
       if (!caseFiles.includes(fileId)) throw ServiceError.validation(`File ${fileId} is not in the case`, { field: "fileIds", fileId });
       const bytes = await deps.data.get(annotationsKey({ owner, caseNumber }, fileId));
       if (bytes === null) throw ServiceError.validation(`File ${fileId} has no annotations to review`, { field: "fileIds", fileId });
+      // A confirmation is written into the annotations object; anything else cannot carry one.
+      if (objectOf(bytes) === null) throw ServiceError.validation(`File ${fileId}'s annotations are not a JSON object`, { field: "fileIds", fileId });
       pinned.set(fileId, bytes);
       const sha256 = await sha256Hex(bytes);
       files.push({ fileId, version: await pinnedVersion(annotationsKey({ owner, caseNumber }, fileId), sha256), sha256 });
@@ -390,6 +419,7 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
     const id = decodeSegment(segments(c)[1] ?? "", "reviewId");
     const { review, role } = await partyTo(c, id, "either", false);
     const origin = config.publicUrl?.replace(/\/+$/, "") ?? new URL(c.req.url).origin;
+    const { all: caseReviews } = await caseReviewsOf(review);
     const files = await Promise.all(review.files.map(async (file) => {
       let annotations = objectOf(await reviews.pinned(review.id, file.fileId));
       const blindNow = blindTo(review, role, file.fileId);
@@ -400,11 +430,11 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
       }
       let imageUrl: string | undefined;
       try {
-        imageUrl = deps.signImage === undefined ? undefined : await deps.signImage(origin, file.fileId);
+        imageUrl = deps.signImage === undefined ? undefined : await deps.signImage(origin, file.fileId, review.owner);
       } catch {
         imageUrl = undefined;
       }
-      const changed = amended(review, file.fileId, await currentSha(annotationsKey(review, file.fileId)));
+      const changed = amended(review, file.fileId, await currentSha(annotationsKey(review, file.fileId)), caseReviews);
       return { ...file, sha256: blindNow ? null : file.sha256, changed, annotations, ...(withheld === undefined ? {} : { withheld }), ...(imageUrl === undefined ? {} : { imageUrl }) };
     }));
     const seen = seenBy(review, role);
@@ -447,30 +477,27 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
     const pinnedSha = file.sha256;
     if (pinnedSha === null) throw ServiceError.server("A stored review lacks a file's hash");
     if (review.state !== "open") throw ServiceError.conflict(`The review is ${review.state}`, { state: review.state });
+    const now = clock.now();
+    // Every signing request, a repeat too, needs the fresh sign-in.
+    requireFreshSignIn(actor.authTime, now);
     const earlier = review.signatures.find((signature) => signature.fileId === body.fileId);
     if (earlier !== undefined) {
       // Stored, but a store failed before its confirmation was written: the reviewer's repeat finishes it.
       const unfinished = earlier.signer === actor.uid && earlier.meaning === "verified" && body.meaning === "verified" && !review.confirmations.some((each) => each.fileId === body.fileId);
       if (!unfinished) throw ServiceError.conflict("This file is signed already", { fileId: body.fileId });
-      await finishSignature(c, id, earlier, actor);
+      const written = await confirm(review, earlier, actor);
+      if (written === null) {
+        throw ServiceError.conflict("This file is signed already; the owner amended it since, so its confirmation is not written", { fileId: body.fileId, changed: true });
+      }
+      await finishSignature(c, id, earlier, written);
       return answerJson(c, earlier, 200);
     }
     if (review.blind && !review.conclusions.some((conclusion) => conclusion.fileId === body.fileId)) {
       throw ServiceError.conflict("A blind review is signed only after the reviewer's own conclusion for the file", { fileId: body.fileId });
     }
-    // 21 CFR 11.200: a signature needs a fresh authentication, not a session left open.
-    const now = clock.now();
-    const age = actor.authTime === undefined ? Infinity : now.getTime() / 1000 - actor.authTime;
-    if (!(age <= config.signatureMaxAuthAgeSeconds)) {
-      throw new ServiceError("unauthenticated", `Signing needs an authentication at most ${config.signatureMaxAuthAgeSeconds} s old: sign in again`, {
-        reason: "reauthentication required",
-        maxAuthAgeSeconds: config.signatureMaxAuthAgeSeconds,
-      });
-    }
     const key = annotationsKey(review, body.fileId);
-    if (amended(review, body.fileId, await currentSha(key))) {
-      throw ServiceError.conflict("The owner amended this file after the review opened: the pinned version can no longer be signed", { fileId: body.fileId, changed: true });
-    }
+    const amendedConflict = () => ServiceError.conflict("The owner amended this file after the review opened: the pinned version can no longer be signed", { fileId: body.fileId, changed: true });
+    if (amended(review, body.fileId, await currentSha(key), (await caseReviewsOf(review)).all)) throw amendedConflict();
     const signature = await signReview({
       fileId: body.fileId,
       signer: actor.uid,
@@ -482,32 +509,47 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
       reviewId: review.id,
     }, keys);
     if (signature === undefined) throw ServiceError.server("Signatures need AUDIT_SIGNING_KEY, which this service does not have", "unavailable");
-    await reviews.update(id, (current) => {
-      if (current.state !== "open") throw ServiceError.conflict(`The review is ${current.state}`, { state: current.state });
-      if (current.signatures.some((existing) => existing.fileId === body.fileId)) throw ServiceError.conflict("This file is signed already", { fileId: body.fileId });
-      return { ...current, signatures: [...current.signatures, signature] };
-    });
-    await finishSignature(c, id, signature, actor);
+    // Idempotent: a store that retries the annotations' update stores it again as it is.
+    const store = async () => {
+      await reviews.update(id, (current) => {
+        if (current.signatures.some((existing) => existing.jws === signature.jws)) return current;
+        if (current.state !== "open") throw ServiceError.conflict(`The review is ${current.state}`, { state: current.state });
+        if (current.signatures.some((existing) => existing.fileId === body.fileId)) throw ServiceError.conflict("This file is signed already", { fileId: body.fileId });
+        return { ...current, signatures: [...current.signatures, signature] };
+      });
+    };
+    if (signature.meaning !== "verified") {
+      await store();
+      await finishSignature(c, id, signature, null);
+      return answerJson(c, signature, 201);
+    }
+    // Stored inside the annotations' update, after their check: no owner write comes between (nothing is stored when one did).
+    const written = await confirm(review, signature, actor, store);
+    if (written === null) throw amendedConflict();
+    await finishSignature(c, id, signature, written);
     return answerJson(c, signature, 201);
   });
 
-  /** What follows a stored signature: a `verified` one's confirmation (a new version), its audit steps, the review's completion. */
-  const finishSignature = async (c: Context<WorkerEnv>, id: string, signature: ReviewSignature, actor: { uid: string; email?: string | undefined }) => {
-    let signed = await reviews.get(id);
-    if (signed === null) throw ServiceError.notFound("No such review", { id });
-    const file = signed.files.find((candidate) => candidate.fileId === signature.fileId);
-    let confirmationId: string | undefined;
-    if (signature.meaning === "verified" && file?.sha256 != null) {
-      const written = await writeConfirmation(updateAnnotations(actor.uid), signature.record.key, file.sha256, confirmationOf(signature, actor.email));
-      if (written !== null) {
-        confirmationId = written.confirmationId;
-        signed = await reviews.update(id, (current) => ({
-          ...current,
-          confirmations: [...current.confirmations, { fileId: signature.fileId, confirmationId: written.confirmationId, version: written.version, sha256: written.sha256 }],
-        }));
-      }
+  /** Writes a `verified` signature's confirmation (sealed) over annotations still the pinned version; null when they are not. */
+  const confirm = async (review: Review, signature: ReviewSignature, actor: { uid: string; email?: string | undefined }, beforeWrite?: () => Promise<void>) =>
+    await writeConfirmation(updateAnnotations(actor.uid), signature.record.key, confirmationOf(signature, actor.email), {
+      accepts: async (sha) => {
+        // Read inside the update: another review's confirmation may have landed since the request began.
+        const { self, all } = await caseReviewsOf(review);
+        return unamendedHashes(self, signature.fileId, all).has(sha);
+      },
+      seal: (annotations) => sealConfirmation(signature.jws, annotations, keys),
+      ...(beforeWrite === undefined ? {} : { beforeWrite }),
+    });
+
+  /** What follows a stored signature: its confirmation listed (a `verified` one's), its audit steps, the review's completion. */
+  const finishSignature = async (c: Context<WorkerEnv>, id: string, signature: ReviewSignature, written: { confirmationId: string; version: number | null; sha256: string } | null) => {
+    let signed = await loadReview(id);
+    if (written !== null) {
+      const listed = { fileId: signature.fileId, confirmationId: written.confirmationId, version: written.version, sha256: written.sha256 };
+      signed = await reviews.update(id, (current) => ({ ...current, confirmations: [...current.confirmations, listed] }));
     }
-    await step(c, signed, "signature", { fileId: signature.fileId, meaning: signature.meaning }, confirmationId);
+    await step(c, signed, "signature", { fileId: signature.fileId, meaning: signature.meaning }, written?.confirmationId);
     const reviewed = signed;
     if (reviewed.files.every((each) => reviewed.signatures.some((existing) => existing.fileId === each.fileId))) {
       const completed = await reviews.update(id, (current) => (current.state === "open" ? { ...current, state: "completed", completedAt: clock.now().toISOString() } : current));
@@ -530,20 +572,32 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
     const id = decodeSegment(segments(c)[1] ?? "", "reviewId");
     const { review } = await partyTo(c, id, "either", false);
     const jwks = await publishedKeys(keys);
-    const signatures = await Promise.all(review.signatures.map(async (signature: ReviewSignature) => {
+    const { all: caseReviews } = await caseReviewsOf(review);
+    const signatures = await Promise.all(review.signatures.map(async (signature: ReviewSignature, index) => {
       const checked = await checkReviewSignature(signature, jwks);
       if (!checked.valid) return { fileId: signature.fileId, status: "invalid" as const, ...(checked.reason === undefined ? {} : { reason: checked.reason }) };
+      // A genuine signature of another review, signer, record or version is no signature of this one.
+      const unbound = signatureBindingProblem(review, signature, annotationsKey(review, signature.fileId), index);
+      if (unbound !== undefined) return { fileId: signature.fileId, status: "invalid" as const, reason: unbound };
       const sha = await currentSha(signature.record.key);
-      const written = review.confirmations.find((confirmation) => confirmation.fileId === signature.fileId);
-      const current = sha === signature.record.sha256 || (written !== undefined && sha === written.sha256);
-      return current
-        ? { fileId: signature.fileId, status: "valid" as const }
-        : { fileId: signature.fileId, status: "stale" as const, reason: "the annotations changed after the signature" };
+      return amended(review, signature.fileId, sha, caseReviews)
+        ? { fileId: signature.fileId, status: "stale" as const, reason: "the annotations changed after the signature" }
+        : { fileId: signature.fileId, status: "valid" as const };
     }));
     return answerJson(c, { signatures }, 200);
   });
 
   app.all("/keys", methodNotAllowed(["GET"]));
+  // A route that exists answers another method with 405 and Allow, as on every worker.
+  const allowed: [string, string[]][] = [
+    ["/cases/:uid/:caseNumber", ["GET", "POST"]],
+    ["/inbox/:uid", ["GET"]],
+    ["/r/:id", ["GET", "DELETE"]],
+    ["/r/:id/conclusions", ["POST"]],
+    ["/r/:id/signatures", ["POST"]],
+    ["/r/:id/verify", ["GET"]],
+  ];
+  for (const [path, methods] of allowed) app.all(path, methodNotAllowed(methods));
   app.all("/*", (c) => {
     throw ServiceError.notFound("No such review route", { path: routePathAfterMount(c) });
   });

@@ -3,9 +3,10 @@
  * signatures verified with jose against the published keys alone, and the attacks a reviewer
  * may try. The same workflows run over HTTP on every runtime in tests/conformance/suite.ts.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { compactVerify, createLocalJWKSet, exportJWK, generateKeyPair } from "jose";
-import { AUDIENCE, ISSUER, startIdentityProvider } from "../../helpers/identity.ts";
+import { AUDIENCE, ISSUER } from "../../helpers/identity.ts";
+import { reviewKeys } from "./review-keys.ts";
 import { fixedClock, KEYS, testService } from "../../helpers/service.ts";
 import { canonicalJson } from "../../../src/core/encoding/canonical-json.ts";
 import { pdfText } from "../pdf/poppler.ts";
@@ -19,20 +20,13 @@ const data = { "X-Custom-Auth-Key": KEYS.R2_KEY_SECRET };
 const nowSeconds = Date.parse(NOW) / 1000;
 
 describe("review worker (in process)", () => {
-  let idp: Awaited<ReturnType<typeof startIdentityProvider>>;
-  let signingKey: string;
-  beforeAll(async () => {
-    idp = await startIdentityProvider();
-    const { privateKey } = await generateKeyPair("ES256", { extractable: true });
-    signingKey = JSON.stringify(await exportJWK(privateKey));
-  });
-  afterAll(async () => await idp.close());
+  const keys = reviewKeys();
 
   const setup = async () => {
     const clock = fixedClock(NOW);
-    const built = testService({ AUTH_JWKS_URL: idp.jwksUrl, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, ADMIN_AUTH: ADMIN, RATE_LIMITS: "off", AUDIT_SIGNING_KEY: signingKey }, { clock });
+    const built = testService({ AUTH_JWKS_URL: keys.idp.jwksUrl, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, ADMIN_AUTH: ADMIN, RATE_LIMITS: "off", AUDIT_SIGNING_KEY: keys.signingKey }, { clock });
     const { app } = built;
-    const as = async (uid: string, claims: Record<string, unknown> = {}) => ({ "X-Identity-Token": await idp.token(uid, { lab: uid.startsWith("x") ? "Lab X" : "Lab A", roles: uid.startsWith("rev") ? ["reviewer"] : ["examiner"], auth_time: nowSeconds - 10, ...claims }) });
+    const as = async (uid: string, claims: Record<string, unknown> = {}) => ({ "X-Identity-Token": await keys.idp.token(uid, { lab: uid.startsWith("x") ? "Lab X" : "Lab A", roles: uid.startsWith("rev") ? ["reviewer"] : ["examiner"], auth_time: nowSeconds - 10, ...claims }) });
     const call = async (path: string, uid: string, init: RequestInit & { claims?: Record<string, unknown> } = {}) => {
       const { claims, ...rest } = init;
       return app.request(path, { ...rest, headers: { ...(await as(uid, claims)), ...(rest.headers as Record<string, string> | undefined) } });
@@ -61,27 +55,36 @@ describe("review worker (in process)", () => {
       update: (key, change, options) => {
         if (failing && key === "#history/owner/C-1/f1/data.json/head") {
           failing = false;
-          return Promise.reject(new Error("store went away"));
+          // The new head is made (the signature is stored inside the update), then the store fails to write it.
+          return base.update(key, async (current) => {
+            await change(current);
+            throw new Error("store went away");
+          }, options);
         }
         return base.update(key, change, options);
       },
     };
     const clock = fixedClock(NOW);
-    const { app } = testService({ AUTH_JWKS_URL: idp.jwksUrl, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, RATE_LIMITS: "off", AUDIT_SIGNING_KEY: signingKey }, { clock, data });
-    const as = async (uid: string) => ({ "X-Identity-Token": await idp.token(uid, { lab: "Lab A", roles: uid.startsWith("rev") ? ["reviewer"] : ["examiner"], auth_time: nowSeconds - 10 }) });
+    const { app } = testService({ AUTH_JWKS_URL: keys.idp.jwksUrl, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, RATE_LIMITS: "off", AUDIT_SIGNING_KEY: keys.signingKey }, { clock, data });
+    const as = async (uid: string) => ({ "X-Identity-Token": await keys.idp.token(uid, { lab: "Lab A", roles: uid.startsWith("rev") ? ["reviewer"] : ["examiner"], auth_time: nowSeconds - 10 }) });
     const ownerKey = { "X-Custom-Auth-Key": KEYS.R2_KEY_SECRET, ...(await as("owner")) };
     expect((await app.request("/data/owner/C-1/data.json", { method: "PUT", headers: ownerKey, body: JSON.stringify({ caseNumber: "C-1", createdAt: NOW, files: [{ id: "f1", originalFilename: "a.png", uploadedAt: NOW }] }) })).status).toBe(200);
     expect((await app.request("/data/owner/C-1/f1/data.json", { method: "PUT", headers: ownerKey, body: JSON.stringify({ leftCase: "C-1", rightCase: "C-1", includeConfirmation: false, supportLevel: "ID", updatedAt: NOW }) })).status).toBe(200);
     expect((await app.request("/review/inbox/rev1", { headers: await as("rev1") })).status).toBe(200);
     const created = await app.request("/review/cases/owner/C-1", { method: "POST", headers: await as("owner"), body: JSON.stringify({ reviewer: "rev1", kind: "verification", blind: false }) });
     const id = ((await created.json()) as { id: string }).id;
-    const sign = async (meaning = "verified") => await app.request(`/review/r/${id}/signatures`, { method: "POST", headers: await as("rev1"), body: JSON.stringify({ fileId: "f1", meaning, printedName: "Rita Reviewer" }) });
+    const sign = async (meaning = "verified", authTime = nowSeconds - 10) => await app.request(`/review/r/${id}/signatures`, {
+      method: "POST",
+      headers: { "X-Identity-Token": await keys.idp.token("rev1", { lab: "Lab A", roles: ["reviewer"], auth_time: authTime }) },
+      body: JSON.stringify({ fileId: "f1", meaning, printedName: "Rita Reviewer" }),
+    });
     failing = true;
     expect((await sign()).status).toBe(500);
     const annotations = async () => (await (await app.request("/data/owner/C-1/f1/data.json", { headers: ownerKey })).json()) as { includeConfirmation?: boolean };
     expect((await annotations()).includeConfirmation).toBe(false);
-    // Another meaning is not a repeat: the file is signed.
+    // Another meaning is not a repeat: the file is signed. A repeat needs the fresh sign-in too.
     expect((await sign("reviewed")).status).toBe(409);
+    expect((await sign("verified", nowSeconds - 3600)).status).toBe(401);
     const repeated = await sign();
     expect(repeated.status).toBe(200);
     expect(await repeated.json()).toMatchObject({ signer: "rev1", meaning: "verified", record: { key: "owner/C-1/f1/data.json" } });
@@ -124,11 +127,11 @@ describe("review worker (in process)", () => {
     const { payload } = await compactVerify(jws, createLocalJWKSet(jwks as never));
     expect(new TextDecoder().decode(payload)).toBe(canonicalJson(facts));
     // The owner's annotations carry the v1.0 confirmation.
-    const stored = await (await app.request("/data/owner/C-1/f1/data.json", { headers: { ...data, "X-Identity-Token": await idp.token("owner") } })).json() as Record<string, any>;
+    const stored = await (await app.request("/data/owner/C-1/f1/data.json", { headers: { ...data, "X-Identity-Token": await keys.idp.token("owner") } })).json() as Record<string, any>;
     expect(stored).toMatchObject({ includeConfirmation: true, confirmationData: { fullName: "Rita Reviewer", confirmedBy: "rev1", confirmedAt: NOW, confirmationId: expect.stringMatching(/^CONF-[A-Z0-9]{10}$/) } });
     expect((await json(await call(`/review/r/${id}/verify`, "owner"))).body).toEqual({ signatures: [{ fileId: "f1", status: "valid" }] });
     // The confirmation is version 2 of the owner's annotations, written by the reviewer; version 1 is what was signed.
-    const ownerHeaders = { ...data, "X-Identity-Token": await idp.token("owner") };
+    const ownerHeaders = { ...data, "X-Identity-Token": await keys.idp.token("owner") };
     const history = await (await app.request("/data/owner/C-1/f1/data.json?history", { headers: ownerHeaders })).json() as { versions: { version: number; writtenBy: string; sha256: string }[] };
     expect(history.versions.map((version) => [version.version, version.writtenBy])).toEqual([[1, "owner"], [2, "rev1"]]);
     expect(history.versions[0]!.sha256).toBe(signed.body.record.sha256);
@@ -240,17 +243,17 @@ describe("review worker (in process)", () => {
   it("/review/keys publishes the public halves of AUDIT_SIGNING_KEY and AUDIT_VERIFY_KEYS; review.write is rate limited", async () => {
     const { privateKey } = await generateKeyPair("ES256", { extractable: true });
     const old = { ...(await exportJWK(privateKey)), kid: "old-key" };
-    const { app } = testService({ AUTH_JWKS_URL: idp.jwksUrl, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, AUDIT_SIGNING_KEY: signingKey, AUDIT_VERIFY_KEYS: JSON.stringify([old]), RATE_LIMITS: "review.write=1/60s" }, { clock: fixedClock(NOW) });
+    const { app } = testService({ AUTH_JWKS_URL: keys.idp.jwksUrl, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, AUDIT_SIGNING_KEY: keys.signingKey, AUDIT_VERIFY_KEYS: JSON.stringify([old]), RATE_LIMITS: "review.write=1/60s" }, { clock: fixedClock(NOW) });
     const jwks = await (await app.request("/review/keys")).json() as { keys: Record<string, unknown>[] };
     expect(jwks.keys).toHaveLength(2);
     expect(jwks.keys[1]).toMatchObject({ kid: "old-key", kty: "EC" });
     for (const key of jwks.keys) expect(key.d, String(key.kid)).toBeUndefined();
     // A shared secret among AUDIT_VERIFY_KEYS is never published (its "k" is the secret itself).
-    const withSecret = testService({ AUDIT_SIGNING_KEY: signingKey, AUDIT_VERIFY_KEYS: JSON.stringify([old, { kty: "oct", k: "c2hhcmVkLXNlY3JldC1vZi10aGUtbGFi", kid: "shared" }]) }, { clock: fixedClock(NOW) });
+    const withSecret = testService({ AUDIT_SIGNING_KEY: keys.signingKey, AUDIT_VERIFY_KEYS: JSON.stringify([old, { kty: "oct", k: "c2hhcmVkLXNlY3JldC1vZi10aGUtbGFi", kid: "shared" }]) }, { clock: fixedClock(NOW) });
     const published = await (await withSecret.app.request("/review/keys")).json() as { keys: Record<string, unknown>[] };
     expect(published.keys.map((key) => key.kid)).not.toContain("shared");
     for (const key of published.keys) expect(key.k).toBeUndefined();
-    const headers = { "X-Identity-Token": await idp.token("owner", { lab: "Lab A" }) };
+    const headers = { "X-Identity-Token": await keys.idp.token("owner", { lab: "Lab A" }) };
     const body = JSON.stringify({ reviewer: "nobody", kind: "verification", blind: true });
     expect((await app.request("/review/cases/owner/C-9", { method: "POST", headers, body })).status).toBe(400);
     const limited = await app.request("/review/cases/owner/C-9", { method: "POST", headers, body });
@@ -258,7 +261,7 @@ describe("review worker (in process)", () => {
   });
 
   it("key-only mode: 403 saying reviews need identity tokens; /review/keys stays open", async () => {
-    const { app } = testService({ RATE_LIMITS: "off", AUDIT_SIGNING_KEY: signingKey });
+    const { app } = testService({ RATE_LIMITS: "off", AUDIT_SIGNING_KEY: keys.signingKey });
     const refused = await app.request("/review/inbox/u1", { headers: data });
     expect(refused.status).toBe(403);
     expect(await refused.json()).toMatchObject({ code: "FORBIDDEN", message: expect.stringContaining("identity tokens") });
