@@ -23,9 +23,9 @@ type Json = Record<string, any>;
 describe("review worker under attack", () => {
   const keys = reviewKeys();
 
-  const setup = async (data?: BlobStore) => {
+  const setup = async (data?: BlobStore, env: Record<string, string> = {}) => {
     const built = testService(
-      { AUTH_JWKS_URL: keys.idp.jwksUrl, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, RATE_LIMITS: "off", AUDIT_SIGNING_KEY: keys.signingKey },
+      { AUTH_JWKS_URL: keys.idp.jwksUrl, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, RATE_LIMITS: "off", AUDIT_SIGNING_KEY: keys.signingKey, ...env },
       { clock: fixedClock(NOW), ...(data === undefined ? {} : { data }) },
     );
     const { app } = built;
@@ -174,6 +174,43 @@ describe("review worker under attack", () => {
     }
     const history = (await call("/data/owner/C-1/f1/data.json?history", "owner", { headers: dataKey })).body;
     expect(history.versions.map((version: Json) => version.writtenBy)).toEqual(["owner", "rev1", "rev2"]);
+  });
+
+  it("with DATA_HISTORY=off: the verified signature's confirmation is written and sealed (version null), an owner's racing write is a 409 with nothing stored, an amendment after makes it stale", async () => {
+    const base = createMemoryPorts().data;
+    let write: (() => Promise<unknown>) | undefined;
+    const data: BlobStore = {
+      ...base,
+      get: async (key) => {
+        const bytes = await base.get(key);
+        if (write !== undefined && key === "owner/C-2/f1/data.json") {
+          const owners = write;
+          write = undefined;
+          await owners();
+        }
+        return bytes;
+      },
+    };
+    const { app, seed, open, sign, put, read, call, annotations } = await setup(data, { DATA_HISTORY: "off" });
+    await seed("owner", "C-1", ["f1"]);
+    await seed("owner", "C-2", ["f1"]);
+    const created = await open();
+    const signed = await sign(created.body.id, "rev1", {});
+    expect(signed.status).toBe(201);
+    expect(signed.body.record.version).toBeNull();
+    const stored = await read("owner", "C-1/f1/data.json");
+    expect(stored).toMatchObject({ includeConfirmation: true, confirmationData: { confirmedBy: "rev1", seal: expect.any(String) } });
+    const response = await app.request("/pdf", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ imageUrl: GREY_PNG, caseNumber: "C-1", annotationData: stored, activeAnnotations: [] }) });
+    expect(pdfText(new Uint8Array(await response.arrayBuffer())).replace(/\s+/g, " ")).toContain("verified, electronically signed by rev1");
+    expect((await call(`/review/r/${created.body.id}/verify`, "owner")).body.signatures).toEqual([{ fileId: "f1", status: "valid" }]);
+    expect((await put("owner", "C-1/f1/data.json", annotations("C-1", "Exclusion"))).status).toBe(200);
+    expect((await call(`/review/r/${created.body.id}/verify`, "owner")).body.signatures).toMatchObject([{ fileId: "f1", status: "stale" }]);
+    // The race, without history: the owner's write lands after the signing request's check.
+    const raced = await open({}, "owner", "C-2");
+    write = async () => expect((await put("owner", "C-2/f1/data.json", annotations("C-2", "Exclusion"))).status).toBe(200);
+    expect((await sign(raced.body.id, "rev1", {})).status).toBe(409);
+    expect((await call(`/review/r/${raced.body.id}`, "owner")).body.review).toMatchObject({ signatures: [], confirmations: [] });
+    expect(await read("owner", "C-2/f1/data.json")).toMatchObject({ supportLevel: "Exclusion", includeConfirmation: false });
   });
 
   it("refuses a review of annotations that are no JSON object, which no confirmation could be written into", async () => {
