@@ -259,13 +259,16 @@ export function reviewConformance(runtime: Runtime): void {
       expect((await post(`/review/r/${id}/signatures`, "rev-a", { fileId: f1, meaning: "verified", printedName: "Rita Reviewer" })).status).toBe(409);
       // The report prints the confirmation signed only over the results its seal binds: pasted into other results, unsigned.
       const confirmed = (await call(`/data/owner-a/ATT-1/${f1}/data.json`, "owner-a", { headers: dataKey })).body;
-      const report = async (annotationData: Json) => {
-        const response = await fetch(`${url}/pdf`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ imageUrl: GREY_PNG, caseNumber: "ATT-1", annotationData, activeAnnotations: [] }) });
+      const imageUrls = (await call(`/review/r/${id}`, "owner-a")).body.files.map((file: Json) => file.imageUrl as string);
+      const report = async (annotationData: Json, imageUrl: string) => {
+        const response = await fetch(`${url}/pdf`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ imageUrl, caseNumber: "ATT-1", annotationData, activeAnnotations: [] }) });
         expect(response.status).toBe(200);
         return pdfText(new Uint8Array(await response.arrayBuffer())).replace(/\s+/g, " ");
       };
-      expect(await report(confirmed)).toContain("verified, electronically signed by rev-a");
-      expect(await report({ ...confirmed, supportLevel: "Exclusion" })).not.toContain("electronically signed");
+      expect(await report(confirmed, imageUrls[0])).toContain(`verified, electronically signed by rev-a for file ${(f1 ?? "").slice(0, 8)}`);
+      for (const [annotationData, imageUrl] of [[{ ...confirmed, supportLevel: "Exclusion" }, imageUrls[0]], [confirmed, imageUrls[1]], [confirmed, GREY_PNG]] as const) {
+        expect(await report(annotationData, imageUrl)).not.toContain("electronically signed");
+      }
       // Another user's image listed in the owner's own case: the review gives no URL of it.
       await call("/data/owner-a/ATT-2/data.json", "owner-a", { method: "PUT", headers: dataKey, body: JSON.stringify({ caseNumber: "ATT-2", createdAt: NOW, files: [{ id: g1, originalFilename: "theirs.png", uploadedAt: NOW }] }) });
       await call(`/data/owner-a/ATT-2/${g1}/data.json`, "owner-a", { method: "PUT", headers: dataKey, body: JSON.stringify(annotations("ATT-2", g1)) });

@@ -34,9 +34,9 @@ export const SEALED_FIELDS: readonly string[] = [
 
 const decoder = new TextDecoder();
 
-/** An empty value and an absent one print alike, so a client that fills in defaults keeps the seal. */
+/** An empty value and an absent one print alike (`hasSubclass: false` as none), so a client that fills in defaults keeps the seal. */
 function isEmpty(value: unknown): boolean {
-  return value === undefined || value === null || value === "" || (Array.isArray(value) && value.length === 0);
+  return value === undefined || value === null || value === "" || value === false || (Array.isArray(value) && value.length === 0);
 }
 
 /** The hex SHA-256 of the canonical JSON of the sealed fields of `annotations`. */

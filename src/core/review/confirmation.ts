@@ -57,42 +57,64 @@ export interface ConfirmationWrite {
   /** The seal of the confirmed annotations (confirmation-seal.ts); none without a signing key. */
   seal?: (annotations: Record<string, unknown>) => Promise<string | undefined>;
   /**
-   * Runs once the bytes are known to be the signed version, before they are replaced: storing
-   * the signature here means no owner write can come between the check and the signature.
-   * May run again when the store retries the update, so it must be idempotent.
+   * Runs once the bytes are known to be the signed version, given the SHA-256 of the bytes about
+   * to replace them: listing the signature and its confirmation here means no owner write comes
+   * between the check and the listing. Runs again, with other bytes, when a store retries the
+   * update after a conflict, so it must replace what an earlier run listed.
    */
-  beforeWrite?: () => Promise<void>;
+  beforeWrite?: (sha256: string) => Promise<void>;
 }
+
+/** What a confirmation's write came to. */
+export type ConfirmationOutcome =
+  /** Written: its id, the SHA-256 of the annotations written and their version (null without history). */
+  | { kind: "written"; confirmationId: string; sha256: string; version: number | null }
+  /** Not written: the annotations changed or are gone. */
+  | { kind: "amended" }
+  /** Not written: the update refused for `cause` before writing (a conflict `beforeWrite` found, annotations that are no object). */
+  | { kind: "refused"; cause: unknown };
 
 /**
  * Writes the confirmation into the annotations at `key` as a new version, only over bytes that
- * `write.accepts`; null when they changed or are gone (nothing written, `beforeWrite` not run).
+ * `write.accepts`. Throws only what the store itself threw, after which the write may or may not
+ * have landed; every outcome where it surely did not is answered.
  */
 export async function writeConfirmation(
   update: AnnotationsUpdate,
   key: string,
   confirmation: Confirmation,
   write: ConfirmationWrite,
-): Promise<{ confirmationId: string; sha256: string; version: number | null } | null> {
-  let written: Uint8Array | undefined;
+): Promise<ConfirmationOutcome> {
+  let written: { bytes: Uint8Array; sha256: string } | undefined;
+  let refusal: { cause: unknown } | undefined;
   let version: number | null;
   try {
     ({ version } = await update(key, async (current) => {
-      if (current === null || !(await write.accepts(await sha256Hex(current)))) throw new Amended();
-      const annotations: unknown = JSON.parse(decoder.decode(current));
-      // Reviews refuse such files when they open; one opened before that is refused here, not rewritten.
-      if (annotations === null || typeof annotations !== "object" || Array.isArray(annotations)) {
-        throw ServiceError.conflict("The annotations are not a JSON object: no confirmation can be written into them", { key });
+      written = undefined;
+      try {
+        if (current === null || !(await write.accepts(await sha256Hex(current)))) throw new Amended();
+        const annotations: unknown = JSON.parse(decoder.decode(current));
+        // Reviews refuse such files when they open; one opened before that is refused here, not rewritten.
+        if (annotations === null || typeof annotations !== "object" || Array.isArray(annotations)) {
+          throw ServiceError.conflict("The annotations are not a JSON object: no confirmation can be written into them", { key });
+        }
+        const seal = await write.seal?.(annotations as Record<string, unknown>);
+        const confirmationData = seal === undefined ? confirmation : { ...confirmation, seal };
+        const bytes = encoder.encode(JSON.stringify({ ...annotations, includeConfirmation: true, confirmationData, updatedAt: confirmation.confirmedAt }));
+        const sha256 = await sha256Hex(bytes);
+        await write.beforeWrite?.(sha256);
+        written = { bytes, sha256 };
+        return bytes;
+      } catch (err) {
+        if (!(err instanceof Amended)) refusal = { cause: err };
+        throw err;
       }
-      const seal = await write.seal?.(annotations as Record<string, unknown>);
-      await write.beforeWrite?.();
-      const confirmationData = seal === undefined ? confirmation : { ...confirmation, seal };
-      written = encoder.encode(JSON.stringify({ ...annotations, includeConfirmation: true, confirmationData, updatedAt: confirmation.confirmedAt }));
-      return written;
     }));
   } catch (err) {
-    if (err instanceof Amended) return null;
+    if (err instanceof Amended) return { kind: "amended" };
+    if (refusal !== undefined && refusal.cause === err) return { kind: "refused", cause: err };
     throw err;
   }
-  return { confirmationId: confirmation.confirmationId, sha256: await sha256Hex(written!), version };
+  if (written === undefined) throw ServiceError.server("The annotations' update wrote without asking for the confirmation's bytes");
+  return { kind: "written", confirmationId: confirmation.confirmationId, sha256: written.sha256, version };
 }

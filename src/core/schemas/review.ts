@@ -7,16 +7,29 @@ import * as z from "zod";
 import { ClassTypeSchema, SupportLevelSchema } from "./annotation.ts";
 
 const identifier: z.ZodString = z.string().min(1).max(256);
-/** Controls, and the format characters that hide or reorder text (zero-width, bidi overrides, BOM). */
-const HIDDEN = /[\p{Cc}\u200B\u200E\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/u;
-/** As {@link HIDDEN}, but tabs and line breaks are text in a comment or notes. */
-const HIDDEN_IN_TEXT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u200B\u200E\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/u;
-// A signed name must read as what it is: no control or invisible character, and at least one letter.
+/**
+ * Characters that hide, reorder or fake text: controls, format characters (zero-width, bidi
+ * marks and overrides, tags, soft hyphen), surrogates, private use and noncharacters, line and
+ * paragraph separators, variation selectors, the combining grapheme joiner and the
+ * Hangul fillers that render blank though they count as letters.
+ */
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Zl}\p{Zp}\u034F\u115F\u1160\u180B-\u180F\u3164\uFDD0-\uFDEF\uFE00-\uFE0F\uFFA0\uFFFE\uFFFF\u{E0100}-\u{E01EF}]/u;
+/**
+ * Spelling, not hiding: a zero-width (non-)joiner between two letters (Persian, Indic scripts),
+ * and the joiner or emoji presentation selector after an emoji (❤️, 👩‍🔬).
+ */
+const JOINER_IN_WORD = /(?<=[\p{L}\p{M}])[\u200C\u200D](?=[\p{L}\p{M}])|(?<=\p{Extended_Pictographic})\uFE0F?\u200D(?=\p{Extended_Pictographic})|(?<=\p{Extended_Pictographic})\uFE0F/gu;
+/** Whether `value` holds a hidden character; tabs and line breaks count as text where `lines`. */
+function hides(value: string, lines: boolean): boolean {
+  const spelled = value.replace(JOINER_IN_WORD, "");
+  return HIDDEN.test(lines ? spelled.replace(/[\t\n\r]/g, "") : spelled);
+}
+// A signed name must read as what it is: nothing hidden, and at least one letter.
 const name: z.ZodString = z.string().trim().min(1).max(200)
-  .refine((value) => !HIDDEN.test(value), "no control, zero-width or bidi-override characters")
+  .refine((value) => !hides(value, false), "no control, invisible, bidi or private-use characters")
   .refine((value) => /\p{L}/u.test(value), "a name has at least one letter");
-/** Free text signed or recorded with a review: no control character but tab and line breaks, nothing invisible that reorders it. */
-const text = (max: number): z.ZodString => z.string().max(max).refine((value) => !HIDDEN_IN_TEXT.test(value), "no control, zero-width or bidi-override characters");
+/** Free text signed or recorded with a review: nothing hidden but tabs and line breaks. */
+const text = (max: number): z.ZodString => z.string().max(max).refine((value) => !hides(value, true), "no control (but tab and line breaks), invisible, bidi or private-use characters");
 
 /** A review's kind. */
 export type ReviewKind = "verification" | "technical";
@@ -125,6 +138,12 @@ export interface ReviewConfirmation {
   version: number | null;
   /** Hex SHA-256 of the annotations it wrote. */
   sha256: string;
+  /**
+   * True from when it is listed, just before the annotations are written, until the write and its
+   * audit steps are done; a repeat of the signing request finishes (or, over an amended file,
+   * withdraws) one left pending by a failure.
+   */
+  pending?: boolean | undefined;
 }
 /** A review. */
 export interface Review {
@@ -240,6 +259,7 @@ export const ReviewConfirmationSchema: z.ZodType<ReviewConfirmation> = z.object(
   confirmationId: z.string(),
   version: z.number().int().nullable(),
   sha256: z.string(),
+  pending: z.boolean().optional().describe("Listed before the annotations' write; true until the write and its audit steps are done"),
 });
 
 /** A review, as stored and answered. */

@@ -21,6 +21,7 @@ import { auditKeys } from "../audit/signing-keys.ts";
 import { ReviewSignatureSchema } from "../schemas/review.ts";
 import { checkReviewSignature, publishedKeys } from "../review/signatures.ts";
 import { sealHolds } from "../review/confirmation-seal.ts";
+import { deliveredImageId } from "../images/delivered-image.ts";
 import { parseReportRequest } from "../pdf/report-request.ts";
 import { reportFilename } from "../pdf/filename.ts";
 import { type AccessControl, accessControl, protect, recordEvent } from "../http/access.ts";
@@ -42,7 +43,7 @@ export interface PdfWorkerOptions {
 /** Ports and configuration of the PDF worker. */
 export interface PdfWorkerDeps {
   /** The service configuration (`PDF_IMAGE_HOSTS`, `PUBLIC_URL`, `MAX_IMAGE_BYTES`, `ALLOWED_ORIGIN`). */
-  config: Pick<ServiceConfig, "allowedOrigin" | "publicUrl" | "pdfImageHosts" | "imageDeliveryHost" | "pdfImageTimeoutMs" | "maxImageBytes" | "pdfServiceName" | "identity" | "adminAuth" | "rateLimits" | "maxBodyBytesInFlight" | "bodyWaitSeconds"> & Partial<Pick<ServiceConfig, "auditSigningKey" | "auditVerifyKeys">>;
+  config: Pick<ServiceConfig, "allowedOrigin" | "publicUrl" | "pdfImageHosts" | "imageDeliveryHost" | "accountHash" | "pdfImageTimeoutMs" | "maxImageBytes" | "pdfServiceName" | "identity" | "adminAuth" | "rateLimits" | "maxBodyBytesInFlight" | "bodyWaitSeconds"> & Partial<Pick<ServiceConfig, "auditSigningKey" | "auditVerifyKeys">>;
   /** The fetch used for images; default the global `fetch`. */
   fetch?: typeof fetch;
   /** Dates a report whose request has no `currentDate`; default the system clock. */
@@ -136,17 +137,19 @@ function pdfWorker(deps: PdfWorkerDeps) {
   const keys = auditKeys(config);
   /**
    * The review signature in `annotationData.confirmationData.signature`, when it verifies with this
-   * service's keys, signed a file of the report's own case, and the confirmation's seal binds it
-   * to the very results this report prints (a genuine signature pasted into other annotations, of
-   * another case or owner, is not shown as signed).
+   * service's keys, signed a file of the report's own case, the report's image is that very file
+   * (a delivery URL of this service's image host naming it), and the confirmation's seal binds it
+   * to the very results this report prints (a genuine signature pasted into other annotations or
+   * over another image is not shown as signed).
    */
-  const verifiedSignature = async (value: unknown, caseNumber: string): Promise<SignedConfirmation | undefined> => {
+  const verifiedSignature = async (value: unknown, request: { caseNumber: string; imageUrl: string }, requestUrl: string): Promise<SignedConfirmation | undefined> => {
     const annotationData = (value as { annotationData?: unknown } | null)?.annotationData;
     if (annotationData === null || typeof annotationData !== "object" || Array.isArray(annotationData)) return undefined;
     const confirmationData = (annotationData as { confirmationData?: { signature?: unknown; seal?: unknown } }).confirmationData;
     const parsed = ReviewSignatureSchema.safeParse(confirmationData?.signature);
     if (!parsed.success) return undefined;
-    if (parsed.data.record.key.split("/")[1] !== caseNumber) return undefined;
+    if (parsed.data.record.key.split("/")[1] !== request.caseNumber) return undefined;
+    if (deliveredImageId(request.imageUrl, requestUrl, config) !== parsed.data.fileId) return undefined;
     const jwks = await publishedKeys(keys);
     if (jwks.keys.length === 0 || !(await checkReviewSignature(parsed.data, jwks)).valid) return undefined;
     if (!(await sealHolds(confirmationData?.seal, parsed.data.jws, annotationData as Record<string, unknown>, jwks))) return undefined;
@@ -162,7 +165,7 @@ function pdfWorker(deps: PdfWorkerDeps) {
     // A signed URL of this service's own image worker is read from it, not fetched.
     // Its refusal (bad or expired signature, unknown image) is the answer.
     const own = await (deps.ownImages?.(request.imageUrl, c.req.url) ?? null);
-    const signed = await verifiedSignature(value, request.caseNumber);
+    const signed = await verifiedSignature(value, request, c.req.url);
     const pdf = await renderValidatedReport(request, {
       ...options,
       ...(signed === undefined ? {} : { signedConfirmation: signed }),

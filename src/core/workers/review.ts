@@ -481,22 +481,30 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
     // Every signing request, a repeat too, needs the fresh sign-in.
     requireFreshSignIn(actor.authTime, now);
     const earlier = review.signatures.find((signature) => signature.fileId === body.fileId);
+    const key = annotationsKey(review, body.fileId);
+    const amendedConflict = () => ServiceError.conflict("The owner amended this file after the review opened: the pinned version can no longer be signed", { fileId: body.fileId, changed: true });
     if (earlier !== undefined) {
-      // Stored, but a store failed before its confirmation was written: the reviewer's repeat finishes it.
-      const unfinished = earlier.signer === actor.uid && earlier.meaning === "verified" && body.meaning === "verified" && !review.confirmations.some((each) => each.fileId === body.fileId);
+      // A `verified` signature whose confirmation a failure left unwritten or unfinished: the reviewer's repeat finishes it.
+      const listed = review.confirmations.find((each) => each.fileId === body.fileId);
+      const unfinished = earlier.signer === actor.uid && earlier.meaning === "verified" && body.meaning === "verified" && (listed === undefined || listed.pending === true);
       if (!unfinished) throw ServiceError.conflict("This file is signed already", { fileId: body.fileId });
-      const written = await confirm(review, earlier, actor);
-      if (written === null) {
-        throw ServiceError.conflict("This file is signed already; the owner amended it since, so its confirmation is not written", { fileId: body.fileId, changed: true });
+      const landed = listed === undefined ? null : await versionWritten(key, listed.sha256);
+      if (listed !== undefined && landed !== undefined) {
+        await finishSignature(c, id, earlier, { confirmationId: listed.confirmationId, sha256: listed.sha256, version: landed });
+        return answerJson(c, earlier, 200);
       }
-      await finishSignature(c, id, earlier, written);
+      const outcome = await confirm(review, earlier, actor);
+      if (outcome.kind !== "written") {
+        // Never confirmed, and the file is no longer the one signed: the signature (never acknowledged) is withdrawn.
+        if (outcome.kind === "amended") await withdraw(id, earlier);
+        throw outcome.kind === "amended" ? amendedConflict() : outcome.cause;
+      }
+      await finishSignature(c, id, earlier, outcome);
       return answerJson(c, earlier, 200);
     }
     if (review.blind && !review.conclusions.some((conclusion) => conclusion.fileId === body.fileId)) {
       throw ServiceError.conflict("A blind review is signed only after the reviewer's own conclusion for the file", { fileId: body.fileId });
     }
-    const key = annotationsKey(review, body.fileId);
-    const amendedConflict = () => ServiceError.conflict("The owner amended this file after the review opened: the pinned version can no longer be signed", { fileId: body.fileId, changed: true });
     if (amended(review, body.fileId, await currentSha(key), (await caseReviewsOf(review)).all)) throw amendedConflict();
     const signature = await signReview({
       fileId: body.fileId,
@@ -509,49 +517,89 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
       reviewId: review.id,
     }, keys);
     if (signature === undefined) throw ServiceError.server("Signatures need AUDIT_SIGNING_KEY, which this service does not have", "unavailable");
-    // Idempotent: a store that retries the annotations' update stores it again as it is.
-    const store = async () => {
-      await reviews.update(id, (current) => {
-        if (current.signatures.some((existing) => existing.jws === signature.jws)) return current;
-        if (current.state !== "open") throw ServiceError.conflict(`The review is ${current.state}`, { state: current.state });
-        if (current.signatures.some((existing) => existing.fileId === body.fileId)) throw ServiceError.conflict("This file is signed already", { fileId: body.fileId });
-        return { ...current, signatures: [...current.signatures, signature] };
-      });
-    };
     if (signature.meaning !== "verified") {
-      await store();
+      await reviews.update(id, (current) => listSignature(current, signature));
       await finishSignature(c, id, signature, null);
       return answerJson(c, signature, 201);
     }
-    // Stored inside the annotations' update, after their check: no owner write comes between (nothing is stored when one did).
-    const written = await confirm(review, signature, actor, store);
-    if (written === null) throw amendedConflict();
-    await finishSignature(c, id, signature, written);
+    // Listed inside the annotations' update, after their check: no owner write comes between.
+    const outcome = await confirm(review, signature, actor);
+    if (outcome.kind !== "written") {
+      // Surely not written (a store's retry found the file amended, or a conflict): nothing of it stays listed.
+      await withdraw(id, signature);
+      throw outcome.kind === "amended" ? amendedConflict() : outcome.cause;
+    }
+    await finishSignature(c, id, signature, outcome);
     return answerJson(c, signature, 201);
   });
 
-  /** Writes a `verified` signature's confirmation (sealed) over annotations still the pinned version; null when they are not. */
-  const confirm = async (review: Review, signature: ReviewSignature, actor: { uid: string; email?: string | undefined }, beforeWrite?: () => Promise<void>) =>
-    await writeConfirmation(updateAnnotations(actor.uid), signature.record.key, confirmationOf(signature, actor.email), {
+  /** The review with `signature` listed (already listed: unchanged); 409 when the review is not open or the file is signed. */
+  const listSignature = (current: Review, signature: ReviewSignature): Review => {
+    if (current.signatures.some((existing) => existing.jws === signature.jws)) return current;
+    if (current.state !== "open") throw ServiceError.conflict(`The review is ${current.state}`, { state: current.state });
+    if (current.signatures.some((existing) => existing.fileId === signature.fileId)) throw ServiceError.conflict("This file is signed already", { fileId: signature.fileId });
+    return { ...current, signatures: [...current.signatures, signature] };
+  };
+  /** Takes back a listed signature whose confirmation was surely never written, with its pending confirmation (another's: untouched). */
+  const withdraw = async (id: string, signature: ReviewSignature) => {
+    await reviews.update(id, (current) => {
+      if (!current.signatures.some((existing) => existing.jws === signature.jws)) return current;
+      return {
+        ...current,
+        signatures: current.signatures.filter((existing) => existing.jws !== signature.jws),
+        // Only one signature of a file is listed: a pending confirmation of the file is this one's.
+        confirmations: current.confirmations.filter((each) => !(each.fileId === signature.fileId && each.pending === true)),
+      };
+    });
+  };
+  /** The version at which `key` held bytes of `sha256` (null without history), or undefined when it never did. */
+  const versionWritten = async (key: string, sha256: string): Promise<number | null | undefined> => {
+    if (histories !== undefined) {
+      const listed = await histories.list(key);
+      const found = listed?.versions.find((version) => version.sha256 === sha256);
+      if (found !== undefined) return found.version;
+    }
+    return (await currentSha(key)) === sha256 ? null : undefined;
+  };
+
+  /**
+   * Writes a `verified` signature's confirmation (sealed) over annotations still the pinned
+   * version, listing the signature and the confirmation (pending) inside the annotations' update.
+   */
+  const confirm = async (review: Review, signature: ReviewSignature, actor: { uid: string; email?: string | undefined }) => {
+    const confirmation = confirmationOf(signature, actor.email);
+    return await writeConfirmation(updateAnnotations(actor.uid), signature.record.key, confirmation, {
       accepts: async (sha) => {
-        // Read inside the update: another review's confirmation may have landed since the request began.
+        // Read inside the update: another review's confirmation may have been listed since the request began.
         const { self, all } = await caseReviewsOf(review);
         return unamendedHashes(self, signature.fileId, all).has(sha);
       },
       seal: (annotations) => sealConfirmation(signature.jws, annotations, keys),
-      ...(beforeWrite === undefined ? {} : { beforeWrite }),
+      beforeWrite: async (sha256) => {
+        await reviews.update(review.id, (current) => {
+          const listed = listSignature(current, signature);
+          // A pending one of this file is this signature's (an earlier try, or a store's retry with other bytes): replaced.
+          const others = listed.confirmations.filter((each) => !(each.fileId === signature.fileId && each.pending === true));
+          return { ...listed, confirmations: [...others, { fileId: signature.fileId, confirmationId: confirmation.confirmationId, version: null, sha256, pending: true }] };
+        });
+      },
     });
+  };
 
-  /** What follows a stored signature: its confirmation listed (a `verified` one's), its audit steps, the review's completion. */
+  /** What follows a listed signature: its confirmation finished (a `verified` one's), its audit steps, the review's completion. */
   const finishSignature = async (c: Context<WorkerEnv>, id: string, signature: ReviewSignature, written: { confirmationId: string; version: number | null; sha256: string } | null) => {
     let signed = await loadReview(id);
     if (written !== null) {
-      const listed = { fileId: signature.fileId, confirmationId: written.confirmationId, version: written.version, sha256: written.sha256 };
-      signed = await reviews.update(id, (current) => ({ ...current, confirmations: [...current.confirmations, listed] }));
+      const done = { fileId: signature.fileId, confirmationId: written.confirmationId, version: written.version, sha256: written.sha256 };
+      signed = await reviews.update(id, (current) => ({
+        ...current,
+        confirmations: [...current.confirmations.filter((each) => each.confirmationId !== written.confirmationId), done],
+      }));
     }
     await step(c, signed, "signature", { fileId: signature.fileId, meaning: signature.meaning }, written?.confirmationId);
     const reviewed = signed;
-    if (reviewed.files.every((each) => reviewed.signatures.some((existing) => existing.fileId === each.fileId))) {
+    // Complete once every file is signed and no confirmation is still on its way (one may yet be withdrawn).
+    if (reviewed.files.every((each) => reviewed.signatures.some((existing) => existing.fileId === each.fileId)) && !reviewed.confirmations.some((each) => each.pending === true)) {
       const completed = await reviews.update(id, (current) => (current.state === "open" ? { ...current, state: "completed", completedAt: clock.now().toISOString() } : current));
       if (completed.state === "completed") await step(c, completed, "completion");
     }

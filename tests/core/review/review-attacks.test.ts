@@ -23,10 +23,10 @@ type Json = Record<string, any>;
 describe("review worker under attack", () => {
   const keys = reviewKeys();
 
-  const setup = async (data?: BlobStore, env: Record<string, string> = {}) => {
+  const setup = async (data?: BlobStore, env: Record<string, string> = {}, audit?: BlobStore) => {
     const built = testService(
       { AUTH_JWKS_URL: keys.idp.jwksUrl, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, RATE_LIMITS: "off", AUDIT_SIGNING_KEY: keys.signingKey, ...env },
-      { clock: fixedClock(NOW), ...(data === undefined ? {} : { data }) },
+      { clock: fixedClock(NOW), ...(data === undefined ? {} : { data }), ...(audit === undefined ? {} : { audit }) },
     );
     const { app } = built;
     const as = async (uid: string, claims: Json = {}) => ({
@@ -49,19 +49,33 @@ describe("review worker under attack", () => {
       await call(`/review/cases/${uid}/${caseNumber}`, uid, { method: "POST", body: JSON.stringify({ reviewer: "rev1", kind: "verification", blind: false, ...body }) });
     const sign = async (id: string, uid: string, body: Json, claims: Json = {}) =>
       await call(`/review/r/${id}/signatures`, uid, { method: "POST", body: JSON.stringify({ fileId: "f1", meaning: "verified", printedName: "Rita Reviewer", ...body }), claims });
-    const read = async (uid: string, path: string) => (await app.request(`/data/${uid}/${path}`, { headers: { ...dataKey, ...(await as(uid)) } })).json() as Promise<Json>;
-    // Reviewers have used the service once: their token's lab and roles are remembered.
-    for (const reviewer of ["rev1", "rev2"]) expect((await call(`/review/inbox/${reviewer}`, reviewer)).status).toBe(200);
-    return { ...built, as, call, put, seed, open, sign, read, annotations };
-  };
-
-  it("gives no image URL for an image another user uploaded, though the owner's case document lists it; the owner's own image gets one", async () => {
-    const { app, as, put, open, call } = await setup();
+    /** An image uploaded by `uid`: its id. */
     const upload = async (uid: string) => {
       const response = await app.request("/image/", { method: "POST", body: uploadForm(fixture("sample.png"), "item.png"), headers: { Authorization: `Bearer ${KEYS.IMAGES_API_TOKEN}`, ...(await as(uid)) } });
       expect(response.status).toBe(200);
       return ((await response.json()) as { result: { id: string } }).result.id;
     };
+    /** A case whose files are `count` images the owner uploaded: their ids. */
+    const imageCase = async (uid: string, caseNumber: string, count: number) => {
+      const ids: string[] = [];
+      for (let i = 0; i < count; i++) ids.push(await upload(uid));
+      await seed(uid, caseNumber, ids);
+      return ids;
+    };
+    /** The report of `annotationData` over the image at `imageUrl`, as text. */
+    const report = async (annotationData: unknown, imageUrl: string, caseNumber = "C-1") => {
+      const response = await app.request("/pdf", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ imageUrl, caseNumber, annotationData, activeAnnotations: [] }) });
+      expect(response.status).toBe(200);
+      return pdfText(new Uint8Array(await response.arrayBuffer())).replace(/\s+/g, " ");
+    };
+    const read = async (uid: string, path: string) => (await app.request(`/data/${uid}/${path}`, { headers: { ...dataKey, ...(await as(uid)) } })).json() as Promise<Json>;
+    // Reviewers have used the service once: their token's lab and roles are remembered.
+    for (const reviewer of ["rev1", "rev2"]) expect((await call(`/review/inbox/${reviewer}`, reviewer)).status).toBe(200);
+    return { ...built, as, call, put, seed, open, sign, read, annotations, upload, imageCase, report };
+  };
+
+  it("gives no image URL for an image another user uploaded, though the owner's case document lists it; the owner's own image gets one", async () => {
+    const { app, put, open, call, upload } = await setup();
     const theirs = await upload("victim");
     const mine = await upload("owner");
     expect((await put("owner", "C-1/data.json", { caseNumber: "C-1", createdAt: NOW, files: [theirs, mine].map((id) => ({ id, originalFilename: "x.png", uploadedAt: NOW })) })).status).toBe(200);
@@ -102,30 +116,34 @@ describe("review worker under attack", () => {
     expect(statuses.map((each) => each.status)).toEqual(["valid", "invalid"]);
   });
 
-  it("prints a signature as electronically signed only over the results it sealed: pasted into another owner's case of the same number, or with another conclusion, it prints unsigned", async () => {
-    const { app, seed, open, sign, read } = await setup();
-    await seed("owner", "C-1", ["f1"]);
+  it("prints a signature as electronically signed only over the image and the results it sealed: pasted into another owner's case of the same number, with another conclusion, or over another image (a data: URL too), it prints unsigned", async () => {
+    const { imageCase, open, sign, read, call, report } = await setup();
+    const [f1 = "", f2 = ""] = await imageCase("owner", "C-1", 2);
     const created = await open();
-    expect((await sign(created.body.id, "rev1", {})).status).toBe(201);
-    const stored = await read("owner", "C-1/f1/data.json");
+    const signed = await sign(created.body.id, "rev1", { fileId: f1 });
+    expect(signed.status).toBe(201);
+    const stored = await read("owner", `C-1/${f1}/data.json`);
     expect(stored.confirmationData.seal).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
-    const report = async (annotationData: unknown) => {
-      const response = await app.request("/pdf", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ imageUrl: GREY_PNG, caseNumber: "C-1", annotationData, activeAnnotations: [] }) });
-      expect(response.status).toBe(200);
-      return pdfText(new Uint8Array(await response.arrayBuffer())).replace(/\s+/g, " ");
-    };
-    const signedLine = "verified, electronically signed by rev1";
-    expect(await report(stored)).toContain(signedLine);
+    const urls = (await call(`/review/r/${created.body.id}`, "owner")).body.files.map((file: Json) => file.imageUrl as string);
+    // The line names the file; a long id is cut with "…" at the form's width.
+    const signedLine = `verified, electronically signed by rev1 for file ${f1.slice(0, 8)}`;
+    const printed = await report(stored, urls[0]);
+    expect(printed).toContain(signedLine);
+    expect(printed).toContain("Rita Reviewer");
     // A client that fills in empty defaults prints the same results: still signed.
-    expect(await report({ ...stored, boxAnnotations: [], classNote: "" })).toContain(signedLine);
-    expect(await report({ ...stored, supportLevel: "Exclusion" })).not.toContain(signedLine);
-    expect(await report({ ...stored, leftItem: "9" })).not.toContain(signedLine);
+    expect(await report({ ...stored, boxAnnotations: [], classNote: "", hasSubclass: false }, urls[0])).toContain(signedLine);
+    expect(await report({ ...stored, supportLevel: "Exclusion" }, urls[0])).not.toContain("electronically signed");
+    expect(await report({ ...stored, leftItem: "9" }, urls[0])).not.toContain("electronically signed");
+    // The same annotations over the case's other image, or over an image given as a data: URL.
+    expect(await report(stored, urls[1])).not.toContain("electronically signed");
+    expect(await report(stored, GREY_PNG)).not.toContain("electronically signed");
+    expect(f2).not.toBe(f1);
     // Another user's case "C-1" with another conclusion, the genuine signature and seal pasted in.
     const pasted = { leftCase: "C-1", rightCase: "C-1", leftItem: "7", rightItem: "8", supportLevel: "Exclusion", includeConfirmation: true, updatedAt: NOW, confirmationData: stored.confirmationData };
-    expect(await report(pasted)).not.toContain(signedLine);
-    // Without its seal (or with a seal of other results) the genuine signature prints unsigned.
+    expect(await report(pasted, urls[0])).not.toContain("electronically signed");
+    // Without its seal the genuine signature prints unsigned.
     const { seal: _seal, ...unsealed } = stored.confirmationData as Json;
-    expect(await report({ ...stored, confirmationData: unsealed })).not.toContain(signedLine);
+    expect(await report({ ...stored, confirmationData: unsealed }, urls[0])).not.toContain("electronically signed");
   });
 
   it("an owner's write between the signing request's check and its confirmation: 409, no signature stored, nothing written over the owner's version", async () => {
@@ -157,6 +175,46 @@ describe("review worker under attack", () => {
     expect(view.body.files[0].changed).toBe(true);
     expect(await read("owner", "C-1/f1/data.json")).toMatchObject({ supportLevel: "Exclusion", includeConfirmation: false });
     expect((await sign(created.body.id, "rev1", {})).status).toBe(409);
+  });
+
+  it("a failure after the confirmation was written leaves it listed as pending: the reviewer's repeat finishes it (200, its version, the audit step, completion) and does not write it twice", async () => {
+    const base = createMemoryPorts().audit;
+    let failNext = false;
+    const audit: BlobStore = {
+      ...base,
+      update: (key, change, options) => {
+        if (failNext && key.startsWith("reviews/") && key.endsWith("/review.json")) {
+          failNext = false;
+          return Promise.reject(new Error("store went away"));
+        }
+        return base.update(key, change, options);
+      },
+    };
+    const { seed, open, sign, read, call, ports } = await setup(undefined, {}, audit);
+    await seed("owner", "C-1", ["f1"]);
+    const created = await open();
+    const id = created.body.id as string;
+    // The first update of the review is the listing inside the annotations' update; the next, after the write, fails.
+    const wrapped = ports.audit.update;
+    let updates = 0;
+    ports.audit.update = (key, change, options) => {
+      if (key === `reviews/${id}/review.json` && ++updates === 2) failNext = true;
+      return wrapped(key, change, options);
+    };
+    expect((await sign(id, "rev1", {})).status).toBe(500);
+    const written = await read("owner", "C-1/f1/data.json");
+    expect(written).toMatchObject({ includeConfirmation: true, confirmationData: { confirmedBy: "rev1" } });
+    const pending = (await call(`/review/r/${id}`, "owner")).body.review;
+    expect(pending).toMatchObject({ state: "open", confirmations: [{ fileId: "f1", pending: true, version: null }] });
+    expect(pending.signatures).toHaveLength(1);
+    const repeated = await sign(id, "rev1", {});
+    expect(repeated.status).toBe(200);
+    const done = (await call(`/review/r/${id}`, "owner")).body.review;
+    expect(done).toMatchObject({ state: "completed", confirmations: [{ fileId: "f1", version: 2, confirmationId: written.confirmationData.confirmationId }] });
+    expect(done.confirmations[0].pending).toBeUndefined();
+    const history = (await call("/data/owner/C-1/f1/data.json?history", "owner", { headers: dataKey })).body;
+    expect(history.versions.map((version: Json) => version.writtenBy)).toEqual(["owner", "rev1"]);
+    expect((await sign(id, "rev1", {})).status).toBe(409);
   });
 
   it("two reviews of one file: neither reviewer's confirmation makes the other's file amended; both sign, both verify, each confirmation a version", async () => {
@@ -191,20 +249,21 @@ describe("review worker under attack", () => {
         return bytes;
       },
     };
-    const { app, seed, open, sign, put, read, call, annotations } = await setup(data, { DATA_HISTORY: "off" });
-    await seed("owner", "C-1", ["f1"]);
+    const { imageCase, seed, open, sign, put, read, call, annotations, report } = await setup(data, { DATA_HISTORY: "off" });
+    const [image = ""] = await imageCase("owner", "C-1", 1);
     await seed("owner", "C-2", ["f1"]);
     const created = await open();
-    const signed = await sign(created.body.id, "rev1", {});
+    const signed = await sign(created.body.id, "rev1", { fileId: image });
     expect(signed.status).toBe(201);
     expect(signed.body.record.version).toBeNull();
-    const stored = await read("owner", "C-1/f1/data.json");
+    const stored = await read("owner", `C-1/${image}/data.json`);
     expect(stored).toMatchObject({ includeConfirmation: true, confirmationData: { confirmedBy: "rev1", seal: expect.any(String) } });
-    const response = await app.request("/pdf", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ imageUrl: GREY_PNG, caseNumber: "C-1", annotationData: stored, activeAnnotations: [] }) });
-    expect(pdfText(new Uint8Array(await response.arrayBuffer())).replace(/\s+/g, " ")).toContain("verified, electronically signed by rev1");
-    expect((await call(`/review/r/${created.body.id}/verify`, "owner")).body.signatures).toEqual([{ fileId: "f1", status: "valid" }]);
-    expect((await put("owner", "C-1/f1/data.json", annotations("C-1", "Exclusion"))).status).toBe(200);
-    expect((await call(`/review/r/${created.body.id}/verify`, "owner")).body.signatures).toMatchObject([{ fileId: "f1", status: "stale" }]);
+    const view = await call(`/review/r/${created.body.id}`, "owner");
+    expect(view.body.review.confirmations).toEqual([{ fileId: image, confirmationId: stored.confirmationData.confirmationId, version: null, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) }]);
+    expect(await report(stored, view.body.files[0].imageUrl as string)).toContain(`verified, electronically signed by rev1 for file ${image.slice(0, 8)}`);
+    expect((await call(`/review/r/${created.body.id}/verify`, "owner")).body.signatures).toEqual([{ fileId: image, status: "valid" }]);
+    expect((await put("owner", `C-1/${image}/data.json`, annotations("C-1", "Exclusion"))).status).toBe(200);
+    expect((await call(`/review/r/${created.body.id}/verify`, "owner")).body.signatures).toMatchObject([{ fileId: image, status: "stale" }]);
     // The race, without history: the owner's write lands after the signing request's check.
     const raced = await open({}, "owner", "C-2");
     write = async () => expect((await put("owner", "C-2/f1/data.json", annotations("C-2", "Exclusion"))).status).toBe(200);

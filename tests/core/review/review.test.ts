@@ -136,16 +136,16 @@ describe("review worker (in process)", () => {
     expect(history.versions.map((version) => [version.version, version.writtenBy])).toEqual([[1, "owner"], [2, "rev1"]]);
     expect(history.versions[0]!.sha256).toBe(signed.body.record.sha256);
     expect(listedConfirmation(await json(await call(`/review/r/${id}`, "owner")))).toEqual({ version: 2, sha256: history.versions[1]!.sha256 });
-    // The PDF report's confirmation form prints the signer, the meaning and the time of a signature that verifies, and nothing of a forged one.
+    // The PDF report prints nothing of a forged signature, nor of a genuine one over a data: URL's image (it names no file:
+    // tests/core/review/review-attacks.test.ts prints one signed over the file's own image).
     const report = async (annotationData: unknown, caseNumber = "C-1") => {
       const response = await app.request("/pdf", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ imageUrl: GREY_PNG, caseNumber, annotationData, activeAnnotations: [] }) });
       expect(response.status).toBe(200);
       return pdfText(new Uint8Array(await response.arrayBuffer())).replace(/\s+/g, " ");
     };
     const printed = await report(stored);
-    expect(printed).toContain("Rita Reviewer");
-    expect(printed).toContain("verified, electronically signed by rev1 for file f1 v1");
-    expect(printed).toContain(NOW);
+    expect(printed).toContain("Confirmation by:");
+    expect(printed).not.toContain("electronically signed");
     const forged = { ...stored, confirmationData: { ...stored.confirmationData, signature: { ...stored.confirmationData.signature, printedName: "Mallory Forger" } } };
     const forgedText = await report(forged);
     expect(forgedText).toContain("Confirmation by:");
