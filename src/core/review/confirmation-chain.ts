@@ -1,7 +1,7 @@
 /**
  * @module
  * Which annotations of a file are still the version a review pinned (docs/review.md): the pinned
- * bytes, and each confirmation a `verified` signature wrote over them, by this review or by
+ * bytes, and each confirmation a `verified` signature wrote (or is writing) over them, by this review or by
  * another review of the same case (two reviewers of one file, a verification and a technical
  * review, do not make each other's file "amended"). A confirmation adds the reviewer's
  * confirmation and changes nothing the owner wrote.
@@ -29,6 +29,8 @@ export function unamendedHashes(review: Review, fileId: string, caseReviews: rea
       added.add(each.id);
       grew = true;
       for (const confirmation of each.confirmations) if (confirmation.fileId === fileId) counted.add(confirmation.sha256);
+      // One being written now counts too: its bytes may land before it is listed as written.
+      for (const signing of each.signing ?? []) if (signing.fileId === fileId && signing.sha256 !== undefined) counted.add(signing.sha256);
     }
   }
   return counted;

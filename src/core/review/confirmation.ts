@@ -52,32 +52,44 @@ export function storeUpdate(data: BlobStore): AnnotationsUpdate {
 
 /** What else a confirmation's write does, inside the annotations' own atomic update. */
 export interface ConfirmationWrite {
+  /** The `jws` of the signature confirmed: annotations that already carry its confirmation are not written again. */
+  signature: string;
   /** Whether bytes of this SHA-256 are still the version the signature signed (the pinned one, or a confirmation over it). */
   accepts: (sha256: string) => Promise<boolean>;
   /** The seal of the confirmed annotations (confirmation-seal.ts); none without a signing key. */
   seal?: (annotations: Record<string, unknown>) => Promise<string | undefined>;
   /**
    * Runs once the bytes are known to be the signed version, given the SHA-256 of the bytes about
-   * to replace them: listing the signature and its confirmation here means no owner write comes
-   * between the check and the listing. Runs again, with other bytes, when a store retries the
-   * update after a conflict, so it must replace what an earlier run listed.
+   * to replace them (so another review counts them before they are listed as written). Runs
+   * again, with other bytes, when a store retries the update after a conflict.
    */
   beforeWrite?: (sha256: string) => Promise<void>;
 }
 
 /** What a confirmation's write came to. */
 export type ConfirmationOutcome =
-  /** Written: its id, the SHA-256 of the annotations written and their version (null without history). */
-  | { kind: "written"; confirmationId: string; sha256: string; version: number | null }
+  /** Written now, or found written by an earlier try of the same signature (`version` null then: the caller looks it up). */
+  | { kind: "written"; confirmationId: string; sha256: string; version: number | null; earlier: boolean }
   /** Not written: the annotations changed or are gone. */
   | { kind: "amended" }
-  /** Not written: the update refused for `cause` before writing (a conflict `beforeWrite` found, annotations that are no object). */
+  /** Not written: the update refused for `cause` before writing (annotations that are no object, a conflict `beforeWrite` found). */
   | { kind: "refused"; cause: unknown };
+
+class Earlier {
+  constructor(readonly confirmationId: string, readonly sha256: string) {}
+}
+
+/** The confirmation id in `annotations` when they carry the confirmation of the signature `jws`. */
+function confirmationOfSignature(annotations: unknown, jws: string): string | undefined {
+  const data = (annotations as { confirmationData?: { confirmationId?: unknown; signature?: { jws?: unknown } } } | null)?.confirmationData;
+  return data?.signature?.jws === jws && typeof data.confirmationId === "string" ? data.confirmationId : undefined;
+}
 
 /**
  * Writes the confirmation into the annotations at `key` as a new version, only over bytes that
- * `write.accepts`. Throws only what the store itself threw, after which the write may or may not
- * have landed; every outcome where it surely did not is answered.
+ * `write.accepts`, and once per signature: annotations that already carry this signature's
+ * confirmation (an earlier try landed) are answered as written. Throws only what the store
+ * itself threw, after which the write may or may not have landed.
  */
 export async function writeConfirmation(
   update: AnnotationsUpdate,
@@ -85,15 +97,19 @@ export async function writeConfirmation(
   confirmation: Confirmation,
   write: ConfirmationWrite,
 ): Promise<ConfirmationOutcome> {
-  let written: { bytes: Uint8Array; sha256: string } | undefined;
+  let written: { sha256: string } | undefined;
   let refusal: { cause: unknown } | undefined;
   let version: number | null;
   try {
     ({ version } = await update(key, async (current) => {
       written = undefined;
       try {
-        if (current === null || !(await write.accepts(await sha256Hex(current)))) throw new Amended();
+        if (current === null) throw new Amended();
+        const sha = await sha256Hex(current);
         const annotations: unknown = JSON.parse(decoder.decode(current));
+        const earlier = confirmationOfSignature(annotations, write.signature);
+        if (earlier !== undefined) throw new Earlier(earlier, sha);
+        if (!(await write.accepts(sha))) throw new Amended();
         // Reviews refuse such files when they open; one opened before that is refused here, not rewritten.
         if (annotations === null || typeof annotations !== "object" || Array.isArray(annotations)) {
           throw ServiceError.conflict("The annotations are not a JSON object: no confirmation can be written into them", { key });
@@ -103,18 +119,19 @@ export async function writeConfirmation(
         const bytes = encoder.encode(JSON.stringify({ ...annotations, includeConfirmation: true, confirmationData, updatedAt: confirmation.confirmedAt }));
         const sha256 = await sha256Hex(bytes);
         await write.beforeWrite?.(sha256);
-        written = { bytes, sha256 };
+        written = { sha256 };
         return bytes;
       } catch (err) {
-        if (!(err instanceof Amended)) refusal = { cause: err };
+        if (!(err instanceof Amended) && !(err instanceof Earlier)) refusal = { cause: err };
         throw err;
       }
     }));
   } catch (err) {
     if (err instanceof Amended) return { kind: "amended" };
+    if (err instanceof Earlier) return { kind: "written", confirmationId: err.confirmationId, sha256: err.sha256, version: null, earlier: true };
     if (refusal !== undefined && refusal.cause === err) return { kind: "refused", cause: err };
     throw err;
   }
   if (written === undefined) throw ServiceError.server("The annotations' update wrote without asking for the confirmation's bytes");
-  return { kind: "written", confirmationId: confirmation.confirmationId, sha256: written.sha256, version };
+  return { kind: "written", confirmationId: confirmation.confirmationId, sha256: written.sha256, version, earlier: false };
 }

@@ -9,11 +9,11 @@ import { ClassTypeSchema, SupportLevelSchema } from "./annotation.ts";
 const identifier: z.ZodString = z.string().min(1).max(256);
 /**
  * Characters that hide, reorder or fake text: controls, format characters (zero-width, bidi
- * marks and overrides, tags, soft hyphen), surrogates, private use and noncharacters, line and
- * paragraph separators, variation selectors, the combining grapheme joiner and the
+ * marks and overrides, tags, soft hyphen), surrogates, private use, unassigned code points and
+ * noncharacters, line and paragraph separators, the Khmer inherent vowels, variation selectors, the combining grapheme joiner and the
  * Hangul fillers that render blank though they count as letters.
  */
-const HIDDEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Zl}\p{Zp}\u034F\u115F\u1160\u180B-\u180F\u3164\uFDD0-\uFDEF\uFE00-\uFE0F\uFFA0\uFFFE\uFFFF\u{E0100}-\u{E01EF}]/u;
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u3164\uFDD0-\uFDEF\uFE00-\uFE0F\uFFA0\uFFFE\uFFFF\u{E0100}-\u{E01EF}]/u;
 /**
  * Spelling, not hiding: a zero-width (non-)joiner between two letters (Persian, Indic scripts),
  * and the joiner or emoji presentation selector after an emoji (❤️, 👩‍🔬).
@@ -138,12 +138,19 @@ export interface ReviewConfirmation {
   version: number | null;
   /** Hex SHA-256 of the annotations it wrote. */
   sha256: string;
-  /**
-   * True from when it is listed, just before the annotations are written, until the write and its
-   * audit steps are done; a repeat of the signing request finishes (or, over an amended file,
-   * withdraws) one left pending by a failure.
-   */
-  pending?: boolean | undefined;
+}
+/** A signing under way: its signature is listed, its confirmation (a `verified` one's) or its audit steps are not done. */
+export interface SigningUnderWay {
+  /** The file. */
+  fileId: string;
+  /** The listed signature's `jws`. */
+  signature: string;
+  /** The `CONF-` id its confirmation is written with (`verified` only). */
+  confirmationId?: string | undefined;
+  /** Hex SHA-256 of the annotations its confirmation writes, once known. */
+  sha256?: string | undefined;
+  /** When it began (server time); another request for it waits until SIGNING_LEASE_SECONDS after. */
+  since: string;
 }
 /** A review. */
 export interface Review {
@@ -173,6 +180,8 @@ export interface Review {
   signatures: ReviewSignature[];
   /** The confirmations verified signatures wrote. */
   confirmations: ReviewConfirmation[];
+  /** Signings under way: listed, their confirmation or audit steps not done yet. */
+  signing?: SigningUnderWay[] | undefined;
   /** When every file was signed. */
   completedAt?: string | undefined;
   /** When the owner cancelled it. */
@@ -259,7 +268,6 @@ export const ReviewConfirmationSchema: z.ZodType<ReviewConfirmation> = z.object(
   confirmationId: z.string(),
   version: z.number().int().nullable(),
   sha256: z.string(),
-  pending: z.boolean().optional().describe("Listed before the annotations' write; true until the write and its audit steps are done"),
 });
 
 /** A review, as stored and answered. */
@@ -277,6 +285,13 @@ export const ReviewSchema: z.ZodType<Review> = z.object({
   conclusions: z.array(ConclusionSchema),
   signatures: z.array(ReviewSignatureSchema),
   confirmations: z.array(ReviewConfirmationSchema),
+  signing: z.array(z.object({
+    fileId: z.string(),
+    signature: z.string(),
+    confirmationId: z.string().optional(),
+    sha256: z.string().optional(),
+    since: z.string(),
+  })).optional().describe("Signings under way: the signature is listed, its confirmation or audit steps are not done yet"),
   completedAt: z.string().optional(),
   cancelledAt: z.string().optional(),
 }).meta({ id: "Review" });

@@ -42,7 +42,7 @@ import {
 } from "../schemas/review.ts";
 import { type RememberedMember, reviewStore } from "../review/review-store.ts";
 import { checkReviewSignature, publishedKeys, signatureBindingProblem, signReview } from "../review/signatures.ts";
-import { type AnnotationsUpdate, confirmationOf, storeUpdate, writeConfirmation } from "../review/confirmation.ts";
+import { type AnnotationsUpdate, confirmationOf, newConfirmationId, storeUpdate, writeConfirmation } from "../review/confirmation.ts";
 import { sealConfirmation } from "../review/confirmation-seal.ts";
 import { unamendedHashes } from "../review/confirmation-chain.ts";
 import type { KeyHistories } from "../history/mod.ts";
@@ -86,6 +86,8 @@ export interface ReviewWorkerDeps {
 }
 
 const MAX_BODY_BYTES = 64 * 1024;
+/** How long a signing under way keeps another request for it (a repeat, a cancellation) waiting: far longer than a signing takes. */
+const SIGNING_LEASE_SECONDS = 30;
 const jsonBody = <S extends z.ZodType>(schema: S) => ({ required: true, content: { "application/json": { schema } } });
 const json = <S extends z.ZodType>(description: string, schema: S) => ({ description, content: { "application/json": { schema } } });
 const CaseParams = z.object({ uid: z.string(), caseNumber: z.string() });
@@ -484,22 +486,17 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
     const key = annotationsKey(review, body.fileId);
     const amendedConflict = () => ServiceError.conflict("The owner amended this file after the review opened: the pinned version can no longer be signed", { fileId: body.fileId, changed: true });
     if (earlier !== undefined) {
-      // A `verified` signature whose confirmation a failure left unwritten or unfinished: the reviewer's repeat finishes it.
-      const listed = review.confirmations.find((each) => each.fileId === body.fileId);
-      const unfinished = earlier.signer === actor.uid && earlier.meaning === "verified" && body.meaning === "verified" && (listed === undefined || listed.pending === true);
-      if (!unfinished) throw ServiceError.conflict("This file is signed already", { fileId: body.fileId });
-      const landed = listed === undefined ? null : await versionWritten(key, listed.sha256);
-      if (listed !== undefined && landed !== undefined) {
-        await finishSignature(c, id, earlier, { confirmationId: listed.confirmationId, sha256: listed.sha256, version: landed });
-        return answerJson(c, earlier, 200);
+      // The same request again, for a signing a failure left under way: it is finished now.
+      const underWay = review.signing?.find((each) => each.signature === earlier.jws);
+      const same = earlier.signer === actor.uid && earlier.meaning === body.meaning && earlier.printedName === body.printedName && earlier.comment === body.comment;
+      if (underWay === undefined || !same) throw ServiceError.conflict("This file is signed already", { fileId: body.fileId });
+      const age = (now.getTime() - Date.parse(underWay.since)) / 1000;
+      if (age < SIGNING_LEASE_SECONDS) {
+        throw ServiceError.conflict("This signature is being written by another request: try again in a moment", { fileId: body.fileId, retryAfterSeconds: Math.ceil(SIGNING_LEASE_SECONDS - age) });
       }
-      const outcome = await confirm(review, earlier, actor);
-      if (outcome.kind !== "written") {
-        // Never confirmed, and the file is no longer the one signed: the signature (never acknowledged) is withdrawn.
-        if (outcome.kind === "amended") await withdraw(id, earlier);
-        throw outcome.kind === "amended" ? amendedConflict() : outcome.cause;
-      }
-      await finishSignature(c, id, earlier, outcome);
+      // Taken over: another request for it now waits a lease again.
+      await reviews.update(id, (current) => ({ ...current, signing: (current.signing ?? []).map((each) => (each.signature === earlier.jws ? { ...each, since: now.toISOString() } : each)) }));
+      await releasedOnFailure(id, earlier, completeSigning(c, id, earlier, underWay.confirmationId, actor, amendedConflict));
       return answerJson(c, earlier, 200);
     }
     if (review.blind && !review.conclusions.some((conclusion) => conclusion.fileId === body.fileId)) {
@@ -517,43 +514,93 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
       reviewId: review.id,
     }, keys);
     if (signature === undefined) throw ServiceError.server("Signatures need AUDIT_SIGNING_KEY, which this service does not have", "unavailable");
-    if (signature.meaning !== "verified") {
-      await reviews.update(id, (current) => listSignature(current, signature));
-      await finishSignature(c, id, signature, null);
-      return answerJson(c, signature, 201);
-    }
-    // Listed inside the annotations' update, after their check: no owner write comes between.
-    const outcome = await confirm(review, signature, actor);
-    if (outcome.kind !== "written") {
-      // Surely not written (a store's retry found the file amended, or a conflict): nothing of it stays listed.
-      await withdraw(id, signature);
-      throw outcome.kind === "amended" ? amendedConflict() : outcome.cause;
-    }
-    await finishSignature(c, id, signature, outcome);
+    const confirmationId = signature.meaning === "verified" ? newConfirmationId() : undefined;
+    // Listed first, as under way: one signature per file, and a failure from here on is finished by a repeat.
+    await reviews.update(id, (current) => {
+      if (current.state !== "open") throw ServiceError.conflict(`The review is ${current.state}`, { state: current.state });
+      if (current.signatures.some((existing) => existing.fileId === body.fileId)) throw ServiceError.conflict("This file is signed already", { fileId: body.fileId });
+      const underWay = { fileId: body.fileId, signature: signature.jws, ...(confirmationId === undefined ? {} : { confirmationId }), since: now.toISOString() };
+      return { ...current, signatures: [...current.signatures, signature], signing: [...(current.signing ?? []), underWay] };
+    });
+    await releasedOnFailure(id, signature, completeSigning(c, id, signature, confirmationId, actor, amendedConflict));
     return answerJson(c, signature, 201);
   });
 
-  /** The review with `signature` listed (already listed: unchanged); 409 when the review is not open or the file is signed. */
-  const listSignature = (current: Review, signature: ReviewSignature): Review => {
-    if (current.signatures.some((existing) => existing.jws === signature.jws)) return current;
-    if (current.state !== "open") throw ServiceError.conflict(`The review is ${current.state}`, { state: current.state });
-    if (current.signatures.some((existing) => existing.fileId === signature.fileId)) throw ServiceError.conflict("This file is signed already", { fileId: signature.fileId });
-    return { ...current, signatures: [...current.signatures, signature] };
-  };
-  /** Takes back a listed signature whose confirmation was surely never written, with its pending confirmation (another's: untouched). */
-  const withdraw = async (id: string, signature: ReviewSignature) => {
-    await reviews.update(id, (current) => {
-      if (!current.signatures.some((existing) => existing.jws === signature.jws)) return current;
-      return {
+  /**
+   * Everything after a signature is listed as under way: a `verified` one's confirmation written
+   * (once, whichever request gets there), listed as written, the audit steps, then the signing
+   * taken off the list (the review completed if it was the last). When the confirmation surely
+   * was not written because the file was amended, the signature is taken back and this throws
+   * `amendedConflict()`; a store failure leaves it under way for a repeat.
+   */
+  const completeSigning = async (
+    c: Context<WorkerEnv>,
+    id: string,
+    signature: ReviewSignature,
+    confirmationId: string | undefined,
+    actor: { uid: string; email?: string | undefined },
+    amendedConflict: () => ServiceError,
+  ) => {
+    let written: { confirmationId: string; version: number | null; sha256: string } | undefined;
+    if (confirmationId !== undefined) {
+      const outcome = await confirm(id, signature, confirmationId, actor);
+      if (outcome.kind !== "written") {
+        await withdraw(id, signature);
+        throw outcome.kind === "amended" ? amendedConflict() : outcome.cause;
+      }
+      const version = outcome.earlier ? await versionWritten(signature.record.key, outcome.sha256) : outcome.version;
+      written = { confirmationId: outcome.confirmationId, version: version ?? null, sha256: outcome.sha256 };
+      const listed = { fileId: signature.fileId, ...written };
+      await reviews.update(id, (current) => ({
         ...current,
-        signatures: current.signatures.filter((existing) => existing.jws !== signature.jws),
-        // Only one signature of a file is listed: a pending confirmation of the file is this one's.
-        confirmations: current.confirmations.filter((each) => !(each.fileId === signature.fileId && each.pending === true)),
-      };
+        // Landed, so listed: a signature another request took back meanwhile is listed again.
+        signatures: current.signatures.some((existing) => existing.jws === signature.jws) ? current.signatures : [...current.signatures, signature],
+        confirmations: [...current.confirmations.filter((each) => each.confirmationId !== listed.confirmationId), listed],
+      }));
+    }
+    const signed = await loadReview(id);
+    await step(c, signed, "signature", { fileId: signature.fileId, meaning: signature.meaning }, written?.confirmationId);
+    let completedNow = false;
+    const done = await reviews.update(id, (current) => {
+      const signing = (current.signing ?? []).filter((each) => each.signature !== signature.jws);
+      const complete = current.state === "open" && signing.length === 0 && current.files.every((each) => current.signatures.some((existing) => existing.fileId === each.fileId));
+      completedNow = complete;
+      return { ...current, signing, ...(complete ? { state: "completed" as const, completedAt: clock.now().toISOString() } : {}) };
     });
+    if (completedNow) await step(c, done, "completion");
   };
-  /** The version at which `key` held bytes of `sha256` (null without history), or undefined when it never did. */
-  const versionWritten = async (key: string, sha256: string): Promise<number | null | undefined> => {
+
+  /** `work`, after whose failure the signing it was finishing no longer keeps a repeat waiting (best effort: a store that failed may fail again). */
+  const releasedOnFailure = async (id: string, signature: ReviewSignature, work: Promise<void>) => {
+    try {
+      await work;
+    } catch (err) {
+      await reviews.update(id, (current) => ({
+        ...current,
+        signing: (current.signing ?? []).map((each) => (each.signature === signature.jws ? { ...each, since: new Date(0).toISOString() } : each)),
+      })).catch(() => undefined);
+      throw err;
+    }
+  };
+  /** Takes back a listed signature whose confirmation was not written (unless the annotations carry it after all). */
+  const withdraw = async (id: string, signature: ReviewSignature) => {
+    if ((await versionWritten(signature.record.key, undefined, signature.jws)) !== undefined) return;
+    await reviews.update(id, (current) => ({
+      ...current,
+      signatures: current.signatures.filter((existing) => existing.jws !== signature.jws),
+      signing: (current.signing ?? []).filter((each) => each.signature !== signature.jws),
+    }));
+  };
+  /**
+   * The version at which `key` held bytes of `sha256` (null without history), or undefined when
+   * it never did; given `jws` instead, whether the current annotations carry that signature's confirmation.
+   */
+  const versionWritten = async (key: string, sha256: string | undefined, jws?: string): Promise<number | null | undefined> => {
+    if (jws !== undefined) {
+      const current = objectOf(await deps.data.get(key));
+      const carried = (current?.confirmationData as { signature?: { jws?: unknown } } | undefined)?.signature?.jws;
+      return carried === jws ? null : undefined;
+    }
     if (histories !== undefined) {
       const listed = await histories.list(key);
       const found = listed?.versions.find((version) => version.sha256 === sha256);
@@ -562,55 +609,36 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
     return (await currentSha(key)) === sha256 ? null : undefined;
   };
 
-  /**
-   * Writes a `verified` signature's confirmation (sealed) over annotations still the pinned
-   * version, listing the signature and the confirmation (pending) inside the annotations' update.
-   */
-  const confirm = async (review: Review, signature: ReviewSignature, actor: { uid: string; email?: string | undefined }) => {
-    const confirmation = confirmationOf(signature, actor.email);
+  /** Writes a `verified` signature's confirmation (sealed) over annotations still the pinned version, once per signature. */
+  const confirm = async (id: string, signature: ReviewSignature, confirmationId: string, actor: { uid: string; email?: string | undefined }) => {
+    const confirmation = { ...confirmationOf(signature, actor.email), confirmationId };
     return await writeConfirmation(updateAnnotations(actor.uid), signature.record.key, confirmation, {
+      signature: signature.jws,
       accepts: async (sha) => {
         // Read inside the update: another review's confirmation may have been listed since the request began.
-        const { self, all } = await caseReviewsOf(review);
-        return unamendedHashes(self, signature.fileId, all).has(sha);
+        const review = await loadReview(id);
+        if (review.state !== "open") throw ServiceError.conflict(`The review is ${review.state}`, { state: review.state });
+        const all = await reviews.ofCase(review.owner, review.caseNumber);
+        return unamendedHashes(review, signature.fileId, all).has(sha);
       },
       seal: (annotations) => sealConfirmation(signature.jws, annotations, keys),
+      // Counted by other reviews of the file before it is listed as written.
       beforeWrite: async (sha256) => {
-        await reviews.update(review.id, (current) => {
-          const listed = listSignature(current, signature);
-          // A pending one of this file is this signature's (an earlier try, or a store's retry with other bytes): replaced.
-          const others = listed.confirmations.filter((each) => !(each.fileId === signature.fileId && each.pending === true));
-          return { ...listed, confirmations: [...others, { fileId: signature.fileId, confirmationId: confirmation.confirmationId, version: null, sha256, pending: true }] };
-        });
+        await reviews.update(id, (current) => ({ ...current, signing: (current.signing ?? []).map((each) => (each.signature === signature.jws ? { ...each, sha256 } : each)) }));
       },
     });
-  };
-
-  /** What follows a listed signature: its confirmation finished (a `verified` one's), its audit steps, the review's completion. */
-  const finishSignature = async (c: Context<WorkerEnv>, id: string, signature: ReviewSignature, written: { confirmationId: string; version: number | null; sha256: string } | null) => {
-    let signed = await loadReview(id);
-    if (written !== null) {
-      const done = { fileId: signature.fileId, confirmationId: written.confirmationId, version: written.version, sha256: written.sha256 };
-      signed = await reviews.update(id, (current) => ({
-        ...current,
-        confirmations: [...current.confirmations.filter((each) => each.confirmationId !== written.confirmationId), done],
-      }));
-    }
-    await step(c, signed, "signature", { fileId: signature.fileId, meaning: signature.meaning }, written?.confirmationId);
-    const reviewed = signed;
-    // Complete once every file is signed and no confirmation is still on its way (one may yet be withdrawn).
-    if (reviewed.files.every((each) => reviewed.signatures.some((existing) => existing.fileId === each.fileId)) && !reviewed.confirmations.some((each) => each.pending === true)) {
-      const completed = await reviews.update(id, (current) => (current.state === "open" ? { ...current, state: "completed", completedAt: clock.now().toISOString() } : current));
-      if (completed.state === "completed") await step(c, completed, "completion");
-    }
   };
 
   app.openapi(cancelRoute, async (c) => {
     const id = decodeSegment(segments(c)[1] ?? "", "reviewId");
     await partyTo(c, id, "owner", true);
+    const now = clock.now();
     const review = await reviews.update(id, (current) => {
       if (current.state !== "open") throw ServiceError.conflict(`The review is ${current.state}; only an open review is cancelled`, { state: current.state });
-      return { ...current, state: "cancelled", cancelledAt: clock.now().toISOString() };
+      // A confirmation may be landing in the owner's annotations now: not cancelled under it.
+      const writing = (current.signing ?? []).find((each) => (now.getTime() - Date.parse(each.since)) / 1000 < SIGNING_LEASE_SECONDS);
+      if (writing !== undefined) throw ServiceError.conflict("A signature of this review is being written: try again in a moment", { fileId: writing.fileId });
+      return { ...current, state: "cancelled", cancelledAt: now.toISOString() };
     });
     await step(c, review, "cancellation");
     return answerJson(c, review, 200);

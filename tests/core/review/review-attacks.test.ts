@@ -24,9 +24,10 @@ describe("review worker under attack", () => {
   const keys = reviewKeys();
 
   const setup = async (data?: BlobStore, env: Record<string, string> = {}, audit?: BlobStore) => {
+    const clock = fixedClock(NOW);
     const built = testService(
       { AUTH_JWKS_URL: keys.idp.jwksUrl, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, RATE_LIMITS: "off", AUDIT_SIGNING_KEY: keys.signingKey, ...env },
-      { clock: fixedClock(NOW), ...(data === undefined ? {} : { data }), ...(audit === undefined ? {} : { audit }) },
+      { clock, ...(data === undefined ? {} : { data }), ...(audit === undefined ? {} : { audit }) },
     );
     const { app } = built;
     const as = async (uid: string, claims: Json = {}) => ({
@@ -71,7 +72,7 @@ describe("review worker under attack", () => {
     const read = async (uid: string, path: string) => (await app.request(`/data/${uid}/${path}`, { headers: { ...dataKey, ...(await as(uid)) } })).json() as Promise<Json>;
     // Reviewers have used the service once: their token's lab and roles are remembered.
     for (const reviewer of ["rev1", "rev2"]) expect((await call(`/review/inbox/${reviewer}`, reviewer)).status).toBe(200);
-    return { ...built, as, call, put, seed, open, sign, read, annotations, upload, imageCase, report };
+    return { ...built, clock, as, call, put, seed, open, sign, read, annotations, upload, imageCase, report };
   };
 
   it("gives no image URL for an image another user uploaded, though the owner's case document lists it; the owner's own image gets one", async () => {
@@ -177,44 +178,60 @@ describe("review worker under attack", () => {
     expect((await sign(created.body.id, "rev1", {})).status).toBe(409);
   });
 
-  it("a failure after the confirmation was written leaves it listed as pending: the reviewer's repeat finishes it (200, its version, the audit step, completion) and does not write it twice", async () => {
+  it("a failure after the confirmation was written leaves the signing under way: the reviewer's repeat finishes it (200, its version, the audit step, completion) without writing it twice; an identical request while one is under way waits", async () => {
     const base = createMemoryPorts().audit;
-    let failNext = false;
+    let failAt = 0;
+    let updates = 0;
     const audit: BlobStore = {
       ...base,
       update: (key, change, options) => {
-        if (failNext && key.startsWith("reviews/") && key.endsWith("/review.json")) {
-          failNext = false;
-          return Promise.reject(new Error("store went away"));
-        }
+        if (key.startsWith("reviews/") && key.endsWith("/review.json") && ++updates === failAt) return Promise.reject(new Error("store went away"));
         return base.update(key, change, options);
       },
     };
-    const { seed, open, sign, read, call, ports } = await setup(undefined, {}, audit);
+    const { seed, open, sign, read, call, clock } = await setup(undefined, {}, audit);
     await seed("owner", "C-1", ["f1"]);
     const created = await open();
     const id = created.body.id as string;
-    // The first update of the review is the listing inside the annotations' update; the next, after the write, fails.
-    const wrapped = ports.audit.update;
-    let updates = 0;
-    ports.audit.update = (key, change, options) => {
-      if (key === `reviews/${id}/review.json` && ++updates === 2) failNext = true;
-      return wrapped(key, change, options);
-    };
+    // The review's updates while signing: listed as under way, the bytes' hash, listed as written (fails), off the list.
+    updates = 0;
+    failAt = 3;
     expect((await sign(id, "rev1", {})).status).toBe(500);
     const written = await read("owner", "C-1/f1/data.json");
     expect(written).toMatchObject({ includeConfirmation: true, confirmationData: { confirmedBy: "rev1" } });
-    const pending = (await call(`/review/r/${id}`, "owner")).body.review;
-    expect(pending).toMatchObject({ state: "open", confirmations: [{ fileId: "f1", pending: true, version: null }] });
-    expect(pending.signatures).toHaveLength(1);
+    const underWay = (await call(`/review/r/${id}`, "owner")).body.review;
+    expect(underWay).toMatchObject({ state: "open", confirmations: [], signing: [{ fileId: "f1", confirmationId: written.confirmationData.confirmationId }] });
+    expect(underWay.signatures).toHaveLength(1);
+    // Another meaning, name or comment is no repeat.
+    expect((await sign(id, "rev1", { meaning: "reviewed" })).status).toBe(409);
+    expect((await sign(id, "rev1", { printedName: "Someone Else" })).status).toBe(409);
     const repeated = await sign(id, "rev1", {});
     expect(repeated.status).toBe(200);
+    expect(repeated.body.jws).toBe(underWay.signatures[0].jws);
     const done = (await call(`/review/r/${id}`, "owner")).body.review;
-    expect(done).toMatchObject({ state: "completed", confirmations: [{ fileId: "f1", version: 2, confirmationId: written.confirmationData.confirmationId }] });
-    expect(done.confirmations[0].pending).toBeUndefined();
+    expect(done).toMatchObject({ state: "completed", signing: [], confirmations: [{ fileId: "f1", version: 2, confirmationId: written.confirmationData.confirmationId }] });
     const history = (await call("/data/owner/C-1/f1/data.json?history", "owner", { headers: dataKey })).body;
     expect(history.versions.map((version: Json) => version.writtenBy)).toEqual(["owner", "rev1"]);
     expect((await sign(id, "rev1", {})).status).toBe(409);
+    // A request for a signing another request still holds (a double click) waits; the owner's cancellation too.
+    await seed("owner", "C-2", ["f1"]);
+    const second = (await open({}, "owner", "C-2")).body.id as string;
+    const stored = JSON.parse(new TextDecoder().decode((await base.get(`reviews/${second}/review.json`))!)) as Json;
+    const held = await sign(second, "rev1", {});
+    expect(held.status).toBe(201);
+    // As if the first request were still at work: listed, under way since now.
+    await base.put(`reviews/${second}/review.json`, new TextEncoder().encode(JSON.stringify({ ...stored, signatures: [held.body], signing: [{ fileId: "f1", signature: held.body.jws, confirmationId: "CONF-AAAAAAAAAA", since: NOW }] })));
+    const waiting = await sign(second, "rev1", {});
+    expect(waiting.status).toBe(409);
+    expect(waiting.body.details.retryAfterSeconds).toBeGreaterThan(0);
+    expect((await call(`/review/r/${second}`, "owner", { method: "DELETE" })).status).toBe(409);
+    // Past the lease it is taken over: the confirmation the first request wrote is found, not written again.
+    clock.set("2026-11-22T12:01:00.000Z");
+    const takenOver = await sign(second, "rev1", {}, { auth_time: nowSeconds + 50 });
+    expect(takenOver.status).toBe(200);
+    const secondHistory = (await call("/data/owner/C-2/f1/data.json?history", "owner", { headers: dataKey })).body;
+    expect(secondHistory.versions.map((version: Json) => version.writtenBy)).toEqual(["owner", "rev1"]);
+    expect((await call(`/review/r/${second}`, "owner")).body.review).toMatchObject({ state: "completed", signing: [] });
   });
 
   it("two reviews of one file: neither reviewer's confirmation makes the other's file amended; both sign, both verify, each confirmation a version", async () => {

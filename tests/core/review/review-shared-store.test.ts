@@ -23,7 +23,53 @@ type Json = Record<string, any>;
 describe("review signing over a store two processes share", () => {
   const keys = reviewKeys();
 
+  /** Two service processes over one compare-and-swap store, `landBefore` run before each conditional write of the data store. */
+  const twoProcesses = (history: "on" | "off") => {
+    const hooks: { landBefore?: (key: string) => Promise<void> } = {};
+    const data = memoryVersionedBackend({ beforePutIf: async (key) => await hooks.landBefore?.(key) });
+    const [audit, users] = [memoryVersionedBackend(), memoryVersionedBackend()];
+    const images = createBlobStore(createStorage({ driver: memoryDriver() }));
+    const clock = fixedClock(NOW);
+    const config = parseConfig({ ...KEYS, AUTH_JWKS_URL: keys.idp.jwksUrl, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, RATE_LIMITS: "off", AUDIT_SIGNING_KEY: keys.signingKey, DATA_HISTORY: history });
+    const process = () => createService({ data: createVersionedBlobStore(data), audit: createVersionedBlobStore(audit), users: createVersionedKvStore(users), images, clock }, config);
+    return { hooks, clock, first: process(), second: process() };
+  };
+
   for (const history of ["on", "off"] as const) {
+    it(`DATA_HISTORY=${history}: a repeat taking over a signing past its lease while the first request is still at work writes one confirmation; both answer, the review completes once`, async () => {
+      const { hooks, clock, first, second } = twoProcesses(history);
+      const token = async (uid: string, authTime = nowSeconds - 10) => ({ "X-Identity-Token": await keys.idp.token(uid, { lab: "Lab A", roles: uid.startsWith("rev") ? ["reviewer"] : ["examiner"], auth_time: authTime }) });
+      const headers = async () => ({ "X-Custom-Auth-Key": KEYS.R2_KEY_SECRET, ...(await token("owner")) });
+      expect((await first.request("/data/owner/C-1/data.json", { method: "PUT", headers: await headers(), body: JSON.stringify({ caseNumber: "C-1", createdAt: NOW, files: [{ id: "f1", originalFilename: "a.png", uploadedAt: NOW }] }) })).status).toBe(200);
+      expect((await first.request("/data/owner/C-1/f1/data.json", { method: "PUT", headers: await headers(), body: JSON.stringify({ leftCase: "C-1", includeConfirmation: false, supportLevel: "ID", updatedAt: NOW }) })).status).toBe(200);
+      expect((await first.request("/review/inbox/rev1", { headers: await token("rev1") })).status).toBe(200);
+      const id = ((await (await first.request("/review/cases/owner/C-1", { method: "POST", headers: await token("owner"), body: JSON.stringify({ reviewer: "rev1", kind: "verification", blind: false }) })).json()) as Json).id as string;
+      const sign = async (app: typeof first, authTime?: number) =>
+        await app.request(`/review/r/${id}/signatures`, { method: "POST", headers: await token("rev1", authTime), body: JSON.stringify({ fileId: "f1", meaning: "verified", printedName: "Rita Reviewer" }) });
+      const target = history === "on" ? "#history/owner/C-1/f1/data.json/head" : "owner/C-1/f1/data.json";
+      // The first request stops just before its conditional write; a minute later the reviewer repeats it on the other process.
+      let repeated: Response | undefined;
+      hooks.landBefore = async (key) => {
+        if (!key.endsWith(target) || repeated !== undefined) return;
+        clock.set("2026-11-22T12:01:00.000Z");
+        repeated = await sign(second, nowSeconds + 50);
+      };
+      const firstAnswer = await sign(first);
+      expect(repeated?.status).toBe(200);
+      expect(firstAnswer.status).toBe(201);
+      const annotations = (await (await first.request("/data/owner/C-1/f1/data.json", { headers: await headers() })).json()) as Json;
+      const view = (await (await first.request(`/review/r/${id}`, { headers: await token("owner", nowSeconds + 50) })).json()) as Json;
+      expect(view.review).toMatchObject({ state: "completed", signing: [], confirmations: [{ fileId: "f1", confirmationId: annotations.confirmationData.confirmationId }] });
+      expect(view.review.signatures).toHaveLength(1);
+      if (history === "on") {
+        const versions = ((await (await first.request("/data/owner/C-1/f1/data.json?history", { headers: await headers() })).json()) as Json).versions as Json[];
+        expect(versions.map((version) => version.writtenBy)).toEqual(["owner", "rev1"]);
+      }
+      const trail = ((await (await first.request("/audit/audit/?userId=owner", { headers: await headers() })).json()) as Json).entries as Json[];
+      expect(trail.filter((entry) => entry.details?.reviewDetails?.step === "completion")).toHaveLength(1);
+    });
+
+
     it(`DATA_HISTORY=${history}: the owner's write lands between the signing's check and its conditional write: 409, no signature listed, the owner's version kept`, async () => {
       let landBefore: ((key: string) => Promise<void>) | undefined;
       const data = memoryVersionedBackend({ beforePutIf: async (key) => await landBefore?.(key) });
