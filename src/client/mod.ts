@@ -92,5 +92,6 @@ export type {
   SignatureMeaning,
   SignatureRequest,
   SignedRecord,
+  SigningUnderWay,
 } from "../core/schemas/review.ts";
 export type { ReportAnnotations, ReportBox, ReportInput, ReportRequest } from "../core/pdf/mod.ts";

@@ -30,7 +30,7 @@ export function unamendedHashes(review: Review, fileId: string, caseReviews: rea
       grew = true;
       for (const confirmation of each.confirmations) if (confirmation.fileId === fileId) counted.add(confirmation.sha256);
       // One being written now counts too: its bytes may land before it is listed as written.
-      for (const signing of each.signing ?? []) if (signing.fileId === fileId && signing.sha256 !== undefined) counted.add(signing.sha256);
+      for (const signing of each.signing ?? []) if (signing.fileId === fileId) for (const sha of signing.sha256s ?? []) counted.add(sha);
     }
   }
   return counted;

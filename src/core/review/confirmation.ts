@@ -52,8 +52,12 @@ export function storeUpdate(data: BlobStore): AnnotationsUpdate {
 
 /** What else a confirmation's write does, inside the annotations' own atomic update. */
 export interface ConfirmationWrite {
-  /** The `jws` of the signature confirmed: annotations that already carry its confirmation are not written again. */
-  signature: string;
+  /**
+   * Whether bytes of this SHA-256 are this signature's confirmation, written by an earlier try
+   * (the hashes its tries recorded): then they are not written again. Never judged by the
+   * content, which the owner may have copied.
+   */
+  writtenBefore: (sha256: string) => Promise<boolean>;
   /** Whether bytes of this SHA-256 are still the version the signature signed (the pinned one, or a confirmation over it). */
   accepts: (sha256: string) => Promise<boolean>;
   /** The seal of the confirmed annotations (confirmation-seal.ts); none without a signing key. */
@@ -76,19 +80,13 @@ export type ConfirmationOutcome =
   | { kind: "refused"; cause: unknown };
 
 class Earlier {
-  constructor(readonly confirmationId: string, readonly sha256: string) {}
-}
-
-/** The confirmation id in `annotations` when they carry the confirmation of the signature `jws`. */
-function confirmationOfSignature(annotations: unknown, jws: string): string | undefined {
-  const data = (annotations as { confirmationData?: { confirmationId?: unknown; signature?: { jws?: unknown } } } | null)?.confirmationData;
-  return data?.signature?.jws === jws && typeof data.confirmationId === "string" ? data.confirmationId : undefined;
+  constructor(readonly sha256: string) {}
 }
 
 /**
  * Writes the confirmation into the annotations at `key` as a new version, only over bytes that
- * `write.accepts`, and once per signature: annotations that already carry this signature's
- * confirmation (an earlier try landed) are answered as written. Throws only what the store
+ * `write.accepts`, and once per signature: bytes an earlier try of it wrote
+ * (`write.writtenBefore`) are answered as written. Throws only what the store
  * itself threw, after which the write may or may not have landed.
  */
 export async function writeConfirmation(
@@ -106,10 +104,9 @@ export async function writeConfirmation(
       try {
         if (current === null) throw new Amended();
         const sha = await sha256Hex(current);
-        const annotations: unknown = JSON.parse(decoder.decode(current));
-        const earlier = confirmationOfSignature(annotations, write.signature);
-        if (earlier !== undefined) throw new Earlier(earlier, sha);
+        if (await write.writtenBefore(sha)) throw new Earlier(sha);
         if (!(await write.accepts(sha))) throw new Amended();
+        const annotations: unknown = JSON.parse(decoder.decode(current));
         // Reviews refuse such files when they open; one opened before that is refused here, not rewritten.
         if (annotations === null || typeof annotations !== "object" || Array.isArray(annotations)) {
           throw ServiceError.conflict("The annotations are not a JSON object: no confirmation can be written into them", { key });
@@ -128,7 +125,7 @@ export async function writeConfirmation(
     }));
   } catch (err) {
     if (err instanceof Amended) return { kind: "amended" };
-    if (err instanceof Earlier) return { kind: "written", confirmationId: err.confirmationId, sha256: err.sha256, version: null, earlier: true };
+    if (err instanceof Earlier) return { kind: "written", confirmationId: confirmation.confirmationId, sha256: err.sha256, version: null, earlier: true };
     if (refusal !== undefined && refusal.cause === err) return { kind: "refused", cause: err };
     throw err;
   }

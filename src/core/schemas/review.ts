@@ -147,8 +147,8 @@ export interface SigningUnderWay {
   signature: string;
   /** The `CONF-` id its confirmation is written with (`verified` only). */
   confirmationId?: string | undefined;
-  /** Hex SHA-256 of the annotations its confirmation writes, once known. */
-  sha256?: string | undefined;
+  /** Hex SHA-256s of the annotations its confirmation's tries wrote or may have written (one per try). */
+  sha256s?: string[] | undefined;
   /** When it began (server time); another request for it waits until SIGNING_LEASE_SECONDS after. */
   since: string;
 }
@@ -289,7 +289,7 @@ export const ReviewSchema: z.ZodType<Review> = z.object({
     fileId: z.string(),
     signature: z.string(),
     confirmationId: z.string().optional(),
-    sha256: z.string().optional(),
+    sha256s: z.array(z.string()).optional(),
     since: z.string(),
   })).optional().describe("Signings under way: the signature is listed, its confirmation or audit steps are not done yet"),
   completedAt: z.string().optional(),

@@ -39,10 +39,11 @@ import {
   ReviewSignatureSchema,
   ReviewVerificationSchema,
   SignatureRequestSchema,
+  type SigningUnderWay,
 } from "../schemas/review.ts";
 import { type RememberedMember, reviewStore } from "../review/review-store.ts";
 import { checkReviewSignature, publishedKeys, signatureBindingProblem, signReview } from "../review/signatures.ts";
-import { type AnnotationsUpdate, confirmationOf, newConfirmationId, storeUpdate, writeConfirmation } from "../review/confirmation.ts";
+import { type AnnotationsUpdate, type ConfirmationOutcome, confirmationOf, newConfirmationId, storeUpdate, writeConfirmation } from "../review/confirmation.ts";
 import { sealConfirmation } from "../review/confirmation-seal.ts";
 import { unamendedHashes } from "../review/confirmation-chain.ts";
 import type { KeyHistories } from "../history/mod.ts";
@@ -88,6 +89,8 @@ export interface ReviewWorkerDeps {
 const MAX_BODY_BYTES = 64 * 1024;
 /** How long a signing under way keeps another request for it (a repeat, a cancellation) waiting: far longer than a signing takes. */
 const SIGNING_LEASE_SECONDS = 30;
+/** The hashes of a signing's tries kept (each try of a store that retries adds one). */
+const MAX_TRIES_KEPT = 64;
 const jsonBody = <S extends z.ZodType>(schema: S) => ({ required: true, content: { "application/json": { schema } } });
 const json = <S extends z.ZodType>(description: string, schema: S) => ({ description, content: { "application/json": { schema } } });
 const CaseParams = z.object({ uid: z.string(), caseNumber: z.string() });
@@ -490,12 +493,14 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
       const underWay = review.signing?.find((each) => each.signature === earlier.jws);
       const same = earlier.signer === actor.uid && earlier.meaning === body.meaning && earlier.printedName === body.printedName && earlier.comment === body.comment;
       if (underWay === undefined || !same) throw ServiceError.conflict("This file is signed already", { fileId: body.fileId });
-      const age = (now.getTime() - Date.parse(underWay.since)) / 1000;
-      if (age < SIGNING_LEASE_SECONDS) {
-        throw ServiceError.conflict("This signature is being written by another request: try again in a moment", { fileId: body.fileId, retryAfterSeconds: Math.ceil(SIGNING_LEASE_SECONDS - age) });
-      }
-      // Taken over: another request for it now waits a lease again.
-      await reviews.update(id, (current) => ({ ...current, signing: (current.signing ?? []).map((each) => (each.signature === earlier.jws ? { ...each, since: now.toISOString() } : each)) }));
+      const wait = leaseLeft(underWay, now);
+      if (wait > 0) throw ServiceError.conflict("This signature is being written by another request: try again in a moment", { fileId: body.fileId, retryAfterSeconds: wait });
+      // Taken over (if still under way in an open review): another request for it now waits a lease again.
+      await reviews.update(id, (current) => {
+        if (current.state !== "open") throw ServiceError.conflict(`The review is ${current.state}`, { state: current.state });
+        if (!(current.signing ?? []).some((each) => each.signature === earlier.jws)) throw ServiceError.conflict("This file is signed already", { fileId: body.fileId });
+        return { ...current, signing: (current.signing ?? []).map((each) => (each.signature === earlier.jws ? { ...each, since: now.toISOString() } : each)) };
+      });
       await releasedOnFailure(id, earlier, completeSigning(c, id, earlier, underWay.confirmationId, actor, amendedConflict));
       return answerJson(c, earlier, 200);
     }
@@ -526,6 +531,29 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
     return answerJson(c, signature, 201);
   });
 
+  /** Seconds until another request may take `underWay` over (0: now); a start dated in the future (a clock set back, a tampered record) holds nothing. */
+  const leaseLeft = (underWay: SigningUnderWay, now: Date): number => {
+    const age = (now.getTime() - Date.parse(underWay.since)) / 1000;
+    const skew = config.identity?.clockSkewSeconds ?? 30;
+    return age > -skew && age < SIGNING_LEASE_SECONDS ? Math.ceil(SIGNING_LEASE_SECONDS - age) : 0;
+  };
+  /** The signing of `jws` under way in the stored review, if it still is. */
+  const underWayOf = async (id: string, jws: string): Promise<SigningUnderWay | undefined> => (await loadReview(id)).signing?.find((each) => each.signature === jws);
+  /**
+   * Where bytes a try of this signing wrote are in the annotations at `key`: the version (null
+   * without history) and hash, or undefined when none of its tries' hashes was ever stored there.
+   */
+  const landed = async (key: string, underWay: SigningUnderWay | undefined): Promise<{ sha256: string; version: number | null } | undefined> => {
+    const hashes = new Set(underWay?.sha256s ?? []);
+    if (hashes.size === 0) return undefined;
+    if (histories !== undefined) {
+      const found = (await histories.list(key))?.versions.find((version) => hashes.has(version.sha256));
+      if (found !== undefined) return { sha256: found.sha256, version: found.version };
+    }
+    const sha = await currentSha(key);
+    return sha !== null && hashes.has(sha) ? { sha256: sha, version: null } : undefined;
+  };
+
   /**
    * Everything after a signature is listed as under way: a `verified` one's confirmation written
    * (once, whichever request gets there), listed as written, the audit steps, then the signing
@@ -545,11 +573,14 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
     if (confirmationId !== undefined) {
       const outcome = await confirm(id, signature, confirmationId, actor);
       if (outcome.kind !== "written") {
+        // Another request (a repeat that took it over) finished it meanwhile, steps and all.
+        const now = await loadReview(id);
+        const finished = now.signatures.some((existing) => existing.jws === signature.jws) && !(now.signing ?? []).some((each) => each.signature === signature.jws);
+        if (finished && now.confirmations.some((each) => each.confirmationId === confirmationId)) return;
         await withdraw(id, signature);
         throw outcome.kind === "amended" ? amendedConflict() : outcome.cause;
       }
-      const version = outcome.earlier ? await versionWritten(signature.record.key, outcome.sha256) : outcome.version;
-      written = { confirmationId: outcome.confirmationId, version: version ?? null, sha256: outcome.sha256 };
+      written = { confirmationId, version: outcome.version, sha256: outcome.sha256 };
       const listed = { fileId: signature.fileId, ...written };
       await reviews.update(id, (current) => ({
         ...current,
@@ -560,14 +591,23 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
     }
     const signed = await loadReview(id);
     await step(c, signed, "signature", { fileId: signature.fileId, meaning: signature.meaning }, written?.confirmationId);
+    // The completion step before the state that records it: a failure between them logs it twice on the repeat, never not at all.
+    const completes = (review: Review, signing: readonly SigningUnderWay[]) =>
+      review.state === "open" && signing.length === 0 && review.files.every((each) => review.signatures.some((existing) => existing.fileId === each.fileId));
+    const remaining = (review: Review) => (review.signing ?? []).filter((each) => each.signature !== signature.jws);
+    let logged = false;
+    if (completes(signed, remaining(signed))) {
+      await step(c, { ...signed, state: "completed" }, "completion");
+      logged = true;
+    }
     let completedNow = false;
     const done = await reviews.update(id, (current) => {
-      const signing = (current.signing ?? []).filter((each) => each.signature !== signature.jws);
-      const complete = current.state === "open" && signing.length === 0 && current.files.every((each) => current.signatures.some((existing) => existing.fileId === each.fileId));
-      completedNow = complete;
-      return { ...current, signing, ...(complete ? { state: "completed" as const, completedAt: clock.now().toISOString() } : {}) };
+      const signing = remaining(current);
+      completedNow = completes(current, signing);
+      return { ...current, signing, ...(completedNow ? { state: "completed" as const, completedAt: clock.now().toISOString() } : {}) };
     });
-    if (completedNow) await step(c, done, "completion");
+    // Another file's signing finished between the read and the update: this one completed it.
+    if (completedNow && !logged) await step(c, done, "completion");
   };
 
   /** `work`, after whose failure the signing it was finishing no longer keeps a repeat waiting (best effort: a store that failed may fail again). */
@@ -582,38 +622,38 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
       throw err;
     }
   };
-  /** Takes back a listed signature whose confirmation was not written (unless the annotations carry it after all). */
-  const withdraw = async (id: string, signature: ReviewSignature) => {
-    if ((await versionWritten(signature.record.key, undefined, signature.jws)) !== undefined) return;
-    await reviews.update(id, (current) => ({
-      ...current,
-      signatures: current.signatures.filter((existing) => existing.jws !== signature.jws),
-      signing: (current.signing ?? []).filter((each) => each.signature !== signature.jws),
-    }));
-  };
   /**
-   * The version at which `key` held bytes of `sha256` (null without history), or undefined when
-   * it never did; given `jws` instead, whether the current annotations carry that signature's confirmation.
+   * Takes back a listed signature whose confirmation was not written: only while its signing is
+   * still under way, none of its tries' bytes ever landed and no confirmation of it is listed.
    */
-  const versionWritten = async (key: string, sha256: string | undefined, jws?: string): Promise<number | null | undefined> => {
-    if (jws !== undefined) {
-      const current = objectOf(await deps.data.get(key));
-      const carried = (current?.confirmationData as { signature?: { jws?: unknown } } | undefined)?.signature?.jws;
-      return carried === jws ? null : undefined;
-    }
-    if (histories !== undefined) {
-      const listed = await histories.list(key);
-      const found = listed?.versions.find((version) => version.sha256 === sha256);
-      if (found !== undefined) return found.version;
-    }
-    return (await currentSha(key)) === sha256 ? null : undefined;
+  const withdraw = async (id: string, signature: ReviewSignature) => {
+    const underWay = await underWayOf(id, signature.jws);
+    if (underWay === undefined || (await landed(signature.record.key, underWay)) !== undefined) return;
+    await reviews.update(id, (current) => {
+      const still = (current.signing ?? []).find((each) => each.signature === signature.jws);
+      if (still === undefined || current.confirmations.some((each) => each.confirmationId === still.confirmationId)) return current;
+      // A try that recorded another hash since the check above may be landing: left for a repeat to settle.
+      if ((still.sha256s ?? []).length !== (underWay.sha256s ?? []).length) return current;
+      return {
+        ...current,
+        signatures: current.signatures.filter((existing) => existing.jws !== signature.jws),
+        signing: (current.signing ?? []).filter((each) => each.signature !== signature.jws),
+      };
+    });
   };
 
-  /** Writes a `verified` signature's confirmation (sealed) over annotations still the pinned version, once per signature. */
-  const confirm = async (id: string, signature: ReviewSignature, confirmationId: string, actor: { uid: string; email?: string | undefined }) => {
+  /**
+   * Writes a `verified` signature's confirmation (sealed) over annotations still the pinned
+   * version, once per signature: bytes an earlier try of it wrote (by the hashes its tries
+   * recorded, in the history or as the current value) are answered as written.
+   */
+  const confirm = async (id: string, signature: ReviewSignature, confirmationId: string, actor: { uid: string; email?: string | undefined }): Promise<ConfirmationOutcome> => {
+    const key = signature.record.key;
+    const earlier = await landed(key, await underWayOf(id, signature.jws));
+    if (earlier !== undefined) return { kind: "written", confirmationId, ...earlier, earlier: true };
     const confirmation = { ...confirmationOf(signature, actor.email), confirmationId };
-    return await writeConfirmation(updateAnnotations(actor.uid), signature.record.key, confirmation, {
-      signature: signature.jws,
+    const outcome = await writeConfirmation(updateAnnotations(actor.uid), key, confirmation, {
+      writtenBefore: async (sha) => ((await underWayOf(id, signature.jws))?.sha256s ?? []).includes(sha),
       accepts: async (sha) => {
         // Read inside the update: another review's confirmation may have been listed since the request began.
         const review = await loadReview(id);
@@ -622,23 +662,45 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
         return unamendedHashes(review, signature.fileId, all).has(sha);
       },
       seal: (annotations) => sealConfirmation(signature.jws, annotations, keys),
-      // Counted by other reviews of the file before it is listed as written.
+      // Recorded before the bytes are written: a repeat, a retry and other reviews of the file know them as this signing's.
       beforeWrite: async (sha256) => {
-        await reviews.update(id, (current) => ({ ...current, signing: (current.signing ?? []).map((each) => (each.signature === signature.jws ? { ...each, sha256 } : each)) }));
+        await reviews.update(id, (current) => {
+          if (current.state !== "open") throw ServiceError.conflict(`The review is ${current.state}`, { state: current.state });
+          if (!(current.signing ?? []).some((each) => each.signature === signature.jws)) throw ServiceError.conflict("This signature is no longer under way", { fileId: signature.fileId });
+          const signing = (current.signing ?? []).map((each) => (each.signature === signature.jws ? { ...each, sha256s: [...(each.sha256s ?? []), sha256].slice(-MAX_TRIES_KEPT) } : each));
+          return { ...current, signing };
+        });
       },
     });
+    // Found written by an earlier try inside the update: its version, from the history.
+    if (outcome.kind === "written" && outcome.earlier) return { ...outcome, version: (await landed(key, await underWayOf(id, signature.jws)))?.version ?? null };
+    return outcome;
   };
 
   app.openapi(cancelRoute, async (c) => {
     const id = decodeSegment(segments(c)[1] ?? "", "reviewId");
-    await partyTo(c, id, "owner", true);
+    const { review: before } = await partyTo(c, id, "owner", true);
     const now = clock.now();
+    // A signing under way is finished by the reviewer's repeat first when its confirmation may be in the annotations; one that never wrote goes.
+    const unwritten = new Set<string>();
+    for (const underWay of before.signing ?? []) {
+      if (leaseLeft(underWay, now) > 0) throw ServiceError.conflict("A signature of this review is being written: try again in a moment", { fileId: underWay.fileId, retryAfterSeconds: leaseLeft(underWay, now) });
+      if ((underWay.sha256s ?? []).length > 0 && (await landed(annotationsKey(before, underWay.fileId), underWay)) !== undefined) {
+        throw ServiceError.conflict("A signature's confirmation is written but not finished: the reviewer repeats the signing first", { fileId: underWay.fileId });
+      }
+      unwritten.add(underWay.signature);
+    }
     const review = await reviews.update(id, (current) => {
       if (current.state !== "open") throw ServiceError.conflict(`The review is ${current.state}; only an open review is cancelled`, { state: current.state });
-      // A confirmation may be landing in the owner's annotations now: not cancelled under it.
-      const writing = (current.signing ?? []).find((each) => (now.getTime() - Date.parse(each.since)) / 1000 < SIGNING_LEASE_SECONDS);
-      if (writing !== undefined) throw ServiceError.conflict("A signature of this review is being written: try again in a moment", { fileId: writing.fileId });
-      return { ...current, state: "cancelled", cancelledAt: now.toISOString() };
+      const changed = (current.signing ?? []).find((each) => !unwritten.has(each.signature) || leaseLeft(each, now) > 0);
+      if (changed !== undefined) throw ServiceError.conflict("A signature of this review is being written: try again in a moment", { fileId: changed.fileId });
+      return {
+        ...current,
+        signatures: current.signatures.filter((signature) => !unwritten.has(signature.jws)),
+        signing: [],
+        state: "cancelled",
+        cancelledAt: now.toISOString(),
+      };
     });
     await step(c, review, "cancellation");
     return answerJson(c, review, 200);

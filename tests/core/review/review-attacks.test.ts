@@ -13,6 +13,7 @@ import { fixture, uploadForm } from "../../helpers/images.ts";
 import { createMemoryPorts } from "../../../src/core/service/memory-ports.ts";
 import type { BlobStore } from "../../../src/core/ports.ts";
 import { pdfText } from "../pdf/poppler.ts";
+import { sha256Hex } from "../../../src/core/encoding/digest.ts";
 import { GREY_PNG } from "../pdf/requests.ts";
 
 const NOW = "2026-11-22T12:00:00.000Z";
@@ -189,7 +190,7 @@ describe("review worker under attack", () => {
         return base.update(key, change, options);
       },
     };
-    const { seed, open, sign, read, call, clock } = await setup(undefined, {}, audit);
+    const { seed, open, sign, read, call, clock, ports } = await setup(undefined, {}, audit);
     await seed("owner", "C-1", ["f1"]);
     const created = await open();
     const id = created.body.id as string;
@@ -219,8 +220,11 @@ describe("review worker under attack", () => {
     const stored = JSON.parse(new TextDecoder().decode((await base.get(`reviews/${second}/review.json`))!)) as Json;
     const held = await sign(second, "rev1", {});
     expect(held.status).toBe(201);
-    // As if the first request were still at work: listed, under way since now.
-    await base.put(`reviews/${second}/review.json`, new TextEncoder().encode(JSON.stringify({ ...stored, signatures: [held.body], signing: [{ fileId: "f1", signature: held.body.jws, confirmationId: "CONF-AAAAAAAAAA", since: NOW }] })));
+    // As if the first request were still at work: listed, under way since now, its bytes' hash recorded and written, not yet listed as written.
+    const landed = await sha256Hex((await ports.data.get("owner/C-2/f1/data.json"))!);
+    const confirmationId = (await read("owner", "C-2/f1/data.json")).confirmationData.confirmationId as string;
+    const atWork = { fileId: "f1", signature: held.body.jws, confirmationId, sha256s: [landed], since: NOW };
+    await base.put(`reviews/${second}/review.json`, new TextEncoder().encode(JSON.stringify({ ...stored, signatures: [held.body], signing: [atWork] })));
     const waiting = await sign(second, "rev1", {});
     expect(waiting.status).toBe(409);
     expect(waiting.body.details.retryAfterSeconds).toBeGreaterThan(0);
@@ -232,6 +236,38 @@ describe("review worker under attack", () => {
     const secondHistory = (await call("/data/owner/C-2/f1/data.json?history", "owner", { headers: dataKey })).body;
     expect(secondHistory.versions.map((version: Json) => version.writtenBy)).toEqual(["owner", "rev1"]);
     expect((await call(`/review/r/${second}`, "owner")).body.review).toMatchObject({ state: "completed", signing: [] });
+  });
+
+  it("an owner who copies the listed signature into changed annotations gets nothing confirmed: 409, the signature taken back, verify lists none", async () => {
+    const base = createMemoryPorts().audit;
+    let afterListing: ((stored: Json) => Promise<void>) | undefined;
+    const audit: BlobStore = {
+      ...base,
+      update: async (key, change, options) => {
+        const written = await base.update(key, change, options);
+        const hook = afterListing;
+        if (hook !== undefined && key.endsWith("/review.json")) {
+          afterListing = undefined;
+          await hook(JSON.parse(new TextDecoder().decode((await base.get(key))!)) as Json);
+        }
+        return written;
+      },
+    };
+    const { seed, open, sign, put, read, call, annotations } = await setup(undefined, {}, audit);
+    await seed("owner", "C-1", ["f1"]);
+    const id = (await open()).body.id as string;
+    afterListing = async (stored) => {
+      const jws = stored.signatures[0].jws as string;
+      const planted = { ...annotations("C-1", "Exclusion"), includeConfirmation: true, confirmationData: { confirmationId: "CONF-FAKEFAKE00", signature: { jws } } };
+      expect((await put("owner", "C-1/f1/data.json", planted)).status).toBe(200);
+    };
+    const signed = await sign(id, "rev1", {});
+    expect(afterListing).toBeUndefined();
+    expect(signed.status).toBe(409);
+    const review = (await call(`/review/r/${id}`, "owner")).body.review;
+    expect(review).toMatchObject({ state: "open", signatures: [], confirmations: [], signing: [] });
+    expect((await call(`/review/r/${id}/verify`, "owner")).body.signatures).toEqual([]);
+    expect(await read("owner", "C-1/f1/data.json")).toMatchObject({ supportLevel: "Exclusion", confirmationData: { confirmationId: "CONF-FAKEFAKE00" } });
   });
 
   it("two reviews of one file: neither reviewer's confirmation makes the other's file amended; both sign, both verify, each confirmation a version", async () => {
