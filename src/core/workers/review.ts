@@ -531,19 +531,27 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
     return answerJson(c, signature, 201);
   });
 
-  /** Seconds until another request may take `underWay` over (0: now); a start dated in the future (a clock set back, a tampered record) holds nothing. */
+  /**
+   * Seconds until another request may take `underWay` over (0: now). A start dated ahead of this
+   * clock (another process's clock ahead by up to the allowed skew) holds the lease that much
+   * longer; one further ahead (a tampered record, a clock set back) holds nothing.
+   */
   const leaseLeft = (underWay: SigningUnderWay, now: Date): number => {
     const age = (now.getTime() - Date.parse(underWay.since)) / 1000;
     const skew = config.identity?.clockSkewSeconds ?? 30;
-    return age > -skew && age < SIGNING_LEASE_SECONDS ? Math.ceil(SIGNING_LEASE_SECONDS - age) : 0;
+    return age > -(skew + SIGNING_LEASE_SECONDS) && age < SIGNING_LEASE_SECONDS ? Math.ceil(SIGNING_LEASE_SECONDS - age) : 0;
   };
   /** The signing of `jws` under way in the stored review, if it still is. */
   const underWayOf = async (id: string, jws: string): Promise<SigningUnderWay | undefined> => (await loadReview(id)).signing?.find((each) => each.signature === jws);
   /**
    * Where bytes a try of this signing wrote are in the annotations at `key`: the version (null
    * without history) and hash, or undefined when none of its tries' hashes was ever stored there.
+   * A confirmation of it the review lists as written counts (without history, the only record
+   * once the owner wrote over it).
    */
-  const landed = async (key: string, underWay: SigningUnderWay | undefined): Promise<{ sha256: string; version: number | null } | undefined> => {
+  const landed = async (key: string, underWay: SigningUnderWay | undefined, review?: Review): Promise<{ sha256: string; version: number | null } | undefined> => {
+    const listed = underWay?.confirmationId === undefined ? undefined : review?.confirmations.find((each) => each.confirmationId === underWay.confirmationId);
+    if (listed !== undefined) return { sha256: listed.sha256, version: listed.version };
     const hashes = new Set(underWay?.sha256s ?? []);
     if (hashes.size === 0) return undefined;
     if (histories !== undefined) {
@@ -633,7 +641,7 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
       const still = (current.signing ?? []).find((each) => each.signature === signature.jws);
       if (still === undefined || current.confirmations.some((each) => each.confirmationId === still.confirmationId)) return current;
       // A try that recorded another hash since the check above may be landing: left for a repeat to settle.
-      if ((still.sha256s ?? []).length !== (underWay.sha256s ?? []).length) return current;
+      if ((still.sha256s ?? []).join() !== (underWay.sha256s ?? []).join()) return current;
       return {
         ...current,
         signatures: current.signatures.filter((existing) => existing.jws !== signature.jws),
@@ -649,7 +657,8 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
    */
   const confirm = async (id: string, signature: ReviewSignature, confirmationId: string, actor: { uid: string; email?: string | undefined }): Promise<ConfirmationOutcome> => {
     const key = signature.record.key;
-    const earlier = await landed(key, await underWayOf(id, signature.jws));
+    const review = await loadReview(id);
+    const earlier = await landed(key, review.signing?.find((each) => each.signature === signature.jws), review);
     if (earlier !== undefined) return { kind: "written", confirmationId, ...earlier, earlier: true };
     const confirmation = { ...confirmationOf(signature, actor.email), confirmationId };
     const outcome = await writeConfirmation(updateAnnotations(actor.uid), key, confirmation, {
@@ -681,22 +690,35 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
     const id = decodeSegment(segments(c)[1] ?? "", "reviewId");
     const { review: before } = await partyTo(c, id, "owner", true);
     const now = clock.now();
-    // A signing under way is finished by the reviewer's repeat first when its confirmation may be in the annotations; one that never wrote goes.
-    const unwritten = new Set<string>();
+    if (before.state !== "open") throw ServiceError.conflict(`The review is ${before.state}; only an open review is cancelled`, { state: before.state });
+    // Signings a failure left under way are settled first, without the reviewer: a confirmation that
+    // landed is listed with its signature; a `verified` one that never landed goes with its signature.
+    const settled = new Map<string, { keep: boolean; listed?: Review["confirmations"][number] }>();
     for (const underWay of before.signing ?? []) {
-      if (leaseLeft(underWay, now) > 0) throw ServiceError.conflict("A signature of this review is being written: try again in a moment", { fileId: underWay.fileId, retryAfterSeconds: leaseLeft(underWay, now) });
-      if ((underWay.sha256s ?? []).length > 0 && (await landed(annotationsKey(before, underWay.fileId), underWay)) !== undefined) {
-        throw ServiceError.conflict("A signature's confirmation is written but not finished: the reviewer repeats the signing first", { fileId: underWay.fileId });
+      const wait = leaseLeft(underWay, now);
+      if (wait > 0) throw ServiceError.conflict("A signature of this review is being written: try again in a moment", { fileId: underWay.fileId, retryAfterSeconds: wait });
+      if (underWay.confirmationId === undefined) {
+        settled.set(underWay.signature, { keep: true });
+        continue;
       }
-      unwritten.add(underWay.signature);
+      const found = await landed(annotationsKey(before, underWay.fileId), underWay, before);
+      settled.set(underWay.signature, found === undefined ? { keep: false } : { keep: true, listed: { fileId: underWay.fileId, confirmationId: underWay.confirmationId, ...found } });
     }
     const review = await reviews.update(id, (current) => {
       if (current.state !== "open") throw ServiceError.conflict(`The review is ${current.state}; only an open review is cancelled`, { state: current.state });
-      const changed = (current.signing ?? []).find((each) => !unwritten.has(each.signature) || leaseLeft(each, now) > 0);
-      if (changed !== undefined) throw ServiceError.conflict("A signature of this review is being written: try again in a moment", { fileId: changed.fileId });
+      // A signing that began, or wrote a try, since the checks above is decided by the next request.
+      for (const underWay of current.signing ?? []) {
+        const checked = before.signing?.find((each) => each.signature === underWay.signature);
+        if (checked === undefined || (checked.sha256s ?? []).join() !== (underWay.sha256s ?? []).join() || leaseLeft(underWay, now) > 0) {
+          throw ServiceError.conflict("A signature of this review is being written: try again in a moment", { fileId: underWay.fileId });
+        }
+      }
+      const dropped = new Set([...settled].filter(([, outcome]) => !outcome.keep).map(([jws]) => jws));
+      const listed = [...settled.values()].flatMap((outcome) => (outcome.listed !== undefined && !current.confirmations.some((each) => each.confirmationId === outcome.listed!.confirmationId) ? [outcome.listed] : []));
       return {
         ...current,
-        signatures: current.signatures.filter((signature) => !unwritten.has(signature.jws)),
+        signatures: current.signatures.filter((signature) => !dropped.has(signature.jws)),
+        confirmations: [...current.confirmations, ...listed],
         signing: [],
         state: "cancelled",
         cancelledAt: now.toISOString(),

@@ -238,6 +238,54 @@ describe("review worker under attack", () => {
     expect((await call(`/review/r/${second}`, "owner")).body.review).toMatchObject({ state: "completed", signing: [] });
   });
 
+  it("the owner's cancellation settles signings a failure left under way: a confirmation that landed is listed with its signature, a signing that never wrote goes", async () => {
+    const auditBase = createMemoryPorts().audit;
+    const dataBase = createMemoryPorts().data;
+    let failReview: string | undefined;
+    let failData: string | undefined;
+    const audit: BlobStore = {
+      ...auditBase,
+      update: (key, change, options) => {
+        // The last update of a signing (off the list) fails: its confirmation had landed and was listed.
+        if (key === failReview) {
+          return auditBase.update(key, async (current) => {
+            const next = await change(current);
+            if (JSON.parse(new TextDecoder().decode(next)).signing.length === 0) {
+              failReview = undefined;
+              throw new Error("store went away");
+            }
+            return next;
+          }, options);
+        }
+        return auditBase.update(key, change, options);
+      },
+    };
+    const data: BlobStore = {
+      ...dataBase,
+      update: (key, change, options) => {
+        if (key === failData) {
+          failData = undefined;
+          return Promise.reject(new Error("store went away"));
+        }
+        return dataBase.update(key, change, options);
+      },
+    };
+    const { seed, open, sign, call } = await setup(data, {}, audit);
+    await seed("owner", "C-1", ["f1", "f2"]);
+    const id = (await open()).body.id as string;
+    failReview = `reviews/${id}/review.json`;
+    expect((await sign(id, "rev1", { fileId: "f1" })).status).toBe(500);
+    failData = "#history/owner/C-1/f2/data.json/head";
+    expect((await sign(id, "rev1", { fileId: "f2" })).status).toBe(500);
+    const before = (await call(`/review/r/${id}`, "owner")).body.review;
+    expect(before.signing.map((each: Json) => each.fileId)).toEqual(["f1", "f2"]);
+    const cancelled = await call(`/review/r/${id}`, "owner", { method: "DELETE" });
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body).toMatchObject({ state: "cancelled", signing: [], confirmations: [{ fileId: "f1", version: 2 }] });
+    expect(cancelled.body.signatures.map((each: Json) => each.fileId)).toEqual(["f1"]);
+    expect((await call(`/review/r/${id}/verify`, "owner")).body.signatures).toEqual([{ fileId: "f1", status: "valid" }]);
+  });
+
   it("an owner who copies the listed signature into changed annotations gets nothing confirmed: 409, the signature taken back, verify lists none", async () => {
     const base = createMemoryPorts().audit;
     let afterListing: ((stored: Json) => Promise<void>) | undefined;
