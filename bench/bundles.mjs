@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { gzipSync } from "node:zlib";
 import { bundleWorker } from "../scripts/start-workerd.mjs";
 
-const kinds = ["all", "data", "audit", "keys", "captcha", "image", "user", "pdf"];
+const kinds = ["all", "data", "audit", "keys", "captcha", "image", "user", "pdf", "exchange", "review"];
 const dir = mkdtempSync(join(tmpdir(), "fa-bundles-"));
 const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
 try {

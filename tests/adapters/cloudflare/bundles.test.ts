@@ -18,6 +18,9 @@ const BUDGETS: Record<string, number> = {
   all: 1200 * KIB,
   // The data worker carries the record histories since they landed (105 KiB then).
   data: 120 * KIB,
+  // The review worker carries the record histories as the data worker does, jose, and since the signing fixes of
+  // 2026-12-03 the confirmation seal, the signings under way and the character rules (97.7 KiB before, 100.5 after).
+  review: 120 * KIB,
   // The exchange worker carries the ZIP writer and reader (fflate), jose for signatures and the XLSX writer (125 KiB when added).
   exchange: 150 * KIB,
 };
@@ -34,7 +37,7 @@ afterAll(async () => {
 });
 
 describe("Cloudflare worker bundles", () => {
-  it("every entry, minified and gzipped, is within its budget (PDF 600 KiB, all 1200 KiB, exchange 150 KiB, data 120 KiB, others 100 KiB)", async () => {
+  it("every entry, minified and gzipped, is within its budget (PDF 600 KiB, all 1200 KiB, exchange 150 KiB, data and review 120 KiB, others 100 KiB)", async () => {
     const names = (await readdir(entries)).filter((file) => file.endsWith(".ts")).map((file) => file.slice(0, -3)).sort();
     expect(names).toEqual(["all", "audit", "captcha", "data", "exchange", "image", "keys", "pdf", "review", "user"]);
     const sizes: Record<string, number> = {};
