@@ -7,8 +7,7 @@
  * host that made it, so the image printed is the one named.
  */
 import type { ServiceConfig } from "../config/mod.ts";
-
-const LOCAL_DELIVERY_PATH = /^.*\/delivery\/([^/]+)\/[^/]+$/;
+import { DELIVERY_PATH } from "./own-delivery.ts";
 
 /** The id of the image `imageUrl` delivers from this service's image host, or null when it names none. */
 export function deliveredImageId(
@@ -27,7 +26,7 @@ export function deliveredImageId(
   if (url.protocol === "https:" && url.hostname === config.imageDeliveryHost && config.accountHash !== undefined && parts.length === 3 && parts[0] === config.accountHash) {
     segment = parts[1];
   } else if (url.origin === new URL(requestUrl).origin || (config.publicUrl !== undefined && url.origin === new URL(config.publicUrl).origin)) {
-    segment = LOCAL_DELIVERY_PATH.exec(url.pathname)?.[1];
+    segment = DELIVERY_PATH.exec(url.pathname)?.[2];
   }
   if (segment === undefined) return null;
   try {

@@ -10,7 +10,8 @@ import type { ImageHostFactory } from "../ports.ts";
 /** The image bytes for a delivery URL of this service, or null when the URL is not one. */
 export type OwnDeliveryReader = (imageUrl: string, requestUrl: string) => Promise<Response> | null;
 
-const DELIVERY_PATH = /^(.*)\/delivery\/([^/]+)\/([^/]+)$/;
+/** A delivery path of the local image host: its mount, the image id and the variant. */
+export const DELIVERY_PATH: RegExp = /^(.*)\/delivery\/([^/]+)\/([^/]+)$/;
 
 /** A reader over the local image host, for URLs on the request's origin or `PUBLIC_URL`. */
 export function ownDeliveryReader(host: ImageHostFactory, publicUrl: string | undefined): OwnDeliveryReader {

@@ -53,13 +53,12 @@ export function storeUpdate(data: BlobStore): AnnotationsUpdate {
 /** What else a confirmation's write does, inside the annotations' own atomic update. */
 export interface ConfirmationWrite {
   /**
-   * Whether bytes of this SHA-256 are this signature's confirmation, written by an earlier try
-   * (the hashes its tries recorded): then they are not written again. Never judged by the
-   * content, which the owner may have copied.
+   * What the current bytes, by their SHA-256, are: `earlier`, this signature's confirmation
+   * written by an earlier try (by the hashes its tries recorded, never by the content, which the
+   * owner may have copied), not written again; `accepted`, still the version the signature signed
+   * (the pinned one, or a confirmation over it); else `amended`. May throw to refuse.
    */
-  writtenBefore: (sha256: string) => Promise<boolean>;
-  /** Whether bytes of this SHA-256 are still the version the signature signed (the pinned one, or a confirmation over it). */
-  accepts: (sha256: string) => Promise<boolean>;
+  judge: (sha256: string) => Promise<"earlier" | "accepted" | "amended">;
   /** The seal of the confirmed annotations (confirmation-seal.ts); none without a signing key. */
   seal?: (annotations: Record<string, unknown>) => Promise<string | undefined>;
   /**
@@ -85,8 +84,8 @@ class Earlier {
 
 /**
  * Writes the confirmation into the annotations at `key` as a new version, only over bytes that
- * `write.accepts`, and once per signature: bytes an earlier try of it wrote
- * (`write.writtenBefore`) are answered as written. Throws only what the store
+ * `write.judge` accepts, and once per signature: bytes it judges an earlier try's are answered as
+ * written. Throws only what the store
  * itself threw, after which the write may or may not have landed.
  */
 export async function writeConfirmation(
@@ -104,8 +103,9 @@ export async function writeConfirmation(
       try {
         if (current === null) throw new Amended();
         const sha = await sha256Hex(current);
-        if (await write.writtenBefore(sha)) throw new Earlier(sha);
-        if (!(await write.accepts(sha))) throw new Amended();
+        const judged = await write.judge(sha);
+        if (judged === "earlier") throw new Earlier(sha);
+        if (judged === "amended") throw new Amended();
         const annotations: unknown = JSON.parse(decoder.decode(current));
         // Reviews refuse such files when they open; one opened before that is refused here, not rewritten.
         if (annotations === null || typeof annotations !== "object" || Array.isArray(annotations)) {

@@ -541,8 +541,6 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
     const skew = config.identity?.clockSkewSeconds ?? 30;
     return age > -(skew + SIGNING_LEASE_SECONDS) && age < SIGNING_LEASE_SECONDS ? Math.ceil(SIGNING_LEASE_SECONDS - age) : 0;
   };
-  /** The signing of `jws` under way in the stored review, if it still is. */
-  const underWayOf = async (id: string, jws: string): Promise<SigningUnderWay | undefined> => (await loadReview(id)).signing?.find((each) => each.signature === jws);
   /**
    * Where bytes a try of this signing wrote are in the annotations at `key`: the version (null
    * without history) and hash, or undefined when none of its tries' hashes was ever stored there.
@@ -554,12 +552,15 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
     if (listed !== undefined) return { sha256: listed.sha256, version: listed.version };
     const hashes = new Set(underWay?.sha256s ?? []);
     if (hashes.size === 0) return undefined;
-    if (histories !== undefined) {
-      const found = (await histories.list(key))?.versions.find((version) => hashes.has(version.sha256));
-      if (found !== undefined) return { sha256: found.sha256, version: found.version };
-    }
+    const found = await historyVersion(key, hashes);
+    if (found !== undefined) return found;
     const sha = await currentSha(key);
     return sha !== null && hashes.has(sha) ? { sha256: sha, version: null } : undefined;
+  };
+  /** The oldest version of `key`'s history whose bytes have one of `hashes` (none without history). */
+  const historyVersion = async (key: string, hashes: ReadonlySet<string>): Promise<{ sha256: string; version: number } | undefined> => {
+    const found = histories === undefined ? undefined : (await histories.list(key))?.versions.find((version) => hashes.has(version.sha256));
+    return found === undefined ? undefined : { sha256: found.sha256, version: found.version };
   };
 
   /**
@@ -589,15 +590,14 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
         throw outcome.kind === "amended" ? amendedConflict() : outcome.cause;
       }
       written = { confirmationId, version: outcome.version, sha256: outcome.sha256 };
-      const listed = { fileId: signature.fileId, ...written };
-      await reviews.update(id, (current) => ({
-        ...current,
-        // Landed, so listed: a signature another request took back meanwhile is listed again.
-        signatures: current.signatures.some((existing) => existing.jws === signature.jws) ? current.signatures : [...current.signatures, signature],
-        confirmations: [...current.confirmations.filter((each) => each.confirmationId !== listed.confirmationId), listed],
-      }));
     }
-    const signed = await loadReview(id);
+    const listed = written === undefined ? undefined : { fileId: signature.fileId, ...written };
+    const signed = listed === undefined ? await loadReview(id) : await reviews.update(id, (current) => ({
+      ...current,
+      // Landed, so listed: a signature another request took back meanwhile is listed again.
+      signatures: current.signatures.some((existing) => existing.jws === signature.jws) ? current.signatures : [...current.signatures, signature],
+      confirmations: [...current.confirmations.filter((each) => each.confirmationId !== listed.confirmationId), listed],
+    }));
     await step(c, signed, "signature", { fileId: signature.fileId, meaning: signature.meaning }, written?.confirmationId);
     // The completion step before the state that records it: a failure between them logs it twice on the repeat, never not at all.
     const completes = (review: Review, signing: readonly SigningUnderWay[]) =>
@@ -635,7 +635,7 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
    * still under way, none of its tries' bytes ever landed and no confirmation of it is listed.
    */
   const withdraw = async (id: string, signature: ReviewSignature) => {
-    const underWay = await underWayOf(id, signature.jws);
+    const underWay = (await loadReview(id)).signing?.find((each) => each.signature === signature.jws);
     if (underWay === undefined || (await landed(signature.record.key, underWay)) !== undefined) return;
     await reviews.update(id, (current) => {
       const still = (current.signing ?? []).find((each) => each.signature === signature.jws);
@@ -662,13 +662,13 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
     if (earlier !== undefined) return { kind: "written", confirmationId, ...earlier, earlier: true };
     const confirmation = { ...confirmationOf(signature, actor.email), confirmationId };
     const outcome = await writeConfirmation(updateAnnotations(actor.uid), key, confirmation, {
-      writtenBefore: async (sha) => ((await underWayOf(id, signature.jws))?.sha256s ?? []).includes(sha),
-      accepts: async (sha) => {
-        // Read inside the update: another review's confirmation may have been listed since the request began.
+      judge: async (sha) => {
+        // Read inside the update: another try may have recorded its bytes, another review listed its confirmation.
         const review = await loadReview(id);
+        if ((review.signing?.find((each) => each.signature === signature.jws)?.sha256s ?? []).includes(sha)) return "earlier";
         if (review.state !== "open") throw ServiceError.conflict(`The review is ${review.state}`, { state: review.state });
         const all = await reviews.ofCase(review.owner, review.caseNumber);
-        return unamendedHashes(review, signature.fileId, all).has(sha);
+        return unamendedHashes(review, signature.fileId, all).has(sha) ? "accepted" : "amended";
       },
       seal: (annotations) => sealConfirmation(signature.jws, annotations, keys),
       // Recorded before the bytes are written: a repeat, a retry and other reviews of the file know them as this signing's.
@@ -682,7 +682,7 @@ export function createReviewWorker(deps: ReviewWorkerDeps): WorkerApp {
       },
     });
     // Found written by an earlier try inside the update: its version, from the history.
-    if (outcome.kind === "written" && outcome.earlier) return { ...outcome, version: (await landed(key, await underWayOf(id, signature.jws)))?.version ?? null };
+    if (outcome.kind === "written" && outcome.earlier) return { ...outcome, version: (await historyVersion(key, new Set([outcome.sha256])))?.version ?? null };
     return outcome;
   };
 

@@ -21,6 +21,30 @@ const nowSeconds = Date.parse(NOW) / 1000;
 const dataKey = { "X-Custom-Auth-Key": KEYS.R2_KEY_SECRET };
 type Json = Record<string, any>;
 
+/**
+ * A data store on which the owner's `write`, once set, lands right after the next read of `key`:
+ * the signing request has read the pinned bytes, and the owner's PUT comes before it goes on.
+ */
+function ownersWriteOnRead(key: string): { data: BlobStore; write: (() => Promise<unknown>) | undefined } {
+  const base = createMemoryPorts().data;
+  const landing: { data: BlobStore; write: (() => Promise<unknown>) | undefined } = {
+    write: undefined,
+    data: {
+      ...base,
+      get: async (read) => {
+        const bytes = await base.get(read);
+        const owners = landing.write;
+        if (owners !== undefined && read === key) {
+          landing.write = undefined;
+          await owners();
+        }
+        return bytes;
+      },
+    },
+  };
+  return landing;
+}
+
 describe("review worker under attack", () => {
   const keys = reviewKeys();
 
@@ -149,27 +173,13 @@ describe("review worker under attack", () => {
   });
 
   it("an owner's write between the signing request's check and its confirmation: 409, no signature stored, nothing written over the owner's version", async () => {
-    const base = createMemoryPorts().data;
-    let write: (() => Promise<unknown>) | undefined;
-    const data: BlobStore = {
-      ...base,
-      get: async (key) => {
-        const bytes = await base.get(key);
-        // The signing request has read the pinned bytes; the owner's PUT lands before it goes on.
-        if (write !== undefined && key === "owner/C-1/f1/data.json") {
-          const owners = write;
-          write = undefined;
-          await owners();
-        }
-        return bytes;
-      },
-    };
-    const { seed, open, sign, put, read, call, annotations } = await setup(data);
+    const landing = ownersWriteOnRead("owner/C-1/f1/data.json");
+    const { seed, open, sign, put, read, call, annotations } = await setup(landing.data);
     await seed("owner", "C-1", ["f1"]);
     const created = await open();
-    write = async () => expect((await put("owner", "C-1/f1/data.json", annotations("C-1", "Exclusion"))).status).toBe(200);
+    landing.write = async () => expect((await put("owner", "C-1/f1/data.json", annotations("C-1", "Exclusion"))).status).toBe(200);
     const signed = await sign(created.body.id, "rev1", {});
-    expect(write).toBeUndefined();
+    expect(landing.write).toBeUndefined();
     expect(signed.status).toBe(409);
     expect(signed.body.details).toMatchObject({ fileId: "f1", changed: true });
     const view = await call(`/review/r/${created.body.id}`, "owner");
@@ -336,21 +346,8 @@ describe("review worker under attack", () => {
   });
 
   it("with DATA_HISTORY=off: the verified signature's confirmation is written and sealed (version null), an owner's racing write is a 409 with nothing stored, an amendment after makes it stale", async () => {
-    const base = createMemoryPorts().data;
-    let write: (() => Promise<unknown>) | undefined;
-    const data: BlobStore = {
-      ...base,
-      get: async (key) => {
-        const bytes = await base.get(key);
-        if (write !== undefined && key === "owner/C-2/f1/data.json") {
-          const owners = write;
-          write = undefined;
-          await owners();
-        }
-        return bytes;
-      },
-    };
-    const { imageCase, seed, open, sign, put, read, call, annotations, report } = await setup(data, { DATA_HISTORY: "off" });
+    const landing = ownersWriteOnRead("owner/C-2/f1/data.json");
+    const { imageCase, seed, open, sign, put, read, call, annotations, report } = await setup(landing.data, { DATA_HISTORY: "off" });
     const [image = ""] = await imageCase("owner", "C-1", 1);
     await seed("owner", "C-2", ["f1"]);
     const created = await open();
@@ -367,7 +364,7 @@ describe("review worker under attack", () => {
     expect((await call(`/review/r/${created.body.id}/verify`, "owner")).body.signatures).toMatchObject([{ fileId: image, status: "stale" }]);
     // The race, without history: the owner's write lands after the signing request's check.
     const raced = await open({}, "owner", "C-2");
-    write = async () => expect((await put("owner", "C-2/f1/data.json", annotations("C-2", "Exclusion"))).status).toBe(200);
+    landing.write = async () => expect((await put("owner", "C-2/f1/data.json", annotations("C-2", "Exclusion"))).status).toBe(200);
     expect((await sign(raced.body.id, "rev1", {})).status).toBe(409);
     expect((await call(`/review/r/${raced.body.id}`, "owner")).body.review).toMatchObject({ signatures: [], confirmations: [] });
     expect(await read("owner", "C-2/f1/data.json")).toMatchObject({ supportLevel: "Exclusion", includeConfirmation: false });
