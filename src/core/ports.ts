@@ -115,6 +115,12 @@ export interface BlobStore {
      * is unchanged.
      */
     lastWrite?(key: string): number | undefined;
+    /**
+     * Calls `listener` with the key whenever the store starts or ends replacing or deleting a
+     * key's value (as {@link lastWrite} marks it; appends are not told). A record history keeps a
+     * key's newest version in memory only on a store that has it, and drops it when told.
+     */
+    onWrite?(listener: (key: string) => void): void;
   };
 }
 

@@ -108,27 +108,31 @@ export function historySuite(name: string, make: () => Promise<BlobStore> | Blob
     for (let i = 1; i <= 4; i++) await histories.write(key, bytes(`{"n":${i}}`), "u3");
     expect(await histories.verify(key)).toEqual({ valid: true });
     const keys = historyKeys(key);
-    const original = { contents: await store.get(keys.contents), versions: await store.get(keys.versions) };
-    const edit = async (at: string, change: (items: Record<string, unknown>[]) => void) => {
-      const items = JSON.parse(text(await store.get(at))!) as Record<string, unknown>[];
+    const original = await store.get(keys.log);
+    const edit = async (change: (items: { record: Record<string, unknown>; contents: Record<string, unknown> }[]) => void) => {
+      const items = JSON.parse(text(await store.get(keys.log))!) as { record: Record<string, unknown>; contents: Record<string, unknown> }[];
       change(items);
-      await store.put(at, bytes(JSON.stringify(items)));
+      await store.put(keys.log, bytes(JSON.stringify(items)));
     };
     // Version 2's bytes altered.
-    await edit(keys.contents, (items) => (items[1]!.text = '{"n":20}'));
+    await edit((items) => (items[1]!.contents.text = '{"n":20}'));
     expect(await histories.verify(key)).toEqual({ valid: false, firstBadVersion: 2, reason: "bytes altered" });
     await expect(histories.read(key, 2)).rejects.toThrow(/integrity check/);
-    await store.put(keys.contents, original.contents!);
+    await store.put(keys.log, original!);
     // Version 2's record rewritten to match altered bytes: the chain shows it at version 3.
-    await edit(keys.versions, (items) => (items[1]!.writtenBy = "someone else"));
+    await edit((items) => (items[1]!.record.writtenBy = "someone else"));
     expect(await histories.verify(key)).toEqual({ valid: false, firstBadVersion: 3, reason: "chain broken" });
-    await store.put(keys.versions, original.versions!);
+    await store.put(keys.log, original!);
     // Version 1 dropped.
-    await edit(keys.versions, (items) => items.shift());
+    await edit((items) => items.shift());
     expect(await histories.verify(key)).toMatchObject({ valid: false, firstBadVersion: 1 });
-    await store.put(keys.versions, original.versions!);
-    // The newest versions dropped from both arrays and the head: the value no longer matches.
+    // Versions 2 and 3 swapped.
+    await store.put(keys.log, original!);
+    await edit((items) => items.splice(1, 2, items[2]!, items[1]!));
+    expect(await histories.verify(key)).toMatchObject({ valid: false, firstBadVersion: 2 });
+    await store.put(keys.log, original!);
     expect(await histories.verify(key)).toEqual({ valid: true });
+    // The value put back to an earlier version.
     await store.put(key, bytes('{"n":1}'));
     expect(await histories.verify(key)).toEqual({ valid: false, firstBadVersion: 4, reason: "value differs" });
   }, 60_000);
@@ -171,7 +175,7 @@ export function historySuite(name: string, make: () => Promise<BlobStore> | Blob
     const summary = await pruneHistories(store, { clock, retentionDays: 30, isHeld: async (k) => k === held });
     expect(summary.pruned).toEqual([{ key, versions: [1, 2, 3] }]);
     expect(summary.held).toEqual([held]);
-    expect(text(await store.get(historyKeys(key).contents))).not.toContain("old");
+    expect(text(await store.get(historyKeys(key).log))).not.toContain("old");
     expect(await histories.read(key, 2)).toBeNull();
     expect(text(await histories.read(key, 4))).toBe('{"new":4}');
     expect(text(await store.get(key))).toBe('{"new":4}');

@@ -1,24 +1,29 @@
 /**
  * @module
  * A data key's history as it stood at one moment, while writes go on (docs/operations.md#backups).
- * A write moves the key's head first, then makes sure both arrays hold the head's version, then
- * sets the value (history/key-history.ts). So the head is read first, the arrays are cut to the
- * head's version (whatever they hold past it was written after the head was read: restored, it
- * would take the place of the next write's version), and the value must be the head's: when it
- * is not (a write between the reads), the whole history is read again.
+ * Where several processes share the store, a write moves the key's head first, then makes sure
+ * the log holds the head's version, then sets the value (history/key-history.ts). So the head is
+ * read first, the log is cut to the head's version (whatever it holds past it was written after
+ * the head was read: restored, it would take the place of the next write's version), and the
+ * value must be the head's: when it is not (a write between the reads), the whole history is
+ * read again. Where one process holds the store there is no head: a write appends to the log,
+ * then sets the value, so the value must be the log's last version, the log unchanged around it.
+ * A history of an earlier release (two arrays beside its head) is cut the same way as a log.
  */
 import type { Bytes } from "../ports.ts";
-import { HISTORY_ROOT } from "../history/mod.ts";
+import { HISTORY_PARTS, HISTORY_ROOT } from "../history/mod.ts";
 import { firstItems } from "./audit-snapshot.ts";
 import { bytesOf } from "../history/version-record.ts";
+import { parseJsonArray } from "../storage/json-array.ts";
+import { sameBytes } from "../encoding/same-bytes.ts";
 
-const PARTS = ["head", "versions", "contents"] as const;
+const PARTS = HISTORY_PARTS;
 
 /** The listed keys of one data key's history. */
 export interface HistoryGroup {
   /** The data key itself (its value). */
   key: string;
-  /** `#history/{key}/head`, `.../versions`, `.../contents`, as listed. */
+  /** `#history/{key}/head`, `.../log` (and `.../versions`, `.../contents` of an earlier release), as listed. */
   parts: Partial<Record<(typeof PARTS)[number], string>>;
 }
 
@@ -35,8 +40,8 @@ export function groupHistoryKeys(keys: readonly string[]): { histories: HistoryG
     if (group === undefined) groups.set(key, group = { key, parts: {} });
     group.parts[part as (typeof PARTS)[number]] = stored;
   }
-  // Only a listed head makes a snapshot; arrays without one are copied as they are.
-  const histories = [...groups.values()].filter((group) => group.parts.head !== undefined);
+  // Only a listed head or log makes a snapshot; arrays without a head are copied as they are.
+  const histories = [...groups.values()].filter((group) => group.parts.head !== undefined || group.parts.log !== undefined);
   const taken = new Set(histories.flatMap((group) => [group.key, ...Object.values(group.parts)]));
   return { histories, others: keys.filter((key) => !taken.has(key)) };
 }
@@ -75,35 +80,72 @@ export interface HistoryReader {
   sealed: boolean;
 }
 
-/** The objects of one history and its key's value as of one head, each as stored; `null` values are left out. */
+/** The objects of one history and its key's value as of one head (or one log), each as stored; `null` values are left out. */
 export async function historySnapshot(group: HistoryGroup, reader: HistoryReader, attempts = 5): Promise<[string, Bytes][]> {
-  const headKey = group.parts.head!;
-  const versionsKey = `${HISTORY_ROOT}/${group.key}/versions`;
-  const contentsKey = `${HISTORY_ROOT}/${group.key}/contents`;
+  const base = `${HISTORY_ROOT}/${group.key}`;
+  const headKey = `${base}/head`;
+  const arrayKeys = [`${base}/log`, `${base}/versions`, `${base}/contents`];
+  if (group.parts.head === undefined) return await logSnapshot(group.key, `${base}/log`, reader, attempts);
   for (let attempt = 1; ; attempt++) {
     const head = await reader.get(headKey);
     if (head === null) {
-      // Gone since the listing (or never whole): the parts as they are.
-      return await plainParts([group.key, versionsKey, contentsKey], reader);
+      // Gone since the listing (a store one process holds drops it when it makes the history a log): the log alone.
+      return group.parts.log === undefined ? await plainParts([group.key, ...arrayKeys], reader) : await logSnapshot(group.key, `${base}/log`, reader, attempts);
     }
     const named = headVersionOf(await reader.open(headKey, head));
-    if (named === undefined) return [[headKey, head], ...(await plainParts([versionsKey, contentsKey, group.key], reader))];
-    const versions = await reader.get(versionsKey);
-    const contents = await reader.get(contentsKey);
+    if (named === undefined) return [[headKey, head], ...(await plainParts([...arrayKeys, group.key], reader))];
+    const arrays = await Promise.all(arrayKeys.map((key) => reader.get(key)));
     let value = await reader.get(group.key);
     const opened = value === null ? null : await reader.open(group.key, value);
     const matches = named.deleted ? value === null : opened !== null && reader.sha256(opened) === named.sha256;
     const again = await reader.get(headKey);
-    const still = again !== null && again.length === head.length && again.every((byte, i) => byte === head[i]);
+    const still = again !== null && sameBytes(again, head);
     if (!(matches && still) && attempt < attempts) continue;
     // Still between a head's move and its value (a key written without pause): the head's own value.
     if (!matches && !reader.sealed) value = named.deleted ? null : named.bytes;
     const out: [string, Bytes][] = [[headKey, head]];
-    if (versions !== null) out.push([versionsKey, firstItems(versions, named.version)]);
-    if (contents !== null) out.push([contentsKey, firstItems(contents, named.version)]);
+    arrays.forEach((array, i) => {
+      if (array !== null) out.push([arrayKeys[i]!, firstItems(array, named.version)]);
+    });
     if (value !== null) out.push([group.key, value]);
     return out;
   }
+}
+
+/**
+ * A log without a head (a store one process holds) and its key's value: the value must be the
+ * log's last version, and the log the same before and after the value was read.
+ */
+async function logSnapshot(key: string, logKey: string, reader: HistoryReader, attempts: number): Promise<[string, Bytes][]> {
+  for (let attempt = 1; ; attempt++) {
+    const log = await reader.get(logKey);
+    if (log === null) return await plainParts([key], reader);
+    let value = await reader.get(key);
+    const last = lastVersionOf(await reader.open(logKey, log));
+    const opened = value === null ? null : await reader.open(key, value);
+    const matches = last === undefined || (last.deleted ? value === null : opened !== null && reader.sha256(opened) === last.sha256);
+    const again = await reader.get(logKey);
+    const still = again !== null && sameBytes(again, log);
+    if (!(matches && still) && attempt < attempts) continue;
+    // Still between a version's append and its value: the version's own value.
+    if (!matches && !reader.sealed && last !== undefined) value = last.deleted ? null : last.bytes;
+    return value === null ? [[logKey, log]] : [[logKey, log], [key, value]];
+  }
+}
+
+/** What a log's last item says of the newest version; undefined when it has none or it is not a version. */
+function lastVersionOf(opened: Uint8Array): HeadVersion | undefined {
+  let items: readonly unknown[];
+  try {
+    items = parseJsonArray(opened).items;
+  } catch {
+    return undefined;
+  }
+  const item = items.at(-1) as { record?: unknown; contents?: unknown } | undefined;
+  if (item === undefined || item === null || typeof item !== "object") return undefined;
+  const record = item.record as { version?: unknown; deleted?: unknown; sha256?: unknown } | null | undefined;
+  if (record === null || typeof record !== "object" || typeof record.version !== "number" || typeof record.sha256 !== "string") return undefined;
+  return { version: record.version, deleted: record.deleted === true, sha256: record.sha256, bytes: bytesOf(item.contents) };
 }
 
 async function plainParts(keys: readonly string[], reader: HistoryReader): Promise<[string, Bytes][]> {

@@ -3,21 +3,26 @@
  * The histories of data keys (docs/storage.md#record-history): every write and delete of a key
  * through {@link KeyHistories} keeps the version it replaces, and the versions form a hash chain.
  *
- * A write is ordered by the key's head (one small object holding the newest version's record and
- * bytes), replaced with the store's lossless `update` (a per-key lock in one process, the
- * backend's compare-and-swap across processes). Before the head moves on, the version it named is
- * made sure to be in the two append-only arrays (records, contents); after it moved, the new one
- * is appended there, and the key's value is set to what the head names. So N acknowledged writes
- * are N versions on every backend, and a PUT appends to its history instead of rewriting it.
+ * Each version is one item of the key's log (history-log.ts), appended at its place, then the
+ * key's value is set to it. On a store one process holds (files under the data folder's lock,
+ * memory) the process's lock for the key orders the writes and the newest version is kept in
+ * memory (newest-versions.ts): a version is one append. On a store several processes share
+ * (Redis, S3/R2, Deno KV, Workers) a write is ordered by the key's head (one small object
+ * holding the newest version's record and bytes), replaced with the store's lossless `update`
+ * (the backend's compare-and-swap); before the head moves on, the version it named is made sure
+ * to be in the log, after it moved the new one is appended, and the value is set to what the
+ * head names. So N acknowledged writes are N versions on every backend, and a PUT appends to
+ * its history instead of rewriting it.
  */
 import type { BlobStore, Bytes, Clock } from "../ports.ts";
 import { ServiceError } from "../errors.ts";
 import { KeyedMutex } from "../storage/keyed-mutex.ts";
-import { forgetJsonText, parseJsonArray, useJsonText } from "../storage/json-array.ts";
 import { sha256Hex } from "../encoding/digest.ts";
 import { canonicalJson } from "../encoding/canonical-json.ts";
 import { sameBytes } from "../encoding/same-bytes.ts";
 import { type HistoryKeys, historyKeys } from "./history-keys.ts";
+import { type LogItem, logItemOf, mergeArraysIntoLog, readStoredVersions, type StoredVersions } from "./history-log.ts";
+import { newestVersionsOf } from "./newest-versions.ts";
 import {
   bytesOf,
   contentsOf,
@@ -107,7 +112,7 @@ export interface KeyHistories {
   adopt(key: string): Promise<CurrentVersion | null>;
 }
 
-/** The stored head of a key's history. */
+/** The newest version of a key's history: stored as its head on a shared store, kept in memory on a store one process holds. */
 interface Head {
   format: typeof HEAD_FORMAT;
   key: string;
@@ -115,7 +120,7 @@ interface Head {
   record: VersionRecord;
   /** Its hash (the next record's `previous`). */
   hash: string;
-  /** Its contents, so that it is never lost between the head's write and the arrays' appends. */
+  /** Its contents, so that it is never lost between the head's write and the log's append. */
   contents: VersionContents;
 }
 
@@ -124,7 +129,6 @@ const HEAD_FORMAT = "forensic-annotation/history-head@1";
 /** A move of the head: the new head and its stored bytes. */
 interface Step {
   head: Head;
-  bytes: Uint8Array;
   /** The sole-writer store's mark of the head's write (`soleWriter.lastWrite`), when it has one. */
   written?: number | undefined;
 }
@@ -149,7 +153,7 @@ const SYNC_DIGEST_BYTES = 1024 * 1024;
 const MAX_CHECKED_VALUE = 64 * 1024;
 const MAX_CHECKED_BYTES = 4 * 1024 * 1024;
 
-/** Keys whose arrays this process knows hold the head's version, by key: the head hash appended last. */
+/** Keys whose log this process knows holds the head's version, by key: the head hash appended last. */
 const MAX_KNOWN = 4_096;
 
 function parseHead(bytes: Uint8Array, key: string): Head {
@@ -167,18 +171,22 @@ function parseHead(bytes: Uint8Array, key: string): Head {
   return h as Head;
 }
 
+// The texts of a head's record and contents, made once for its stored bytes and lent to its log item.
+const headTexts = new WeakMap<Head, { record: string; contents: string }>();
+
 /**
  * A head's stored bytes: `JSON.stringify(head)`, with its record's and contents' texts made once
- * and lent to the appends of the same objects (json-array.ts), which would make them again
- * (on Node 20 serializing a document costs about 5 us a kilobyte).
+ * and lent to the log's append of the same version (on Node 20 serializing a document costs
+ * about 5 us a kilobyte).
  */
 function encodeHead(head: Head): Uint8Array {
-  const recordText = JSON.stringify(head.record);
-  const contentsText = JSON.stringify(head.contents);
-  useJsonText(head.record, recordText);
-  useJsonText(head.contents, contentsText);
-  return encoder.encode(`{"format":${JSON.stringify(head.format)},"key":${JSON.stringify(head.key)},"record":${recordText},"hash":${JSON.stringify(head.hash)},"contents":${contentsText}}`);
+  const texts = { record: JSON.stringify(head.record), contents: JSON.stringify(head.contents) };
+  headTexts.set(head, texts);
+  return encoder.encode(`{"format":${JSON.stringify(head.format)},"key":${JSON.stringify(head.key)},"record":${texts.record},"hash":${JSON.stringify(head.hash)},"contents":${texts.contents}}`);
 }
+
+/** The log item of a head's version. */
+const itemOf = (head: Head): LogItem => logItemOf(head.record, head.contents, headTexts.get(head));
 
 /** Creates the histories of the data keys of `data` (the data store, encrypted or not). */
 export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions): KeyHistories {
@@ -190,6 +198,9 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
   // One lock per key for every history over a store one process holds (a service and a data
   // worker mounted beside it share it), so that no other writer moves the head under a write.
   const writes = data.soleWriter ?? new KeyedMutex();
+  // On a store one process holds and that tells its writes: the newest versions in memory, no stored head.
+  const newest = newestVersionsOf(data);
+
   // The head this process last wrote or read, per key, with its bytes: the next write of the key
   // parses the stored head again only when another process changed it.
   const parsed = new Map<string, { bytes: Uint8Array; head: Head }>();
@@ -215,20 +226,30 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
       return false;
     }
   };
-  // The head hash this process last saw appended to both arrays, per key: skips the check.
+  // The head hash this process last saw appended to the log, per key: skips the append.
   const appended = new Map<string, string>();
+  // Keys this process found with a log, or with no arrays of an earlier release to merge.
+  const logged = new Set<string>();
 
   const readHead = async (keys: HistoryKeys, key: string): Promise<Head | null> => {
     const stored = await data.get(keys.head);
     return stored === null ? null : headOf(stored, key);
   };
 
-  /** Makes sure both arrays hold the version the head names (appends given its index write nothing when they do). */
+  /** Merges the arrays of an earlier release into the log, once per key and process, before anything is appended to it. */
+  const ensureLog = async (keys: HistoryKeys, key: string, head: Head | null): Promise<void> => {
+    if (logged.has(key)) return;
+    if (!(await data.has(keys.log)) && ((await data.has(keys.versions)) || (await data.has(keys.contents)))) {
+      await mergeArraysIntoLog(data, keys, head === null ? undefined : itemOf(head));
+    }
+    if (logged.size >= MAX_KNOWN) logged.clear();
+    logged.add(key);
+  };
+
+  /** Makes sure the log holds the version the head names (an append given its index writes nothing when it does). */
   const ensureAppended = async (keys: HistoryKeys, key: string, head: Head): Promise<void> => {
     if (appended.get(key) === head.hash) return;
-    const index = head.record.version - 1;
-    await data.appendToJsonArray(keys.contents, head.contents, index);
-    await data.appendToJsonArray(keys.versions, head.record, index);
+    await data.appendToJsonArray(keys.log, itemOf(head), head.record.version - 1);
     if (appended.size >= MAX_KNOWN) appended.clear();
     appended.set(key, head.hash);
   };
@@ -255,12 +276,92 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
     return await headFor(key, record, contentsOf(1, stored));
   };
 
+  /** The head of the newest stored version (the log's last item); null when none; an integrity failure when it is damaged. */
+  const lastOf = async (key: string, stored: StoredVersions): Promise<Head | null> => {
+    const count = stored.records.length;
+    if (count === 0) return null;
+    const record = stored.records[count - 1];
+    const contents = stored.contents[count - 1] as { v?: unknown } | null | undefined;
+    if (!isVersionRecord(record) || record.version !== count || contents === null || typeof contents !== "object" || contents.v !== count) {
+      throw ServiceError.integrity(`The history of ${key} is damaged at version ${count}: its record or its bytes are missing or out of place (GET /data/{key}?history&verify=true names the first bad version)`, { key, version: count });
+    }
+    return await headFor(key, plainRecord(record), contents as VersionContents);
+  };
+
   /**
-   * Moves the head to a new version made by `next` from the head before it (null: none), and
-   * answers the step (null when `next` answered null: nothing to record). A value stored without
-   * a history becomes version 1 first, in a step of its own.
+   * [Under the key's lock, on a store one process holds] The newest version: kept in memory,
+   * else read from the log. A history written where the store was shared (a stored head) or
+   * by an earlier release (two arrays) is made a log first, and its stored head removed: here
+   * the log is the only record. With `adopt`, a value stored before its key had a history
+   * becomes version 1.
+   */
+  const soleNewest = async (keys: HistoryKeys, key: string, adopt: boolean): Promise<Head | null> => {
+    const kept = newest!.get(key);
+    if (kept !== undefined) return { format: HEAD_FORMAT, key, ...kept };
+    for (let attempt = 1; ; attempt++) {
+      let changes = newest!.changes;
+      const storedHead = await readHead(keys, key);
+      let stored = await mergeArraysIntoLog(data, keys, storedHead === null ? undefined : itemOf(storedHead));
+      if (storedHead !== null) {
+        if (stored.records.length === storedHead.record.version - 1) await data.appendToJsonArray(keys.log, itemOf(storedHead), storedHead.record.version - 1);
+        await data.delete(keys.head);
+      }
+      // A history key written meanwhile (these merges, a restore): the log read again, kept only if nothing writes one now.
+      if (newest!.changes !== changes || storedHead !== null) {
+        changes = newest!.changes;
+        stored = await readStoredVersions(data, keys);
+      }
+      let head = await lastOf(key, stored);
+      if (head === null && adopt) {
+        const value = await data.get(key);
+        if (value !== null) {
+          head = await adoptedHead(key, value);
+          if (!(await appendNew(keys, head))) {
+            if (attempt < 3) continue;
+            throw ServiceError.integrity(`The history of ${key} changed while its stored value was being recorded as version 1`, { key });
+          }
+        }
+      }
+      if (head !== null && newest!.changes === changes) newest!.set(key, { record: head.record, hash: head.hash, contents: head.contents });
+      return head;
+    }
+  };
+
+  /** Appends `head`'s version at its place in the log; false when the place was taken (the log is not what was kept). */
+  const appendNew = async (keys: HistoryKeys, head: Head): Promise<boolean> => {
+    let skipped = false;
+    const count = await data.appendToJsonArray(keys.log, itemOf(head), head.record.version - 1, { skipped: () => (skipped = true) });
+    if (skipped) return false;
+    if (count !== head.record.version) {
+      throw ServiceError.integrity(`The history of ${head.key} is damaged: version ${head.record.version} was appended as item ${count} of its log`, { key: head.key, version: head.record.version });
+    }
+    return true;
+  };
+
+  /**
+   * Records a new version made by `next` from the newest before it (null: none), and answers
+   * the step (null when `next` answered null: nothing to record). A value stored without a
+   * history becomes version 1 first, in a step of its own.
    */
   const advance = async (keys: HistoryKeys, key: string, next: (prior: Head | null) => Promise<Head | null>): Promise<Step | null> => {
+    if (newest !== undefined) {
+      // One process holds the store and this one the key's lock: the kept newest version is the log's last item.
+      for (let attempt = 1; ; attempt++) {
+        const made = await next(await soleNewest(keys, key, true));
+        if (made === null) return null;
+        const changes = newest.changes;
+        let done = false;
+        try {
+          done = await appendNew(keys, made);
+        } finally {
+          // Kept only once appended, and when nothing replaced a history key meanwhile (a restore): else read from the log again.
+          if (done && newest.changes === changes) newest.set(key, { record: made.record, hash: made.hash, contents: made.contents });
+          else newest.forget(key);
+        }
+        if (done) return { head: made };
+        if (attempt >= 3) throw ServiceError.integrity(`The history of ${key} changed under its writes three times: its log is written by something else`, { key });
+      }
+    }
     for (;;) {
       let adopted = false;
       let step: Step | null = null;
@@ -268,11 +369,15 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
         adopted = false;
         step = null;
         const prior = stored === null ? null : headOf(stored, key);
+        await ensureLog(keys, key, prior);
         if (prior === null) {
-          const value = await data.get(key);
-          if (value !== null) {
+          // A log without a head: written where one process held the store (then moved here), its last item the newest.
+          const last = await lastOf(key, await readStoredVersions(data, keys));
+          const value = last === null ? await data.get(key) : null;
+          if (last !== null || value !== null) {
             adopted = true;
-            return encoder.encode(JSON.stringify(await adoptedHead(key, value)));
+            const head = last ?? await adoptedHead(key, value!);
+            return keep(key, encodeHead(head), head);
           }
         } else {
           await ensureAppended(keys, key, prior);
@@ -280,14 +385,14 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
         const made = await next(prior);
         if (made === null) throw NOTHING;
         const bytes = keep(key, encodeHead(made), made);
-        step = { head: made, bytes };
+        step = { head: made };
         return bytes;
       }, { inPlace: true }).then(() => true, (err: unknown) => {
         if (err === NOTHING) return false;
         throw err;
       });
       if (!written) return null;
-      if (adopted) continue; // the stored value is version 1 now; record this write after it
+      if (adopted) continue; // the newest version is in the head now; record this write after it
       return step === null ? null : { ...(step as Step), written: data.soleWriter?.lastWrite?.(keys.head) };
     }
   };
@@ -301,6 +406,13 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
    */
   const settle = async (keys: HistoryKeys, key: string, mine: Head, written: number | undefined, mineBytes?: Uint8Array): Promise<void> => {
     const { soleWriter } = data;
+    if (newest !== undefined) {
+      // The version kept is still this write's unless the log was replaced meanwhile (a restore): then the log's newest.
+      const now = newest.get(key)?.hash === mine.hash ? mine : (await soleNewest(keys, key, false)) ?? mine;
+      if (now.record.deleted) await data.delete(key);
+      else await data.put(key, now === mine && mineBytes !== undefined ? mineBytes : bytesOf(now.contents) ?? new Uint8Array());
+      return;
+    }
     // The store wrote the head nothing since this write moved it (its mark unchanged): no read back.
     const unchanged = written !== undefined && soleWriter?.lastWrite?.(keys.head) === written;
     if (soleWriter !== undefined && (unchanged || headIsMine(await data.get(keys.head), mine))) {
@@ -327,17 +439,13 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
   };
 
   /**
-   * Completes a step: the version into the arrays, then the value. A failure leaves the value as
-   * it was and the version in the head, which the key's next write stores in the arrays (as after
-   * a crash between the two); that version then reads as written though its request failed.
+   * Completes a step: the version into the log (where the head ordered it), then the value. A
+   * failure leaves the value as it was and the version recorded, which the key's next write
+   * completes (as after a crash between the two); that version then reads as written though
+   * its request failed.
    */
   const complete = async (keys: HistoryKeys, key: string, step: Step, bytes?: Uint8Array): Promise<void> => {
-    try {
-      await ensureAppended(keys, key, step.head);
-    } finally {
-      forgetJsonText(step.head.record);
-      forgetJsonText(step.head.contents);
-    }
+    if (newest === undefined) await ensureAppended(keys, key, step.head);
     await settle(keys, key, step.head, step.written, bytes);
   };
 
@@ -389,19 +497,35 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
     });
   };
 
-  const current = async (key: string): Promise<CurrentVersion | null> => {
-    const head = await readHead(historyKeys(key), key);
-    if (head === null || head.record.deleted) return null;
-    return { version: head.record.version, sha256: head.record.sha256, record: plainRecord(head.record) };
+  /**
+   * The newest version as a reader sees it: kept in memory (read from the log under the key's
+   * lock when not; `locked`: the caller holds it), or the stored head; null when the key has no history.
+   */
+  const newestNow = async (keys: HistoryKeys, key: string, locked = false): Promise<Head | null> => {
+    if (newest === undefined) return await readHead(keys, key);
+    const kept = newest.get(key);
+    if (kept !== undefined) return { format: HEAD_FORMAT, key, ...kept };
+    return locked ? await soleNewest(keys, key, false) : await writes.run(key, () => soleNewest(keys, key, false));
   };
 
-  /** The stored records and contents, with the head's version added when its appends have not landed yet. */
+  /**
+   * What is stored of a key's history, read without its lock (a reader may run inside a write's
+   * `change`): the newest version (kept, the stored head, else the log's last item) and the
+   * records and contents.
+   */
   const stored = async (keys: HistoryKeys, key: string) => {
-    const head = await readHead(keys, key);
-    const [versionsBytes, contentsBytes] = await Promise.all([data.get(keys.versions), data.get(keys.contents)]);
-    const records = versionsBytes === null ? [] : parseJsonArray(versionsBytes).items;
-    const contents = contentsBytes === null ? [] : parseJsonArray(contentsBytes).items;
-    return { head, records, contents };
+    const kept = newest?.get(key);
+    const storedHead = kept !== undefined ? { format: HEAD_FORMAT, key, ...kept } satisfies Head : await readHead(keys, key);
+    const versions = await readStoredVersions(data, keys);
+    const head = storedHead ?? (versions.records.length === 0 ? null : await lastOf(key, versions).catch(() => null));
+    return { head, storedHead, records: versions.records, contents: versions.contents };
+  };
+
+  const current = async (key: string): Promise<CurrentVersion | null> => {
+    const kept = newest?.get(key);
+    const head = kept !== undefined ? kept : (await stored(historyKeys(key), key)).head;
+    if (head === null || head.record.deleted) return null;
+    return { version: head.record.version, sha256: head.record.sha256, record: plainRecord(head.record) };
   };
 
   /** Whether the stored value is the version the head names (a deletion mark: no value). */
@@ -420,16 +544,16 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
     if (known !== undefined && clock.now().getTime() - known.at < SETTLING_MS) {
       value = await data.get(key);
       if (value !== null && sameBytes(value, known.value)) return value;
-      head = await readHead(keys, key);
+      head = await newestNow(keys, key);
     } else {
-      [value, head] = await Promise.all([data.get(key), readHead(keys, key)]);
+      [value, head] = await Promise.all([data.get(key), newestNow(keys, key)]);
     }
     if (head !== null && value !== null && isHeadVersion(head, value)) rememberChecked(key, value);
     if (head === null || value === null || isHeadVersion(head, value)) return value;
     // A write of this process may be settling: read again after it, the head first, so that the
     // value read is never older than the head read (a write sets the value after its head).
     await writes.run(key, () => Promise.resolve());
-    const now = await readHead(keys, key);
+    const now = await newestNow(keys, key);
     const again = await data.get(key);
     if (now === null || again === null || isHeadVersion(now, again)) return again;
     // Another process's write settling, or one that failed before its value: the value as it is.
@@ -469,7 +593,7 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
         });
         if (step === null) {
           // Already a deletion mark (or never stored): a value written around the history (DATA_HISTORY=off) still goes.
-          const last = await readHead(keys, key);
+          const last = await newestNow(keys, key, true);
           return (await data.delete(key)) && last !== null ? plainRecord(last.record) : null;
         }
         await complete(keys, key, step);
@@ -479,7 +603,7 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
     async list(key) {
       const keys = historyKeys(key);
       const { head, records } = await stored(keys, key);
-      if (head === null) return (await data.has(key)) ? { key, versions: [], current: null } : null;
+      if (head === null) return records.length === 0 && !(await data.has(key)) ? null : { key, versions: records.filter(isVersionRecord).map(plainRecord), current: null };
       const versions = records.filter(isVersionRecord).map(plainRecord).slice(0, head.record.version);
       if (versions.length < head.record.version) versions.push(plainRecord(head.record));
       return { key, versions, current: head.record.deleted ? null : head.record.version };
@@ -487,12 +611,12 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
     async read(key, version) {
       if (!Number.isSafeInteger(version) || version < 1) return null;
       const keys = historyKeys(key);
-      const head = await readHead(keys, key);
+      const found = await stored(keys, key);
+      const { head } = found;
       if (head === null || version > head.record.version) return null;
       let record: unknown = head.record;
       let contents: unknown = head.contents;
       if (version < head.record.version) {
-        const found = await stored(keys, key);
         record = found.records[version - 1];
         contents = found.contents[version - 1];
       }
@@ -509,25 +633,36 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
     },
     async verify(key) {
       const keys = historyKeys(key);
-      const { head, records, contents } = await stored(keys, key);
+      const { storedHead, records, contents } = await stored(keys, key);
       const value = await data.get(key);
-      return await verifyVersions({ head: head === null ? null : { record: head.record, hash: head.hash, contents: head.contents }, records, contents, value });
+      return await verifyVersions({ head: storedHead === null ? null : { record: storedHead.record, hash: storedHead.hash, contents: storedHead.contents }, records, contents, value });
     },
     current,
     async adopt(key) {
       const keys = historyKeys(key);
       await writes.run(key, async () => {
+        if (newest !== undefined) {
+          await soleNewest(keys, key, true);
+          return;
+        }
         await data.update(keys.head, async (stored) => {
           // Already a history, or nothing stored to adopt: nothing to write.
           if (stored !== null) throw NOTHING;
-          const value = await data.get(key);
-          if (value === null) throw NOTHING;
-          return encoder.encode(JSON.stringify(await adoptedHead(key, value)));
+          await ensureLog(keys, key, null);
+          const head = (await lastOf(key, await readStoredVersions(data, keys))) ?? await (async () => {
+            const value = await data.get(key);
+            if (value === null) throw NOTHING;
+            return await adoptedHead(key, value);
+          })();
+          return keep(key, encodeHead(head), head);
         }, { inPlace: true }).catch((err: unknown) => {
           if (err !== NOTHING) throw err;
         });
         const head = await readHead(keys, key);
-        if (head !== null) await ensureAppended(keys, key, head);
+        if (head !== null) {
+          await ensureLog(keys, key, head);
+          await ensureAppended(keys, key, head);
+        }
       });
       return await current(key);
     },

@@ -18,5 +18,5 @@ export { EMPTY_SHA256, recordHash } from "./version-record.ts";
 export type { VersionRecord } from "./version-record.ts";
 export { verifyVersions } from "./verify-history.ts";
 export type { HistoryFailure, HistoryVerification, StoredHistory } from "./verify-history.ts";
-export { deletedImageKey, deletedImageMetadataKey, HISTORY_ROOT, historyKeys, historyPrefix, isHistoryKey } from "./history-keys.ts";
+export { deletedImageKey, deletedImageMetadataKey, HISTORY_PARTS, HISTORY_ROOT, historyDataKey, historyKeys, historyPrefix, isHistoryKey } from "./history-keys.ts";
 export type { HistoryKeys } from "./history-keys.ts";

@@ -1,7 +1,7 @@
 /**
  * @module
  * Retention of data-key histories (docs/operations.md#history-retention): the bytes of versions
- * written before a cut-off are removed, each replaced in the contents array by a mark
+ * written before a cut-off are removed, each item's contents in the log replaced by a mark
  * `{v, pruned: true}`. The records stay, so every version keeps its number, `sha256`,
  * `writtenAt`, `writtenBy` and `previous`, and the chain still verifies: what was removed is a
  * prefix recorded as such. A key's newest version is never pruned, nor the versions after the
@@ -9,10 +9,10 @@
  */
 import type { BlobStore, Clock } from "../ports.ts";
 import { encodeJsonArray, parseJsonArray } from "../storage/json-array.ts";
-import { historyKeys, HISTORY_ROOT } from "./history-keys.ts";
+import { historyDataKey, historyKeys, HISTORY_ROOT } from "./history-keys.ts";
 import { createKeyHistories } from "./key-history.ts";
 
-/** The mark that replaces a pruned version's bytes in the contents array. */
+/** The mark that replaces a pruned version's contents in the log. */
 export interface PrunedContents {
   /** The version. */
   v: number;
@@ -57,17 +57,32 @@ export interface PruneSummary {
   held: string[];
 }
 
-const HEAD_SUFFIX = "/head";
 /** Thrown inside an update that has nothing to change. */
 const NOTHING = new Error("nothing to prune");
 
-/** The data keys that have a history in `data`, sorted. */
+/** The data keys that have a history in `data` (a head or a log), sorted. */
 async function historyDataKeys(data: BlobStore): Promise<string[]> {
-  const prefix = `${HISTORY_ROOT}/`;
-  return (await data.list(prefix))
-    .filter((key) => key.startsWith(prefix) && key.endsWith(HEAD_SUFFIX))
-    .map((key) => key.slice(prefix.length, -HEAD_SUFFIX.length))
-    .sort();
+  const keys = new Set<string>();
+  for (const stored of await data.list(`${HISTORY_ROOT}/`)) {
+    if (!stored.endsWith("/head") && !stored.endsWith("/log")) continue;
+    const key = historyDataKey(stored);
+    if (key !== undefined) keys.add(key);
+  }
+  return [...keys].sort();
+}
+
+/** A log item whose bytes are pruned; the item as it is when they cannot be (a deletion mark, pruned already, out of place). */
+function prunedItem(item: unknown, version: number, deleted: ReadonlySet<number>): unknown {
+  const contents = (item as { contents?: unknown } | null)?.contents;
+  const pruned = prunedContents(contents, version, deleted);
+  return pruned === undefined ? item : { ...(item as object), contents: pruned };
+}
+
+/** The mark that replaces a version's contents; undefined when they stay. */
+function prunedContents(item: unknown, version: number, deleted: ReadonlySet<number>): PrunedContents | undefined {
+  // A deletion mark holds no bytes; an item out of place is left for verify to name.
+  if (deleted.has(version) || isPrunedContents(item) || item === null || typeof item !== "object" || (item as { v?: unknown }).v !== version) return undefined;
+  return { v: version, pruned: true };
 }
 
 /** Prunes every history of `data` as {@link PruneOptions} says; a key under legal hold is left whole. */
@@ -94,16 +109,18 @@ export async function pruneHistories(data: BlobStore, options: PruneOptions): Pr
     if (through === 0) continue;
     const deleted = new Set(listed.versions.filter((record) => record.deleted).map((record) => record.version));
     let versions: number[] = [];
-    await data.update(historyKeys(key).contents, (stored) => {
+    const keys = historyKeys(key);
+    // The log; a history of an earlier release not written since keeps its contents array.
+    const inLog = await data.has(keys.log);
+    await data.update(inLog ? keys.log : keys.contents, (stored) => {
       versions = [];
       if (stored === null) throw NOTHING;
       const items = parseJsonArray(stored).items.slice();
       for (let index = 0; index < Math.min(through, items.length); index++) {
-        const item = items[index] as { v?: unknown } | null;
         const version = index + 1;
-        // A deletion mark holds no bytes; an item out of place is left for verify to name.
-        if (deleted.has(version) || isPrunedContents(item) || item === null || typeof item !== "object" || item.v !== version) continue;
-        items[index] = { v: version, pruned: true } satisfies PrunedContents;
+        const item = inLog ? prunedItem(items[index], version, deleted) : prunedContents(items[index], version, deleted);
+        if (item === undefined || item === items[index]) continue;
+        items[index] = item;
         versions.push(version);
       }
       if (versions.length === 0) throw NOTHING;

@@ -1,7 +1,7 @@
 /**
  * @module
  * Verification of one key's history (docs/storage.md#record-history): each version's bytes
- * against its record, each record against the one before it, the newest against the head, and
+ * against its record, each record against the one before it, the newest against the head (where one is stored), and
  * the key's value against the newest version. Pure computation over what was read.
  */
 import { sha256Hex } from "../encoding/digest.ts";
@@ -35,7 +35,7 @@ export interface HistoryVerification {
 
 /** What is read of one key's history. */
 export interface StoredHistory {
-  /** The head (newest record, its hash, its contents); null when none is stored. */
+  /** The stored head (newest record, its hash, its contents); null when none is stored (the log's last item is the newest). */
   head: { record: VersionRecord; hash: string; contents: unknown } | null;
   /** The records array's items, oldest first. */
   records: readonly unknown[];
@@ -50,13 +50,13 @@ const bad = (firstBadVersion: number, reason: HistoryFailure): HistoryVerificati
 /** Checks a key's stored history; names the first version that does not verify. */
 export async function verifyVersions(history: StoredHistory): Promise<HistoryVerification> {
   const { head } = history;
-  if (head === null) return history.records.length > 0 || history.contents.length > 0 ? bad(1, "head mismatch") : { valid: true };
-  const newest = head.record.version;
+  if (head === null && history.records.length === 0 && history.contents.length === 0) return { valid: true };
+  const newest = head?.record.version ?? Math.max(history.records.length, history.contents.length);
   // The head's own version may not be in the arrays yet (a write between its two steps).
   const records = history.records.slice();
   const contents = history.contents.slice();
-  if (records.length === newest - 1) records.push(head.record);
-  if (contents.length === newest - 1) contents.push(head.contents);
+  if (head !== null && records.length === newest - 1) records.push(head.record);
+  if (head !== null && contents.length === newest - 1) contents.push(head.contents);
   let previous: string | null = null;
   // Pruned versions (docs/operations.md#history-retention) are a prefix: their records still chain, their bytes are gone.
   let prunedPrefix = true;
@@ -81,8 +81,8 @@ export async function verifyVersions(history: StoredHistory): Promise<HistoryVer
   }
   if (records.length < newest) return bad(records.length + 1, "tail dropped");
   const last = records[newest - 1] as VersionRecord;
-  if (previous !== head.hash || canonicalJson(plainRecord(last)) !== canonicalJson(plainRecord(head.record))) return bad(newest, "head mismatch");
+  if (head !== null && (previous !== head.hash || canonicalJson(plainRecord(last)) !== canonicalJson(plainRecord(head.record)))) return bad(newest, "head mismatch");
   const valueSha = history.value === null ? null : await sha256Hex(history.value);
-  if (head.record.deleted ? valueSha !== null : valueSha !== head.record.sha256) return bad(newest, "value differs");
+  if (last.deleted ? valueSha !== null : valueSha !== last.sha256) return bad(newest, "value differs");
   return { valid: true };
 }

@@ -12,14 +12,24 @@ const MAX_MARKS = 10_000;
 /** The per-key locks of a sole-writer store, and the marks of its writes. */
 export class SoleWriterLocks extends KeyedMutex {
   readonly #marks = new Map<string, number>();
+  readonly #listeners = new Set<(key: string) => void>();
   // One sequence for every key: a key forgotten then written again never gets a mark it had.
   #sequence = 0;
 
   /** Called by the store as each write of `key` (put, putStream, update, delete) starts and as it ends, whether it succeeded or not. */
   wrote(key: string): void {
+    for (const listener of this.#listeners) listener(key);
     this.#marks.delete(key);
     this.#marks.set(key, ++this.#sequence);
     if (this.#marks.size > MAX_MARKS) this.#marks.delete(this.#marks.keys().next().value ?? key);
+  }
+
+  /**
+   * Calls `listener` with the key as each write of it (put, putStream, update, delete; not an
+   * append) starts and as it ends: what a reader keeps of a key in memory is dropped then.
+   */
+  onWrite(listener: (key: string) => void): void {
+    this.#listeners.add(listener);
   }
 
   /** A number that changes whenever the store writes `key`; undefined when no write of it is known. */

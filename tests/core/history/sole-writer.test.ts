@@ -1,7 +1,8 @@
 /**
- * A store one process holds (files, memory: `BlobStore.soleWriter`) lets a history write set the
- * key's value straight away, without reading the head and the value again under the value's
- * compare-and-swap; a store other processes write (Redis, S3, Deno KV...) keeps that guard.
+ * A store one process holds (files, memory: `BlobStore.soleWriter`) keeps each key's newest
+ * version in memory: a history write is one append to the key's log, then the value set
+ * straight away, with no head stored. A store other processes write (Redis, S3, Deno KV...)
+ * orders writes by the stored head and sets the value under its own compare-and-swap.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -30,11 +31,11 @@ const clock: Clock = { now: () => new Date("2026-12-02T13:00:00.000Z") };
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (value: Uint8Array | null) => (value === null ? null : new TextDecoder().decode(value));
 
-/** `store` with every call on the data key `key` and on its head counted. */
+/** `store` with every call on the data key `key`, its head and its log counted. */
 function counted(store: BlobStore, key: string) {
   const calls: string[] = [];
-  const head = historyKeys(key).head;
-  const name = (k: string) => (k === key ? "value" : k === head ? "head" : null);
+  const { head, log } = historyKeys(key);
+  const name = (k: string) => (k === key ? "value" : k === head ? "head" : k === log ? "log" : null);
   const note = (method: string, k: string) => {
     const which = name(k);
     if (which !== null) calls.push(`${method} ${which}`);
@@ -45,6 +46,7 @@ function counted(store: BlobStore, key: string) {
     put: (k, v) => (note("put", k), store.put(k, v)),
     update: (k, change, options) => (note("update", k), store.update(k, change, options)),
     delete: (k) => (note("delete", k), store.delete(k)),
+    appendToJsonArray: (k, item, atIndex, options) => (note("append", k), store.appendToJsonArray(k, item, atIndex, options)),
   };
   return { store: wrapped, calls };
 }
@@ -62,7 +64,7 @@ describe("sole-writer stores", () => {
     expect(createBlobStore(createStorage()).soleWriter).toBeUndefined();
   });
 
-  it("on a sole-writer store a write knows from the store's write marks that its head is still its own, and puts the value once, without reading the head back", async () => {
+  it("on a sole-writer store a write is one append to the key's log, then the value put once, with no head read or written", async () => {
     for (const make of [async () => createFileBlobStore(await freshDir(), { historyHeads: true }), async () => createMemoryPorts().data]) {
       const key = "u1/C-1/data.json";
       const { store, calls } = counted(await make(), key);
@@ -70,13 +72,17 @@ describe("sole-writer stores", () => {
       await histories.write(key, bytes('{"a":1}'), "u1");
       calls.length = 0;
       await histories.write(key, bytes('{"a":2}'), "u1");
-      expect(calls).toEqual(["update head", "put value"]);
+      expect(calls).toEqual(["append log", "put value"]);
       expect(text(await store.get(key))).toBe('{"a":2}');
       calls.length = 0;
       await histories.remove(key, "u1");
-      expect(calls).toEqual(["update head", "delete value"]);
+      expect(calls).toEqual(["append log", "delete value"]);
       expect(await store.get(key)).toBeNull();
+      expect(await store.has(historyKeys(key).head)).toBe(false);
       expect(await histories.verify(key)).toEqual({ valid: true });
+      // Another history over the store (a new process's would read the log) sees the same newest version.
+      expect((await createKeyHistories(store, { clock }).list(key))?.current).toBeNull();
+      expect((await createKeyHistories(store, { clock }).list(key))?.versions.map((version) => version.deleted)).toEqual([false, false, true]);
     }
   });
 
@@ -93,7 +99,7 @@ describe("sole-writer stores", () => {
     }
     expect(seen.every((mark) => mark !== undefined)).toBe(true);
     expect(new Set(seen).size).toBe(seen.length);
-    // A history over a store whose locks carry no marks still writes the value once, after reading the head back.
+    // A history over a store whose locks neither mark nor tell their writes keeps a head, and writes the value once, after reading the head back.
     const key = "u5/C-1/data.json";
     const inner = createFileBlobStore(await freshDir(), { historyHeads: true });
     const { store, calls } = counted({ ...inner, soleWriter: { run: (k, task) => inner.soleWriter!.run(k, task) } }, key);
@@ -101,7 +107,7 @@ describe("sole-writer stores", () => {
     await histories.write(key, bytes('{"a":1}'), "u5");
     calls.length = 0;
     await histories.write(key, bytes('{"a":2}'), "u5");
-    expect(calls).toEqual(["update head", "get head", "put value"]);
+    expect(calls).toEqual(["update head", "append log", "get head", "put value"]);
   });
 
   it("on a store other processes may write, the value is set under its own compare-and-swap with the head read inside it", async () => {
@@ -111,7 +117,7 @@ describe("sole-writer stores", () => {
     await histories.write(key, bytes('{"a":1}'), "u1");
     calls.length = 0;
     await histories.write(key, bytes('{"a":2}'), "u1");
-    expect(calls).toEqual(["update head", "update value", "get head"]);
+    expect(calls).toEqual(["update head", "append log", "update value", "get head"]);
     expect(text(await store.get(key))).toBe('{"a":2}');
   });
 
@@ -121,13 +127,13 @@ describe("sole-writer stores", () => {
       const store = await make();
       const other = createKeyHistories(new Proxy(store, {}), { clock }); // as the service wraps its ports
       await other.write(key, bytes('{"i":1}'), "u3");
-      // The first history's write stops after moving the head, while the other history writes the key.
+      // The first history's write stops after its append, while the other history writes the key.
       let racing: Promise<unknown> | undefined;
       const paused: BlobStore = {
         ...store,
         appendToJsonArray: async (k, item, atIndex, options) => {
           const count = await store.appendToJsonArray(k, item, atIndex, options);
-          if (racing === undefined && k === historyKeys(key).contents && atIndex === 1) {
+          if (racing === undefined && k === historyKeys(key).log && atIndex === 1) {
             racing = other.write(key, bytes('{"i":3}'), "u3");
             // Long enough for the other write to finish, unless it waits for this one.
             await Promise.race([racing, new Promise((resolve) => setTimeout(resolve, 200))]);
@@ -144,23 +150,23 @@ describe("sole-writer stores", () => {
     }
   });
 
-  it.each(["update", "put"] as const)("a head replaced between a write's head and its value (a restore, by %s) is what the value becomes, never the write's own bytes", async (how) => {
+  it.each(["update", "put"] as const)("a log replaced between a write's append and its value (a restore, by %s) is what the value becomes, never the write's own bytes", async (how) => {
     const key = "u4/C-1/data.json";
     const inner = createFileBlobStore(await freshDir(), { historyHeads: true });
     const histories = createKeyHistories(inner, { clock });
     await histories.write(key, bytes('{"restored":true}'), "u4");
-    const restoredHead = (await inner.get(historyKeys(key).head))!;
+    const restoredLog = (await inner.get(historyKeys(key).log))!;
     await histories.write(key, bytes('{"before":1}'), "u4");
-    // The next write's first append: a restore puts the earlier head (and its value) back meanwhile.
+    // The next write's append: a restore puts the earlier log (and its value) back meanwhile.
     let restored = false;
     const store: BlobStore = {
       ...inner,
       appendToJsonArray: async (k, item, atIndex, options) => {
         const count = await inner.appendToJsonArray(k, item, atIndex, options);
-        if (!restored && k === historyKeys(key).contents && atIndex === 2) {
+        if (!restored && k === historyKeys(key).log && atIndex === 2) {
           restored = true;
-          if (how === "update") await inner.update(historyKeys(key).head, () => restoredHead);
-          else await inner.put(historyKeys(key).head, restoredHead);
+          if (how === "update") await inner.update(historyKeys(key).log, () => restoredLog);
+          else await inner.put(historyKeys(key).log, restoredLog);
           await inner.put(key, bytes('{"restored":true}'));
         }
         return count;
@@ -168,8 +174,12 @@ describe("sole-writer stores", () => {
     };
     await createKeyHistories(store, { clock }).write(key, bytes('{"racing":3}'), "u4");
     expect(restored).toBe(true);
-    // The value is what the (restored) head names: served as current, not refused as an older version.
+    // The value is what the (restored) log names: served as current, not refused as an older version.
     expect(text(await inner.get(key))).toBe('{"restored":true}');
+    expect(text(await histories.readCurrent(key))).toBe('{"restored":true}');
+    // The next write follows the restored history.
+    expect((await histories.write(key, bytes('{"after":2}'), "u4")).version).toBe(2);
+    expect(await histories.verify(key)).toEqual({ valid: true });
   });
 
   it("many writes of one key at once on a sole-writer store: every one a version, the value the newest", async () => {

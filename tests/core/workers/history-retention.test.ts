@@ -68,9 +68,9 @@ describe("history retention", () => {
     expect(await (await app.request("/data/history/prune", { method: "POST", headers: admin })).json()).toMatchObject({ pruned: [], held: ["u1/C-2/data.json"] });
     // Verify accepts pruned marks only as a prefix: one after a version that holds its bytes is named.
     for (const v of [1, 2, 3]) await put(app, "u1/C-9/data.json", `{"v":${v}}`);
-    await ports.data.update("#history/u1/C-9/data.json/contents", (stored) => {
+    await ports.data.update("#history/u1/C-9/data.json/log", (stored) => {
       const items = parseJsonArray(stored!).items.slice();
-      items[1] = { v: 2, pruned: true };
+      items[1] = { ...(items[1] as object), contents: { v: 2, pruned: true } };
       return encodeJsonArray(items);
     });
     expect(await verify(app, "u1/C-9/data.json")).toMatchObject({ valid: false, firstBadVersion: 2 });
@@ -87,10 +87,10 @@ describe("history retention", () => {
     for (const v of [1, 2]) await put(app, "u1/C-1/data.json", `{"v":${v}}`);
     clock.set("2026-03-01T00:00:00Z");
     await put(app, "u1/C-1/data.json", '{"v":3}');
-    const sealedBefore = (await raw.data.get("#history/u1/C-1/data.json/contents"))!.length;
+    const sealedBefore = (await raw.data.get("#history/u1/C-1/data.json/log"))!.length;
     const answer = await app.request("/data/history/prune", { method: "POST", headers: admin });
     expect(await answer.json()).toMatchObject({ pruned: [{ key: "u1/C-1/data.json", versions: [1, 2] }] });
-    expect((await raw.data.get("#history/u1/C-1/data.json/contents"))!.length).toBeLessThan(sealedBefore);
+    expect((await raw.data.get("#history/u1/C-1/data.json/log"))!.length).toBeLessThan(sealedBefore);
     expect(await verify(app, "u1/C-1/data.json")).toMatchObject({ valid: true, current: 3 });
     expect((await app.request("/data/u1/C-1/data.json?version=1", { headers: dataHeaders })).status).toBe(404);
     expect(await (await app.request("/data/u1/C-1/data.json?version=3", { headers: dataHeaders })).text()).toBe('{"v":3}');
