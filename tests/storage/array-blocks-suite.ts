@@ -180,13 +180,13 @@ export function arrayBlockSuite(
       const { requests, bytes } = await perCall(traffic, writes, async (n) => {
         await histories.write(key, document(n), "u1");
       });
-      // Rewriting the arrays would cost ~writes versions each way at the end, several times a block's share.
+      // Rewriting the log would cost ~writes versions each way at the end, several times a block's share.
       expect(median(bytes.slice(-block))).toBeLessThanOrEqual(1.1 * median(bytes.slice(block, 2 * block)));
       // The same requests each (a new block is one more write, at most, when one fills).
       expect(Math.max(...requests.slice(2))).toBeLessThanOrEqual(Math.min(...requests.slice(2)) + 2);
-      // The arrays are eight blocks in the bucket; the document and its head one object each.
-      expect(await raw.keys(`#history/${key}/contents`)).toHaveLength(8);
-      expect(await store.list("#history/")).toEqual([`#history/${key}/contents`, `#history/${key}/head`, `#history/${key}/versions`]);
+      // The log is eight blocks in the bucket; the document and its head one object each.
+      expect(await raw.keys(`#history/${key}/log`)).toHaveLength(8);
+      expect(await store.list("#history/")).toEqual([`#history/${key}/head`, `#history/${key}/log`]);
       expect(await store.list("u1/")).toEqual([key]);
       const listed = (await histories.list(key))!;
       expect(listed.versions.map((version) => version.version)).toEqual(Array.from({ length: writes }, (_, n) => n + 1));

@@ -4,8 +4,10 @@
  */
 import { expect, it } from "vitest";
 import type { BlobStore, Clock } from "../../src/core/ports.ts";
-import { createKeyHistories, historyKeys } from "../../src/core/history/mod.ts";
+import { createKeyHistories, historyKeys, recordHash, type VersionRecord } from "../../src/core/history/mod.ts";
 import { pruneHistories } from "../../src/core/history/prune-history.ts";
+import { sha256Hex } from "../../src/core/encoding/digest.ts";
+import { encodeJsonArray } from "../../src/core/storage/json-array.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (value: Uint8Array | null) => (value === null ? null : new TextDecoder().decode(value));
@@ -135,6 +137,45 @@ export function historySuite(name: string, make: () => Promise<BlobStore> | Blob
     // The value put back to an earlier version.
     await store.put(key, bytes('{"n":1}'));
     expect(await histories.verify(key)).toEqual({ valid: false, firstBadVersion: 4, reason: "value differs" });
+  }, 60_000);
+
+  it(`[${name}] history: a history an earlier release stored as two arrays and a head reads as it was; the next write makes it one log and follows it`, async () => {
+    const store = await make();
+    const key = "u8/C-1/data.json";
+    const keys = historyKeys(key);
+    // Three versions as that release stored them, cut between the head's move and the records' append: version 3 is in the head and the contents only.
+    const records: VersionRecord[] = [];
+    const contents: unknown[] = [];
+    let previous: string | null = null;
+    for (const [i, body] of ['{"a":1}', '{"a":2}', '{"a":3}'].entries()) {
+      const record: VersionRecord = { version: i + 1, sha256: await sha256Hex(bytes(body)), size: body.length, writtenAt: "2026-11-01T00:00:00.000Z", writtenBy: "u8", deleted: false, previous };
+      records.push(record);
+      contents.push({ v: i + 1, text: body });
+      previous = await recordHash(record);
+    }
+    await store.put(keys.versions, encodeJsonArray(records.slice(0, 2)));
+    await store.put(keys.contents, encodeJsonArray(contents));
+    await store.put(keys.head, bytes(JSON.stringify({ format: "forensic-annotation/history-head@1", key, record: records[2], hash: previous, contents: contents[2] })));
+    await store.put(key, bytes('{"a":3}'));
+    const histories = createKeyHistories(store, { clock });
+    expect(await histories.list(key)).toEqual({ key, versions: records, current: 3 });
+    expect(text(await histories.read(key, 1))).toBe('{"a":1}');
+    expect(text(await histories.read(key, 3))).toBe('{"a":3}');
+    expect(await histories.verify(key)).toEqual({ valid: true });
+    expect(text(await histories.readCurrent(key))).toBe('{"a":3}');
+    // The next write is version 4; the arrays are merged into the log and removed.
+    expect(await histories.write(key, bytes('{"a":4}'), "u8")).toMatchObject({ version: 4, previous: await recordHash(records[2]!) });
+    expect(await store.has(keys.log)).toBe(true);
+    expect(await store.has(keys.versions)).toBe(false);
+    expect(await store.has(keys.contents)).toBe(false);
+    expect((await histories.list(key))!.versions.slice(0, 3)).toEqual(records);
+    expect(await histories.verify(key)).toEqual({ valid: true });
+    // Another history over the store (another process, or after a restart) follows the log.
+    const again = createKeyHistories(store, { clock });
+    expect(text(await again.read(key, 3))).toBe('{"a":3}');
+    expect((await again.write(key, bytes('{"a":5}'), "u8")).version).toBe(5);
+    expect(text(await again.readCurrent(key))).toBe('{"a":5}');
+    expect(await again.verify(key)).toEqual({ valid: true });
   }, 60_000);
 
   it(`[${name}] history: 16 concurrent writes of one key are 16 versions, none lost or twice`, async () => {

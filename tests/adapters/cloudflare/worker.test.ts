@@ -27,7 +27,7 @@ describe("Cloudflare module workers in workerd", () => {
     const dataKeys = (await data.list()).objects.map((object) => object.key).sort();
     // The documents under the CONTRACT's keys; each one's history beside them under #history/ (docs/storage.md#record-history).
     expect(dataKeys.filter((key) => !key.startsWith("#history/"))).toEqual(["u1/C-1/data.json", "u1/C-1/f 1/data.json"]);
-    expect(dataKeys.filter((key) => key.startsWith("#history/"))).toEqual(["u1/C-1/data.json", "u1/C-1/f 1/data.json"].flatMap((key) => ["contents", "head", "versions"].map((part) => `#history/${key}/${part}`)));
+    expect(dataKeys.filter((key) => key.startsWith("#history/"))).toEqual(["u1/C-1/data.json", "u1/C-1/f 1/data.json"].flatMap((key) => ["head", "log"].map((part) => `#history/${key}/${part}`)));
     expect(new TextDecoder().decode(await (await data.get("u1/C-1/data.json"))!.arrayBuffer())).toBe('{"caseNumber":"C-1"}');
     const audit = await bucket(mf, "STRIAE_AUDIT");
     // The day and the head of the user's hash chain.
@@ -80,7 +80,7 @@ describe("Cloudflare module workers in workerd", () => {
     expect(await (await mf.dispatchFetch("http://w/u2/C-9/data.json", { headers })).json()).toEqual([]);
     const stored = (await (await bucket(mf, "STRIAE_DATA")).list()).objects.map((o) => o.key);
     expect(stored.filter((key) => !key.startsWith("#history/"))).toEqual(["u2/C-9/data.json"]);
-    expect(stored.filter((key) => key.startsWith("#history/")).sort()).toEqual(["contents", "head", "versions"].map((part) => `#history/u2/C-9/data.json/${part}`));
+    expect(stored.filter((key) => key.startsWith("#history/")).sort()).toEqual(["head", "log"].map((part) => `#history/u2/C-9/data.json/${part}`));
   }, 60_000);
 
   it("[workerd] a missing binding is a 500 that names it", async () => {

@@ -272,12 +272,12 @@ describe("review worker under attack", () => {
     };
     const data: BlobStore = {
       ...dataBase,
-      update: (key, change, options) => {
+      appendToJsonArray: (key, item, atIndex, options) => {
         if (key === failData) {
           failData = undefined;
           return Promise.reject(new Error("store went away"));
         }
-        return dataBase.update(key, change, options);
+        return dataBase.appendToJsonArray(key, item, atIndex, options);
       },
     };
     const { seed, open, sign, call } = await setup(data, {}, audit);
@@ -285,7 +285,7 @@ describe("review worker under attack", () => {
     const id = (await open()).body.id as string;
     failReview = `reviews/${id}/review.json`;
     expect((await sign(id, "rev1", { fileId: "f1" })).status).toBe(500);
-    failData = "#history/owner/C-1/f2/data.json/head";
+    failData = "#history/owner/C-1/f2/data.json/log";
     expect((await sign(id, "rev1", { fileId: "f2" })).status).toBe(500);
     const before = (await call(`/review/r/${id}`, "owner")).body.review;
     expect(before.signing.map((each: Json) => each.fileId)).toEqual(["f1", "f2"]);

@@ -52,16 +52,13 @@ describe("review worker (in process)", () => {
     let failing = false;
     const data: BlobStore = {
       ...base,
-      update: (key, change, options) => {
-        if (failing && key === "#history/owner/C-1/f1/data.json/head") {
+      appendToJsonArray: (key, item, atIndex, options) => {
+        if (failing && key === "#history/owner/C-1/f1/data.json/log") {
           failing = false;
-          // The new head is made (the signature is stored inside the update), then the store fails to write it.
-          return base.update(key, async (current) => {
-            await change(current);
-            throw new Error("store went away");
-          }, options);
+          // The new version is made (the signature is stored inside the update's change), then the store fails to append it.
+          return Promise.reject(new Error("store went away"));
         }
-        return base.update(key, change, options);
+        return base.appendToJsonArray(key, item, atIndex, options);
       },
     };
     const clock = fixedClock(NOW);
