@@ -4,7 +4,7 @@ import { useWorkerdBindings } from "../helpers/miniflare-bindings.ts";
 import { blobStoreSuite, kvStoreSuite } from "./suite.ts";
 
 // The real workerd's R2 and KV (each call made by a worker in Miniflare), one bucket per test.
-const { bucket, namespace } = useWorkerdBindings({ buckets: 32, namespaces: 3 });
+const { bucket, namespace } = useWorkerdBindings({ buckets: 34, namespaces: 3 });
 
 blobStoreSuite("R2 (workerd)", async () => createR2BlobStore(await bucket()), {
   makePair: async () => {

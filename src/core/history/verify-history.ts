@@ -37,9 +37,9 @@ export interface HistoryVerification {
 export interface StoredHistory {
   /** The stored head (newest record, its hash, its contents); null when none is stored (the log's last item is the newest). */
   head: { record: VersionRecord; hash: string; contents: unknown } | null;
-  /** The records array's items, oldest first. */
+  /** The versions' records, oldest first (the log items' `record`). */
   records: readonly unknown[];
-  /** The contents array's items, oldest first. */
+  /** The versions' contents, oldest first (the log items' `contents`). */
   contents: readonly unknown[];
   /** The key's stored value (null: absent). */
   value: Uint8Array | null;
@@ -52,7 +52,7 @@ export async function verifyVersions(history: StoredHistory): Promise<HistoryVer
   const { head } = history;
   if (head === null && history.records.length === 0 && history.contents.length === 0) return { valid: true };
   const newest = head?.record.version ?? Math.max(history.records.length, history.contents.length);
-  // The head's own version may not be in the arrays yet (a write between its two steps).
+  // The head's own version may not be in the log yet (a write between its two steps).
   const records = history.records.slice();
   const contents = history.contents.slice();
   if (head !== null && records.length === newest - 1) records.push(head.record);
