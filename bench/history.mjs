@@ -173,9 +173,9 @@ console.log(`on / off: ${(on.rps / off.rps).toFixed(2)}`);
 const dataOn = bytesUnder(join(servers.on.dataDir, "data"));
 const dataOff = bytesUnder(join(servers.off.dataDir, "data"));
 const history = bytesUnder(join(servers.on.dataDir, "data", "#history"));
-// Each key's head (two slots of at least 4 KiB) is a fixed cost per key, not per version.
-const versions = bytesUnder(join(servers.on.dataDir, "data", "#history"), (name) => name === "versions" || name === "contents");
-console.log(`data store: ${dataOn} bytes with history, ${dataOff} without; histories ${history} bytes, of which ${history - versions} the ${keyCount} keys' heads`);
+// One log per key (a data folder is held by one process: no head on disk).
+const versions = bytesUnder(join(servers.on.dataDir, "data", "#history"), (name) => name === "log");
+console.log(`data store: ${dataOn} bytes with history, ${dataOff} without; histories ${history} bytes, of which ${history - versions} not in the ${keyCount} keys' logs`);
 console.log(`${puts.on} versions: ${(versions / puts.on).toFixed(0)} bytes per version of a ${docBytes}-byte document (${(versions / puts.on / docBytes).toFixed(2)}x: its bytes as a JSON string, and its record)`);
-const sample = readFileSync(join(servers.on.dataDir, "data", "#history", "bench-user", "BENCH-1", "data.json", "versions"), "utf8").split("\n")[1];
-console.log(`a version's record: ${sample}`);
+const sample = readFileSync(join(servers.on.dataDir, "data", "#history", "bench-user", "BENCH-1", "data.json", "log"), "utf8").split("\n")[1];
+console.log(`a version in the log: ${sample.length > 400 ? `${sample.slice(0, 300)}…${sample.slice(-40)}` : sample}`);
