@@ -18,18 +18,17 @@ import type { BlobStore, Bytes, Clock } from "../ports.ts";
 import { ServiceError } from "../errors.ts";
 import { KeyedMutex } from "../storage/keyed-mutex.ts";
 import { sha256Hex } from "../encoding/digest.ts";
-import { canonicalJson } from "../encoding/canonical-json.ts";
 import { sameBytes } from "../encoding/same-bytes.ts";
 import { type HistoryKeys, historyKeys } from "./history-keys.ts";
 import { type LogItem, logItemOf, mergeArraysIntoLog, readStoredVersions, type StoredVersions } from "./history-log.ts";
 import { newestVersionsOf } from "./newest-versions.ts";
 import {
   bytesOf,
+  canonicalRecordJson,
   contentsOf,
   EMPTY_SHA256,
   isVersionRecord,
   plainRecord,
-  recordHash,
   type VersionContents,
   type VersionRecord,
 } from "./version-record.ts";
@@ -194,7 +193,8 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
   const hashText = options.hash;
   // The synchronous hash blocks the event loop: a large document (up to MAX_JSON_BYTES) goes to web crypto's worker thread.
   const digestOf = (bytes: Uint8Array): string | Promise<string> => (options.digest === undefined || bytes.length > SYNC_DIGEST_BYTES ? sha256Hex(bytes) : options.digest(bytes));
-  const hashOf = (record: VersionRecord): string | Promise<string> => (hashText === undefined ? recordHash(record) : hashText(canonicalJson(record)));
+  // Every record hashed here holds only its own fields (built here, or plainRecord of a stored one).
+  const hashOf = (record: VersionRecord): string | Promise<string> => (hashText === undefined ? sha256Hex(canonicalRecordJson(record)) : hashText(canonicalRecordJson(record)));
   // One lock per key for every history over a store one process holds (a service and a data
   // worker mounted beside it share it), so that no other writer moves the head under a write.
   const writes = data.soleWriter ?? new KeyedMutex();

@@ -43,6 +43,15 @@ export async function recordHash(record: VersionRecord): Promise<string> {
   return await sha256Hex(canonicalJson(record));
 }
 
+/**
+ * `canonicalJson(record)` of a record holding only its own fields ({@link plainRecord}), written
+ * in the members' sorted order without sorting them (a record is hashed on every write).
+ */
+export function canonicalRecordJson(record: VersionRecord): string {
+  const { deleted, previous, sha256, size, version, writtenAt, writtenBy } = record;
+  return `{"deleted":${deleted},"previous":${previous === null ? "null" : JSON.stringify(previous)},"sha256":${JSON.stringify(sha256)},"size":${size},"version":${version},"writtenAt":${JSON.stringify(writtenAt)},"writtenBy":${JSON.stringify(writtenBy)}}`;
+}
+
 /** The contents item of version `v` holding `bytes` (as text when they are UTF-8, which every JSON document is). */
 export function contentsOf(v: number, bytes: Uint8Array): VersionContents {
   try {
