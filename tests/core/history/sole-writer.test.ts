@@ -182,6 +182,20 @@ describe("sole-writer stores", () => {
     expect(await histories.verify(key)).toEqual({ valid: true });
   });
 
+  it("a log whose last item was edited by hand is not built on: a write answers an integrity failure naming the version, as verify does, and changes nothing", async () => {
+    const key = "u6/C-1/data.json";
+    const store = createFileBlobStore(await freshDir(), { historyHeads: true });
+    const histories = createKeyHistories(store, { clock });
+    await histories.write(key, bytes('{"n":1}'), "u6");
+    await histories.write(key, bytes('{"n":2}'), "u6");
+    const log = text(await store.get(historyKeys(key).log))!;
+    await store.put(historyKeys(key).log, bytes(log.replace('"version":2', '"version":7')));
+    await expect(histories.write(key, bytes('{"n":3}'), "u6")).rejects.toMatchObject({ kind: "integrity-failed", details: { key, version: 2 } });
+    expect(await histories.verify(key)).toMatchObject({ valid: false, firstBadVersion: 2 });
+    expect(text(await store.get(key))).toBe('{"n":2}');
+    expect(text(await store.get(historyKeys(key).log))).toBe(log.replace('"version":2', '"version":7'));
+  });
+
   it("many writes of one key at once on a sole-writer store: every one a version, the value the newest", async () => {
     const key = "u2/C-1/data.json";
     const store = createFileBlobStore(await freshDir(), { historyHeads: true });
