@@ -102,25 +102,19 @@ export interface BlobStore {
   /**
    * Present on a store that one process holds (files, as `KvStore.replaceIf` assumes too;
    * memory): the per-key lock that every record history over this store takes, whichever code
-   * made it, so that a writer holding a key's lock may set the key's value without reading again
-   * what another writer could have put there. Wrapping stores pass it on as it is.
+   * made it, and word of the store's writes, so that a history keeps each key's newest version
+   * in memory and writes a version as one append (core/history/key-history.ts). Wrapping stores
+   * pass it on as it is.
    */
   readonly soleWriter?: {
     /** Runs `task` alone among the tasks of `key` (once those before it settled). */
     run<T>(key: string, task: () => Promise<T>): Promise<T>;
     /**
-     * A number that changes whenever the store starts or ends replacing or deleting the value
-     * of `key` (put, putStream, update, delete; appends, which only add, are not marked);
-     * undefined when it knows of none. Without it, a writer reads back what it needs to know
-     * is unchanged.
-     */
-    lastWrite?(key: string): number | undefined;
-    /**
      * Calls `listener` with the key whenever the store starts or ends replacing or deleting a
-     * key's value (as {@link lastWrite} marks it; appends are not told). A record history keeps a
-     * key's newest version in memory only on a store that has it, and drops it when told.
+     * key's value (put, putStream, update, delete; appends, which only add, are not told): a
+     * record history drops what it kept in memory of that key's history then.
      */
-    onWrite?(listener: (key: string) => void): void;
+    onWrite(listener: (key: string) => void): void;
   };
 }
 

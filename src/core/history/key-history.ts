@@ -125,11 +125,9 @@ interface Head {
 
 const HEAD_FORMAT = "forensic-annotation/history-head@1";
 
-/** A move of the head: the new head and its stored bytes. */
+/** A recorded version, its value not set yet. */
 interface Step {
   head: Head;
-  /** The sole-writer store's mark of the head's write (`soleWriter.lastWrite`), when it has one. */
-  written?: number | undefined;
 }
 /** The `writtenBy` of a value found stored without a history. */
 export const BEFORE_HISTORY = "before-history";
@@ -214,17 +212,6 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
     if (parsed.size >= MAX_KNOWN) parsed.delete(parsed.keys().next().value ?? key);
     parsed.set(key, { bytes, head });
     return bytes;
-  };
-  /** Whether the stored head is still `mine` (the bytes this process wrote last, or a head naming the same record). */
-  const headIsMine = (stored: Uint8Array | null, mine: Head): boolean => {
-    if (stored === null) return false;
-    const known = parsed.get(mine.key);
-    if (known !== undefined && known.head === mine && sameBytes(known.bytes, stored)) return true;
-    try {
-      return parseHead(stored, mine.key).hash === mine.hash;
-    } catch {
-      return false;
-    }
   };
   // The head hash this process last saw appended to the log, per key: skips the append.
   const appended = new Map<string, string>();
@@ -393,7 +380,7 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
       });
       if (!written) return null;
       if (adopted) continue; // the newest version is in the head now; record this write after it
-      return step === null ? null : { ...(step as Step), written: data.soleWriter?.lastWrite?.(keys.head) };
+      return step;
     }
   };
 
@@ -404,22 +391,12 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
    * removes the value. The value's write is the last store call: a failure before it leaves the
    * value as it was.
    */
-  const settle = async (keys: HistoryKeys, key: string, mine: Head, written: number | undefined, mineBytes?: Uint8Array): Promise<void> => {
-    const { soleWriter } = data;
+  const settle = async (keys: HistoryKeys, key: string, mine: Head, mineBytes?: Uint8Array): Promise<void> => {
     if (newest !== undefined) {
       // The version kept is still this write's unless the log was replaced meanwhile (a restore): then the log's newest.
       const now = newest.get(key)?.hash === mine.hash ? mine : (await soleNewest(keys, key, false)) ?? mine;
       if (now.record.deleted) await data.delete(key);
       else await data.put(key, now === mine && mineBytes !== undefined ? mineBytes : bytesOf(now.contents) ?? new Uint8Array());
-      return;
-    }
-    // The store wrote the head nothing since this write moved it (its mark unchanged): no read back.
-    const unchanged = written !== undefined && soleWriter?.lastWrite?.(keys.head) === written;
-    if (soleWriter !== undefined && (unchanged || headIsMine(await data.get(keys.head), mine))) {
-      // No other process writes the store, and every history over it writes the key under the
-      // store's lock: the head is still mine (a restore may have replaced it: then as below).
-      if (mine.record.deleted) await data.delete(key);
-      else await data.put(key, mineBytes ?? bytesOf(mine.contents) ?? new Uint8Array());
       return;
     }
     let deleted = mine.record.deleted;
@@ -446,7 +423,7 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
    */
   const complete = async (keys: HistoryKeys, key: string, step: Step, bytes?: Uint8Array): Promise<void> => {
     if (newest === undefined) await ensureAppended(keys, key, step.head);
-    await settle(keys, key, step.head, step.written, bytes);
+    await settle(keys, key, step.head, bytes);
   };
 
   const newRecord = async (prior: Head | null, bytes: Uint8Array | null, writtenBy: string, digest?: string): Promise<VersionRecord> => ({

@@ -68,13 +68,10 @@ export class NewestVersions {
 
 const byStore = new WeakMap<object, NewestVersions>();
 
-/**
- * The newest versions kept for a store one process holds; undefined for a store several
- * processes may write (no `soleWriter`), or one that does not tell its writes (`onWrite`).
- */
+/** The newest versions kept for a store one process holds; undefined for a store several processes may write (no `soleWriter`). */
 export function newestVersionsOf(data: BlobStore): NewestVersions | undefined {
   const soleWriter = data.soleWriter;
-  if (soleWriter?.onWrite === undefined) return undefined;
+  if (soleWriter === undefined) return undefined;
   let newest = byStore.get(soleWriter);
   if (newest === undefined) {
     const created = new NewestVersions();

@@ -1,27 +1,18 @@
 /**
  * @module
- * The locks of a store one process holds (`BlobStore.soleWriter`), with a mark of the store's
- * latest write of each key: a record history that moved a key's head can tell, without reading
- * the head again, that nothing wrote it since (core/history/key-history.ts).
+ * The locks of a store one process holds (`BlobStore.soleWriter`), and word of the store's
+ * writes: a record history keeps each key's newest version in memory and drops it when the
+ * store replaces one of the key's history keys (a restore, a prune: core/history/newest-versions.ts).
  */
 import { KeyedMutex } from "./keyed-mutex.ts";
 
-/** How many keys' marks are kept; past it the oldest is forgotten (then read as unknown). */
-const MAX_MARKS = 10_000;
-
-/** The per-key locks of a sole-writer store, and the marks of its writes. */
+/** The per-key locks of a sole-writer store, and the listeners told of its writes. */
 export class SoleWriterLocks extends KeyedMutex {
-  readonly #marks = new Map<string, number>();
   readonly #listeners = new Set<(key: string) => void>();
-  // One sequence for every key: a key forgotten then written again never gets a mark it had.
-  #sequence = 0;
 
   /** Called by the store as each write of `key` (put, putStream, update, delete) starts and as it ends, whether it succeeded or not. */
   wrote(key: string): void {
     for (const listener of this.#listeners) listener(key);
-    this.#marks.delete(key);
-    this.#marks.set(key, ++this.#sequence);
-    if (this.#marks.size > MAX_MARKS) this.#marks.delete(this.#marks.keys().next().value ?? key);
   }
 
   /**
@@ -31,16 +22,11 @@ export class SoleWriterLocks extends KeyedMutex {
   onWrite(listener: (key: string) => void): void {
     this.#listeners.add(listener);
   }
-
-  /** A number that changes whenever the store writes `key`; undefined when no write of it is known. */
-  lastWrite(key: string): number | undefined {
-    return this.#marks.get(key);
-  }
 }
 
 /**
- * Runs `write` of `key` marked on a store's sole-writer locks (when they are these) as it starts
- * and as it ends: a write in flight already reads as a change.
+ * Runs `write` of `key` told to a store's sole-writer locks (when they are these) as it starts
+ * and as it ends: a write in flight already counts as a change.
  */
 export function markedWrite<T>(soleWriter: unknown, key: string, write: () => Promise<T>): Promise<T> {
   if (!(soleWriter instanceof SoleWriterLocks)) return write();

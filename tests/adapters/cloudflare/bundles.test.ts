@@ -16,8 +16,9 @@ const BUDGETS: Record<string, number> = {
   // Every worker in one: the PDF worker's weight plus the /docs page's Swagger UI assets (about 500 KiB),
   // and since the exchange and review workers, histories and holds, 1165 KiB (Workers' free plan allows 3 MiB).
   all: 1200 * KIB,
-  // The data worker carries the record histories since they landed (105 KiB then).
-  data: 120 * KIB,
+  // The data worker carries the record histories since they landed (105 KiB then), and since
+  // the log layout both ways of ordering a history's writes (119.5 KiB before it, 121.3 after).
+  data: 125 * KIB,
   // The review worker carries the record histories as the data worker does, jose, and since the signing fixes of
   // 2026-12-03 the confirmation seal, the signings under way and the character rules (97.7 KiB before, 100.5 after).
   review: 120 * KIB,
@@ -37,7 +38,7 @@ afterAll(async () => {
 });
 
 describe("Cloudflare worker bundles", () => {
-  it("every entry, minified and gzipped, is within its budget (PDF 600 KiB, all 1200 KiB, exchange 150 KiB, data and review 120 KiB, others 100 KiB)", async () => {
+  it("every entry, minified and gzipped, is within its budget (PDF 600 KiB, all 1200 KiB, exchange 150 KiB, data 125 KiB, review 120 KiB, others 100 KiB)", async () => {
     const names = (await readdir(entries)).filter((file) => file.endsWith(".ts")).map((file) => file.slice(0, -3)).sort();
     expect(names).toEqual(["all", "audit", "captcha", "data", "exchange", "image", "keys", "pdf", "review", "user"]);
     const sizes: Record<string, number> = {};
