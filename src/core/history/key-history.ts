@@ -192,12 +192,20 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
   // The synchronous hash blocks the event loop: a large document (up to MAX_JSON_BYTES) goes to web crypto's worker thread.
   const digestOf = (bytes: Uint8Array): string | Promise<string> => (options.digest === undefined || bytes.length > SYNC_DIGEST_BYTES ? sha256Hex(bytes) : options.digest(bytes));
   // Every record hashed here holds only its own fields (built here, or plainRecord of a stored one).
-  const hashOf = (record: VersionRecord): string | Promise<string> => (hashText === undefined ? sha256Hex(canonicalRecordJson(record)) : hashText(canonicalRecordJson(record)));
+  const hashOf = (record: VersionRecord): string | Promise<string> => {
+    const text = canonicalRecordJson(record);
+    return hashText === undefined ? sha256Hex(text) : hashText(text);
+  };
   // One lock per key for every history over a store one process holds (a service and a data
   // worker mounted beside it share it), so that no other writer moves the head under a write.
   const writes = data.soleWriter ?? new KeyedMutex();
   // On a store one process holds and that tells its writes: the newest versions in memory, no stored head.
   const newest = newestVersionsOf(data);
+  /** The head of the newest version kept in memory for `key`, when there is one. */
+  const keptHead = (key: string): Head | undefined => {
+    const kept = newest?.get(key);
+    return kept === undefined ? undefined : { format: HEAD_FORMAT, key, ...kept };
+  };
 
   // The head this process last wrote or read, per key, with its bytes: the next write of the key
   // parses the stored head again only when another process changed it.
@@ -283,8 +291,8 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
    * becomes version 1.
    */
   const soleNewest = async (keys: HistoryKeys, key: string, adopt: boolean): Promise<Head | null> => {
-    const kept = newest!.get(key);
-    if (kept !== undefined) return { format: HEAD_FORMAT, key, ...kept };
+    const kept = keptHead(key);
+    if (kept !== undefined) return kept;
     for (let attempt = 1; ; attempt++) {
       let changes = newest!.changes;
       const storedHead = await readHead(keys, key);
@@ -480,8 +488,8 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
    */
   const newestNow = async (keys: HistoryKeys, key: string, locked = false): Promise<Head | null> => {
     if (newest === undefined) return await readHead(keys, key);
-    const kept = newest.get(key);
-    if (kept !== undefined) return { format: HEAD_FORMAT, key, ...kept };
+    const kept = keptHead(key);
+    if (kept !== undefined) return kept;
     return locked ? await soleNewest(keys, key, false) : await writes.run(key, () => soleNewest(keys, key, false));
   };
 
@@ -491,16 +499,16 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
    * records and contents.
    */
   const stored = async (keys: HistoryKeys, key: string) => {
-    const kept = newest?.get(key);
-    const storedHead = kept !== undefined ? { format: HEAD_FORMAT, key, ...kept } satisfies Head : await readHead(keys, key);
+    const storedHead = keptHead(key) ?? (await readHead(keys, key));
     const versions = await readStoredVersions(data, keys);
     const head = storedHead ?? (versions.records.length === 0 ? null : await lastOf(key, versions).catch(() => null));
     return { head, storedHead, records: versions.records, contents: versions.contents };
   };
 
   const current = async (key: string): Promise<CurrentVersion | null> => {
-    const kept = newest?.get(key);
-    const head = kept !== undefined ? kept : (await stored(historyKeys(key), key)).head;
+    const keys = historyKeys(key);
+    // The kept version or the stored head; the log is read only for a history that has neither (one written where one process held the store).
+    const head = keptHead(key) ?? (await readHead(keys, key)) ?? (await stored(keys, key)).head;
     if (head === null || head.record.deleted) return null;
     return { version: head.record.version, sha256: head.record.sha256, record: plainRecord(head.record) };
   };
