@@ -21,14 +21,24 @@ export const pauseAfterConflict = (attempt: number): Promise<void> =>
 export const CONFLICT: unique symbol = Symbol("conflict");
 
 /**
+ * How long a key may stay contended before a write gives up, besides the attempts: a process
+ * whose own queue of writes keeps winning holds another process's write off while the queue
+ * lasts (32 writers over two stores on Deno KV: about 8 s on a 2-core machine), and a count of
+ * attempts alone gave up within the first 5 s.
+ */
+export const CONTENDED_MS = 20_000;
+
+/**
  * Runs `attempt` until it answers something other than {@link CONFLICT}, pausing after each
- * conflict, at most `maxAttempts` times; then throws {@link ContentionError} naming `key`.
+ * conflict; gives up with {@link ContentionError} naming `key` once it tried `maxAttempts` times
+ * and the key stayed contended for {@link CONTENDED_MS}.
  */
 export async function retryOnConflict<T>(key: string, maxAttempts: number, attempt: () => Promise<T | typeof CONFLICT>): Promise<T> {
-  for (let tried = 0; tried < maxAttempts; tried++) {
+  const started = Date.now();
+  for (let tried = 1; ; tried++) {
     const result = await attempt();
     if (result !== CONFLICT) return result;
-    await pauseAfterConflict(tried);
+    if (tried >= maxAttempts && Date.now() - started >= CONTENDED_MS) throw new ContentionError(key, tried);
+    await pauseAfterConflict(tried - 1);
   }
-  throw new ContentionError(key, maxAttempts);
 }

@@ -3,12 +3,12 @@
  * the read and the write makes the change run again on the new record (nothing lost), a key
  * that stays contended gives up after 50 attempts, and a store without one is written plainly.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createStorage } from "unstorage";
 import memoryDriver from "unstorage/drivers/memory";
 import type { KvStore } from "../../../src/core/ports.ts";
 import { createKvStore } from "../../../src/core/storage/unstorage-stores.ts";
-import { ContentionError } from "../../../src/core/storage/conflict-retry.ts";
+import { CONTENDED_MS, ContentionError } from "../../../src/core/storage/conflict-retry.ts";
 import { userRecords } from "../../../src/core/users/user-records.ts";
 import { writeBeforeFirstCompareAndSet } from "../../helpers/interfering-kv.ts";
 import type { UserData } from "../../../src/core/schemas/user.ts";
@@ -42,19 +42,47 @@ describe("user record updates over a compare-and-set", () => {
     expect(caseNumbers(await inner.get("u1"))).toEqual(["C-1", "C-2", "C-3"]);
   });
 
-  it("gives up after 50 conflicting attempts, writing nothing", async () => {
-    const inner = memory();
-    await inner.put("u1", JSON.stringify(record(["C-1"])));
-    const users: KvStore = { ...inner, put: () => Promise.reject(new Error("put is not used")), replaceIf: () => Promise.resolve(false) };
-    let runs = 0;
-    const update = userRecords(users).update("u1", (current) => {
-      runs++;
-      return { next: { ...current!, company: "changed" }, result: undefined };
-    });
-    await expect(update).rejects.toBeInstanceOf(ContentionError);
-    expect(runs).toBe(50);
-    expect(caseNumbers(await inner.get("u1"))).toEqual(["C-1"]);
-  }, 30_000);
+  it("gives up once the record stayed contended for CONTENDED_MS and 50 attempts, writing nothing", async () => {
+    vi.useFakeTimers();
+    try {
+      const inner = memory();
+      await inner.put("u1", JSON.stringify(record(["C-1"])));
+      const users: KvStore = { ...inner, put: () => Promise.reject(new Error("put is not used")), replaceIf: () => Promise.resolve(false) };
+      let runs = 0;
+      const update = userRecords(users).update("u1", (current) => {
+        runs++;
+        return { next: { ...current!, company: "changed" }, result: undefined };
+      });
+      const refused = expect(update).rejects.toBeInstanceOf(ContentionError);
+      await vi.advanceTimersByTimeAsync(CONTENDED_MS + 1_000);
+      await refused;
+      expect(runs).toBeGreaterThanOrEqual(50);
+      expect(caseNumbers(await inner.get("u1"))).toEqual(["C-1"]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("a record another writer keeps winning for 10 s (far more than 50 attempts) is written once it lets go", async () => {
+    vi.useFakeTimers();
+    try {
+      const inner = memory();
+      await inner.put("u1", JSON.stringify(record(["C-1"])));
+      const busyUntil = Date.now() + 10_000;
+      let runs = 0;
+      const users: KvStore = { ...inner, replaceIf: (key, expected, value) => (Date.now() < busyUntil ? Promise.resolve(false) : inner.replaceIf!(key, expected, value)) };
+      const update = userRecords(users).update("u1", (current) => {
+        runs++;
+        return { next: { ...current!, company: "changed" }, result: "done" };
+      });
+      await vi.advanceTimersByTimeAsync(11_000);
+      expect(await update).toBe("done");
+      expect(runs).toBeGreaterThan(50);
+      expect((JSON.parse((await inner.get("u1"))!) as { company: string }).company).toBe("changed");
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 
   it("creates a record only where none is (a record created meanwhile is changed instead), and writes nothing for next: null", async () => {
     const inner = memory();
