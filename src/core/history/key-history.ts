@@ -21,7 +21,7 @@ import { sha256Hex } from "../encoding/digest.ts";
 import { sameBytes } from "../encoding/same-bytes.ts";
 import { type HistoryKeys, historyKeys } from "./history-keys.ts";
 import { type LogItem, logItemOf, mergeArraysIntoLog, readStoredVersions, type StoredVersions } from "./history-log.ts";
-import { newestVersionsOf } from "./newest-versions.ts";
+import { type NewestVersions, newestVersionsOf } from "./newest-versions.ts";
 import {
   bytesOf,
   canonicalRecordJson,
@@ -284,17 +284,17 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
   };
 
   /**
-   * [Under the key's lock, on a store one process holds] The newest version: kept in memory,
+   * [Under the key's lock, on a store one process holds, its newest versions `kept`] The newest version: kept in memory,
    * else read from the log. A history written where the store was shared (a stored head) or
    * by an earlier release (two arrays) is made a log first, and its stored head removed: here
    * the log is the only record. With `adopt`, a value stored before its key had a history
    * becomes version 1.
    */
-  const soleNewest = async (keys: HistoryKeys, key: string, adopt: boolean): Promise<Head | null> => {
-    const kept = keptHead(key);
-    if (kept !== undefined) return kept;
+  const soleNewest = async (kept: NewestVersions, keys: HistoryKeys, key: string, adopt: boolean): Promise<Head | null> => {
+    const inMemory = keptHead(key);
+    if (inMemory !== undefined) return inMemory;
     for (let attempt = 1; ; attempt++) {
-      let changes = newest!.changes;
+      let changes = kept.changes;
       const storedHead = await readHead(keys, key);
       let stored = await mergeArraysIntoLog(data, keys, storedHead === null ? undefined : itemOf(storedHead));
       if (storedHead !== null) {
@@ -302,8 +302,8 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
         await data.delete(keys.head);
       }
       // A history key written meanwhile (these merges, a restore): the log read again, kept only if nothing writes one now.
-      if (newest!.changes !== changes || storedHead !== null) {
-        changes = newest!.changes;
+      if (kept.changes !== changes || storedHead !== null) {
+        changes = kept.changes;
         stored = await readStoredVersions(data, keys);
       }
       let head = await lastOf(key, stored);
@@ -317,7 +317,7 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
           }
         }
       }
-      if (head !== null && newest!.changes === changes) newest!.set(key, { record: head.record, hash: head.hash, contents: head.contents });
+      if (head !== null && kept.changes === changes) kept.set(key, { record: head.record, hash: head.hash, contents: head.contents });
       return head;
     }
   };
@@ -342,7 +342,7 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
     if (newest !== undefined) {
       // One process holds the store and this one the key's lock: the kept newest version is the log's last item.
       for (let attempt = 1; ; attempt++) {
-        const made = await next(await soleNewest(keys, key, true));
+        const made = await next(await soleNewest(newest, keys, key, true));
         if (made === null) return null;
         const changes = newest.changes;
         let done = false;
@@ -402,7 +402,7 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
   const settle = async (keys: HistoryKeys, key: string, mine: Head, mineBytes?: Uint8Array): Promise<void> => {
     if (newest !== undefined) {
       // The version kept is still this write's unless the log was replaced meanwhile (a restore): then the log's newest.
-      const now = newest.get(key)?.hash === mine.hash ? mine : (await soleNewest(keys, key, false)) ?? mine;
+      const now = newest.get(key)?.hash === mine.hash ? mine : (await soleNewest(newest, keys, key, false)) ?? mine;
       if (now.record.deleted) await data.delete(key);
       else await data.put(key, now === mine && mineBytes !== undefined ? mineBytes : bytesOf(now.contents) ?? new Uint8Array());
       return;
@@ -490,7 +490,7 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
     if (newest === undefined) return await readHead(keys, key);
     const kept = keptHead(key);
     if (kept !== undefined) return kept;
-    return locked ? await soleNewest(keys, key, false) : await writes.run(key, () => soleNewest(keys, key, false));
+    return locked ? await soleNewest(newest, keys, key, false) : await writes.run(key, () => soleNewest(newest, keys, key, false));
   };
 
   /**
@@ -627,7 +627,7 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
       const keys = historyKeys(key);
       await writes.run(key, async () => {
         if (newest !== undefined) {
-          await soleNewest(keys, key, true);
+          await soleNewest(newest, keys, key, true);
           return;
         }
         await data.update(keys.head, async (stored) => {
