@@ -203,6 +203,26 @@ export function historySuite(name: string, make: () => Promise<BlobStore> | Blob
     expect(await Promise.all(listed.versions.map((v) => histories.read(key, v.version).then(text)))).toEqual(Array.from({ length: 12 }, (_, i) => String(i + 1)));
   }, 60_000);
 
+  it(`[${name}] history: a value back after its deletion mark (a write another process's DELETE overtook, or one made around the history) goes with a deletion of its own; no DELETE answers a version another one was given`, async () => {
+    const store = await make();
+    const histories = createKeyHistories(store, { clock });
+    const key = "u6/C-1/data.json";
+    await histories.write(key, bytes('{"a":1}'), "u6");
+    const first = await histories.remove(key, "u6");
+    expect(first).toMatchObject({ version: 2, deleted: true });
+    // Version 1's bytes put back behind the history, as an overtaken writer's value write can.
+    await store.put(key, bytes('{"a":1}'));
+    const second = await histories.remove(key, "u6");
+    expect(second).toMatchObject({ version: 3, deleted: true, previous: await recordHash(first!) });
+    expect(await store.get(key)).toBeNull();
+    // Nothing left to delete: no version, and none answered twice.
+    expect(await histories.remove(key, "u6")).toBeNull();
+    const listed = (await histories.list(key))!;
+    expect(listed.versions.map((v) => [v.version, v.deleted])).toEqual([[1, false], [2, true], [3, true]]);
+    expect(listed.current).toBeNull();
+    expect(await histories.verify(key)).toEqual({ valid: true });
+  }, 60_000);
+
   it(`[${name}] history prune: the old prefix loses its bytes in the store, the newest and a held key stay, what remains verifies`, async () => {
     const store = await make();
     const old: Clock = { now: () => new Date("2026-01-01T00:00:00.000Z") };

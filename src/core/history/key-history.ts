@@ -571,16 +571,17 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
       return writes.run(key, async () => {
         forgetChecked(key);
         const step = await advance(keys, key, async (prior) => {
-          // Nothing to delete: never stored, or its newest version is already a deletion mark.
-          if (prior === null || prior.record.deleted) return null;
+          // Nothing to delete: never stored (a value stored without a history is adopted first), or already a deletion mark with no value.
+          if (prior === null) return null;
+          // A value after a deletion mark (written around the history, DATA_HISTORY=off, or put back by a write
+          // another process's DELETE overtook) goes as a deletion of its own: answering the mark before would
+          // acknowledge one version twice.
+          if (prior.record.deleted && !(await data.has(key))) return null;
           const record = await newRecord(prior, null, writtenBy);
           return await headFor(key, record, { v: record.version, deleted: true });
         });
-        if (step === null) {
-          // Already a deletion mark (or never stored): a value written around the history (DATA_HISTORY=off) still goes.
-          const last = await newestNow(keys, key, true);
-          return (await data.delete(key)) && last !== null ? plainRecord(last.record) : null;
-        }
+        // No value is removed without a version: one that appeared since the check is a newer write's.
+        if (step === null) return null;
         await complete(keys, key, step);
         return plainRecord(step.head.record);
       });
