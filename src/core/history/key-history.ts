@@ -484,14 +484,15 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
 
   /**
    * The newest version as a reader sees it: kept in memory (read from the log under the key's
-   * lock when not; `locked`: the caller holds it), or the stored head; null when the key has no history.
+   * lock when not), or the stored head; null when the key has no history.
    */
-  const newestNow = async (keys: HistoryKeys, key: string, locked = false): Promise<Head | null> => {
+  const newestNow = async (keys: HistoryKeys, key: string): Promise<Head | null> => {
     if (newest === undefined) return await readHead(keys, key);
-    const kept = keptHead(key);
-    if (kept !== undefined) return kept;
-    return locked ? await soleNewest(newest, keys, key, false) : await writes.run(key, () => soleNewest(newest, keys, key, false));
+    return keptHead(key) ?? (await writes.run(key, () => soleNewest(newest, keys, key, false)));
   };
+
+  /** The newest version a log holds (its last item), null when it holds none or that item is damaged (a reader's view: verify names the damage). */
+  const logNewest = (key: string, versions: StoredVersions): Promise<Head | null> => lastOf(key, versions).catch(() => null);
 
   /**
    * What is stored of a key's history, read without its lock (a reader may run inside a write's
@@ -501,14 +502,14 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
   const stored = async (keys: HistoryKeys, key: string) => {
     const storedHead = keptHead(key) ?? (await readHead(keys, key));
     const versions = await readStoredVersions(data, keys);
-    const head = storedHead ?? (versions.records.length === 0 ? null : await lastOf(key, versions).catch(() => null));
+    const head = storedHead ?? (await logNewest(key, versions));
     return { head, storedHead, records: versions.records, contents: versions.contents };
   };
 
   const current = async (key: string): Promise<CurrentVersion | null> => {
     const keys = historyKeys(key);
     // The kept version or the stored head; the log is read only for a history that has neither (one written where one process held the store).
-    const head = keptHead(key) ?? (await readHead(keys, key)) ?? (await stored(keys, key)).head;
+    const head = keptHead(key) ?? (await readHead(keys, key)) ?? (await logNewest(key, await readStoredVersions(data, keys)));
     if (head === null || head.record.deleted) return null;
     return { version: head.record.version, sha256: head.record.sha256, record: plainRecord(head.record) };
   };

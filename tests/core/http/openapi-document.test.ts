@@ -1,7 +1,7 @@
 // A worker app generates its OpenAPI document only once the generators are loaded: apart, so a
 // Cloudflare worker bundled alone (which serves no document) carries none of them; the
-// package's entry and createService load them. The modules are imported afresh (files of
-// tests/core share one module graph per vitest worker), so nothing loaded them yet.
+// package's entry and createService load them. The modules are imported afresh (test files
+// share one module graph per vitest worker), so nothing loaded them yet.
 import { describe, expect, it, vi } from "vitest";
 
 describe("OpenAPI document generators", () => {

@@ -1,7 +1,8 @@
 /**
  * userRecords.update over a store with a compare-and-set: a write another process made between
  * the read and the write makes the change run again on the new record (nothing lost), a key
- * that stays contended gives up after 50 attempts, and a store without one is written plainly.
+ * that stays contended gives up after 50 attempts and CONTENDED_MS, and a store without one is
+ * written plainly.
  */
 import { describe, expect, it, vi } from "vitest";
 import { createStorage } from "unstorage";
