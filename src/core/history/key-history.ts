@@ -491,6 +491,9 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
     return keptHead(key) ?? (await writes.run(key, () => soleNewest(newest, keys, key, false)));
   };
 
+  /** The newest version without reading the log, as a reader sees it unlocked: kept in memory, else the stored head; null when neither is. */
+  const headWithoutLog = async (keys: HistoryKeys, key: string): Promise<Head | null> => keptHead(key) ?? (await readHead(keys, key));
+
   /** The newest version a log holds (its last item), null when it holds none or that item is damaged (a reader's view: verify names the damage). */
   const logNewest = (key: string, versions: StoredVersions): Promise<Head | null> => lastOf(key, versions).catch(() => null);
 
@@ -500,7 +503,7 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
    * records and contents.
    */
   const stored = async (keys: HistoryKeys, key: string) => {
-    const storedHead = keptHead(key) ?? (await readHead(keys, key));
+    const storedHead = await headWithoutLog(keys, key);
     const versions = await readStoredVersions(data, keys);
     const head = storedHead ?? (await logNewest(key, versions));
     return { head, storedHead, records: versions.records, contents: versions.contents };
@@ -508,8 +511,8 @@ export function createKeyHistories(data: BlobStore, options: KeyHistoriesOptions
 
   const current = async (key: string): Promise<CurrentVersion | null> => {
     const keys = historyKeys(key);
-    // The kept version or the stored head; the log is read only for a history that has neither (one written where one process held the store).
-    const head = keptHead(key) ?? (await readHead(keys, key)) ?? (await logNewest(key, await readStoredVersions(data, keys)));
+    // The log is read only for a history with neither a kept version nor a stored head (one written where one process held the store).
+    const head = (await headWithoutLog(keys, key)) ?? (await logNewest(key, await readStoredVersions(data, keys)));
     if (head === null || head.record.deleted) return null;
     return { version: head.record.version, sha256: head.record.sha256, record: plainRecord(head.record) };
   };

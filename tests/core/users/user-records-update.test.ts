@@ -4,7 +4,7 @@
  * that stays contended gives up after 50 attempts and CONTENDED_MS, and a store without one is
  * written plainly.
  */
-import { describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createStorage } from "unstorage";
 import memoryDriver from "unstorage/drivers/memory";
 import type { KvStore } from "../../../src/core/ports.ts";
@@ -43,9 +43,16 @@ describe("user record updates over a compare-and-set", () => {
     expect(caseNumbers(await inner.get("u1"))).toEqual(["C-1", "C-2", "C-3"]);
   });
 
-  it("gives up once the record stayed contended for CONTENDED_MS and 50 attempts, writing nothing", async () => {
-    vi.useFakeTimers();
-    try {
+  // The contended writes pause between attempts: timers faked, so 20 s of contention take none.
+  describe("while another writer keeps winning", () => {
+    beforeEach(() => {
+      vi.useFakeTimers();
+    });
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it("gives up once the record stayed contended for CONTENDED_MS and 50 attempts, writing nothing", async () => {
       const inner = memory();
       await inner.put("u1", JSON.stringify(record(["C-1"])));
       const users: KvStore = { ...inner, put: () => Promise.reject(new Error("put is not used")), replaceIf: () => Promise.resolve(false) };
@@ -59,14 +66,9 @@ describe("user record updates over a compare-and-set", () => {
       await refused;
       expect(runs).toBeGreaterThanOrEqual(50);
       expect(caseNumbers(await inner.get("u1"))).toEqual(["C-1"]);
-    } finally {
-      vi.useRealTimers();
-    }
-  });
+    });
 
-  it("a record another writer keeps winning for 10 s (far more than 50 attempts) is written once it lets go", async () => {
-    vi.useFakeTimers();
-    try {
+    it("a record another writer keeps winning for 10 s (far more than 50 attempts) is written once it lets go", async () => {
       const inner = memory();
       await inner.put("u1", JSON.stringify(record(["C-1"])));
       const busyUntil = Date.now() + 10_000;
@@ -80,9 +82,7 @@ describe("user record updates over a compare-and-set", () => {
       expect(await update).toBe("done");
       expect(runs).toBeGreaterThan(50);
       expect((JSON.parse((await inner.get("u1"))!) as { company: string }).company).toBe("changed");
-    } finally {
-      vi.useRealTimers();
-    }
+    });
   });
 
   it("creates a record only where none is (a record created meanwhile is changed instead), and writes nothing for next: null", async () => {
